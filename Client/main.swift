@@ -1,0 +1,114 @@
+import ArgumentParser
+import Foundation
+import LiveRoomAuth
+import LiveRoomClientKit
+import LiveRoomCore
+import Logging
+
+@main
+struct LiveRoomCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "liveroom",
+        abstract: "The LiveRoom command-line client.",
+        subcommands: [UserSigCommand.self, JoinCommand.self, AdminCommand.self])
+}
+
+/// The SDKAppID and secret key, for commands that sign their own UserSig.
+struct AppCredentials: ParsableArguments {
+    @Option(help: "The application's SDKAppID.") var sdkAppId: UInt64?
+    @Option(help: "The application's secret key.") var secretKey: String?
+}
+
+struct UserSigCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "usersig", abstract: "Print a UserSig (TLSSigAPIv2).")
+
+    @Option(help: "The application's SDKAppID.") var sdkAppId: UInt64
+    @Option(help: "The application's secret key.") var secretKey: String
+    @Option(help: "The user id to sign for.") var userId: String
+    @Option(help: "Seconds the UserSig stays valid.") var expire: Int64 = 86_400 * 180
+
+    func run() throws {
+        guard expire > 0 else { throw ValidationError("--expire must be positive") }
+        print(UserSig.make(sdkAppId: sdkAppId, secretKey: secretKey, identifier: userId, time: Int64(Date().timeIntervalSince1970), expire: expire).encoded())
+    }
+}
+
+struct JoinCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "join",
+        abstract: "Enter a room, print its events, and run commands read from standard input.",
+        discussion: "Commands, one per line:\n" + ClientCommand.usage)
+
+    @Option(help: "Room server URL, e.g. http://127.0.0.1:7880.") var server: String
+    @Option(help: "Room id (strRoomId).") var room: String
+    @Option(help: "Your user id.") var userId: String
+    @Option(help: "anchor or audience.") var role: String = "audience"
+    @Option(help: "A UserSig for --user-id; or give --sdk-app-id and --secret-key to sign one.") var usersig: String?
+    @OptionGroup var credentials: AppCredentials
+    @Flag(help: "Print each event as one JSON object per line.") var json = false
+    @Option(help: "Leave after this many seconds (then standard input's end does not end the session).") var duration: Double?
+
+    func run() async throws {
+        guard let role = Role(rawValue: role) else { throw ValidationError("--role must be anchor or audience") }
+        guard let sdkAppId = credentials.sdkAppId else { throw ValidationError("--sdk-app-id is needed") }
+        let sig: String
+        if let usersig {
+            sig = usersig
+        } else if let secretKey = credentials.secretKey {
+            sig = UserSig.make(sdkAppId: sdkAppId, secretKey: secretKey, identifier: userId, time: Int64(Date().timeIntervalSince1970), expire: 86_400).encoded()
+        } else {
+            throw ValidationError("give --usersig, or --secret-key to sign one")
+        }
+        if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
+        LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+        var logger = Logger(label: "liveroom")
+        logger.logLevel = .warning
+        let session = JoinSession(
+            options: JoinOptions(
+                server: server, roomId: room, userId: userId, role: role, sdkAppId: sdkAppId, userSig: sig,
+                duration: duration.map { .milliseconds(Int64($0 * 1000)) }),
+            printer: EventPrinter(json: json), logger: logger)
+        let outcome: JoinSession.Outcome
+        do {
+            outcome = try await session.run(commands: standardInputLines())
+        } catch {
+            FileHandle.standardError.write(Data("liveroom: cannot reach \(server): \(error)\n".utf8))
+            throw ExitCode(3)
+        }
+        switch outcome {
+        case .exited: throw ExitCode.success
+        case .refused: throw ExitCode(2)
+        case .disconnected: throw ExitCode(3)
+        }
+    }
+}
+
+struct AdminCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "admin",
+        abstract: "Call the admin API as administrator and print the answer.",
+        discussion: """
+            ACTION is a /v1 action (DismissRoomByStrRoomId, RemoveUserByStrRoomId, DescribeRoom, DescribeRoomInfo) \
+            or a path such as v4/group_open_http_svc/send_group_msg. BODY is the JSON body; SdkAppId is added when missing.
+            """)
+
+    @Option(help: "Room server URL, e.g. http://127.0.0.1:7880.") var server: String
+    @OptionGroup var credentials: AppCredentials
+    @Argument(help: "The action or path.") var action: String
+    @Argument(help: "The JSON body.") var body: String = "{}"
+
+    func run() async throws {
+        guard let sdkAppId = credentials.sdkAppId, let secretKey = credentials.secretKey else {
+            throw ValidationError("--sdk-app-id and --secret-key are needed")
+        }
+        var body = self.body
+        if !action.contains("/"), case .object(var object)? = try? JSONValue.parse(body), object["SdkAppId"] == nil {
+            object["SdkAppId"] = .number(Double(sdkAppId))
+            body = JSONValue.object(object).jsonText
+        }
+        let client = AdminClient(server: server, sdkAppId: sdkAppId, secretKey: secretKey)
+        let (status, text) = try await client.call(action, body: body)
+        print(text)
+        if status != 200 { throw ExitCode(1) }
+    }
+}

@@ -1,0 +1,78 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+let package = Package(
+    name: "LiveRoom",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "liveroom-server", targets: ["liveroom-server"]),
+        .executable(name: "liveroom", targets: ["liveroom"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+    ],
+    targets: [
+        // C libraries, one system module each, with shims for macros and variadic calls.
+        .systemLibrary(name: "CSRTP", path: "Sources/CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
+        .systemLibrary(name: "COpus", path: "Sources/COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
+        .systemLibrary(name: "CVPX", path: "Sources/CVPX", pkgConfig: "vpx", providers: [.apt(["libvpx-dev"])]),
+        .systemLibrary(
+            name: "CFFmpeg", path: "Sources/CFFmpeg", pkgConfig: "libavformat",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev", "libswresample-dev"])]),
+        .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+
+        // UserSig (TLSSigAPIv2) generation and verification.
+        .target(name: "LiveRoomAuth", dependencies: [
+            "CZlib",
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
+        // Pure room core: rooms, roles, mic-connection, room messages, the signaling protocol.
+        .target(name: "LiveRoomCore", dependencies: ["LiveRoomAuth"]),
+        // SQLite storage (GRDB): settings, room history.
+        .target(name: "LiveRoomStore", dependencies: [
+            "LiveRoomCore",
+            .product(name: "GRDB", package: "GRDB.swift"),
+        ]),
+        // The room server: WebSocket signaling, admin REST, services.
+        .target(name: "LiveRoomServer", dependencies: [
+            "LiveRoomAuth", "LiveRoomCore", "LiveRoomStore",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
+        // The client kit behind the `liveroom` command line.
+        .target(name: "LiveRoomClientKit", dependencies: [
+            "LiveRoomAuth", "LiveRoomCore",
+            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+
+        .executableTarget(name: "liveroom-server", dependencies: [
+            "LiveRoomServer",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ], path: "Server"),
+        .executableTarget(name: "liveroom", dependencies: [
+            "LiveRoomClientKit",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ], path: "Client"),
+
+        .testTarget(name: "CLibraryTests", dependencies: ["CSRTP", "COpus", "CVPX", "CFFmpeg", "COpenSSL"]),
+        .testTarget(name: "LiveRoomAuthTests", dependencies: ["LiveRoomAuth"]),
+        .testTarget(name: "LiveRoomCoreTests", dependencies: ["LiveRoomCore"]),
+        .testTarget(name: "LiveRoomStoreTests", dependencies: ["LiveRoomStore"]),
+        .testTarget(name: "LiveRoomClientKitTests", dependencies: ["LiveRoomClientKit"]),
+        .testTarget(name: "EndToEndTests", dependencies: [
+            "LiveRoomAuth", "LiveRoomCore",
+            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+        ]),
+    ]
+)

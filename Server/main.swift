@@ -1,0 +1,72 @@
+import ArgumentParser
+import Foundation
+import LiveRoomServer
+import Logging
+
+@main
+struct LiveRoomServerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "liveroom-server",
+        abstract: "The LiveRoom room server: rooms, roles, mic-connection, room messages and the admin API.",
+        discussion: """
+            With no options it listens on 127.0.0.1:7880 with a development SDKAppID and secret key \
+            kept in ./liveroom-data, and prints them. Each option can also be set by the environment \
+            variable named in its help; an option on the command line wins.
+            """)
+
+    @Option(help: "Address to listen on (LIVEROOM_HOST).") var host: String?
+    @Option(help: "HTTP and WebSocket port; 0 picks a free one (LIVEROOM_PORT).") var port: Int?
+    @Option(help: "UDP port for media (LIVEROOM_MEDIA_PORT).") var mediaPort: Int?
+    @Option(help: "The application's SDKAppID (LIVEROOM_SDK_APP_ID).") var sdkAppId: UInt64?
+    @Option(help: "The application's secret key; without it a development key is kept in the data directory (LIVEROOM_SECRET_KEY).")
+    var secretKey: String?
+    @Option(help: "Directory for the SQLite database (LIVEROOM_DATA_DIR).") var dataDir: String?
+    @Option(help: "URL that room events are posted to (LIVEROOM_WEBHOOK_URL).") var webhookURL: String?
+    @Option(help: "Most anchors one room may have (LIVEROOM_MAX_ANCHORS).") var maxAnchors: Int?
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical (LIVEROOM_LOG_LEVEL).") var logLevel: String?
+
+    func validate() throws {
+        let env = ProcessInfo.processInfo.environment
+        if secretKey == nil, env["LIVEROOM_SECRET_KEY"] == nil, sdkAppId != nil || env["LIVEROOM_SDK_APP_ID"] != nil {
+            throw ValidationError("--sdk-app-id needs --secret-key (or LIVEROOM_SECRET_KEY)")
+        }
+    }
+
+    func run() async throws {
+        let env = ProcessInfo.processInfo.environment
+        func number<T: LosslessStringConvertible>(_ name: String) throws -> T? {
+            guard let text = env[name] else { return nil }
+            guard let value = T(text) else { throw ValidationError("\(name)=\(text) is not a valid number") }
+            return value
+        }
+        let defaults = ServerConfiguration()
+        let configuration = ServerConfiguration(
+            host: host ?? env["LIVEROOM_HOST"] ?? defaults.host,
+            port: try port ?? number("LIVEROOM_PORT") ?? defaults.port,
+            mediaPort: try mediaPort ?? number("LIVEROOM_MEDIA_PORT") ?? defaults.mediaPort,
+            sdkAppId: try sdkAppId ?? number("LIVEROOM_SDK_APP_ID"),
+            secretKey: secretKey ?? env["LIVEROOM_SECRET_KEY"],
+            dataDirectory: dataDir ?? env["LIVEROOM_DATA_DIR"] ?? defaults.dataDirectory,
+            webhookURL: webhookURL ?? env["LIVEROOM_WEBHOOK_URL"],
+            maxAnchorsPerRoom: try maxAnchors ?? number("LIVEROOM_MAX_ANCHORS") ?? defaults.maxAnchorsPerRoom)
+        let levelText = logLevel ?? env["LIVEROOM_LOG_LEVEL"] ?? "info"
+        guard let level = Logger.Level(rawValue: levelText) else { throw ValidationError("unknown log level \(levelText)") }
+        guard configuration.maxAnchorsPerRoom > 0 else { throw ValidationError("--max-anchors must be at least 1") }
+
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let server = LiveRoomServer(configuration: configuration, logger: Logger(label: "liveroom-server"))
+        try await server.run { credentials, address in
+            var lines = ["LiveRoom server listening on http://\(configuration.host):\(address.port ?? configuration.port)"]
+            lines.append("SDKAppID: \(credentials.sdkAppId)")
+            if credentials.isDevelopment {
+                lines.append("Secret key: \(credentials.secretKey) (development key kept in \(configuration.dataDirectory))")
+            }
+            // Written straight to the file descriptor: a script reading our output sees it at once.
+            FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+        }
+    }
+}

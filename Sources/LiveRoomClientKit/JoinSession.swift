@@ -1,0 +1,152 @@
+import Foundation
+import HummingbirdWSClient
+import LiveRoomCore
+import Logging
+import Synchronization
+
+/// What `liveroom join` was asked to do.
+public struct JoinOptions: Sendable {
+    /// `http://HOST:PORT` of the room server.
+    public var server: String
+    public var roomId: String
+    public var userId: String
+    public var role: Role
+    public var sdkAppId: UInt64
+    public var userSig: String
+    /// Leave after this long; nil means when standard input ends or on `leave`.
+    public var duration: Duration?
+
+    public init(server: String, roomId: String, userId: String, role: Role, sdkAppId: UInt64, userSig: String, duration: Duration?) {
+        self.server = server
+        self.roomId = roomId
+        self.userId = userId
+        self.role = role
+        self.sdkAppId = sdkAppId
+        self.userSig = userSig
+        self.duration = duration
+    }
+
+    /// The signaling WebSocket URL for an `http(s)://` server URL.
+    public static func signalingURL(server: String) throws(LiveRoomError) -> String {
+        var base = server
+        while base.hasSuffix("/") { base.removeLast() }
+        if base.hasPrefix("http://") { return "ws://" + base.dropFirst(7) + "/ws" }
+        if base.hasPrefix("https://") { return "wss://" + base.dropFirst(8) + "/ws" }
+        if base.hasPrefix("ws://") || base.hasPrefix("wss://") { return base.hasSuffix("/ws") ? base : base + "/ws" }
+        throw LiveRoomError(ErrorCode.invalidField, "--server must be an http:// or https:// URL, not \"\(server)\"")
+    }
+}
+
+/// A `liveroom join` session: enters the room, prints every event, sends the commands read
+/// from standard input, and leaves on `leave`, at the end of input or after the duration.
+public struct JoinSession: Sendable {
+    public let options: JoinOptions
+    public let printer: EventPrinter
+    let logger: Logger
+
+    public init(options: JoinOptions, printer: EventPrinter, logger: Logger) {
+        self.options = options
+        self.printer = printer
+        self.logger = logger
+    }
+
+    /// How the session ended.
+    public enum Outcome: Sendable, Equatable {
+        /// Left the room (onExitRoom with this reason).
+        case exited(reason: Int)
+        /// enterRoom was refused with this code.
+        case refused(code: Int)
+        /// The connection closed before the session ended.
+        case disconnected
+    }
+
+    private final class State: Sendable {
+        let outcome = Mutex<Outcome?>(nil)
+        let leaving = Mutex(false)
+    }
+
+    /// Runs the session. `commands` yields the lines of standard input and finishes at its end.
+    public func run(commands: AsyncStream<String>) async throws -> Outcome {
+        let url = try JoinOptions.signalingURL(server: options.server)
+        let state = State()
+        let options = self.options
+        let printer = self.printer
+        try await WebSocketClient.connect(url: url, configuration: .init(maxFrameSize: 1 << 16), logger: logger) { inbound, outbound, _ in
+            let enter = SignalingRequest.enterRoom(
+                EnterRoomParams(sdkAppId: options.sdkAppId, userId: options.userId, userSig: options.userSig, strRoomId: options.roomId, role: options.role))
+            try await outbound.write(.text(enter.json.jsonText))
+
+            /// Sends exitRoom once; if onExitRoom does not come within 5 s, closes the connection.
+            @Sendable func leave() async {
+                guard state.leaving.withLock({ let was = $0; $0 = true; return !was }) else { return }
+                try? await outbound.write(.text(SignalingRequest.exitRoom.json.jsonText))
+                try? await Task.sleep(for: .seconds(5))
+                if !Task.isCancelled { try? await outbound.close(.normalClosure, reason: "no answer to exitRoom") }
+            }
+
+            await withTaskGroup(of: Void.self) { group in
+                // Commands from standard input.
+                group.addTask {
+                    for await line in commands {
+                        do throws(LiveRoomError) {
+                            switch try ClientCommand.parse(line) {
+                            case nil: continue
+                            case .leave:
+                                await leave()
+                                return
+                            case .request(let request):
+                                try? await outbound.write(.text(request.json.jsonText))
+                            }
+                        } catch {
+                            printer.printError(error, requestType: "command")
+                        }
+                    }
+                    // End of input: leave, unless a duration says when.
+                    if options.duration == nil { await leave() }
+                }
+                if let duration = options.duration {
+                    group.addTask {
+                        try? await Task.sleep(for: duration)
+                        if !Task.isCancelled { await leave() }
+                    }
+                }
+                // Events from the server; the session ends on onExitRoom or a refused enterRoom.
+                do {
+                    receiving: for try await message in inbound.messages(maxSize: 1 << 20) {
+                        guard case .text(let text) = message, let event = try? JSONValue.parse(text) else { continue }
+                        printer.print(event)
+                        switch event["event"]?.stringValue {
+                        case "onEnterRoom":
+                            if let result = event["result"]?.intValue, result < 0 {
+                                state.outcome.withLock { $0 = .refused(code: result) }
+                                break receiving
+                            }
+                        case "onExitRoom":
+                            state.outcome.withLock { $0 = .exited(reason: event["reason"]?.intValue ?? 0) }
+                            break receiving
+                        default:
+                            break
+                        }
+                    }
+                } catch {
+                    printer.printError(LiveRoomError(ErrorCode.notInRoom, "signaling connection failed: \(error)"))
+                }
+                group.cancelAll()
+            }
+        }
+        return state.outcome.withLock { $0 } ?? .disconnected
+    }
+}
+
+/// Reads standard input lines on a thread of its own, so a blocked read never holds up the session.
+public func standardInputLines() -> AsyncStream<String> {
+    let (stream, continuation) = AsyncStream.makeStream(of: String.self)
+    let thread = Thread {
+        while let line = readLine(strippingNewline: true) {
+            continuation.yield(line)
+        }
+        continuation.finish()
+    }
+    thread.start()
+    return stream
+}

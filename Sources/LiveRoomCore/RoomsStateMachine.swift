@@ -1,0 +1,520 @@
+import LiveRoomAuth
+
+/// Identifies one signaling connection.
+public typealias SessionID = UInt64
+
+/// The two clocks an event happens at: monotonic time for limits, wall time for records.
+public struct EventTime: Sendable, Hashable {
+    public var monotonic: ContinuousClock.Instant
+    /// Milliseconds since 1970.
+    public var unixMillis: Int64
+
+    public init(monotonic: ContinuousClock.Instant, unixMillis: Int64) {
+        self.monotonic = monotonic
+        self.unixMillis = unixMillis
+    }
+
+    public var unixSeconds: Int64 { unixMillis / 1000 }
+}
+
+/// How urgently a message goes out: high priority overtakes queued normal messages.
+public enum MessagePriority: Sendable, Hashable {
+    case normal
+    case high
+}
+
+/// What the room history store keeps.
+public enum RoomRecord: Sendable, Hashable {
+    case roomCreated(roomId: String, at: Int64)
+    case roomDissolved(roomId: String, at: Int64, reason: String)
+    case userEntered(roomId: String, userId: String, role: Role, at: Int64)
+    case roleChanged(roomId: String, userId: String, role: Role, at: Int64)
+    case userLeft(roomId: String, userId: String, at: Int64, reason: String)
+}
+
+/// A room as the admin API describes it.
+public struct RoomSnapshot: Sendable, Hashable {
+    public struct User: Sendable, Hashable {
+        public var userId: String
+        public var role: Role
+        /// Milliseconds since 1970 when the user entered.
+        public var enteredAt: Int64
+        /// Whether the user is an audience member brought on mic.
+        public var onMic: Bool
+    }
+
+    public var roomId: String
+    public var createdAt: Int64
+    public var users: [User]
+}
+
+/// Every room of one SDKAppID: membership, roles, mic-connection and room messages.
+///
+/// A pure state machine: each event returns the ``Action``s for the server to carry out
+/// (messages to sessions, records to store). No sockets, no clocks of its own.
+public struct RoomsStateMachine: Sendable {
+    public struct Configuration: Sendable, Hashable {
+        public var sdkAppId: UInt64
+        public var secretKey: String
+        public var maxAnchorsPerRoom: Int
+        public var maxUserIdBytes = 32
+        public var maxRoomIdBytes = 64
+        public var maxCustomMessageBytes = 1024
+        public var customCmdIDs = 1...10
+
+        public init(sdkAppId: UInt64, secretKey: String, maxAnchorsPerRoom: Int = 50) {
+            self.sdkAppId = sdkAppId
+            self.secretKey = secretKey
+            self.maxAnchorsPerRoom = maxAnchorsPerRoom
+        }
+    }
+
+    public enum Action: Sendable, Hashable {
+        case send(SessionID, ServerEvent, MessagePriority)
+        case record(RoomRecord)
+
+        static func send(_ session: SessionID, _ event: ServerEvent) -> Action { .send(session, event, .normal) }
+    }
+
+    struct Member: Sendable {
+        var session: SessionID
+        var userId: String
+        var role: Role
+        /// Entered as an anchor, so may switch back and forth without approval.
+        var enteredAsAnchor: Bool
+        /// An audience member whose mic request or invitation was accepted; cleared on leaving the mic.
+        var micApproved = false
+        var enteredAt: Int64
+        var nextSeq = 1
+        var limiter = CustomMessageLimiter()
+    }
+
+    struct Room: Sendable {
+        var id: String
+        var createdAt: Int64
+        var members: [String: Member] = [:]
+        /// Anchors in the order they became anchors.
+        var anchorOrder: [String] = []
+        /// Audience members who asked to come on mic, oldest first.
+        var micRequests: [String] = []
+        /// Invited audience member → inviting anchor.
+        var invitations: [String: String] = [:]
+        var adminSeq = 1
+
+        var anchorCount: Int { anchorOrder.count }
+
+        func sessions(except userId: String? = nil) -> [SessionID] {
+            members.values.filter { $0.userId != userId }.sorted { $0.enteredAt < $1.enteredAt || ($0.enteredAt == $1.enteredAt && $0.session < $1.session) }.map(\.session)
+        }
+
+        func anchorSessions(except userId: String? = nil) -> [SessionID] {
+            anchorOrder.filter { $0 != userId }.compactMap { members[$0]?.session }
+        }
+    }
+
+    public let configuration: Configuration
+    private(set) var rooms: [String: Room] = [:]
+    private(set) var sessions: [SessionID: (roomId: String, userId: String)] = [:]
+
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+    }
+
+    // MARK: Requests from a session
+
+    /// Handles one parsed signaling request.
+    public mutating func handle(_ request: SignalingRequest, from session: SessionID, elapsedMs: Int = 0, at now: EventTime) -> [Action] {
+        if case .enterRoom(let params) = request {
+            return enter(params, session: session, elapsedMs: elapsedMs, at: now)
+        }
+        guard let (roomId, userId) = sessions[session] else {
+            if case .exitRoom = request { return [.send(session, .onExitRoom(reason: 0))] }
+            return [.send(session, .error(LiveRoomError(ErrorCode.notInRoom, "enter a room first"), requestType: request.type))]
+        }
+        var actions: [Action] = []
+        do throws(LiveRoomError) {
+            switch request {
+            case .enterRoom: break
+            case .exitRoom:
+                actions = removeMember(userId, from: roomId, remoteReason: 0, record: "exit", at: now)
+                actions.insert(.send(session, .onExitRoom(reason: 0)), at: 0)
+            case .switchRole(let role):
+                actions = try switchRole(userId, in: roomId, to: role, at: now)
+            case .requestMic:
+                actions = try requestMic(userId, in: roomId)
+            case .acceptMic(let target):
+                actions = try answerMicRequest(from: target, by: userId, in: roomId, accept: true, at: now)
+            case .rejectMic(let target):
+                actions = try answerMicRequest(from: target, by: userId, in: roomId, accept: false, at: now)
+            case .inviteMic(let target):
+                actions = try inviteMic(target, by: userId, in: roomId)
+            case .acceptInvitation:
+                actions = try answerInvitation(userId, in: roomId, accept: true, at: now)
+            case .rejectInvitation:
+                actions = try answerInvitation(userId, in: roomId, accept: false, at: now)
+            case .endMic(let target):
+                actions = try endMic(target, by: userId, in: roomId, at: now)
+            case .sendCustomCmdMsg(let message):
+                actions = try sendCustomCmdMsg(message, from: userId, in: roomId, at: now)
+            }
+        } catch {
+            if case .switchRole = request {
+                return [.send(session, .onSwitchRole(errCode: error.code, errMsg: error.message))]
+            }
+            return [.send(session, .error(error, requestType: request.type))]
+        }
+        return actions
+    }
+
+    /// The session's connection closed without exitRoom.
+    public mutating func disconnected(_ session: SessionID, at now: EventTime) -> [Action] {
+        guard let (roomId, userId) = sessions[session] else { return [] }
+        return removeMember(userId, from: roomId, remoteReason: 1, record: "disconnected", at: now)
+    }
+
+    /// The room and user a session is in, if any.
+    public func membership(of session: SessionID) -> (roomId: String, userId: String)? {
+        sessions[session]
+    }
+
+    // MARK: Admin
+
+    /// DismissRoomByStrRoomId: everyone gets onExitRoom(2).
+    public mutating func dismissRoom(_ roomId: String, at now: EventTime) throws(LiveRoomError) -> [Action] {
+        guard let room = rooms[roomId] else { throw noSuchRoom(roomId) }
+        var actions: [Action] = room.sessions().map { .send($0, .onExitRoom(reason: 2)) }
+        for member in room.members.values {
+            sessions[member.session] = nil
+            actions.append(.record(.userLeft(roomId: roomId, userId: member.userId, at: now.unixMillis, reason: "dismissed")))
+        }
+        rooms[roomId] = nil
+        actions.append(.record(.roomDissolved(roomId: roomId, at: now.unixMillis, reason: "dismissed")))
+        return actions
+    }
+
+    /// RemoveUserByStrRoomId: each named user present gets onExitRoom(1). Returns the actions
+    /// and the user ids that were not in the room.
+    public mutating func removeUsers(_ userIds: [String], from roomId: String, at now: EventTime) throws(LiveRoomError) -> (actions: [Action], notFound: [String]) {
+        guard rooms[roomId] != nil else { throw noSuchRoom(roomId) }
+        var actions: [Action] = []
+        var notFound: [String] = []
+        for userId in userIds {
+            guard let member = rooms[roomId]?.members[userId] else {
+                notFound.append(userId)
+                continue
+            }
+            actions.append(.send(member.session, .onExitRoom(reason: 1)))
+            actions += removeMember(userId, from: roomId, remoteReason: 2, record: "removed", at: now)
+        }
+        return (actions, notFound)
+    }
+
+    /// An IM group message from the backend: delivered to every user as a custom message
+    /// from `administrator` with cmdID 0.
+    public mutating func sendGroupMessage(_ data: String, to roomId: String, priority: MessagePriority) throws(LiveRoomError) -> [Action] {
+        guard var room = rooms[roomId] else { throw noSuchRoom(roomId) }
+        let seq = room.adminSeq
+        room.adminSeq += 1
+        rooms[roomId] = room
+        let event = ServerEvent.onRecvCustomCmdMsg(userId: UserSig.administrator, cmdID: 0, seq: seq, data: data)
+        return room.sessions().map { .send($0, event, priority) }
+    }
+
+    public func describe(_ roomId: String) -> RoomSnapshot? {
+        guard let room = rooms[roomId] else { return nil }
+        let users = room.members.values
+            .sorted { $0.enteredAt < $1.enteredAt || ($0.enteredAt == $1.enteredAt && $0.userId < $1.userId) }
+            .map { RoomSnapshot.User(userId: $0.userId, role: $0.role, enteredAt: $0.enteredAt, onMic: $0.micApproved && $0.role == .anchor) }
+        return RoomSnapshot(roomId: room.id, createdAt: room.createdAt, users: users)
+    }
+
+    public var roomIds: [String] { rooms.keys.sorted() }
+
+    // MARK: Entering and leaving
+
+    /// Checks enterRoom's parameters as TRTC does, in TRTC's order.
+    public func validate(_ params: EnterRoomParams, now unixSeconds: Int64) throws(LiveRoomError) {
+        guard params.sdkAppId == configuration.sdkAppId else {
+            throw LiveRoomError(ErrorCode.invalidSdkAppId, "unknown SDKAppID \(params.sdkAppId)")
+        }
+        guard !params.strRoomId.isEmpty else { throw LiveRoomError(ErrorCode.invalidRoomId, "strRoomId is empty") }
+        guard params.strRoomId.utf8.count <= configuration.maxRoomIdBytes else {
+            throw LiveRoomError(ErrorCode.invalidRoomId, "strRoomId is longer than \(configuration.maxRoomIdBytes) bytes")
+        }
+        guard !params.userId.isEmpty else { throw LiveRoomError(ErrorCode.invalidUserId, "userId is empty") }
+        guard params.userId.utf8.count <= configuration.maxUserIdBytes else {
+            throw LiveRoomError(ErrorCode.invalidUserId, "userId is longer than \(configuration.maxUserIdBytes) bytes")
+        }
+        do {
+            try UserSig.verify(
+                params.userSig, sdkAppId: configuration.sdkAppId, secretKey: configuration.secretKey,
+                identifier: params.userId, now: unixSeconds)
+        } catch {
+            throw LiveRoomError(error.code, error.message)
+        }
+    }
+
+    private mutating func enter(_ params: EnterRoomParams, session: SessionID, elapsedMs: Int, at now: EventTime) -> [Action] {
+        func refuse(_ e: LiveRoomError) -> [Action] {
+            [.send(session, .onEnterRoom(result: e.code, errMsg: e.message)), .send(session, .error(e, requestType: "enterRoom"))]
+        }
+        if let current = sessions[session] {
+            return refuse(
+                LiveRoomError(ErrorCode.enterRoomRefused, "this connection is already in room \"\(current.roomId)\"; call exitRoom first"))
+        }
+        do {
+            try validate(params, now: now.unixSeconds)
+        } catch {
+            return refuse(error)
+        }
+        let roomId = params.strRoomId
+        var actions: [Action] = []
+        var replaced: Member?
+        if let existing = rooms[roomId]?.members[params.userId] {
+            replaced = existing
+        }
+        // Check the anchor limit before touching anything, counting the seat a replaced anchor frees.
+        if params.role == .anchor, let room = rooms[roomId] {
+            let freed = replaced?.role == .anchor ? 1 : 0
+            if room.anchorCount - freed >= configuration.maxAnchorsPerRoom {
+                return refuse(tooManyAnchors(roomId))
+            }
+        }
+        if rooms[roomId] == nil {
+            rooms[roomId] = Room(id: roomId, createdAt: now.unixMillis)
+            actions.append(.record(.roomCreated(roomId: roomId, at: now.unixMillis)))
+        }
+        if let old = replaced {
+            // A newer session of the same user takes over; the old one is told it was removed.
+            sessions[old.session] = nil
+            actions.append(.send(old.session, .onExitRoom(reason: 1)))
+            actions.append(.record(.userLeft(roomId: roomId, userId: old.userId, at: now.unixMillis, reason: "replaced")))
+            rooms[roomId]!.members[old.userId] = nil
+            rooms[roomId]!.anchorOrder.removeAll { $0 == old.userId }
+            dropMicState(of: old.userId, in: roomId)
+        }
+        let member = Member(
+            session: session, userId: params.userId, role: params.role, enteredAsAnchor: params.role == .anchor,
+            enteredAt: now.unixMillis)
+        var room = rooms[roomId]!
+        let existingAnchors = room.anchorOrder
+        room.members[params.userId] = member
+        if params.role == .anchor { room.anchorOrder.append(params.userId) }
+        rooms[roomId] = room
+        sessions[session] = (roomId, params.userId)
+
+        actions.append(.send(session, .onEnterRoom(result: max(0, elapsedMs))))
+        actions.append(.record(.userEntered(roomId: roomId, userId: params.userId, role: params.role, at: now.unixMillis)))
+        for anchor in existingAnchors {
+            actions.append(.send(session, .onRemoteUserEnterRoom(userId: anchor)))
+        }
+        // Tell the others when the user's visibility as an anchor changes (a replaced session may have shown it already).
+        let wasAnchor = replaced?.role == .anchor
+        let isAnchor = params.role == .anchor
+        if isAnchor != wasAnchor {
+            let event: ServerEvent = isAnchor ? .onRemoteUserEnterRoom(userId: params.userId) : .onRemoteUserLeaveRoom(userId: params.userId, reason: 3)
+            for s in room.sessions(except: params.userId) {
+                actions.append(.send(s, event))
+            }
+        }
+        return actions
+    }
+
+    /// Removes a member; anchors' departure is announced with `remoteReason`. Dissolves an empty room.
+    private mutating func removeMember(_ userId: String, from roomId: String, remoteReason: Int, record: String, at now: EventTime) -> [Action] {
+        guard var room = rooms[roomId], let member = room.members[userId] else { return [] }
+        var actions: [Action] = []
+        sessions[member.session] = nil
+        room.members[userId] = nil
+        room.anchorOrder.removeAll { $0 == userId }
+        rooms[roomId] = room
+        dropMicState(of: userId, in: roomId)
+        actions.append(.record(.userLeft(roomId: roomId, userId: userId, at: now.unixMillis, reason: record)))
+        if member.role == .anchor {
+            for s in room.sessions() {
+                actions.append(.send(s, .onRemoteUserLeaveRoom(userId: userId, reason: remoteReason)))
+            }
+        }
+        if room.members.isEmpty {
+            rooms[roomId] = nil
+            actions.append(.record(.roomDissolved(roomId: roomId, at: now.unixMillis, reason: "empty")))
+        }
+        return actions
+    }
+
+    /// Forgets mic requests and invitations made by or to a user.
+    private mutating func dropMicState(of userId: String, in roomId: String) {
+        guard var room = rooms[roomId] else { return }
+        room.micRequests.removeAll { $0 == userId }
+        room.invitations[userId] = nil
+        room.invitations = room.invitations.filter { $0.value != userId }
+        rooms[roomId] = room
+    }
+
+    // MARK: Roles and mic-connection
+
+    private mutating func switchRole(_ userId: String, in roomId: String, to role: Role, at now: EventTime) throws(LiveRoomError) -> [Action] {
+        let member = rooms[roomId]!.members[userId]!
+        guard member.role != role else {
+            return [.send(member.session, .onSwitchRole(errCode: 0, errMsg: ""))]
+        }
+        if role == .anchor, !member.enteredAsAnchor, !member.micApproved {
+            throw LiveRoomError(
+                ErrorCode.micApprovalRequired,
+                "switching to anchor needs an anchor to accept your mic request (requestMic) or an accepted invitation")
+        }
+        return try setRole(userId, in: roomId, to: role, at: now)
+    }
+
+    /// Changes a member's role and announces it. Leaving the anchor role ends mic approval.
+    private mutating func setRole(_ userId: String, in roomId: String, to role: Role, at now: EventTime) throws(LiveRoomError) -> [Action] {
+        var room = rooms[roomId]!
+        var member = room.members[userId]!
+        if role == .anchor, room.anchorCount >= configuration.maxAnchorsPerRoom {
+            throw tooManyAnchors(roomId)
+        }
+        member.role = role
+        if role == .anchor {
+            room.anchorOrder.append(userId)
+            room.micRequests.removeAll { $0 == userId }
+            room.invitations[userId] = nil
+        } else {
+            room.anchorOrder.removeAll { $0 == userId }
+            member.micApproved = false
+        }
+        room.members[userId] = member
+        rooms[roomId] = room
+        var actions: [Action] = [
+            .send(member.session, .onSwitchRole(errCode: 0, errMsg: "")),
+            .record(.roleChanged(roomId: roomId, userId: userId, role: role, at: now.unixMillis)),
+        ]
+        for s in room.sessions(except: userId) {
+            actions.append(.send(s, role == .anchor ? .onRemoteUserEnterRoom(userId: userId) : .onRemoteUserLeaveRoom(userId: userId, reason: 3)))
+        }
+        return actions
+    }
+
+    private mutating func requestMic(_ userId: String, in roomId: String) throws(LiveRoomError) -> [Action] {
+        var room = rooms[roomId]!
+        guard room.members[userId]!.role == .audience else {
+            throw LiveRoomError(ErrorCode.audienceOnly, "you are already an anchor")
+        }
+        let anchors = room.anchorSessions()
+        guard !anchors.isEmpty else {
+            throw LiveRoomError(ErrorCode.noSuchUserOrRequest, "room \"\(roomId)\" has no anchor to ask")
+        }
+        if !room.micRequests.contains(userId) { room.micRequests.append(userId) }
+        rooms[roomId] = room
+        return anchors.map { .send($0, .onMicRequest(userId: userId)) }
+    }
+
+    private mutating func answerMicRequest(from target: String, by anchorId: String, in roomId: String, accept: Bool, at now: EventTime) throws(LiveRoomError) -> [Action] {
+        try requireAnchor(anchorId, in: roomId)
+        var room = rooms[roomId]!
+        guard room.micRequests.contains(target), let asker = room.members[target] else {
+            throw LiveRoomError(ErrorCode.noSuchUserOrRequest, "no pending mic request from \"\(target)\"")
+        }
+        room.micRequests.removeAll { $0 == target }
+        rooms[roomId] = room
+        guard accept else {
+            return [.send(asker.session, .onMicRequestResult(userId: anchorId, accepted: false, reason: "rejected by \(anchorId)"))]
+        }
+        do {
+            let switched = try bringOnMic(target, in: roomId, at: now)
+            return [.send(asker.session, .onMicRequestResult(userId: anchorId, accepted: true, reason: "accepted by \(anchorId)"))] + switched
+        } catch {
+            let anchorSession = room.members[anchorId]!.session
+            return [
+                .send(asker.session, .onMicRequestResult(userId: anchorId, accepted: false, reason: error.message)),
+                .send(anchorSession, .error(error, requestType: "acceptMic")),
+            ]
+        }
+    }
+
+    private mutating func inviteMic(_ target: String, by anchorId: String, in roomId: String) throws(LiveRoomError) -> [Action] {
+        try requireAnchor(anchorId, in: roomId)
+        guard let invited = rooms[roomId]!.members[target] else {
+            throw LiveRoomError(ErrorCode.noSuchUserOrRequest, "user \"\(target)\" is not in room \"\(roomId)\"")
+        }
+        guard invited.role == .audience else {
+            throw LiveRoomError(ErrorCode.audienceOnly, "user \"\(target)\" is already an anchor")
+        }
+        rooms[roomId]!.invitations[target] = anchorId
+        return [.send(invited.session, .onMicInvitation(userId: anchorId))]
+    }
+
+    private mutating func answerInvitation(_ userId: String, in roomId: String, accept: Bool, at now: EventTime) throws(LiveRoomError) -> [Action] {
+        guard let inviterId = rooms[roomId]!.invitations[userId] else {
+            throw LiveRoomError(ErrorCode.noSuchUserOrRequest, "you have no pending mic invitation")
+        }
+        rooms[roomId]!.invitations[userId] = nil
+        let inviterSession = rooms[roomId]!.members[inviterId]?.session
+        guard accept else {
+            return inviterSession.map { [.send($0, .onMicInvitationResult(userId: userId, accepted: false, reason: "rejected by \(userId)"))] } ?? []
+        }
+        do {
+            let switched = try bringOnMic(userId, in: roomId, at: now)
+            let answer = inviterSession.map { [Action.send($0, .onMicInvitationResult(userId: userId, accepted: true, reason: "accepted"))] } ?? []
+            return answer + switched
+        } catch {
+            let answer = inviterSession.map { [Action.send($0, .onMicInvitationResult(userId: userId, accepted: false, reason: error.message))] } ?? []
+            return answer + [.send(rooms[roomId]!.members[userId]!.session, .error(error, requestType: "acceptInvitation"))]
+        }
+    }
+
+    /// Switches an approved audience member to anchor; they stay approved while on mic.
+    private mutating func bringOnMic(_ userId: String, in roomId: String, at now: EventTime) throws(LiveRoomError) -> [Action] {
+        let actions = try setRole(userId, in: roomId, to: .anchor, at: now)
+        rooms[roomId]!.members[userId]!.micApproved = true
+        return actions
+    }
+
+    private mutating func endMic(_ target: String, by anchorId: String, in roomId: String, at now: EventTime) throws(LiveRoomError) -> [Action] {
+        try requireAnchor(anchorId, in: roomId)
+        guard let member = rooms[roomId]!.members[target], member.role == .anchor else {
+            throw LiveRoomError(ErrorCode.noSuchUserOrRequest, "user \"\(target)\" is not on mic in room \"\(roomId)\"")
+        }
+        guard member.micApproved else {
+            throw LiveRoomError(ErrorCode.notCoHost, "user \"\(target)\" is an anchor of the room, not a mic-connection co-host")
+        }
+        return try setRole(target, in: roomId, to: .audience, at: now)
+    }
+
+    private func requireAnchor(_ userId: String, in roomId: String) throws(LiveRoomError) {
+        guard rooms[roomId]!.members[userId]!.role == .anchor else {
+            throw LiveRoomError(ErrorCode.anchorOnly, "only an anchor may do this")
+        }
+    }
+
+    // MARK: Room messages
+
+    private mutating func sendCustomCmdMsg(_ message: CustomCmdMsg, from userId: String, in roomId: String, at now: EventTime) throws(LiveRoomError) -> [Action] {
+        guard configuration.customCmdIDs.contains(message.cmdID) else {
+            throw LiveRoomError(
+                ErrorCode.invalidCustomMessage,
+                "cmdID must be from \(configuration.customCmdIDs.lowerBound) to \(configuration.customCmdIDs.upperBound), not \(message.cmdID)")
+        }
+        let size = message.data.utf8.count
+        guard size <= configuration.maxCustomMessageBytes else {
+            throw LiveRoomError(
+                ErrorCode.invalidCustomMessage, "data is \(size) bytes; at most \(configuration.maxCustomMessageBytes) are allowed")
+        }
+        var member = rooms[roomId]!.members[userId]!
+        try member.limiter.admit(size: size, now: now.monotonic)
+        let seq = member.nextSeq
+        member.nextSeq += 1
+        rooms[roomId]!.members[userId] = member
+        let event = ServerEvent.onRecvCustomCmdMsg(userId: userId, cmdID: message.cmdID, seq: seq, data: message.data)
+        return rooms[roomId]!.sessions(except: userId).map { .send($0, event) }
+    }
+
+    // MARK: Errors
+
+    private func noSuchRoom(_ roomId: String) -> LiveRoomError {
+        LiveRoomError(ErrorCode.noSuchUserOrRequest, "room \"\(roomId)\" does not exist")
+    }
+
+    private func tooManyAnchors(_ roomId: String) -> LiveRoomError {
+        LiveRoomError(ErrorCode.tooManyAnchors, "room \"\(roomId)\" already has \(configuration.maxAnchorsPerRoom) anchors, the most allowed")
+    }
+}

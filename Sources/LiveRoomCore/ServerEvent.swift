@@ -1,0 +1,77 @@
+/// A message from the server to one client, named after the TRTC callback it mirrors.
+/// On the wire it is a JSON object with `"event"` set to the callback name and the
+/// callback's parameters as fields.
+public enum ServerEvent: Sendable, Hashable {
+    /// Elapsed milliseconds on success, or a negative error code.
+    case onEnterRoom(result: Int, errMsg: String? = nil)
+    /// 0 exitRoom was called, 1 removed by the server (or replaced by a newer session), 2 room dismissed.
+    case onExitRoom(reason: Int)
+    case onRemoteUserEnterRoom(userId: String)
+    /// 0 left, 1 timed out, 2 removed, 3 switched to audience.
+    case onRemoteUserLeaveRoom(userId: String, reason: Int)
+    case onSwitchRole(errCode: Int, errMsg: String)
+    /// An audience member asks to come on mic (sent to anchors).
+    case onMicRequest(userId: String)
+    /// The answer to this user's mic request; `userId` is the anchor who answered.
+    case onMicRequestResult(userId: String, accepted: Bool, reason: String)
+    /// An anchor invites this audience member on mic.
+    case onMicInvitation(userId: String)
+    /// The invited user's answer (sent to the inviting anchor).
+    case onMicInvitationResult(userId: String, accepted: Bool, reason: String)
+    case onRecvCustomCmdMsg(userId: String, cmdID: Int, seq: Int, data: String)
+    /// `requestType` names the request that failed, where one did.
+    case onError(errCode: Int, errMsg: String, requestType: String?)
+
+    public var name: String {
+        switch self {
+        case .onEnterRoom: "onEnterRoom"
+        case .onExitRoom: "onExitRoom"
+        case .onRemoteUserEnterRoom: "onRemoteUserEnterRoom"
+        case .onRemoteUserLeaveRoom: "onRemoteUserLeaveRoom"
+        case .onSwitchRole: "onSwitchRole"
+        case .onMicRequest: "onMicRequest"
+        case .onMicRequestResult: "onMicRequestResult"
+        case .onMicInvitation: "onMicInvitation"
+        case .onMicInvitationResult: "onMicInvitationResult"
+        case .onRecvCustomCmdMsg: "onRecvCustomCmdMsg"
+        case .onError: "onError"
+        }
+    }
+
+    public static func error(_ error: LiveRoomError, requestType: String? = nil) -> ServerEvent {
+        .onError(errCode: error.code, errMsg: error.message, requestType: requestType)
+    }
+
+    public var json: JSONValue {
+        var o: [String: JSONValue] = ["event": .string(name)]
+        switch self {
+        case .onEnterRoom(let result, let errMsg):
+            o["result"] = .number(Double(result))
+            if let errMsg { o["errMsg"] = .string(errMsg) }
+        case .onExitRoom(let reason):
+            o["reason"] = .number(Double(reason))
+        case .onRemoteUserEnterRoom(let userId), .onMicRequest(let userId), .onMicInvitation(let userId):
+            o["userId"] = .string(userId)
+        case .onRemoteUserLeaveRoom(let userId, let reason):
+            o["userId"] = .string(userId)
+            o["reason"] = .number(Double(reason))
+        case .onSwitchRole(let errCode, let errMsg):
+            o["errCode"] = .number(Double(errCode))
+            o["errMsg"] = .string(errMsg)
+        case .onMicRequestResult(let userId, let accepted, let reason), .onMicInvitationResult(let userId, let accepted, let reason):
+            o["userId"] = .string(userId)
+            o["accepted"] = .bool(accepted)
+            o["reason"] = .string(reason)
+        case .onRecvCustomCmdMsg(let userId, let cmdID, let seq, let data):
+            o["userId"] = .string(userId)
+            o["cmdID"] = .number(Double(cmdID))
+            o["seq"] = .number(Double(seq))
+            o["data"] = .string(data)
+        case .onError(let errCode, let errMsg, let requestType):
+            o["errCode"] = .number(Double(errCode))
+            o["errMsg"] = .string(errMsg)
+            if let requestType { o["requestType"] = .string(requestType) }
+        }
+        return .object(o)
+    }
+}

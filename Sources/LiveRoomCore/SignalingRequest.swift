@@ -1,0 +1,199 @@
+/// A user's role in a room.
+public enum Role: String, Sendable, Hashable, Codable, CaseIterable {
+    case anchor
+    case audience
+}
+
+/// The parameters of `enterRoom`, as TRTCParams carries them.
+public struct EnterRoomParams: Sendable, Hashable {
+    public var sdkAppId: UInt64
+    public var userId: String
+    public var userSig: String
+    public var strRoomId: String
+    public var role: Role
+
+    public init(sdkAppId: UInt64, userId: String, userSig: String, strRoomId: String, role: Role) {
+        self.sdkAppId = sdkAppId
+        self.userId = userId
+        self.userSig = userSig
+        self.strRoomId = strRoomId
+        self.role = role
+    }
+}
+
+/// A custom message as `sendCustomCmdMsg` sends it.
+public struct CustomCmdMsg: Sendable, Hashable {
+    public var cmdID: Int
+    public var data: String
+    public var reliable: Bool
+    public var ordered: Bool
+
+    public init(cmdID: Int, data: String, reliable: Bool = true, ordered: Bool = true) {
+        self.cmdID = cmdID
+        self.data = data
+        self.reliable = reliable
+        self.ordered = ordered
+    }
+}
+
+/// A message from a client on the signaling WebSocket: a JSON object whose `type` names
+/// the TRTC API it mirrors.
+public enum SignalingRequest: Sendable, Hashable {
+    case enterRoom(EnterRoomParams)
+    case exitRoom
+    case switchRole(Role)
+    case requestMic
+    case acceptMic(userId: String)
+    case rejectMic(userId: String)
+    case inviteMic(userId: String)
+    case acceptInvitation
+    case rejectInvitation
+    case endMic(userId: String)
+    case sendCustomCmdMsg(CustomCmdMsg)
+
+    /// The `type` field's value.
+    public var type: String {
+        switch self {
+        case .enterRoom: "enterRoom"
+        case .exitRoom: "exitRoom"
+        case .switchRole: "switchRole"
+        case .requestMic: "requestMic"
+        case .acceptMic: "acceptMic"
+        case .rejectMic: "rejectMic"
+        case .inviteMic: "inviteMic"
+        case .acceptInvitation: "acceptInvitation"
+        case .rejectInvitation: "rejectInvitation"
+        case .endMic: "endMic"
+        case .sendCustomCmdMsg: "sendCustomCmdMsg"
+        }
+    }
+
+    /// Every `type` the server understands.
+    public static let types = [
+        "enterRoom", "exitRoom", "switchRole", "requestMic", "acceptMic", "rejectMic", "inviteMic",
+        "acceptInvitation", "rejectInvitation", "endMic", "sendCustomCmdMsg",
+    ]
+
+    /// The JSON form a client sends.
+    public var json: JSONValue {
+        var o: [String: JSONValue] = ["type": .string(type)]
+        switch self {
+        case .enterRoom(let p):
+            o["sdkAppId"] = .number(Double(p.sdkAppId))
+            o["userId"] = .string(p.userId)
+            o["userSig"] = .string(p.userSig)
+            o["strRoomId"] = .string(p.strRoomId)
+            o["role"] = .string(p.role.rawValue)
+            o["scene"] = "live"
+        case .switchRole(let role):
+            o["role"] = .string(role.rawValue)
+        case .acceptMic(let u), .rejectMic(let u), .inviteMic(let u), .endMic(let u):
+            o["userId"] = .string(u)
+        case .sendCustomCmdMsg(let m):
+            o["cmdID"] = .number(Double(m.cmdID))
+            o["data"] = .string(m.data)
+            o["reliable"] = .bool(m.reliable)
+            o["ordered"] = .bool(m.ordered)
+        case .exitRoom, .requestMic, .acceptInvitation, .rejectInvitation:
+            break
+        }
+        return .object(o)
+    }
+
+    /// Parses one signaling frame. Errors name the field and carry a code.
+    public static func parse(_ text: String) throws(LiveRoomError) -> SignalingRequest {
+        let value: JSONValue
+        do {
+            value = try JSONValue.parse(text)
+        } catch {
+            throw LiveRoomError(ErrorCode.malformedJSON, "signaling message is not valid JSON")
+        }
+        return try parse(value)
+    }
+
+    public static func parse(_ value: JSONValue) throws(LiveRoomError) -> SignalingRequest {
+        guard let object = value.objectValue else {
+            throw LiveRoomError(ErrorCode.invalidField, "signaling message must be a JSON object, not \(value.typeName)")
+        }
+        let fields = Fields(object: object)
+        let type = try fields.string("type")
+        switch type {
+        case "enterRoom":
+            let sdkAppId = try fields.int("sdkAppId")
+            guard sdkAppId > 0 else {
+                throw LiveRoomError(ErrorCode.invalidSdkAppId, "sdkAppId must be a positive integer")
+            }
+            let roleText = try fields.optionalString("role") ?? Role.audience.rawValue
+            guard let role = Role(rawValue: roleText) else {
+                throw LiveRoomError(ErrorCode.invalidField, "role must be \"anchor\" or \"audience\", not \"\(roleText)\"")
+            }
+            if let scene = try fields.optionalString("scene"), scene != "live" {
+                throw LiveRoomError(ErrorCode.invalidField, "scene must be \"live\", not \"\(scene)\"")
+            }
+            return .enterRoom(
+                EnterRoomParams(
+                    sdkAppId: UInt64(sdkAppId), userId: try fields.optionalString("userId") ?? "",
+                    userSig: try fields.optionalString("userSig") ?? "", strRoomId: try fields.optionalString("strRoomId") ?? "",
+                    role: role))
+        case "exitRoom": return .exitRoom
+        case "switchRole":
+            let roleText = try fields.string("role")
+            guard let role = Role(rawValue: roleText) else {
+                throw LiveRoomError(ErrorCode.invalidField, "role must be \"anchor\" or \"audience\", not \"\(roleText)\"")
+            }
+            return .switchRole(role)
+        case "requestMic": return .requestMic
+        case "acceptMic": return .acceptMic(userId: try fields.string("userId"))
+        case "rejectMic": return .rejectMic(userId: try fields.string("userId"))
+        case "inviteMic": return .inviteMic(userId: try fields.string("userId"))
+        case "acceptInvitation": return .acceptInvitation
+        case "rejectInvitation": return .rejectInvitation
+        case "endMic": return .endMic(userId: try fields.string("userId"))
+        case "sendCustomCmdMsg":
+            return .sendCustomCmdMsg(
+                CustomCmdMsg(
+                    cmdID: try fields.int("cmdID"), data: try fields.string("data"),
+                    reliable: try fields.optionalBool("reliable") ?? true, ordered: try fields.optionalBool("ordered") ?? true))
+        default:
+            throw LiveRoomError(ErrorCode.unknownRequest, "unknown signaling type \"\(type)\"; known: \(types.joined(separator: ", "))")
+        }
+    }
+}
+
+/// Typed access to a JSON object's fields with errors that name the field.
+struct Fields {
+    var object: [String: JSONValue]
+
+    func string(_ key: String) throws(LiveRoomError) -> String {
+        guard let value = try optionalString(key) else {
+            throw LiveRoomError(ErrorCode.missingField, "missing field \"\(key)\"")
+        }
+        return value
+    }
+
+    func optionalString(_ key: String) throws(LiveRoomError) -> String? {
+        guard let value = object[key], value != .null else { return nil }
+        guard let s = value.stringValue else {
+            throw LiveRoomError(ErrorCode.invalidField, "field \"\(key)\" must be a string, not \(value.typeName)")
+        }
+        return s
+    }
+
+    func int(_ key: String) throws(LiveRoomError) -> Int {
+        guard let value = object[key], value != .null else {
+            throw LiveRoomError(ErrorCode.missingField, "missing field \"\(key)\"")
+        }
+        guard let n = value.intValue else {
+            throw LiveRoomError(ErrorCode.invalidField, "field \"\(key)\" must be an integer, not \(value.typeName)")
+        }
+        return n
+    }
+
+    func optionalBool(_ key: String) throws(LiveRoomError) -> Bool? {
+        guard let value = object[key], value != .null else { return nil }
+        guard let b = value.boolValue else {
+            throw LiveRoomError(ErrorCode.invalidField, "field \"\(key)\" must be a boolean, not \(value.typeName)")
+        }
+        return b
+    }
+}

@@ -1,0 +1,228 @@
+import Foundation
+import HTTPTypes
+import LiveRoomCore
+import LiveRoomStore
+
+/// The TRTC-style admin REST API (`POST /v1/<Action>`) and the IM-compatible group message
+/// (`POST /v4/group_open_http_svc/send_group_msg`). Answers follow Tencent Cloud API 3.0
+/// (`{"Response": {…, "RequestId"}}`) and IM REST (`{"ActionStatus", "ErrorCode", "ErrorInfo"}`).
+struct AdminAPI: Sendable {
+    let hub: RoomHub
+    let store: RoomStore
+    let sdkAppId: UInt64
+
+    /// A Tencent Cloud API 3.0 error: a dotted code name and a message.
+    struct CloudError: Error {
+        var code: String
+        var message: String
+        init(_ code: String, _ message: String) {
+            self.code = code
+            self.message = message
+        }
+    }
+
+    static let actions = ["DismissRoomByStrRoomId", "RemoveUserByStrRoomId", "DescribeRoom", "DescribeRoomInfo"]
+
+    /// Runs one `/v1/<Action>` call; the result is the `Response` object's fields.
+    func call(_ action: String, body: String) async -> JSONValue {
+        let requestId = UUID().uuidString.lowercased()
+        var response: [String: JSONValue]
+        do {
+            let params = try parseBody(body)
+            response = try await run(action, params)
+        } catch let error as CloudError {
+            response = ["Error": ["Code": .string(error.code), "Message": .string(error.message)]]
+        } catch {
+            response = ["Error": ["Code": "InternalError", "Message": .string("\(error)")]]
+        }
+        response["RequestId"] = .string(requestId)
+        return ["Response": .object(response)]
+    }
+
+    static func authFailure(_ failure: AdminAuth.Failure) -> JSONValue {
+        let code = if case .missing = failure { "AuthFailure.MissingCredentials" } else { "AuthFailure.SignatureFailure" }
+        return ["Response": ["Error": ["Code": .string(code), "Message": .string(failure.message)], "RequestId": .string(UUID().uuidString.lowercased())]]
+    }
+
+    private func parseBody(_ body: String) throws -> [String: JSONValue] {
+        let text = body.trimmingCharacters(in: .whitespacesAndNewlines)
+        if text.isEmpty { return [:] }
+        guard let value = try? JSONValue.parse(text) else {
+            throw CloudError("InvalidParameter.JsonParseError", "the request body is not valid JSON")
+        }
+        guard let object = value.objectValue else {
+            throw CloudError("InvalidParameter", "the request body must be a JSON object, not \(value.typeName)")
+        }
+        return object
+    }
+
+    private func run(_ action: String, _ params: [String: JSONValue]) async throws -> [String: JSONValue] {
+        guard Self.actions.contains(action) else {
+            throw CloudError("InvalidAction", "unknown action \"\(action)\"; known: \(Self.actions.joined(separator: ", "))")
+        }
+        let p = Params(object: params)
+        let appId = try p.int("SdkAppId")
+        guard appId == Int(sdkAppId) else {
+            throw CloudError("InvalidParameter.SdkAppId", "SdkAppId \(appId) is not this server's (\(sdkAppId))")
+        }
+        switch action {
+        case "DismissRoomByStrRoomId":
+            let roomId = try p.roomId()
+            try await Self.roomMustExist(roomId) { () async throws(LiveRoomError) in try await hub.dismissRoom(roomId) }
+            return [:]
+        case "RemoveUserByStrRoomId":
+            let roomId = try p.roomId()
+            let userIds = try p.stringArray("UserIds")
+            guard !userIds.isEmpty, userIds.count <= 10 else {
+                throw CloudError("InvalidParameter.UserIds", "UserIds must hold 1 to 10 user ids, not \(userIds.count)")
+            }
+            let notFound = try await Self.roomMustExist(roomId) { () async throws(LiveRoomError) in try await hub.removeUsers(userIds, from: roomId) }
+            return notFound.isEmpty ? [:] : ["NotFoundUserIds": .array(notFound.map { .string($0) })]
+        case "DescribeRoom":
+            let roomId = try p.roomId()
+            guard let room = await hub.describe(roomId) else {
+                throw CloudError("FailedOperation.RoomNotExist", "room \"\(roomId)\" does not exist")
+            }
+            let users: [JSONValue] = room.users.map { user in
+                let entry: [String: JSONValue] = [
+                    "UserId": .string(user.userId), "Role": .string(user.role.rawValue),
+                    "JoinTime": .number(Double(user.enteredAt / 1000)), "OnMic": .bool(user.onMic),
+                ]
+                return .object(entry)
+            }
+            return ["RoomId": .string(room.roomId), "CreateTime": .number(Double(room.createdAt / 1000)), "UserList": .array(users)]
+        case "DescribeRoomInfo":
+            let now = Int(Date().timeIntervalSince1970)
+            let start = try p.optionalInt("StartTime") ?? (now - 86_400)
+            let end = try p.optionalInt("EndTime") ?? now
+            let pageNumber = try p.optionalInt("PageNumber") ?? 0
+            let pageSize = try p.optionalInt("PageSize") ?? 100
+            guard start <= end else { throw CloudError("InvalidParameter.StartTime", "StartTime is after EndTime") }
+            guard pageNumber >= 0, (1...100).contains(pageSize) else {
+                throw CloudError("InvalidParameter.PageSize", "PageNumber must be ≥ 0 and PageSize 1 to 100")
+            }
+            let roomId = try p.optionalString("RoomId")
+            let (total, rooms) = try store.roomHistory(
+                from: Int64(start) * 1000, to: Int64(end) * 1000 + 999, roomId: roomId, offset: pageNumber * pageSize, limit: pageSize)
+            let list: [JSONValue] = rooms.map { room in
+                let destroyTime: JSONValue = room.dissolvedAt.map { .number(Double($0 / 1000)) } ?? .null
+                let reason: JSONValue = room.dissolveReason.map { .string($0) } ?? .null
+                let users: [JSONValue] = room.userIds.map { .string($0) }
+                let entry: [String: JSONValue] = [
+                    "RoomString": .string(room.roomId), "CreateTime": .number(Double(room.createdAt / 1000)),
+                    "DestroyTime": destroyTime, "IsFinished": .bool(room.dissolvedAt != nil), "DestroyReason": reason,
+                    "UserIds": .array(users),
+                ]
+                return .object(entry)
+            }
+            return ["Total": .number(Double(total)), "RoomList": .array(list)]
+        default:
+            throw CloudError("InvalidAction", "unknown action \"\(action)\"")
+        }
+    }
+
+    /// Runs a room operation, turning "no such room" into TRTC's error.
+    private static func roomMustExist<T>(_ roomId: String, _ body: () async throws(LiveRoomError) -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch {
+            throw CloudError("FailedOperation.RoomNotExist", error.message)
+        }
+    }
+
+    // MARK: IM group message
+
+    /// `send_group_msg`: delivers each TIMCustomElem's Data to every user in the room.
+    func sendGroupMessage(body: String) async -> JSONValue {
+        func fail(_ code: Int, _ info: String) -> JSONValue {
+            ["ActionStatus": "FAIL", "ErrorCode": .number(Double(code)), "ErrorInfo": .string(info)]
+        }
+        guard let value = try? JSONValue.parse(body), let object = value.objectValue else {
+            return fail(10004, "the request body is not a JSON object")
+        }
+        guard let groupId = object["GroupId"]?.stringValue, !groupId.isEmpty else {
+            return fail(10015, "GroupId is missing or not a string")
+        }
+        guard let elements = object["MsgBody"]?.arrayValue, !elements.isEmpty else {
+            return fail(10004, "MsgBody must be a non-empty array")
+        }
+        var datas: [String] = []
+        for element in elements {
+            guard element["MsgType"]?.stringValue == "TIMCustomElem" else {
+                return fail(10004, "only TIMCustomElem messages are supported, not \(element["MsgType"]?.stringValue ?? "a missing MsgType")")
+            }
+            guard let data = element["MsgContent"]?["Data"]?.stringValue else {
+                return fail(10004, "TIMCustomElem needs MsgContent.Data as a string")
+            }
+            datas.append(data)
+        }
+        let priorityText = object["MsgPriority"]?.stringValue ?? "Normal"
+        let priority: MessagePriority
+        switch priorityText.lowercased() {
+        case "high": priority = .high
+        case "normal", "low", "lowest": priority = .normal
+        default: return fail(10004, "MsgPriority must be High, Normal, Low or Lowest, not \(priorityText)")
+        }
+        do {
+            for data in datas {
+                try await hub.sendGroupMessage(data, to: groupId, priority: priority)
+            }
+        } catch {
+            return fail(10010, error.message)
+        }
+        return [
+            "ActionStatus": "OK", "ErrorCode": 0, "ErrorInfo": "",
+            "MsgTime": .number(Double(Int64(Date().timeIntervalSince1970))),
+            "MsgSeq": .number(Double(object["Random"]?.intValue ?? 0)),
+        ]
+    }
+
+    static func imAuthFailure(_ failure: AdminAuth.Failure) -> JSONValue {
+        let code: Int
+        switch failure {
+        case .missing: code = 70002
+        case .refused(let c, _): code = c == ErrorCode.userSigCheckFailed ? 70009 : 70003
+        }
+        return ["ActionStatus": "FAIL", "ErrorCode": .number(Double(code)), "ErrorInfo": .string(failure.message)]
+    }
+}
+
+/// Typed access to an admin call's parameters.
+private struct Params {
+    var object: [String: JSONValue]
+
+    func int(_ key: String) throws -> Int {
+        guard let v = object[key], v != .null else { throw AdminAPI.CloudError("MissingParameter", "missing parameter \(key)") }
+        if let n = v.intValue { return n }
+        if let s = v.stringValue, let n = Int(s) { return n }
+        throw AdminAPI.CloudError("InvalidParameter.\(key)", "\(key) must be an integer, not \(v.typeName)")
+    }
+
+    func optionalInt(_ key: String) throws -> Int? {
+        guard let v = object[key], v != .null else { return nil }
+        return try int(key)
+    }
+
+    func optionalString(_ key: String) throws -> String? {
+        guard let v = object[key], v != .null else { return nil }
+        guard let s = v.stringValue else {
+            throw AdminAPI.CloudError("InvalidParameter.\(key)", "\(key) must be a string, not \(v.typeName)")
+        }
+        return s
+    }
+
+    func roomId() throws -> String {
+        guard let s = try optionalString("RoomId"), !s.isEmpty else {
+            throw AdminAPI.CloudError("InvalidParameter.RoomId", "RoomId is missing or empty")
+        }
+        return s
+    }
+
+    func stringArray(_ key: String) throws -> [String] {
+        guard let v = object[key], v != .null else { throw AdminAPI.CloudError("MissingParameter", "missing parameter \(key)") }
+        guard let a = v.arrayValue, a.allSatisfy({ $0.stringValue != nil }) else {
+            throw AdminAPI.CloudError("InvalidParameter.\(key)", "\(key) must be an array of strings")
+        }
+        return a.compactMap(\.stringValue)
+    }
+}

@@ -1,0 +1,166 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdWebSocket
+import LiveRoomCore
+import LiveRoomStore
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// The room server: WebSocket signaling at `/ws`, the admin API under `/v1/` and `/v4/`.
+public struct LiveRoomServer: Sendable {
+    /// Largest signaling frame a client may send; a larger one closes that connection (1009).
+    public static let maxSignalingFrameSize = 64 * 1024
+
+    public let configuration: ServerConfiguration
+    public let logger: Logger
+
+    public init(configuration: ServerConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// The SDKAppID and secret key the server runs with, and whether they are the
+    /// development ones from the data directory.
+    public struct Credentials: Sendable {
+        public var sdkAppId: UInt64
+        public var secretKey: String
+        public var isDevelopment: Bool
+    }
+
+    /// Opens the store and settles the credentials.
+    public func prepare() throws -> (RoomStore, Credentials) {
+        try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
+        let store = try RoomStore(path: (configuration.dataDirectory as NSString).appendingPathComponent("liveroom.sqlite"))
+        try store.closeUnfinished(at: Int64(Date().timeIntervalSince1970 * 1000), reason: "server restarted")
+        if let secretKey = configuration.secretKey {
+            return (store, Credentials(sdkAppId: configuration.sdkAppId ?? ServerConfiguration.developmentSdkAppId, secretKey: secretKey, isDevelopment: false))
+        }
+        // No secret given: use the development secret kept in the data directory, made on first start.
+        let secret = try store.setting("development.secretKey") {
+            (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+        }
+        return (store, Credentials(sdkAppId: configuration.sdkAppId ?? ServerConfiguration.developmentSdkAppId, secretKey: secret, isDevelopment: true))
+    }
+
+    /// Runs until SIGTERM or SIGINT. `onRunning` gets the HTTP address once it listens.
+    public func run(onRunning: @escaping @Sendable (Credentials, SocketAddress) async -> Void = { _, _ in }) async throws {
+        let (store, credentials) = try prepare()
+        let recorder = RoomRecorder(store: store, logger: logger)
+        let hub = RoomHub(
+            configuration: .init(
+                sdkAppId: credentials.sdkAppId, secretKey: credentials.secretKey, maxAnchorsPerRoom: configuration.maxAnchorsPerRoom),
+            recorder: recorder, logger: logger)
+        let router = makeRouter(
+            hub: hub, admin: AdminAPI(hub: hub, store: store, sdkAppId: credentials.sdkAppId),
+            auth: AdminAuth(sdkAppId: credentials.sdkAppId, secretKey: credentials.secretKey))
+        let app = Application(
+            router: router,
+            server: .http1WebSocketUpgrade(
+                webSocketRouter: router,
+                configuration: .init(ws: .init(maxFrameSize: Self.maxSignalingFrameSize, autoPing: .enabled(timePeriod: .seconds(20))))),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "liveroom-server"),
+            onServerRunning: { channel in
+                if let address = channel.localAddress { await onRunning(credentials, address) }
+            },
+            logger: logger
+        )
+        let hubService = RoomHubService(hub: hub)
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [
+                    .init(service: recorder),
+                    .init(service: hubService),
+                    .init(service: app),
+                ],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger))
+        try await group.run()
+    }
+
+    func makeRouter(hub: RoomHub, admin: AdminAPI, auth: AdminAuth) -> Router<BasicWebSocketRequestContext> {
+        let router = Router(context: BasicWebSocketRequestContext.self)
+        let logger = self.logger
+
+        router.get("/healthz") { _, _ in "ok" }
+
+        router.ws("/ws") { _, _ in
+            .upgrade([:])
+        } onUpgrade: { inbound, outbound, _ in
+            let connectedAt = ContinuousClock.now
+            let (session, outbox) = await hub.connect()
+            logger.debug("Signaling connection opened", metadata: [LogKey.session: "\(session)"])
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    try? await outbox.drain { text in try await outbound.write(.text(text)) }
+                }
+                do {
+                    for try await message in inbound.messages(maxSize: Self.maxSignalingFrameSize) {
+                        switch message {
+                        case .text(let text):
+                            await hub.receive(text, from: session, connectedAt: connectedAt)
+                        case .binary:
+                            await hub.send(
+                                .error(LiveRoomError(ErrorCode.invalidField, "signaling frames must be text (JSON), not binary")), to: session)
+                        }
+                    }
+                } catch {
+                    logger.debug("Signaling connection failed", metadata: [LogKey.session: "\(session)", LogKey.error: "\(error)"])
+                }
+                await hub.disconnect(session)
+                await group.waitForAll()
+            }
+            logger.debug("Signaling connection closed", metadata: [LogKey.session: "\(session)"])
+        }
+
+        router.post("/v1/:action") { request, context -> Response in
+            let action = try context.parameters.require("action")
+            let query = request.uri.queryParameters
+            do throws(AdminAuth.Failure) {
+                try auth.check(
+                    sdkappid: query.get("sdkappid"), identifier: query.get("identifier"), usersig: query.get("usersig"),
+                    now: Int64(Date().timeIntervalSince1970))
+            } catch {
+                return Self.json(AdminAPI.authFailure(error), status: Self.status(for: error))
+            }
+            let body = try await request.body.collect(upTo: 1 << 20)
+            logger.info("Admin call", metadata: [LogKey.action: "\(action)"])
+            return Self.json(await admin.call(action, body: String(buffer: body)))
+        }
+
+        router.post("/v4/group_open_http_svc/send_group_msg") { request, _ -> Response in
+            let query = request.uri.queryParameters
+            do throws(AdminAuth.Failure) {
+                try auth.check(
+                    sdkappid: query.get("sdkappid"), identifier: query.get("identifier"), usersig: query.get("usersig"),
+                    now: Int64(Date().timeIntervalSince1970))
+            } catch {
+                return Self.json(AdminAPI.imAuthFailure(error), status: Self.status(for: error))
+            }
+            let body = try await request.body.collect(upTo: 1 << 20)
+            return Self.json(await admin.sendGroupMessage(body: String(buffer: body)))
+        }
+        return router
+    }
+
+    static func status(for failure: AdminAuth.Failure) -> HTTPResponse.Status {
+        if case .missing = failure { .unauthorized } else { .forbidden }
+    }
+
+    static func json(_ value: JSONValue, status: HTTPResponse.Status = .ok) -> Response {
+        Response(
+            status: status, headers: [.contentType: "application/json; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(string: value.jsonText)))
+    }
+}
+
+/// Closes every room on shutdown so clients are told before the server goes.
+struct RoomHubService: Service {
+    let hub: RoomHub
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        await hub.shutdown()
+    }
+}

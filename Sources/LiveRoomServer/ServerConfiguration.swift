@@ -1,0 +1,36 @@
+/// Everything `liveroom-server` is told at start.
+public struct ServerConfiguration: Sendable {
+    /// Address to bind (HTTP, WebSocket and, later, media).
+    public var host: String
+    /// HTTP and WebSocket port; 0 picks a free one.
+    public var port: Int
+    /// UDP port for media; 0 picks a free one.
+    public var mediaPort: Int
+    /// The application's SDKAppID; nil means the development one kept in the data directory.
+    public var sdkAppId: UInt64?
+    /// The application's secret key; nil means the development one kept in the data directory.
+    public var secretKey: String?
+    /// Where the SQLite database lives.
+    public var dataDirectory: String
+    /// Where room events are posted (signed), if set.
+    public var webhookURL: String?
+    /// Most anchors one room may have.
+    public var maxAnchorsPerRoom: Int
+
+    public init(
+        host: String = "127.0.0.1", port: Int = 7880, mediaPort: Int = 7882, sdkAppId: UInt64? = nil, secretKey: String? = nil,
+        dataDirectory: String = "liveroom-data", webhookURL: String? = nil, maxAnchorsPerRoom: Int = 50
+    ) {
+        self.host = host
+        self.port = port
+        self.mediaPort = mediaPort
+        self.sdkAppId = sdkAppId
+        self.secretKey = secretKey
+        self.dataDirectory = dataDirectory
+        self.webhookURL = webhookURL
+        self.maxAnchorsPerRoom = maxAnchorsPerRoom
+    }
+
+    /// The SDKAppID used when none is given.
+    public static let developmentSdkAppId: UInt64 = 1_400_000_000
+}

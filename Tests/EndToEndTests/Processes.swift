@@ -1,0 +1,205 @@
+import Foundation
+import LiveRoomCore
+import Synchronization
+import Testing
+
+/// Where `liveroom-server` and `liveroom` were built: $LIVEROOM_BIN_DIR, the test bundle's
+/// own directory, or `.build/debug` of this package.
+let binDirectory: URL = {
+    if let dir = ProcessInfo.processInfo.environment["LIVEROOM_BIN_DIR"] { return URL(fileURLWithPath: dir) }
+    let own = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    if FileManager.default.isExecutableFile(atPath: own.appendingPathComponent("liveroom-server").path) { return own }
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    return root.appendingPathComponent(".build/debug")
+}()
+
+/// A value behind a lock that closures can share.
+final class Locked<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+    init(_ value: Value) { mutex = Mutex(value) }
+    func withLock<R>(_ body: (inout Value) -> R) -> R { mutex.withLock { body(&$0) } }
+}
+
+struct TimedOut: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// A child process with its output collected line by line. Every process a test starts is
+/// stopped when the test ends (``stop()``, or at the latest by ``ProcessScope``).
+final class ChildProcess: Sendable {
+    let name: String
+    private let process: Process
+    private let input: Pipe
+    private let lines = Locked<[String]>([])
+    private let errorText = Locked("")
+
+    init(_ executable: String, _ arguments: [String], name: String? = nil) throws {
+        self.name = name ?? executable
+        process = Process()
+        process.executableURL = binDirectory.appendingPathComponent(executable)
+        process.arguments = arguments
+        input = Pipe()
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = errors
+        let pending = Locked(Data())
+        output.fileHandleForReading.readabilityHandler = { [lines] handle in
+            let chunk = handle.availableData
+            let complete: [String] = pending.withLock { buffer in
+                buffer.append(chunk)
+                var out: [String] = []
+                while let newline = buffer.firstIndex(of: 0x0A) {
+                    out.append(String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self))
+                    buffer.removeSubrange(buffer.startIndex...newline)
+                }
+                return out
+            }
+            if !complete.isEmpty { lines.withLock { $0 += complete } }
+            if chunk.isEmpty { handle.readabilityHandler = nil }
+        }
+        errors.fileHandleForReading.readabilityHandler = { [errorText] handle in
+            let chunk = handle.availableData
+            if chunk.isEmpty { handle.readabilityHandler = nil }
+            errorText.withLock { $0 += String(decoding: chunk, as: UTF8.self) }
+        }
+        try process.run()
+    }
+
+    var output: [String] { lines.withLock { $0 } }
+    var standardError: String { errorText.withLock { $0 } }
+    var isRunning: Bool { process.isRunning }
+
+    /// The JSON events printed so far (lines that parse as objects with "event").
+    var events: [JSONValue] {
+        output.compactMap { try? JSONValue.parse($0) }.filter { $0["event"] != nil }
+    }
+
+    func events(named name: String) -> [JSONValue] {
+        events.filter { $0["event"]?.stringValue == name }
+    }
+
+    func send(_ line: String) {
+        input.fileHandleForWriting.write(Data((line + "\n").utf8))
+    }
+
+    func closeInput() {
+        try? input.fileHandleForWriting.close()
+    }
+
+    /// Waits until an output line satisfies `match`, polling, for at most `timeout`.
+    @discardableResult
+    func waitForLine(timeout: Duration = .seconds(10), _ match: (String) -> Bool) async throws -> String {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let line = output.first(where: match) { return line }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw TimedOut(description: "\(name): no matching line in \(timeout); output:\n\(output.joined(separator: "\n"))\nstderr:\n\(standardError)")
+    }
+
+    /// Waits for the `count`-th event named `name` that satisfies `match`.
+    @discardableResult
+    func waitForEvent(
+        _ name: String, count: Int = 1, timeout: Duration = .seconds(10), where match: (JSONValue) -> Bool = { _ in true }
+    ) async throws -> JSONValue {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let found = events(named: name).filter(match)
+            if found.count >= count { return found[count - 1] }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw TimedOut(description: "\(self.name): no \(name) in \(timeout); output:\n\(output.joined(separator: "\n"))\nstderr:\n\(standardError)")
+    }
+
+    /// Waits for the process to end by itself; nil if it did not within `timeout`.
+    func waitForExit(timeout: Duration = .seconds(10)) async throws -> Int32? {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return process.isRunning ? nil : process.terminationStatus
+    }
+
+    /// SIGTERM, then SIGKILL after two seconds.
+    func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        let deadline = Date().addingTimeInterval(2)
+        while process.isRunning, Date() < deadline { usleep(10_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+}
+
+/// Starts processes for one test and stops all of them at the end.
+final class ProcessScope: Sendable {
+    private let children = Locked<[ChildProcess]>([])
+    let dataDirectory: URL
+
+    init() throws {
+        dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("liveroom-e2e-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
+    }
+
+    func start(_ executable: String, _ arguments: [String], name: String? = nil) throws -> ChildProcess {
+        let child = try ChildProcess(executable, arguments, name: name)
+        children.withLock { $0.append(child) }
+        return child
+    }
+
+    func stopAll() {
+        for child in children.withLock({ $0 }).reversed() { child.stop() }
+        try? FileManager.default.removeItem(at: dataDirectory)
+    }
+
+    deinit { stopAll() }
+}
+
+/// A running `liveroom-server` on a free loopback port, with a known app and secret.
+struct TestServer {
+    static let sdkAppId: UInt64 = 1_400_000_123
+    static let secretKey = "e2e-secret-key-0123456789abcdef"
+    let process: ChildProcess
+    let url: String
+
+    static func start(in scope: ProcessScope, extra: [String] = []) async throws -> TestServer {
+        let process = try scope.start(
+            "liveroom-server",
+            ["--host", "127.0.0.1", "--port", "0", "--media-port", "0", "--data-dir", scope.dataDirectory.path,
+             "--sdk-app-id", String(sdkAppId), "--secret-key", secretKey, "--log-level", "warning"] + extra,
+            name: "server")
+        let line = try await process.waitForLine { $0.contains("listening on http://") }
+        let url = String(line[line.range(of: "http://")!.lowerBound...]).trimmingCharacters(in: .whitespaces)
+        return TestServer(process: process, url: url)
+    }
+
+    /// Starts `liveroom join --json` for a user.
+    func join(_ user: String, room: String = "room1", role: String = "audience", in scope: ProcessScope, extra: [String] = []) throws -> ChildProcess {
+        try scope.start(
+            "liveroom",
+            ["join", "--server", url, "--room", room, "--user-id", user, "--role", role,
+             "--sdk-app-id", String(Self.sdkAppId), "--secret-key", Self.secretKey, "--json"] + extra,
+            name: user)
+    }
+
+    /// Joins and waits until the user is in the room.
+    func entered(_ user: String, room: String = "room1", role: String = "audience", in scope: ProcessScope) async throws -> ChildProcess {
+        let client = try join(user, room: room, role: role, in: scope)
+        let enter = try await client.waitForEvent("onEnterRoom")
+        #expect((enter["result"]?.intValue ?? -1) >= 0, "\(user) could not enter: \(enter.jsonText)")
+        return client
+    }
+
+    /// Runs `liveroom admin` and returns its output and exit status.
+    func admin(_ action: String, _ body: JSONValue, in scope: ProcessScope) async throws -> (JSONValue, Int32) {
+        let process = try scope.start(
+            "liveroom",
+            ["admin", "--server", url, "--sdk-app-id", String(Self.sdkAppId), "--secret-key", Self.secretKey, action, body.jsonText],
+            name: "admin \(action)")
+        guard let status = try await process.waitForExit() else { throw TimedOut(description: "admin \(action) did not finish") }
+        let text = process.output.joined(separator: "\n")
+        return (try JSONValue.parse(text), status)
+    }
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs the Debian packages LiveRoom builds and tests with, only those missing.
+# Idempotent: a second run installs nothing.
+set -euo pipefail
+
+packages=(
+  pkg-config
+  libsrtp2-dev libopus-dev libvpx-dev libssl-dev zlib1g-dev libsqlite3-dev
+  libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev
+  ffmpeg
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "Installing: ${missing[*]}"
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# Swift comes from swift.org's toolchain, not from Debian; /opt/swift is where this project's machines keep it.
+if ! command -v swift >/dev/null 2>&1; then
+  if [ -x /opt/swift/usr/bin/swift ]; then
+    echo "Swift is at /opt/swift/usr/bin; add it to PATH" >&2
+  else
+    echo "Swift 6.2 or later is needed: install a toolchain from swift.org" >&2
+  fi
+  exit 1
+fi

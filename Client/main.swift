@@ -50,14 +50,20 @@ struct JoinCommand: AsyncParsableCommand {
 
     func run() async throws {
         guard let role = Role(rawValue: role) else { throw ValidationError("--role must be anchor or audience") }
-        guard let sdkAppId = credentials.sdkAppId else { throw ValidationError("--sdk-app-id is needed") }
         let sig: String
+        let sdkAppId: UInt64
         if let usersig {
             sig = usersig
-        } else if let secretKey = credentials.secretKey {
+            // The UserSig names its SDKAppID; --sdk-app-id overrides it (the server checks both agree).
+            guard let appId = credentials.sdkAppId ?? (try? UserSig.decode(usersig))?.sdkAppId else {
+                throw ValidationError("--usersig is not a UserSig; give --sdk-app-id too")
+            }
+            sdkAppId = appId
+        } else if let secretKey = credentials.secretKey, let appId = credentials.sdkAppId {
+            sdkAppId = appId
             sig = UserSig.make(sdkAppId: sdkAppId, secretKey: secretKey, identifier: userId, time: Int64(Date().timeIntervalSince1970), expire: 86_400).encoded()
         } else {
-            throw ValidationError("give --usersig, or --secret-key to sign one")
+            throw ValidationError("give --usersig, or --sdk-app-id and --secret-key to sign one")
         }
         if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }

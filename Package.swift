@@ -7,6 +7,10 @@ let package = Package(
     products: [
         .executable(name: "liveroom-server", targets: ["liveroom-server"]),
         .executable(name: "liveroom", targets: ["liveroom"]),
+        .library(name: "LiveRoomAuth", targets: ["LiveRoomAuth"]),
+        .library(name: "LiveRoomCore", targets: ["LiveRoomCore"]),
+        .library(name: "LiveRoomClientKit", targets: ["LiveRoomClientKit"]),
+        .library(name: "LiveRoomWire", targets: ["LiveRoomWire"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -49,6 +53,13 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
+        // WebRTC wire formats: STUN, RTP/RTCP, SDP, VP8/H.264 payloads (pure, no I/O).
+        .target(name: "LiveRoomWire", dependencies: [
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
+        // SFU forwarding state: sequence rewriting, NACK history, keyframe request limits, consent.
+        .target(name: "LiveRoomSFU", dependencies: ["LiveRoomWire"]),
         // The client kit behind the `liveroom` command line.
         .target(name: "LiveRoomClientKit", dependencies: [
             "LiveRoomAuth", "LiveRoomCore",
@@ -69,6 +80,11 @@ let package = Package(
         .testTarget(name: "LiveRoomAuthTests", dependencies: ["LiveRoomAuth"]),
         .testTarget(name: "LiveRoomCoreTests", dependencies: ["LiveRoomCore"]),
         .testTarget(name: "LiveRoomStoreTests", dependencies: ["LiveRoomStore"]),
+        .testTarget(name: "LiveRoomWireTests", dependencies: [
+            "LiveRoomWire",
+            .product(name: "NIOCore", package: "swift-nio"),
+        ]),
+        .testTarget(name: "LiveRoomSFUTests", dependencies: ["LiveRoomSFU"]),
         .testTarget(name: "LiveRoomClientKitTests", dependencies: ["LiveRoomClientKit"]),
         .testTarget(name: "EndToEndTests", dependencies: [
             "LiveRoomAuth", "LiveRoomCore",

@@ -69,10 +69,12 @@ public struct LiveRoomServer: Sendable {
         let hubService = RoomHubService(hub: hub)
         let group = ServiceGroup(
             configuration: .init(
+                // Shut down in reverse order: rooms first (clients are told), then HTTP, then the
+                // recorder, which writes what is queued before it returns.
                 services: [
                     .init(service: recorder),
-                    .init(service: hubService),
                     .init(service: app),
+                    .init(service: hubService),
                 ],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))

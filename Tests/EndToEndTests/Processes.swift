@@ -122,6 +122,11 @@ final class ChildProcess: Sendable {
         return process.isRunning ? nil : process.terminationStatus
     }
 
+    /// Sends SIGTERM and returns at once.
+    func terminate() {
+        if process.isRunning { process.terminate() }
+    }
+
     /// SIGTERM, then SIGKILL after two seconds.
     func stop() {
         guard process.isRunning else { return }

@@ -90,6 +90,20 @@ struct RoomEndToEndTests {
         #expect(try await first.waitForExit() == 0)
     }
 
+    @Test func sigtermTellsClientsAndKeepsHistory() async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let server = try await TestServer.start(in: scope)
+        let host = try await server.entered("host", role: "anchor", in: scope)
+        server.process.terminate()
+        try await host.waitForEvent("onExitRoom") { $0["reason"] == 2 }
+        #expect(try await server.process.waitForExit(timeout: .seconds(10)) == 0)
+        // A new server on the same data directory finds the room closed in its history.
+        let again = try await TestServer.start(in: scope)
+        let (history, _) = try await again.admin("DescribeRoomInfo", ["RoomId": "room1"], in: scope)
+        #expect(history["Response"]?["RoomList"]?.arrayValue?.first?["DestroyReason"] == "dismissed")
+    }
+
     @Test func anchorLimitIsEnforced() async throws {
         let scope = try ProcessScope()
         defer { scope.stopAll() }

@@ -1,0 +1,15 @@
+// swift-tools-version:6.2
+// libFuzzer targets for LiveRoom's parsers; `bash run.sh [seconds]` builds and runs each.
+// A crash it finds becomes a unit test in the main package.
+import PackageDescription
+
+let package = Package(
+    name: "FuzzTesting",
+    platforms: [.macOS(.v15)],
+    dependencies: [.package(name: "LiveRoom", path: "..")],
+    targets: [
+        .executableTarget(name: "FuzzSignalingRequest", dependencies: [.product(name: "LiveRoomCore", package: "LiveRoom")]),
+        .executableTarget(name: "FuzzUserSig", dependencies: [.product(name: "LiveRoomAuth", package: "LiveRoom")]),
+        .executableTarget(name: "FuzzClientCommand", dependencies: [.product(name: "LiveRoomClientKit", package: "LiveRoom")]),
+    ]
+)

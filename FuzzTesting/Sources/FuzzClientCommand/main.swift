@@ -1,0 +1,8 @@
+import LiveRoomClientKit
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
+    _ = try? ClientCommand.parse(text)
+    return 0
+}

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Builds the fuzz targets with libFuzzer and AddressSanitizer and runs each for a while
+# (default 60 s). Crashes are written to FailCases/; turn each into a unit test.
+set -euo pipefail
+cd "$(dirname "$0")"
+seconds="${1:-60}"
+swift build -c debug -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library
+mkdir -p FailCases
+for target in FuzzSignalingRequest FuzzUserSig FuzzClientCommand; do
+  echo "== $target"
+  ".build/debug/$target" -max_total_time="$seconds" -artifact_prefix=FailCases/ -print_final_stats=1
+done

@@ -60,6 +60,11 @@ let package = Package(
         ]),
         // SFU forwarding state: sequence rewriting, NACK history, keyframe request limits, consent.
         .target(name: "LiveRoomSFU", dependencies: ["LiveRoomWire"]),
+        // Peer connection transport: ICE-lite, media port demultiplexing.
+        .target(name: "LiveRoomTransport", dependencies: [
+            "LiveRoomWire", "LiveRoomSFU",
+            .product(name: "NIOCore", package: "swift-nio"),
+        ]),
         // The client kit behind the `liveroom` command line.
         .target(name: "LiveRoomClientKit", dependencies: [
             "LiveRoomAuth", "LiveRoomCore",
@@ -82,6 +87,10 @@ let package = Package(
         .testTarget(name: "LiveRoomStoreTests", dependencies: ["LiveRoomStore"]),
         .testTarget(name: "LiveRoomWireTests", dependencies: [
             "LiveRoomWire",
+            .product(name: "NIOCore", package: "swift-nio"),
+        ]),
+        .testTarget(name: "LiveRoomTransportTests", dependencies: [
+            "LiveRoomTransport", "LiveRoomWire",
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
         .testTarget(name: "LiveRoomSFUTests", dependencies: ["LiveRoomSFU"]),

@@ -6,10 +6,17 @@ import PackageDescription
 let package = Package(
     name: "FuzzTesting",
     platforms: [.macOS(.v15)],
-    dependencies: [.package(name: "LiveRoom", path: "..")],
+    dependencies: [
+        .package(name: "LiveRoom", path: ".."),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+    ],
     targets: [
         .executableTarget(name: "FuzzSignalingRequest", dependencies: [.product(name: "LiveRoomCore", package: "LiveRoom")]),
         .executableTarget(name: "FuzzUserSig", dependencies: [.product(name: "LiveRoomAuth", package: "LiveRoom")]),
+        .executableTarget(name: "FuzzWire", dependencies: [
+            .product(name: "LiveRoomWire", package: "LiveRoom"),
+            .product(name: "NIOCore", package: "swift-nio"),
+        ]),
         .executableTarget(name: "FuzzClientCommand", dependencies: [.product(name: "LiveRoomClientKit", package: "LiveRoom")]),
     ]
 )

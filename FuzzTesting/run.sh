@@ -6,7 +6,7 @@ cd "$(dirname "$0")"
 seconds="${1:-60}"
 swift build -c debug -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library
 mkdir -p FailCases
-for target in FuzzSignalingRequest FuzzUserSig FuzzClientCommand; do
+for target in FuzzSignalingRequest FuzzUserSig FuzzClientCommand FuzzWire; do
   echo "== $target"
   ".build/debug/$target" -max_total_time="$seconds" -artifact_prefix=FailCases/ -print_final_stats=1
 done

@@ -1,0 +1,21 @@
+import LiveRoomWire
+import NIOCore
+
+/// Feeds the same bytes to every wire-format parser the media port and signaling meet:
+/// each must parse or throw, never crash. What parses must serialize again.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafeRawPointer, _ size: Int) -> CInt {
+    let buffer = ByteBuffer(bytes: UnsafeRawBufferPointer(start: data, count: size))
+    _ = DatagramKind(datagram: buffer)
+    if let message = try? STUNMessage.parse(buffer) { _ = message.serialize() }
+    if let packet = try? RTPPacket.parse(buffer) { _ = try? packet.serialize() }
+    if let packets = try? RTCPPacket.parseCompound(buffer) { _ = try? RTCPPacket.serializeCompound(packets) }
+    _ = try? VP8RTPPayload.parse(buffer)
+    _ = try? VP8FrameHeader.parse(buffer)
+    _ = try? H264RTPPayload.parse(buffer)
+    var depacketizer = H264Depacketizer()
+    _ = try? depacketizer.push(payload: buffer, sequenceNumber: 1, timestamp: 0, marker: true)
+    let text = String(decoding: UnsafeRawBufferPointer(start: data, count: size), as: UTF8.self)
+    if let sdp = try? SessionDescription.parse(text) { _ = sdp.serialize() }
+    return 0
+}

@@ -1,0 +1,72 @@
+import LiveRoomWire
+import NIOCore
+
+/// Routes datagrams arriving on the one media port to peer connections (RFC 7983): STUN by
+/// the ufrag in its USERNAME, everything else by the source address a valid check bound.
+public struct MediaDemultiplexer<PeerID: Hashable & Sendable>: Sendable {
+    public enum Route: Sendable {
+        case stun(PeerID, STUNMessage)
+        case dtls(PeerID)
+        case rtp(PeerID)
+        case rtcp(PeerID)
+        /// Not for any known peer, or not a kind we accept; counted and dropped.
+        case drop(DropReason)
+    }
+
+    public enum DropReason: String, Sendable, Hashable, CaseIterable {
+        case malformedSTUN
+        case unknownUfrag
+        case unknownAddress
+        case unknownKind
+        case notARequest
+    }
+
+    private var byUfrag: [String: PeerID] = [:]
+    private var byAddress: [TransportAddress: PeerID] = [:]
+    private var addressesOf: [PeerID: Set<TransportAddress>] = [:]
+
+    public init() {}
+
+    /// A peer connection whose local ufrag is `ufrag`.
+    public mutating func register(ufrag: String, peer: PeerID) {
+        byUfrag[ufrag] = peer
+    }
+
+    /// A valid check from `address` for `peer`: its media is accepted from there.
+    public mutating func bind(_ address: TransportAddress, to peer: PeerID) {
+        if let previous = byAddress[address], previous != peer {
+            addressesOf[previous]?.remove(address)
+        }
+        byAddress[address] = peer
+        addressesOf[peer, default: []].insert(address)
+    }
+
+    public mutating func unregister(_ peer: PeerID) {
+        byUfrag = byUfrag.filter { $0.value != peer }
+        for address in addressesOf.removeValue(forKey: peer) ?? [] where byAddress[address] == peer {
+            byAddress[address] = nil
+        }
+    }
+
+    public func route(_ datagram: ByteBuffer, from source: TransportAddress) -> Route {
+        switch DatagramKind(datagram: datagram) {
+        case .stun:
+            guard let message = try? STUNMessage.parse(datagram) else { return .drop(.malformedSTUN) }
+            // An ICE-lite agent sends no checks, so only requests are expected; indications
+            // (keepalives) and stray responses are dropped.
+            guard message.type == .bindingRequest else { return .drop(.notARequest) }
+            guard let username = message.username, let colon = username.firstIndex(of: ":"),
+                let peer = byUfrag[String(username[..<colon])]
+            else { return .drop(.unknownUfrag) }
+            return .stun(peer, message)
+        case .dtls:
+            return byAddress[source].map { .dtls($0) } ?? .drop(.unknownAddress)
+        case .rtp:
+            return byAddress[source].map { .rtp($0) } ?? .drop(.unknownAddress)
+        case .rtcp:
+            return byAddress[source].map { .rtcp($0) } ?? .drop(.unknownAddress)
+        case .unknown:
+            return .drop(.unknownKind)
+        }
+    }
+}

@@ -60,6 +60,10 @@ let package = Package(
         ]),
         // SFU forwarding state: sequence rewriting, NACK history, keyframe request limits, consent.
         .target(name: "LiveRoomSFU", dependencies: ["LiveRoomWire"]),
+        // Media: frames, synthetic and file sources, VP8/H.264/Opus codecs, Matroska recording.
+        .target(name: "LiveRoomMedia", dependencies: ["COpus", "CVPX", "CFFmpeg"]),
+        // DTLS-SRTP for WebRTC: certificates and fingerprints, the DTLS 1.2 handshake over memory BIOs, SRTP sessions.
+        .target(name: "LiveRoomSecureTransport", dependencies: ["COpenSSL", "CSRTP"]),
         // Peer connection transport: ICE-lite, media port demultiplexing.
         .target(name: "LiveRoomTransport", dependencies: [
             "LiveRoomWire", "LiveRoomSFU",
@@ -81,6 +85,9 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], path: "Client"),
 
+        .executableTarget(name: "codec-bench", dependencies: ["LiveRoomMedia"], path: "Benchmarks/codec-bench"),
+        .executableTarget(name: "srtp-bench", dependencies: ["LiveRoomSecureTransport"], path: "Benchmarks/srtp-bench"),
+
         .testTarget(name: "CLibraryTests", dependencies: ["CSRTP", "COpus", "CVPX", "CFFmpeg", "COpenSSL"]),
         .testTarget(name: "LiveRoomAuthTests", dependencies: ["LiveRoomAuth"]),
         .testTarget(name: "LiveRoomCoreTests", dependencies: ["LiveRoomCore"]),
@@ -93,6 +100,8 @@ let package = Package(
             "LiveRoomTransport", "LiveRoomWire",
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
+        .testTarget(name: "LiveRoomMediaTests", dependencies: ["LiveRoomMedia"]),
+        .testTarget(name: "LiveRoomSecureTransportTests", dependencies: ["LiveRoomSecureTransport"]),
         .testTarget(name: "LiveRoomSFUTests", dependencies: ["LiveRoomSFU"]),
         .testTarget(name: "LiveRoomClientKitTests", dependencies: ["LiveRoomClientKit"]),
         .testTarget(name: "EndToEndTests", dependencies: [

@@ -7,9 +7,13 @@ enum SRTPLibrary {
     private static let initializationStatus: UInt32 = srtp_init().rawValue
 
     /// Runs `srtp_init` on first use and reports its result on every call.
+    ///
+    /// A second `srtp_init` in one process (another module of the same process called it
+    /// first) answers `bad_param` because its debug module is already loaded; the library
+    /// is initialized then, so that counts as success.
     static func ensureInitialized() throws(SRTPError) {
         let status = initializationStatus
-        guard status == srtp_err_status_ok.rawValue else {
+        guard status == srtp_err_status_ok.rawValue || status == srtp_err_status_bad_param.rawValue else {
             throw SRTPError(code: SRTPError.Code(rawValue: status), operation: "srtp_init")
         }
     }

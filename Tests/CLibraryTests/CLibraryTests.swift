@@ -135,7 +135,9 @@ import Testing
 // MARK: - SRTP (libsrtp2)
 
 @Suite struct SRTPTests {
-    /// libsrtp's global init is not thread safe; a static let runs it exactly once.
+    /// libsrtp's global init is not thread safe; a static let runs it exactly once here.
+    /// LiveRoomSecureTransport may have run it first in this process, which makes this call
+    /// answer bad_param (its debug module is already loaded): initialized all the same.
     static let initStatus: srtp_err_status_t = srtp_init()
 
     enum Profile: String, CaseIterable, Sendable {
@@ -197,7 +199,7 @@ import Testing
 
     @Test(arguments: Profile.allCases)
     func protectUnprotectAndRejectTampering(_ profile: Profile) throws {
-        try #require(Self.initStatus == srtp_err_status_ok)
+        try #require(Self.initStatus == srtp_err_status_ok || Self.initStatus == srtp_err_status_bad_param)
         let key = (0..<profile.masterKeyLength).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 1) }
         let sender = try Self.makeSession(profile, key: key, type: ssrc_any_outbound)
         defer { srtp_dealloc(sender) }

@@ -66,7 +66,7 @@ let package = Package(
         .target(name: "LiveRoomSecureTransport", dependencies: ["COpenSSL", "CSRTP"]),
         // Peer connection transport: ICE-lite, media port demultiplexing.
         .target(name: "LiveRoomTransport", dependencies: [
-            "LiveRoomWire", "LiveRoomSFU",
+            "LiveRoomWire", "LiveRoomSFU", "LiveRoomSecureTransport",
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
         // The client kit behind the `liveroom` command line.

@@ -1,0 +1,255 @@
+import LiveRoomSecureTransport
+import LiveRoomWire
+import NIOCore
+
+/// One WebRTC transport (RFC 8829's "transport"): ICE, then DTLS, then SRTP, on one 5-tuple
+/// with BUNDLE and rtcp-mux. The server runs it as ICE-lite and DTLS passive; the client as
+/// a controlling ICE agent and DTLS active. Confined to one event loop; not Sendable.
+///
+/// It decides, the owner does the I/O: every call returns ``Event``s to carry out.
+public final class PeerTransport {
+    public enum Event {
+        /// Write this datagram to this address.
+        case send(ByteBuffer, to: TransportAddress)
+        /// The remote address was (re)selected; media from it belongs to this transport.
+        case selected(TransportAddress)
+        /// DTLS completed: SRTP is ready in both directions.
+        case connected
+        /// Decrypted RTP from the peer.
+        case rtp([UInt8])
+        /// Decrypted RTCP (a compound packet) from the peer.
+        case rtcp([UInt8])
+        /// The transport failed or closed; it ignores everything after this.
+        case closed(reason: String)
+    }
+
+    public enum ICE {
+        case lite(ICELiteAgent)
+        case controlling(ICEControllingAgent)
+    }
+
+    /// Counts of what was dropped, by reason, for metrics and tests.
+    public struct Drops: Sendable, Hashable {
+        public var srtpAuth = 0
+        public var srtpReplay = 0
+        public var srtpOther = 0
+        public var beforeConnected = 0
+        public var badSTUN = 0
+    }
+
+    public let localDescription: TransportDescription
+    public let remoteDescription: TransportDescription
+    private var ice: ICE
+    private let dtls: DTLSTransport
+    private var srtpIn: SRTPSession?
+    private var srtpOut: SRTPSession?
+    public private(set) var remoteAddress: TransportAddress?
+    public private(set) var isConnected = false
+    public private(set) var isClosed = false
+    public private(set) var drops = Drops()
+
+    public init(
+        ice: ICE, certificate: DTLSCertificate, localDescription: TransportDescription, remoteDescription: TransportDescription
+    ) throws(NegotiationError) {
+        guard let fingerprint = DTLSFingerprint(sdpValue: "\(remoteDescription.fingerprint.hashFunction) \(remoteDescription.fingerprint.hexString)") else {
+            throw NegotiationError("unsupported DTLS fingerprint algorithm \(remoteDescription.fingerprint.hashFunction)")
+        }
+        let role: DTLSRole
+        switch localDescription.setup {
+        case .active: role = .client
+        case .passive: role = .server
+        case .actpass, .holdconn: throw NegotiationError("the local DTLS role must be active or passive")
+        }
+        do {
+            dtls = try DTLSTransport(certificate: certificate, role: role, remoteFingerprint: fingerprint)
+        } catch {
+            throw NegotiationError("cannot set up DTLS: \(error)")
+        }
+        self.ice = ice
+        self.localDescription = localDescription
+        self.remoteDescription = remoteDescription
+    }
+
+    /// The SDP fingerprint of a certificate.
+    public static func sdpFingerprint(of certificate: DTLSCertificate) -> SDPFingerprint {
+        SDPFingerprint(hashFunction: certificate.fingerprint.algorithm.rawValue, bytes: certificate.fingerprint.bytes)
+    }
+
+    /// The earliest time ``handleTimers(now:)`` has work.
+    public var nextTimeout: ContinuousClock.Instant? {
+        guard !isClosed else { return nil }
+        let iceTimeout: ContinuousClock.Instant?
+        switch ice {
+        case .lite(let agent): iceTimeout = agent.consentDeadline
+        case .controlling(let agent): iceTimeout = agent.nextTimeout
+        }
+        return [iceTimeout, dtls.nextTimeout].compactMap { $0 }.min()
+    }
+
+    /// Runs ICE checks, DTLS retransmissions and consent expiry.
+    public func handleTimers(now: ContinuousClock.Instant) -> [Event] {
+        guard !isClosed else { return [] }
+        var events: [Event] = []
+        switch ice {
+        case .lite(let agent):
+            if agent.consentExpired(now: now) { return close(reason: "ICE consent expired: no check for 30 s") }
+        case .controlling(var agent):
+            let actions = agent.tick(now: now)
+            ice = .controlling(agent)
+            for action in actions {
+                switch action {
+                case .send(let bytes, let to): events.append(.send(bytes, to: to))
+                case .connected: break
+                case .failed(let reason): return events + close(reason: reason)
+                }
+            }
+        }
+        if let timeout = dtls.nextTimeout, now >= timeout {
+            events += handle(dtls.handleTimeout(now: now))
+        }
+        return events
+    }
+
+    /// One datagram from the media port that the demultiplexer routed here.
+    public func receive(_ datagram: ByteBuffer, from source: TransportAddress, now: ContinuousClock.Instant) -> [Event] {
+        guard !isClosed else { return [] }
+        switch DatagramKind(datagram: datagram) {
+        case .stun:
+            return receiveSTUN(datagram, from: source, now: now)
+        case .dtls:
+            guard source == remoteAddress else { return [] }
+            return handle(dtls.receive(datagram: Array(buffer: datagram), now: now))
+        case .rtp:
+            guard source == remoteAddress, let srtpIn else {
+                drops.beforeConnected += 1
+                return []
+            }
+            var bytes = Array(buffer: datagram)
+            do {
+                try srtpIn.unprotectRTP(&bytes)
+            } catch {
+                count(error)
+                return []
+            }
+            return [.rtp(bytes)]
+        case .rtcp:
+            guard source == remoteAddress, let srtpIn else {
+                drops.beforeConnected += 1
+                return []
+            }
+            var bytes = Array(buffer: datagram)
+            do {
+                try srtpIn.unprotectRTCP(&bytes)
+            } catch {
+                count(error)
+                return []
+            }
+            return [.rtcp(bytes)]
+        case .unknown:
+            return []
+        }
+    }
+
+    /// Encrypts an RTP packet for the peer; nil until connected. `packet` gains the SRTP trailer.
+    public func protectRTP(_ packet: inout [UInt8]) -> ByteBuffer? {
+        guard let srtpOut, remoteAddress != nil, (try? srtpOut.protectRTP(&packet)) != nil else { return nil }
+        return ByteBuffer(bytes: packet)
+    }
+
+    /// Encrypts an RTCP compound packet for the peer; nil until connected.
+    public func protectRTCP(_ packet: inout [UInt8]) -> ByteBuffer? {
+        guard let srtpOut, remoteAddress != nil, (try? srtpOut.protectRTCP(&packet)) != nil else { return nil }
+        return ByteBuffer(bytes: packet)
+    }
+
+    /// Starts the transport: the client sends its first check.
+    public func start(now: ContinuousClock.Instant) -> [Event] {
+        handleTimers(now: now)
+    }
+
+    /// Closes: sends close_notify if DTLS is up.
+    public func close(reason: String) -> [Event] {
+        guard !isClosed else { return [] }
+        var events: [Event] = []
+        if let remoteAddress {
+            for case .send(let bytes) in dtls.close() { events.append(.send(ByteBuffer(bytes: bytes), to: remoteAddress)) }
+        }
+        isClosed = true
+        events.append(.closed(reason: reason))
+        return events
+    }
+
+    private func receiveSTUN(_ datagram: ByteBuffer, from source: TransportAddress, now: ContinuousClock.Instant) -> [Event] {
+        guard let message = try? STUNMessage.parse(datagram) else {
+            drops.badSTUN += 1
+            return []
+        }
+        var events: [Event] = []
+        switch ice {
+        case .lite(var agent):
+            guard message.type == .bindingRequest, let actions = try? agent.receiveBindingRequest(message, datagram: datagram, from: source, now: now) else {
+                drops.badSTUN += 1
+                return []
+            }
+            ice = .lite(agent)
+            for action in actions {
+                switch action {
+                case .send(let bytes, let to): events.append(.send(bytes, to: to))
+                case .selected(let address): events += select(address, now: now)
+                }
+            }
+        case .controlling(var agent):
+            let actions = agent.receive(message, datagram: datagram, from: source, now: now)
+            ice = .controlling(agent)
+            for action in actions {
+                switch action {
+                case .send(let bytes, let to): events.append(.send(bytes, to: to))
+                case .connected(let address): events += select(address, now: now)
+                case .failed(let reason): return events + close(reason: reason)
+                }
+            }
+        }
+        return events
+    }
+
+    private func select(_ address: TransportAddress, now: ContinuousClock.Instant) -> [Event] {
+        let first = remoteAddress == nil
+        remoteAddress = address
+        var events: [Event] = [.selected(address)]
+        if first { events += handle(dtls.start(now: now)) }
+        return events
+    }
+
+    private func handle(_ outputs: [DTLSTransport.Output]) -> [Event] {
+        var events: [Event] = []
+        for output in outputs {
+            switch output {
+            case .send(let bytes):
+                if let remoteAddress { events.append(.send(ByteBuffer(bytes: bytes), to: remoteAddress)) }
+            case .connected(let keys):
+                do {
+                    srtpIn = try SRTPSession(keyingMaterial: keys, direction: .inbound)
+                    srtpOut = try SRTPSession(keyingMaterial: keys, direction: .outbound)
+                } catch {
+                    return events + close(reason: "cannot create SRTP sessions: \(error)")
+                }
+                isConnected = true
+                events.append(.connected)
+            case .failed(let error):
+                return events + close(reason: "DTLS failed: \(error)")
+            case .closed:
+                isClosed = true
+                events.append(.closed(reason: "the peer closed DTLS"))
+            }
+        }
+        return events
+    }
+
+    private func count(_ error: SRTPError) {
+        switch error.code {
+        case .authFail: drops.srtpAuth += 1
+        case .replayFail, .replayOld: drops.srtpReplay += 1
+        default: drops.srtpOther += 1
+        }
+    }
+}

@@ -1,0 +1,125 @@
+import LiveRoomSecureTransport
+import LiveRoomWire
+import NIOCore
+import Testing
+
+@testable import LiveRoomTransport
+
+/// A client and a server transport wired back to back in memory.
+struct TransportPair {
+    let server: PeerTransport
+    let client: PeerTransport
+    let serverAddress = TransportAddress(address: IPAddress("127.0.0.1")!, port: 7882)
+    let clientAddress = TransportAddress(address: IPAddress("127.0.0.1")!, port: 50_123)
+
+    init(now: ContinuousClock.Instant) throws {
+        let certificate = try DTLSCertificate()
+        let clientCertificate = try DTLSCertificate()
+        let serverICE = ICECredentials.random()
+        let clientICE = ICECredentials.random()
+        let serverDescription = TransportDescription(
+            iceUfrag: serverICE.ufrag, icePwd: serverICE.pwd, fingerprint: PeerTransport.sdpFingerprint(of: certificate), setup: .passive, iceLite: true)
+        let clientDescription = TransportDescription(
+            iceUfrag: clientICE.ufrag, icePwd: clientICE.pwd, fingerprint: PeerTransport.sdpFingerprint(of: clientCertificate), setup: .active)
+        server = try PeerTransport(
+            ice: .lite(ICELiteAgent(local: serverICE, remoteUfrag: clientICE.ufrag, now: now)), certificate: certificate,
+            localDescription: serverDescription, remoteDescription: clientDescription)
+        client = try PeerTransport(
+            ice: .controlling(ICEControllingAgent(local: clientICE, remote: serverICE, remoteAddress: serverAddress, now: now)),
+            certificate: clientCertificate, localDescription: clientDescription, remoteDescription: serverDescription)
+    }
+
+    /// Delivers events' datagrams back and forth until quiet; returns what each side saw.
+    func pump(_ initial: [PeerTransport.Event], from sender: PeerTransport, now: ContinuousClock.Instant) -> (server: [PeerTransport.Event], client: [PeerTransport.Event]) {
+        var queue: [(PeerTransport, PeerTransport.Event)] = initial.map { (sender, $0) }
+        var seen: (server: [PeerTransport.Event], client: [PeerTransport.Event]) = ([], [])
+        var rounds = 0
+        while !queue.isEmpty, rounds < 1000 {
+            rounds += 1
+            let (from, event) = queue.removeFirst()
+            if from === server { seen.server.append(event) } else { seen.client.append(event) }
+            guard case .send(let bytes, _) = event else { continue }
+            let to = from === server ? client : server
+            let source = from === server ? serverAddress : clientAddress
+            queue += to.receive(bytes, from: source, now: now).map { (to, $0) }
+        }
+        return seen
+    }
+}
+
+@Suite struct PeerTransportTests {
+    @Test func connectsAndCarriesSRTP() throws {
+        let now = ContinuousClock.now
+        let pair = try TransportPair(now: now)
+        let seen = pair.pump(pair.client.start(now: now), from: pair.client, now: now)
+        #expect(pair.client.isConnected)
+        #expect(pair.server.isConnected)
+        #expect(pair.server.remoteAddress == pair.clientAddress)
+        #expect(seen.server.contains { if case .connected = $0 { true } else { false } })
+
+        // RTP both ways.
+        let rtp: [UInt8] = [0x80, 96, 0x12, 0x34, 0, 0, 0x10, 0, 0xCA, 0xFE, 0xBA, 0xBE] + Array(repeating: 0x55, count: 100)
+        var outgoing = rtp
+        let protected = try #require(pair.client.protectRTP(&outgoing))
+        #expect(Array(buffer: protected) != rtp)
+        let received = pair.server.receive(protected, from: pair.clientAddress, now: now)
+        guard case .rtp(let plain)? = received.first else {
+            Issue.record("no RTP: \(received)")
+            return
+        }
+        #expect(plain == rtp)
+        // A replay is dropped and counted; so is a tampered packet.
+        #expect(pair.server.receive(protected, from: pair.clientAddress, now: now).isEmpty)
+        #expect(pair.server.drops.srtpReplay == 1)
+        var tampered = rtp
+        tampered[3] = 0x35
+        var bytes = Array(buffer: try #require(pair.client.protectRTP(&tampered)))
+        bytes[20] ^= 0xFF
+        #expect(pair.server.receive(ByteBuffer(bytes: bytes), from: pair.clientAddress, now: now).isEmpty)
+        #expect(pair.server.drops.srtpAuth == 1)
+
+        // RTCP from the server to the client.
+        let pli: [UInt8] = [0x81, 206, 0, 2, 0, 0, 0, 1, 0xCA, 0xFE, 0xBA, 0xBE]
+        var rtcp = pli
+        let protectedRTCP = try #require(pair.server.protectRTCP(&rtcp))
+        guard case .rtcp(let plainRTCP)? = pair.client.receive(protectedRTCP, from: pair.serverAddress, now: now).first else {
+            Issue.record("no RTCP")
+            return
+        }
+        #expect(plainRTCP == pli)
+    }
+
+    @Test func mediaFromAnotherAddressIsIgnored() throws {
+        let now = ContinuousClock.now
+        let pair = try TransportPair(now: now)
+        _ = pair.pump(pair.client.start(now: now), from: pair.client, now: now)
+        var rtp: [UInt8] = [0x80, 96, 0, 1, 0, 0, 0, 1, 0, 0, 0, 7, 1, 2, 3]
+        let protected = try #require(pair.client.protectRTP(&rtp))
+        let stranger = TransportAddress(address: IPAddress("127.0.0.9")!, port: 1)
+        #expect(pair.server.receive(protected, from: stranger, now: now).isEmpty)
+    }
+
+    @Test func serverClosesWhenConsentExpires() throws {
+        let now = ContinuousClock.now
+        let pair = try TransportPair(now: now)
+        _ = pair.pump(pair.client.start(now: now), from: pair.client, now: now)
+        let later = pair.server.handleTimers(now: now.advanced(by: .seconds(31)))
+        guard case .closed(let reason)? = later.last else {
+            Issue.record("no close: \(later)")
+            return
+        }
+        #expect(reason.contains("consent"))
+        #expect(pair.server.isClosed)
+    }
+
+    @Test func clientGivesUpWithoutAnswers() throws {
+        let now = ContinuousClock.now
+        let pair = try TransportPair(now: now)
+        _ = pair.client.start(now: now)
+        let events = pair.client.handleTimers(now: now.advanced(by: .seconds(30)))
+        guard case .closed? = events.last else {
+            Issue.record("client did not give up: \(events)")
+            return
+        }
+    }
+}

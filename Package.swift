@@ -47,7 +47,9 @@ let package = Package(
         ]),
         // The room server: WebSocket signaling, admin REST, services.
         .target(name: "LiveRoomServer", dependencies: [
-            "LiveRoomAuth", "LiveRoomCore", "LiveRoomStore",
+            "LiveRoomAuth", "LiveRoomCore", "LiveRoomStore", "LiveRoomSFU", "LiveRoomTransport", "LiveRoomSecureTransport", "LiveRoomWire",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
             .product(name: "Logging", package: "swift-log"),
@@ -58,20 +60,25 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
-        // SFU forwarding state: sequence rewriting, NACK history, keyframe request limits, consent.
-        .target(name: "LiveRoomSFU", dependencies: ["LiveRoomWire"]),
+        // The SFU: routes publishers' RTP to subscribers with sequence rewriting, NACK, PLI.
+        .target(name: "LiveRoomSFU", dependencies: [
+            "LiveRoomWire", "LiveRoomTransport", "LiveRoomSecureTransport",
+            .product(name: "NIOCore", package: "swift-nio"),
+        ]),
         // Media: frames, synthetic and file sources, VP8/H.264/Opus codecs, Matroska recording.
         .target(name: "LiveRoomMedia", dependencies: ["COpus", "CVPX", "CFFmpeg"]),
         // DTLS-SRTP for WebRTC: certificates and fingerprints, the DTLS 1.2 handshake over memory BIOs, SRTP sessions.
         .target(name: "LiveRoomSecureTransport", dependencies: ["COpenSSL", "CSRTP"]),
         // Peer connection transport: ICE-lite, media port demultiplexing.
         .target(name: "LiveRoomTransport", dependencies: [
-            "LiveRoomWire", "LiveRoomSFU", "LiveRoomSecureTransport",
+            "LiveRoomWire", "LiveRoomSecureTransport",
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
         // The client kit behind the `liveroom` command line.
         .target(name: "LiveRoomClientKit", dependencies: [
-            "LiveRoomAuth", "LiveRoomCore",
+            "LiveRoomAuth", "LiveRoomCore", "LiveRoomTransport", "LiveRoomMedia", "LiveRoomWire", "LiveRoomSecureTransport",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -102,7 +109,10 @@ let package = Package(
         ]),
         .testTarget(name: "LiveRoomMediaTests", dependencies: ["LiveRoomMedia"]),
         .testTarget(name: "LiveRoomSecureTransportTests", dependencies: ["LiveRoomSecureTransport"]),
-        .testTarget(name: "LiveRoomSFUTests", dependencies: ["LiveRoomSFU"]),
+        .testTarget(name: "LiveRoomSFUTests", dependencies: [
+            "LiveRoomSFU", "LiveRoomTransport", "LiveRoomWire", "LiveRoomSecureTransport",
+            .product(name: "NIOCore", package: "swift-nio"),
+        ]),
         .testTarget(name: "LiveRoomClientKitTests", dependencies: ["LiveRoomClientKit"]),
         .testTarget(name: "EndToEndTests", dependencies: [
             "LiveRoomAuth", "LiveRoomCore",

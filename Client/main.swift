@@ -47,6 +47,32 @@ struct JoinCommand: AsyncParsableCommand {
     @OptionGroup var credentials: AppCredentials
     @Flag(help: "Print each event as one JSON object per line.") var json = false
     @Option(help: "Leave after this many seconds (then standard input's end does not end the session).") var duration: Double?
+    @Option(help: "Publish when an anchor: testsrc, color:RRGGBB or file:PATH.") var publish: String?
+    @Option(help: "Video codec to publish: vp8 or h264.") var videoCodec: String = "vp8"
+    @Option(help: "Published picture size, WIDTHxHEIGHT.") var resolution: String = "540x960"
+    @Option(help: "Published frames per second.") var fps: Int = 15
+    @Option(help: "Published video bitrate in kbit/s.") var bitrate: Int = 1300
+    @Option(help: "Record each remote user to DIR/<userId>.mkv.") var record: String?
+
+    /// The media options, checked.
+    func mediaOptions() throws -> MediaOptions {
+        do {
+            var media = MediaOptions()
+            media.publish = try publish.map { try PublishSource(parsing: $0) }
+            media.videoCodec = try MediaOptions.parseVideoCodec(videoCodec)
+            (media.width, media.height) = try MediaOptions.parseResolution(resolution)
+            media.fps = fps
+            media.bitrateKbps = bitrate
+            media.recordDirectory = record
+            try media.validate()
+            if case .file(let path) = media.publish, !FileManager.default.fileExists(atPath: path) {
+                throw MediaOptionError("--publish file: \(path) does not exist")
+            }
+            return media
+        } catch let error as MediaOptionError {
+            throw ValidationError(error.message)
+        }
+    }
 
     func run() async throws {
         guard let role = Role(rawValue: role) else { throw ValidationError("--role must be anchor or audience") }
@@ -66,13 +92,14 @@ struct JoinCommand: AsyncParsableCommand {
             throw ValidationError("give --usersig, or --sdk-app-id and --secret-key to sign one")
         }
         if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
+        let media = try mediaOptions()
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
         var logger = Logger(label: "liveroom")
         logger.logLevel = .warning
         let session = JoinSession(
             options: JoinOptions(
                 server: server, roomId: room, userId: userId, role: role, sdkAppId: sdkAppId, userSig: sig,
-                duration: duration.map { .milliseconds(Int64($0 * 1000)) }),
+                duration: duration.map { .milliseconds(Int64($0 * 1000)) }, media: media),
             printer: EventPrinter(json: json), logger: logger)
         let outcome: JoinSession.Outcome
         do {

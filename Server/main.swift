@@ -59,8 +59,9 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
             return handler
         }
         let server = LiveRoomServer(configuration: configuration, logger: Logger(label: "liveroom-server"))
-        try await server.run { credentials, address in
+        try await server.run { credentials, address, mediaPort in
             var lines = ["LiveRoom server listening on http://\(configuration.host):\(address.port ?? configuration.port)"]
+            lines.append("Media UDP port: \(mediaPort)")
             lines.append("SDKAppID: \(credentials.sdkAppId)")
             if credentials.isDevelopment {
                 lines.append("Secret key: \(credentials.secretKey) (development key kept in \(configuration.dataDirectory))")

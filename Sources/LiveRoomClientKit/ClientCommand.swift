@@ -19,6 +19,8 @@ public enum ClientCommand: Sendable, Hashable {
         accept-invite                accept a mic invitation
         reject-invite                reject a mic invitation
         end-mic <user>               send a co-host back to the audience (anchor)
+        mute-video on|off            stop (on) or resume (off) sending your video
+        mute-audio on|off            stop (on) or resume (off) sending your audio
         leave                        exit the room and end the session
         """
 
@@ -36,6 +38,13 @@ public enum ClientCommand: Sendable, Hashable {
                 throw LiveRoomError(ErrorCode.missingField, "usage: \(word) <user>")
             }
             return user
+        }
+        func onOff() throws(LiveRoomError) -> Bool {
+            switch rest {
+            case "on": return true
+            case "off": return false
+            default: throw LiveRoomError(ErrorCode.invalidField, "usage: \(word) on|off")
+            }
         }
         switch word {
         case "custom":
@@ -62,6 +71,8 @@ public enum ClientCommand: Sendable, Hashable {
         case "reject-invite":
             try noArgument()
             return .request(.rejectInvitation)
+        case "mute-video": return .request(.muteLocalVideo(try onOff()))
+        case "mute-audio": return .request(.muteLocalAudio(try onOff()))
         case "leave":
             try noArgument()
             return .leave

@@ -1,6 +1,7 @@
 import Foundation
 import HummingbirdWSClient
 import LiveRoomCore
+import LiveRoomTransport
 import Logging
 import Synchronization
 
@@ -15,8 +16,13 @@ public struct JoinOptions: Sendable {
     public var userSig: String
     /// Leave after this long; nil means when standard input ends or on `leave`.
     public var duration: Duration?
+    /// What to publish and record.
+    public var media: MediaOptions
 
-    public init(server: String, roomId: String, userId: String, role: Role, sdkAppId: UInt64, userSig: String, duration: Duration?) {
+    public init(
+        server: String, roomId: String, userId: String, role: Role, sdkAppId: UInt64, userSig: String, duration: Duration?,
+        media: MediaOptions = MediaOptions()
+    ) {
         self.server = server
         self.roomId = roomId
         self.userId = userId
@@ -24,6 +30,7 @@ public struct JoinOptions: Sendable {
         self.sdkAppId = sdkAppId
         self.userSig = userSig
         self.duration = duration
+        self.media = media
     }
 
     /// The signaling WebSocket URL for an `http(s)://` server URL.
@@ -63,12 +70,31 @@ public struct JoinSession: Sendable {
     private final class State: Sendable {
         let outcome = Mutex<Outcome?>(nil)
         let leaving = Mutex(false)
+        let media: Mutex<MediaSignalingStateMachine>
+
+        init(media: MediaSignalingStateMachine) {
+            self.media = Mutex(media)
+        }
     }
 
     /// Runs the session. `commands` yields the lines of standard input and finishes at its end.
     public func run(commands: AsyncStream<String>) async throws -> Outcome {
         let url = try JoinOptions.signalingURL(server: options.server)
-        let state = State()
+        let state = State(media: MediaSignalingStateMachine(userId: options.userId, wantsToPublish: options.media.publish != nil))
+        let options = self.options
+        let printer = self.printer
+        let media = try await MediaSession(userId: options.userId, options: options.media, printer: printer)
+        do {
+            try await connect(url: url, state: state, media: media, commands: commands)
+        } catch {
+            await media.shutdown()
+            throw error
+        }
+        await media.shutdown()
+        return state.outcome.withLock { $0 } ?? .disconnected
+    }
+
+    private func connect(url: String, state: State, media: MediaSession, commands: AsyncStream<String>) async throws {
         let options = self.options
         let printer = self.printer
         try await WebSocketClient.connect(url: url, configuration: .init(maxFrameSize: 1 << 16), logger: logger) { inbound, outbound, _ in
@@ -84,7 +110,57 @@ public struct JoinSession: Sendable {
                 if !Task.isCancelled { try? await outbound.close(.normalClosure, reason: "no answer to exitRoom") }
             }
 
+            /// Carries out the media state machine's decisions.
+            @Sendable func perform(_ actions: [MediaSignalingStateMachine.Action]) async {
+                for action in actions {
+                    do {
+                        switch action {
+                        case .publish:
+                            let offer = try await media.makePublishOffer()
+                            try await outbound.write(.text(SignalingRequest.publish(sdp: offer).json.jsonText))
+                        case .unpublish:
+                            await media.stopPublishing()
+                            try await outbound.write(.text(SignalingRequest.unpublish.json.jsonText))
+                        case .subscribe(let userId):
+                            let offer = try await media.makeSubscribeOffer(userId: userId)
+                            try await outbound.write(.text(SignalingRequest.subscribe(userId: userId, sdp: offer).json.jsonText))
+                        case .unsubscribe(let userId):
+                            try await outbound.write(.text(SignalingRequest.unsubscribe(userId: userId).json.jsonText))
+                        case .startPublishing(let answer):
+                            do {
+                                try await media.startPublishing(answer: answer)
+                            } catch {
+                                printer.printError(LiveRoomError(ErrorCode.badSessionDescription, "cannot use the publish answer: \(error)"), requestType: "publish")
+                                await perform(state.media.withLock { $0.publishFailed() })
+                            }
+                        case .startSubscription(let userId, let answer):
+                            do {
+                                try await media.startSubscription(userId: userId, answer: answer)
+                            } catch {
+                                printer.printError(LiveRoomError(ErrorCode.badSessionDescription, "cannot use the subscribe answer for \(userId): \(error)"), requestType: "subscribe")
+                                state.media.withLock { $0.subscriptionClosed(userId: userId) }
+                            }
+                        case .closeSubscription(let userId):
+                            await media.closeSubscription(userId: userId)
+                        }
+                    } catch {
+                        // The connection is going away; the session ends with it.
+                    }
+                }
+            }
+
             await withTaskGroup(of: Void.self) { group in
+                // Notifications from the media plane.
+                group.addTask {
+                    for await notification in media.notifications {
+                        switch notification {
+                        case .publishClosed:
+                            await perform(state.media.withLock { $0.publishFailed() })
+                        case .subscriptionClosed(let userId, _):
+                            state.media.withLock { $0.subscriptionClosed(userId: userId) }
+                        }
+                    }
+                }
                 // Commands from standard input.
                 group.addTask {
                     for await line in commands {
@@ -95,6 +171,12 @@ public struct JoinSession: Sendable {
                                 await leave()
                                 return
                             case .request(let request):
+                                switch request {
+                                case .switchRole(let role): state.media.withLock { $0.requestedRoleSwitch(to: role) }
+                                case .muteLocalVideo(let mute): await media.setMuted(.video, mute)
+                                case .muteLocalAudio(let mute): await media.setMuted(.audio, mute)
+                                default: break
+                                }
                                 try? await outbound.write(.text(request.json.jsonText))
                             }
                         } catch {
@@ -121,6 +203,28 @@ public struct JoinSession: Sendable {
                                 state.outcome.withLock { $0 = .refused(code: result) }
                                 break receiving
                             }
+                            await perform(state.media.withLock { $0.entered(role: options.role) })
+                        case "onSwitchRole":
+                            await perform(state.media.withLock { $0.switchedRole(errCode: event["errCode"]?.intValue ?? 0) })
+                        case "onPublishAnswer":
+                            if let sdp = event["sdp"]?.stringValue { await perform(state.media.withLock { $0.publishAnswered(sdp: sdp) }) }
+                        case "onSubscribeAnswer":
+                            if let userId = event["userId"]?.stringValue, let sdp = event["sdp"]?.stringValue {
+                                await perform(state.media.withLock { $0.subscribeAnswered(userId: userId, sdp: sdp) })
+                            }
+                        case "onUserVideoAvailable", "onUserAudioAvailable":
+                            if let userId = event["userId"]?.stringValue, let available = event["available"]?.boolValue {
+                                let kind: MediaKind = event["event"]?.stringValue == "onUserVideoAvailable" ? .video : .audio
+                                await perform(state.media.withLock { $0.availabilityChanged(userId: userId, kind: kind, available: available) })
+                            }
+                        case "onRemoteUserLeaveRoom":
+                            if let userId = event["userId"]?.stringValue { await perform(state.media.withLock { $0.remoteUserLeft(userId: userId) }) }
+                        case "onError":
+                            switch event["requestType"]?.stringValue {
+                            case "publish": await perform(state.media.withLock { $0.publishFailed() })
+                            case "subscribe": await perform(state.media.withLock { $0.subscribeFailed() })
+                            default: break
+                            }
                         case "onExitRoom":
                             state.outcome.withLock { $0 = .exited(reason: event["reason"]?.intValue ?? 0) }
                             break receiving
@@ -134,7 +238,6 @@ public struct JoinSession: Sendable {
                 group.cancelAll()
             }
         }
-        return state.outcome.withLock { $0 } ?? .disconnected
     }
 }
 

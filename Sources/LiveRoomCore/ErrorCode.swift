@@ -37,6 +37,13 @@ public enum ErrorCode {
     /// The user is not a mic-connection co-host (endMic on the room's own anchor).
     public static let notCoHost = -7009
 
+    /// Only anchors publish: an audience member's publish is refused.
+    public static let audienceCannotPublish = -7010
+    /// The SDP offer cannot be used (malformed, no usable codec, no ICE or DTLS parameters).
+    public static let badSessionDescription = -7011
+    /// The anchor to subscribe to is not publishing.
+    public static let notPublishing = -7012
+
     /// The signaling frame is not valid JSON.
     public static let malformedJSON = -7100
     /// The signaling message has an unknown `type`.

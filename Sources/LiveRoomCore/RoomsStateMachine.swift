@@ -72,6 +72,8 @@ public struct RoomsStateMachine: Sendable {
     public enum Action: Sendable, Hashable {
         case send(SessionID, ServerEvent, MessagePriority)
         case record(RoomRecord)
+        /// Work for the media server: negotiate, or tear down, peer connections.
+        case media(MediaCommand)
 
         static func send(_ session: SessionID, _ event: ServerEvent) -> Action { .send(session, event, .normal) }
     }
@@ -87,6 +89,13 @@ public struct RoomsStateMachine: Sendable {
         var enteredAt: Int64
         var nextSeq = 1
         var limiter = CustomMessageLimiter()
+        /// What the member publishes, once a publish was negotiated.
+        var publishing: PublishState?
+        var audioMuted = false
+        var videoMuted = false
+
+        var audioAvailable: Bool { publishing?.audio == true && !audioMuted }
+        var videoAvailable: Bool { publishing?.video == true && !videoMuted }
     }
 
     struct Room: Sendable {
@@ -156,6 +165,24 @@ public struct RoomsStateMachine: Sendable {
                 actions = try endMic(target, by: userId, in: roomId, at: now)
             case .sendCustomCmdMsg(let message):
                 actions = try sendCustomCmdMsg(message, from: userId, in: roomId, at: now)
+            case .publish(let sdp):
+                guard rooms[roomId]!.members[userId]!.role == .anchor else {
+                    throw LiveRoomError(ErrorCode.audienceCannotPublish, "only anchors publish; switch role to anchor first")
+                }
+                actions = [.media(.publish(session: session, roomId: roomId, userId: userId, sdp: sdp))]
+            case .unpublish:
+                actions = stopPublishing(userId, in: roomId)
+            case .subscribe(let publisherId, let sdp):
+                guard rooms[roomId]!.members[publisherId]?.publishing != nil else {
+                    throw LiveRoomError(ErrorCode.notPublishing, "user \"\(publisherId)\" is not publishing in room \"\(roomId)\"")
+                }
+                actions = [.media(.subscribe(session: session, roomId: roomId, userId: userId, publisherId: publisherId, sdp: sdp))]
+            case .unsubscribe(let publisherId):
+                actions = [.media(.unsubscribe(session: session, publisherId: publisherId))]
+            case .muteLocalVideo(let mute):
+                actions = setMuted(userId, in: roomId) { $0.videoMuted = mute }
+            case .muteLocalAudio(let mute):
+                actions = setMuted(userId, in: roomId) { $0.audioMuted = mute }
             }
         } catch {
             if case .switchRole = request {
@@ -168,8 +195,27 @@ public struct RoomsStateMachine: Sendable {
 
     /// The session's connection closed without exitRoom.
     public mutating func disconnected(_ session: SessionID, at now: EventTime) -> [Action] {
-        guard let (roomId, userId) = sessions[session] else { return [] }
+        guard let (roomId, userId) = sessions[session] else { return [.media(.closeSession(session))] }
         return removeMember(userId, from: roomId, remoteReason: 1, record: "disconnected", at: now)
+    }
+
+    /// `session`'s publishing connection closed by itself (ICE consent expired, DTLS closed):
+    /// the room is told its media is gone.
+    public mutating func publishEnded(_ session: SessionID) -> [Action] {
+        guard let (roomId, userId) = sessions[session] else { return [] }
+        return stopPublishing(userId, in: roomId)
+    }
+
+    /// The media server negotiated `session`'s publish: the anchor's audio and/or video are
+    /// now available to the room. Returns nothing if the session left meanwhile.
+    public mutating func publishStarted(_ session: SessionID, audio: Bool, video: Bool) -> [Action] {
+        guard let (roomId, userId) = sessions[session], let before = rooms[roomId]?.members[userId], before.role == .anchor else {
+            return []
+        }
+        var after = before
+        after.publishing = PublishState(audio: audio, video: video)
+        rooms[roomId]!.members[userId] = after
+        return availabilityChanges(of: userId, in: roomId, from: before, to: after)
     }
 
     /// The room and user a session is in, if any.
@@ -185,6 +231,7 @@ public struct RoomsStateMachine: Sendable {
         var actions: [Action] = room.sessions().map { .send($0, .onExitRoom(reason: 2)) }
         for member in room.members.values {
             sessions[member.session] = nil
+            actions.append(.media(.closeSession(member.session)))
             actions.append(.record(.userLeft(roomId: roomId, userId: member.userId, at: now.unixMillis, reason: "dismissed")))
         }
         rooms[roomId] = nil
@@ -229,6 +276,12 @@ public struct RoomsStateMachine: Sendable {
     }
 
     public var roomIds: [String] { rooms.keys.sorted() }
+
+    /// Anchors of a room who publish, in the order they became anchors.
+    public func publishers(in roomId: String) -> [String] {
+        guard let room = rooms[roomId] else { return [] }
+        return room.anchorOrder.filter { room.members[$0]?.publishing != nil }
+    }
 
     // MARK: Entering and leaving
 
@@ -288,6 +341,12 @@ public struct RoomsStateMachine: Sendable {
             // A newer session of the same user takes over; the old one is told it was removed.
             sessions[old.session] = nil
             actions.append(.send(old.session, .onExitRoom(reason: 1)))
+            actions.append(.media(.closeSession(old.session)))
+            if old.publishing != nil {
+                actions.append(.media(.stopPublishing(roomId: roomId, userId: old.userId)))
+                let gone = Member(session: old.session, userId: old.userId, role: old.role, enteredAsAnchor: old.enteredAsAnchor, enteredAt: old.enteredAt)
+                actions += availabilityChanges(of: old.userId, in: roomId, from: old, to: gone, except: old.userId)
+            }
             actions.append(.record(.userLeft(roomId: roomId, userId: old.userId, at: now.unixMillis, reason: "replaced")))
             rooms[roomId]!.members[old.userId] = nil
             rooms[roomId]!.anchorOrder.removeAll { $0 == old.userId }
@@ -307,6 +366,10 @@ public struct RoomsStateMachine: Sendable {
         actions.append(.record(.userEntered(roomId: roomId, userId: params.userId, role: params.role, at: now.unixMillis)))
         for anchor in existingAnchors {
             actions.append(.send(session, .onRemoteUserEnterRoom(userId: anchor)))
+            if let publisher = room.members[anchor] {
+                if publisher.videoAvailable { actions.append(.send(session, .onUserVideoAvailable(userId: anchor, available: true))) }
+                if publisher.audioAvailable { actions.append(.send(session, .onUserAudioAvailable(userId: anchor, available: true))) }
+            }
         }
         // Tell the others when the user's visibility as an anchor changes (a replaced session may have shown it already).
         let wasAnchor = replaced?.role == .anchor
@@ -330,6 +393,14 @@ public struct RoomsStateMachine: Sendable {
         rooms[roomId] = room
         dropMicState(of: userId, in: roomId)
         actions.append(.record(.userLeft(roomId: roomId, userId: userId, at: now.unixMillis, reason: record)))
+        actions.append(.media(.closeSession(member.session)))
+        if member.publishing != nil {
+            actions.append(.media(.stopPublishing(roomId: roomId, userId: userId)))
+            for s in room.sessions() {
+                if member.videoAvailable { actions.append(.send(s, .onUserVideoAvailable(userId: userId, available: false))) }
+                if member.audioAvailable { actions.append(.send(s, .onUserAudioAvailable(userId: userId, available: false))) }
+            }
+        }
         if member.role == .anchor {
             for s in room.sessions() {
                 actions.append(.send(s, .onRemoteUserLeaveRoom(userId: userId, reason: remoteReason)))
@@ -382,9 +453,14 @@ public struct RoomsStateMachine: Sendable {
             room.anchorOrder.removeAll { $0 == userId }
             member.micApproved = false
         }
+        rooms[roomId] = room
+        // An anchor who becomes audience stops publishing first.
+        var actions: [Action] = role == .audience ? stopPublishing(userId, in: roomId) : []
+        room = rooms[roomId]!
+        member.publishing = room.members[userId]!.publishing
         room.members[userId] = member
         rooms[roomId] = room
-        var actions: [Action] = [
+        actions += [
             .send(member.session, .onSwitchRole(errCode: 0, errMsg: "")),
             .record(.roleChanged(roomId: roomId, userId: userId, role: role, at: now.unixMillis)),
         ]
@@ -484,6 +560,39 @@ public struct RoomsStateMachine: Sendable {
         guard rooms[roomId]!.members[userId]!.role == .anchor else {
             throw LiveRoomError(ErrorCode.anchorOnly, "only an anchor may do this")
         }
+    }
+
+    // MARK: Publishing
+
+    /// Ends a member's publishing: the media server closes it and the room is told.
+    private mutating func stopPublishing(_ userId: String, in roomId: String) -> [Action] {
+        guard let before = rooms[roomId]?.members[userId], before.publishing != nil else { return [] }
+        var after = before
+        after.publishing = nil
+        rooms[roomId]!.members[userId] = after
+        return [.media(.stopPublishing(roomId: roomId, userId: userId))] + availabilityChanges(of: userId, in: roomId, from: before, to: after)
+    }
+
+    private mutating func setMuted(_ userId: String, in roomId: String, _ change: (inout Member) -> Void) -> [Action] {
+        let before = rooms[roomId]!.members[userId]!
+        var after = before
+        change(&after)
+        rooms[roomId]!.members[userId] = after
+        return availabilityChanges(of: userId, in: roomId, from: before, to: after)
+    }
+
+    /// onUserVideoAvailable / onUserAudioAvailable to everyone else for what changed.
+    private func availabilityChanges(of userId: String, in roomId: String, from before: Member, to after: Member, except: String? = nil) -> [Action] {
+        var actions: [Action] = []
+        for s in rooms[roomId]!.sessions(except: except ?? userId) {
+            if before.videoAvailable != after.videoAvailable {
+                actions.append(.send(s, .onUserVideoAvailable(userId: userId, available: after.videoAvailable)))
+            }
+            if before.audioAvailable != after.audioAvailable {
+                actions.append(.send(s, .onUserAudioAvailable(userId: userId, available: after.audioAvailable)))
+            }
+        }
+        return actions
     }
 
     // MARK: Room messages

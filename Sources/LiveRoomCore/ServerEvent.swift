@@ -19,6 +19,14 @@ public enum ServerEvent: Sendable, Hashable {
     /// The invited user's answer (sent to the inviting anchor).
     case onMicInvitationResult(userId: String, accepted: Bool, reason: String)
     case onRecvCustomCmdMsg(userId: String, cmdID: Int, seq: Int, data: String)
+    /// The SDP answer to this user's `publish` offer.
+    case onPublishAnswer(sdp: String)
+    /// The SDP answer to this user's `subscribe` offer for `userId`'s media.
+    case onSubscribeAnswer(userId: String, sdp: String)
+    /// An anchor's video became available (published, unmuted) or not.
+    case onUserVideoAvailable(userId: String, available: Bool)
+    /// An anchor's audio became available or not.
+    case onUserAudioAvailable(userId: String, available: Bool)
     /// `requestType` names the request that failed, where one did.
     case onError(errCode: Int, errMsg: String, requestType: String?)
 
@@ -34,6 +42,10 @@ public enum ServerEvent: Sendable, Hashable {
         case .onMicInvitation: "onMicInvitation"
         case .onMicInvitationResult: "onMicInvitationResult"
         case .onRecvCustomCmdMsg: "onRecvCustomCmdMsg"
+        case .onPublishAnswer: "onPublishAnswer"
+        case .onSubscribeAnswer: "onSubscribeAnswer"
+        case .onUserVideoAvailable: "onUserVideoAvailable"
+        case .onUserAudioAvailable: "onUserAudioAvailable"
         case .onError: "onError"
         }
     }
@@ -67,6 +79,14 @@ public enum ServerEvent: Sendable, Hashable {
             o["cmdID"] = .number(Double(cmdID))
             o["seq"] = .number(Double(seq))
             o["data"] = .string(data)
+        case .onPublishAnswer(let sdp):
+            o["sdp"] = .string(sdp)
+        case .onSubscribeAnswer(let userId, let sdp):
+            o["userId"] = .string(userId)
+            o["sdp"] = .string(sdp)
+        case .onUserVideoAvailable(let userId, let available), .onUserAudioAvailable(let userId, let available):
+            o["userId"] = .string(userId)
+            o["available"] = .bool(available)
         case .onError(let errCode, let errMsg, let requestType):
             o["errCode"] = .number(Double(errCode))
             o["errMsg"] = .string(errMsg)

@@ -50,6 +50,17 @@ public enum SignalingRequest: Sendable, Hashable {
     case rejectInvitation
     case endMic(userId: String)
     case sendCustomCmdMsg(CustomCmdMsg)
+    /// Publish audio and/or video: `sdp` is the offer of a peer connection whose sections are sendonly.
+    case publish(sdp: String)
+    /// Stop publishing (closes the publishing peer connection).
+    case unpublish
+    /// Receive an anchor's media: `sdp` is the offer of a peer connection whose sections are recvonly.
+    case subscribe(userId: String, sdp: String)
+    /// Stop receiving an anchor's media.
+    case unsubscribe(userId: String)
+    /// muteLocalVideo / muteLocalAudio: others see onUserVideoAvailable / onUserAudioAvailable.
+    case muteLocalVideo(Bool)
+    case muteLocalAudio(Bool)
 
     /// The `type` field's value.
     public var type: String {
@@ -65,13 +76,20 @@ public enum SignalingRequest: Sendable, Hashable {
         case .rejectInvitation: "rejectInvitation"
         case .endMic: "endMic"
         case .sendCustomCmdMsg: "sendCustomCmdMsg"
+        case .publish: "publish"
+        case .unpublish: "unpublish"
+        case .subscribe: "subscribe"
+        case .unsubscribe: "unsubscribe"
+        case .muteLocalVideo: "muteLocalVideo"
+        case .muteLocalAudio: "muteLocalAudio"
         }
     }
 
     /// Every `type` the server understands.
     public static let types = [
         "enterRoom", "exitRoom", "switchRole", "requestMic", "acceptMic", "rejectMic", "inviteMic",
-        "acceptInvitation", "rejectInvitation", "endMic", "sendCustomCmdMsg",
+        "acceptInvitation", "rejectInvitation", "endMic", "sendCustomCmdMsg", "publish", "unpublish", "subscribe",
+        "unsubscribe", "muteLocalVideo", "muteLocalAudio",
     ]
 
     /// The JSON form a client sends.
@@ -94,7 +112,16 @@ public enum SignalingRequest: Sendable, Hashable {
             o["data"] = .string(m.data)
             o["reliable"] = .bool(m.reliable)
             o["ordered"] = .bool(m.ordered)
-        case .exitRoom, .requestMic, .acceptInvitation, .rejectInvitation:
+        case .publish(let sdp):
+            o["sdp"] = .string(sdp)
+        case .subscribe(let userId, let sdp):
+            o["userId"] = .string(userId)
+            o["sdp"] = .string(sdp)
+        case .unsubscribe(let userId):
+            o["userId"] = .string(userId)
+        case .muteLocalVideo(let mute), .muteLocalAudio(let mute):
+            o["mute"] = .bool(mute)
+        case .exitRoom, .requestMic, .acceptInvitation, .rejectInvitation, .unpublish:
             break
         }
         return .object(o)
@@ -154,6 +181,12 @@ public enum SignalingRequest: Sendable, Hashable {
                 CustomCmdMsg(
                     cmdID: try fields.int("cmdID"), data: try fields.string("data"),
                     reliable: try fields.optionalBool("reliable") ?? true, ordered: try fields.optionalBool("ordered") ?? true))
+        case "publish": return .publish(sdp: try fields.string("sdp"))
+        case "unpublish": return .unpublish
+        case "subscribe": return .subscribe(userId: try fields.string("userId"), sdp: try fields.string("sdp"))
+        case "unsubscribe": return .unsubscribe(userId: try fields.string("userId"))
+        case "muteLocalVideo": return .muteLocalVideo(try fields.bool("mute"))
+        case "muteLocalAudio": return .muteLocalAudio(try fields.bool("mute"))
         default:
             throw LiveRoomError(ErrorCode.unknownRequest, "unknown signaling type \"\(type)\"; known: \(types.joined(separator: ", "))")
         }
@@ -187,6 +220,13 @@ struct Fields {
             throw LiveRoomError(ErrorCode.invalidField, "field \"\(key)\" must be an integer, not \(value.typeName)")
         }
         return n
+    }
+
+    func bool(_ key: String) throws(LiveRoomError) -> Bool {
+        guard let value = try optionalBool(key) else {
+            throw LiveRoomError(ErrorCode.missingField, "missing field \"\(key)\"")
+        }
+        return value
     }
 
     func optionalBool(_ key: String) throws(LiveRoomError) -> Bool? {

@@ -60,6 +60,12 @@ public struct SequenceRewriter: Sendable {
         return outputSequence &- sequenceOffset
     }
 
+    /// The output timestamp for a timestamp of the current source (to rewrite its sender reports).
+    public func outputTimestamp(for sourceTimestamp: UInt32) -> UInt32? {
+        guard source != nil else { return nil }
+        return sourceTimestamp &+ timestampOffset
+    }
+
     /// The SSRC currently feeding the stream.
     public var currentSource: UInt32? { source }
 }

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdWebSocket
 import LiveRoomCore
+import LiveRoomSecureTransport
 import LiveRoomStore
 import Logging
 import NIOCore
@@ -44,14 +45,22 @@ public struct LiveRoomServer: Sendable {
         return (store, Credentials(sdkAppId: configuration.sdkAppId ?? ServerConfiguration.developmentSdkAppId, secretKey: secret, isDevelopment: true))
     }
 
-    /// Runs until SIGTERM or SIGINT. `onRunning` gets the HTTP address once it listens.
-    public func run(onRunning: @escaping @Sendable (Credentials, SocketAddress) async -> Void = { _, _ in }) async throws {
+    /// Runs until SIGTERM or SIGINT. `onRunning` gets the HTTP address and the media port once they listen.
+    public func run(onRunning: @escaping @Sendable (Credentials, SocketAddress, Int) async -> Void = { _, _, _ in }) async throws {
         let (store, credentials) = try prepare()
         let recorder = RoomRecorder(store: store, logger: logger)
         let hub = RoomHub(
             configuration: .init(
                 sdkAppId: credentials.sdkAppId, secretKey: credentials.secretKey, maxAnchorsPerRoom: configuration.maxAnchorsPerRoom),
             recorder: recorder, logger: logger)
+        let certificate = try DTLSCertificate()
+        let media = try await MediaService.bind(
+            host: configuration.host, port: configuration.mediaPort, advertisedHost: Self.advertisedHost(configuration.host),
+            certificate: certificate, logger: logger
+        ) { owner, _, _, _ in
+            Task { await hub.publisherLost(session: owner) }
+        }
+        await hub.attach(media)
         let router = makeRouter(
             hub: hub, admin: AdminAPI(hub: hub, store: store, sdkAppId: credentials.sdkAppId),
             auth: AdminAuth(sdkAppId: credentials.sdkAppId, secretKey: credentials.secretKey))
@@ -62,7 +71,7 @@ public struct LiveRoomServer: Sendable {
                 configuration: .init(ws: .init(maxFrameSize: Self.maxSignalingFrameSize, autoPing: .enabled(timePeriod: .seconds(20))))),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "liveroom-server"),
             onServerRunning: { channel in
-                if let address = channel.localAddress { await onRunning(credentials, address) }
+                if let address = channel.localAddress { await onRunning(credentials, address, media.port) }
             },
             logger: logger
         )
@@ -73,12 +82,19 @@ public struct LiveRoomServer: Sendable {
                 // recorder, which writes what is queued before it returns.
                 services: [
                     .init(service: recorder),
+                    .init(service: media),
                     .init(service: app),
                     .init(service: hubService),
                 ],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
         try await group.run()
+    }
+
+    /// The address clients are told to send media to: the bind address, or loopback when
+    /// bound to every interface (set a public address with a proxy or NAT rule in front).
+    static func advertisedHost(_ host: String) -> String {
+        host == "0.0.0.0" || host == "::" ? "127.0.0.1" : host
     }
 
     func makeRouter(hub: RoomHub, admin: AdminAPI, auth: AdminAuth) -> Router<BasicWebSocketRequestContext> {
@@ -130,6 +146,8 @@ public struct LiveRoomServer: Sendable {
             logger.info("Admin call", metadata: [LogKey.action: "\(action)"])
             return Self.json(await admin.call(action, body: String(buffer: body)))
         }
+
+        WHIPRoutes(hub: hub, auth: auth).add(to: router)
 
         router.post("/v4/group_open_http_svc/send_group_msg") { request, _ -> Response in
             let query = request.uri.queryParameters

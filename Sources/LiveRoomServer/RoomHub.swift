@@ -10,6 +10,7 @@ actor RoomHub {
     private var nextSession: SessionID = 1
     private let recorder: RoomRecorder
     private let logger: Logger
+    private var media: MediaService?
 
     init(configuration: RoomsStateMachine.Configuration, recorder: RoomRecorder, logger: Logger) {
         self.machine = RoomsStateMachine(configuration: configuration)
@@ -18,6 +19,16 @@ actor RoomHub {
     }
 
     var sdkAppId: UInt64 { machine.configuration.sdkAppId }
+
+    /// Connects the media port; until then media requests get an error.
+    func attach(_ media: MediaService) {
+        self.media = media
+    }
+
+    /// A publisher's connection closed by itself: tell the room.
+    func publisherLost(session: SessionID) {
+        execute(machine.publishEnded(session))
+    }
 
     /// Registers a new signaling connection.
     func connect() -> (SessionID, ConnectionOutbox) {
@@ -53,6 +64,61 @@ actor RoomHub {
     /// Tells a connection about an error that is not a request's (e.g. a binary frame).
     func send(_ event: ServerEvent, to session: SessionID) {
         outboxes[session]?.push(event.json.jsonText, priority: .normal)
+    }
+
+    // MARK: WHIP and WHEP sessions
+
+    /// Why a WHIP or WHEP request was refused: an HTTP status and a readable message.
+    struct HTTPRefusal: Error {
+        var status: Int
+        var message: String
+    }
+
+    /// Enters a room for a WHIP/WHEP client (a session without a WebSocket) and negotiates
+    /// its peer connection: publish for WHIP, play the first publishing anchor (or `anchor`)
+    /// for WHEP. Returns the session, which names the WHIP/WHEP resource.
+    func enterForHTTP(roomId: String, userId: String, userSig: String, publish: Bool, anchor: String?, offer: String) async throws(HTTPRefusal) -> (SessionID, String) {
+        guard let media else { throw HTTPRefusal(status: 503, message: "the media port is not running") }
+        let session = nextSession
+        nextSession += 1
+        let params = EnterRoomParams(sdkAppId: machine.configuration.sdkAppId, userId: userId, userSig: userSig, strRoomId: roomId, role: publish ? .anchor : .audience)
+        let actions = machine.handle(.enterRoom(params), from: session, at: .now())
+        for case .send(session, .onEnterRoom(let result, let message), _) in actions where result < 0 {
+            let status = [ErrorCode.invalidUserSig, ErrorCode.userSigCheckFailed].contains(result) ? 401 : result == ErrorCode.tooManyAnchors ? 403 : 400
+            throw HTTPRefusal(status: status, message: "\(result): \(message ?? "enterRoom refused")")
+        }
+        execute(actions)
+        do {
+            if publish {
+                let (answer, audio, video) = try await media.publish(owner: session, roomId: roomId, userId: userId, offer: offer).get()
+                published(session: session, roomId: roomId, userId: userId, answer: answer, audio: audio, video: video)
+                return (session, answer)
+            }
+            guard let publisherId = anchor ?? machine.publishers(in: roomId).first else {
+                throw HTTPRefusal(status: 409, message: "nobody publishes in room \"\(roomId)\" yet")
+            }
+            guard machine.publishers(in: roomId).contains(publisherId) else {
+                throw HTTPRefusal(status: 404, message: "\(publisherId) does not publish in room \"\(roomId)\"")
+            }
+            return (session, try await media.subscribe(owner: session, roomId: roomId, publisherId: publisherId, offer: offer).get())
+        } catch let refusal as HTTPRefusal {
+            leaveForHTTP(session)
+            throw refusal
+        } catch {
+            leaveForHTTP(session)
+            throw HTTPRefusal(status: 400, message: "the offer cannot be used: \(error)")
+        }
+    }
+
+    /// Whether a WHIP/WHEP resource is a session in this room as this user.
+    func isHTTPSession(_ session: SessionID, roomId: String, userId: String) -> Bool {
+        outboxes[session] == nil && machine.membership(of: session).map { $0 == (roomId, userId) } == true
+    }
+
+    /// Ends a WHIP/WHEP session: it leaves the room and its peer connection closes.
+    func leaveForHTTP(_ session: SessionID) {
+        execute(machine.handle(.exitRoom, from: session, at: .now()))
+        media?.close(owner: session)
     }
 
     // MARK: Admin
@@ -91,10 +157,64 @@ actor RoomHub {
                 outboxes[session]?.push(event.json.jsonText, priority: priority)
             case .record(let record):
                 records.append(record)
+            case .media(let command):
+                carryOut(command)
             }
         }
         recorder.record(records)
     }
+
+    /// Hands a media command to the media port. Commands are queued on its loop in call
+    /// order; negotiation answers come back here.
+    private func carryOut(_ command: MediaCommand) {
+        guard let media else {
+            if case .publish(let session, _, _, _) = command { send(.error(Self.noMedia, requestType: "publish"), to: session) }
+            if case .subscribe(let session, _, _, _, _) = command { send(.error(Self.noMedia, requestType: "subscribe"), to: session) }
+            return
+        }
+        switch command {
+        case .publish(let session, let roomId, let userId, let sdp):
+            let answer = media.publish(owner: session, roomId: roomId, userId: userId, offer: sdp)
+            Task {
+                do {
+                    let (sdp, audio, video) = try await answer.get()
+                    self.published(session: session, roomId: roomId, userId: userId, answer: sdp, audio: audio, video: video)
+                } catch {
+                    self.send(.error(LiveRoomError(ErrorCode.badSessionDescription, "publish offer refused: \(error)"), requestType: "publish"), to: session)
+                }
+            }
+        case .subscribe(let session, let roomId, _, let publisherId, let sdp):
+            let answer = media.subscribe(owner: session, roomId: roomId, publisherId: publisherId, offer: sdp)
+            Task {
+                do {
+                    let sdp = try await answer.get()
+                    self.send(.onSubscribeAnswer(userId: publisherId, sdp: sdp), to: session)
+                } catch {
+                    self.send(.error(LiveRoomError(ErrorCode.badSessionDescription, "subscribe offer refused: \(error)"), requestType: "subscribe"), to: session)
+                }
+            }
+        case .unsubscribe(let session, let publisherId):
+            media.unsubscribe(owner: session, publisherId: publisherId)
+        case .stopPublishing(let roomId, let userId):
+            media.stopPublishing(roomId: roomId, userId: userId)
+        case .closeSession(let session):
+            media.close(owner: session)
+        }
+    }
+
+    /// A publish was negotiated: answer the publisher, then tell the room, unless the
+    /// publisher left or stopped being an anchor meanwhile.
+    private func published(session: SessionID, roomId: String, userId: String, answer: String, audio: Bool, video: Bool) {
+        guard let membership = machine.membership(of: session), membership == (roomId, userId) else {
+            media?.stopPublishing(roomId: roomId, userId: userId)
+            return
+        }
+        send(.onPublishAnswer(sdp: answer), to: session)
+        let actions = machine.publishStarted(session, audio: audio, video: video)
+        execute(actions)
+    }
+
+    private static let noMedia = LiveRoomError(ErrorCode.badSessionDescription, "the media port is not running")
 }
 
 extension EventTime {

@@ -1,4 +1,3 @@
-import LiveRoomSFU
 import LiveRoomWire
 import NIOCore
 

@@ -19,6 +19,8 @@ public struct MediaDemultiplexer<PeerID: Hashable & Sendable>: Sendable {
         case unknownAddress
         case unknownKind
         case notARequest
+        /// A binding indication (RFC 7675 keepalive): harmless, not counted as a drop.
+        case keepalive
     }
 
     private var byUfrag: [String: PeerID] = [:]
@@ -54,6 +56,7 @@ public struct MediaDemultiplexer<PeerID: Hashable & Sendable>: Sendable {
             guard let message = try? STUNMessage.parse(datagram) else { return .drop(.malformedSTUN) }
             // An ICE-lite agent sends no checks, so only requests are expected; indications
             // (keepalives) and stray responses are dropped.
+            if message.type == .bindingIndication { return .drop(.keepalive) }
             guard message.type == .bindingRequest else { return .drop(.notARequest) }
             guard let username = message.username, let colon = username.firstIndex(of: ":"),
                 let peer = byUfrag[String(username[..<colon])]

@@ -187,7 +187,10 @@ public final class PeerTransport {
         var events: [Event] = []
         switch ice {
         case .lite(var agent):
-            guard message.type == .bindingRequest, let actions = try? agent.receiveBindingRequest(message, datagram: datagram, from: source, now: now) else {
+            let actions: [ICELiteAgent.Action]
+            do {
+                actions = try agent.receiveBindingRequest(message, datagram: datagram, from: source, now: now)
+            } catch {
                 drops.badSTUN += 1
                 return []
             }

@@ -143,3 +143,15 @@ func bindingRequest(
         }
     }
 }
+
+@Suite struct ConsentTrackerTests {
+    @Test func expiresAfterThirtySilentSeconds() {
+        let t0 = ContinuousClock.now
+        var c = ConsentTracker(now: t0)
+        #expect(!c.isExpired(now: t0.advanced(by: .seconds(29))))
+        c.refreshed(now: t0.advanced(by: .seconds(20)))
+        #expect(!c.isExpired(now: t0.advanced(by: .seconds(49))))
+        #expect(c.isExpired(now: t0.advanced(by: .seconds(50))))
+        #expect(c.deadline == t0.advanced(by: .seconds(50)))
+    }
+}

@@ -1,0 +1,292 @@
+import LiveRoomCore
+import LiveRoomMedia
+import LiveRoomTransport
+import LiveRoomWire
+import NIOCore
+
+/// Controls a running publish pipeline (``PublishPipeline``, or nothing in tests).
+protocol PublishPipelineControl: AnyObject {
+    func requestKeyframe()
+    func setMuted(video: Bool?, audio: Bool?)
+    func stop()
+}
+
+extension PublishPipeline: PublishPipelineControl {}
+
+/// The client's media plane: the publishing connection, one subscription per remote
+/// anchor, recordings and statistics. Confined to one event loop and free of I/O: it
+/// hands datagrams, events and notifications to its ``Environment``, so tests run it
+/// against in-memory server transports.
+final class MediaEngine {
+    /// Names a peer connection and its socket; the I/O layer picks a fresh one per connection.
+    typealias ConnectionID = Int
+
+    /// Things the signaling side must learn.
+    enum Notification: Sendable {
+        case publishClosed(reason: String)
+        case subscriptionClosed(userId: String, reason: String)
+    }
+
+    struct Environment {
+        /// Writes a datagram on the connection's socket.
+        var send: (ConnectionID, ByteBuffer, TransportAddress) -> Void
+        /// The connection is closed: its socket may go.
+        var release: (ConnectionID) -> Void
+        /// Prints an event (onFirstVideoFrame, onStatistics).
+        var event: (JSONValue) -> Void
+        var notify: (Notification) -> Void
+        /// Starts encoding from `start`, muted as given; nil publishes nothing (tests feed frames).
+        var makePipeline: (_ start: ContinuousClock.Instant, _ videoMuted: Bool, _ audioMuted: Bool) -> PublishPipelineControl?
+        /// The wall clock.
+        var wallClock: () -> NTPTime
+    }
+
+    let userId: String
+    let options: MediaOptions
+    let certificate: ClientCertificate
+    private let environment: Environment
+    private var pendingPublish: (credentials: ICECredentials, sections: [SDPNegotiation.OfferedSection])?
+    private(set) var publisher: PublishConnection?
+    private var pipeline: PublishPipelineControl?
+    private var pendingSubscriptions: [String: (credentials: ICECredentials, sections: [SDPNegotiation.OfferedSection])] = [:]
+    private(set) var subscriptions: [String: SubscribeConnection] = [:]
+    private var recordings: [String: (writer: RecordingWriter, timeline: RecordingTimeline)] = [:]
+    private var firstFrameReported: Set<String> = []
+    private var videoMuted = false
+    private var audioMuted = false
+    private var calculator = StatisticsCalculator()
+    private var nextStatistics: ContinuousClock.Instant?
+    /// How often onStatistics is printed.
+    static let statisticsInterval = Duration.seconds(2)
+
+    init(userId: String, options: MediaOptions, certificate: ClientCertificate, environment: Environment) {
+        self.userId = userId
+        self.options = options
+        self.certificate = certificate
+        self.environment = environment
+    }
+
+    // MARK: Publishing
+
+    /// A fresh publish offer (sendonly Opus and video).
+    func makePublishOffer() -> String {
+        let credentials = ICECredentials.random()
+        let sections = MediaOffer.publishSections(
+            videoCodec: options.videoCodec, audioSSRC: .random(in: 1...UInt32.max), videoSSRC: .random(in: 1...UInt32.max))
+        pendingPublish = (credentials, sections)
+        return SDPNegotiation.offer(
+            sections, local: MediaOffer.localDescription(credentials: credentials, certificate: certificate),
+            sessionID: .random(in: 1...UInt64(Int64.max)), streamID: userId
+        ).serialize()
+    }
+
+    /// Starts the publishing transport with the server's answer.
+    func startPublishing(answer: String, connection id: ConnectionID, now: ContinuousClock.Instant) throws(NegotiationError) {
+        guard let pending = pendingPublish else { throw NegotiationError("no publish offer is waiting for an answer") }
+        pendingPublish = nil
+        let (transport, tracks) = try makeTransport(credentials: pending.credentials, sections: pending.sections, answer: answer, now: now)
+        stopPublishing(now: now)
+        let connection = PublishConnection(id: id, transport: transport, tracks: tracks, videoCodec: options.videoCodec, mediaStart: now)
+        publisher = connection
+        execute(connection.start(now: now), now: now)
+    }
+
+    /// Stops encoding and closes the publishing transport (close_notify).
+    func stopPublishing(now: ContinuousClock.Instant) {
+        pendingPublish = nil
+        pipeline?.stop()
+        pipeline = nil
+        guard let connection = publisher else { return }
+        publisher = nil
+        for case .send(let bytes, let to) in connection.close(reason: "unpublished") { environment.send(connection.id, bytes, to) }
+        environment.release(connection.id)
+    }
+
+    /// An encoded frame from the pipeline.
+    func publish(_ output: PublishPipeline.Output, now: ContinuousClock.Instant) {
+        guard let connection = publisher else { return }
+        switch output {
+        case .video(let frame):
+            guard !videoMuted else { return }
+            execute(connection.send(video: frame), now: now)
+        case .audio(let frame):
+            guard !audioMuted else { return }
+            execute(connection.send(audio: frame), now: now)
+        }
+    }
+
+    /// muteLocalVideo / muteLocalAudio: stop or resume sending that kind.
+    func setMuted(_ kind: MediaKind, _ muted: Bool) {
+        switch kind {
+        case .video:
+            videoMuted = muted
+            pipeline?.setMuted(video: muted, audio: nil)
+        case .audio:
+            audioMuted = muted
+            pipeline?.setMuted(video: nil, audio: muted)
+        }
+    }
+
+    // MARK: Subscribing
+
+    /// A fresh subscribe offer for `userId` (recvonly Opus, VP8 and H.264).
+    func makeSubscribeOffer(userId remote: String) -> String {
+        let credentials = ICECredentials.random()
+        let sections = MediaOffer.subscribeSections()
+        pendingSubscriptions[remote] = (credentials, sections)
+        return SDPNegotiation.offer(
+            sections, local: MediaOffer.localDescription(credentials: credentials, certificate: certificate),
+            sessionID: .random(in: 1...UInt64(Int64.max)), streamID: userId
+        ).serialize()
+    }
+
+    func startSubscription(userId remote: String, answer: String, connection id: ConnectionID, now: ContinuousClock.Instant) throws(NegotiationError) {
+        guard let pending = pendingSubscriptions.removeValue(forKey: remote) else {
+            throw NegotiationError("no subscribe offer for \(remote) is waiting for an answer")
+        }
+        let (transport, tracks) = try makeTransport(credentials: pending.credentials, sections: pending.sections, answer: answer, now: now)
+        closeSubscription(userId: remote, now: now)
+        let connection = SubscribeConnection(id: id, userId: remote, transport: transport, tracks: tracks)
+        subscriptions[remote] = connection
+        recordings[remote]?.timeline.restart()
+        execute(connection.start(now: now), from: connection, now: now)
+    }
+
+    func closeSubscription(userId remote: String, now: ContinuousClock.Instant) {
+        pendingSubscriptions[remote] = nil
+        guard let connection = subscriptions.removeValue(forKey: remote) else { return }
+        for case .send(let bytes, let to) in connection.close(reason: "unsubscribed") { environment.send(connection.id, bytes, to) }
+        environment.release(connection.id)
+    }
+
+    // MARK: Datagrams and timers
+
+    func receive(_ datagram: ByteBuffer, connection id: ConnectionID, from source: TransportAddress, now: ContinuousClock.Instant) {
+        let wall = environment.wallClock()
+        if let connection = publisher, connection.id == id {
+            execute(connection.receive(datagram, from: source, now: now, wallClock: wall), now: now)
+        } else if let connection = subscriptions.values.first(where: { $0.id == id }) {
+            execute(connection.receive(datagram, from: source, now: now, wallClock: wall), from: connection, now: now)
+        }
+    }
+
+    /// Runs every ~10 ms: transport timers, RTCP, assembler timeouts, statistics.
+    func tick(now: ContinuousClock.Instant) {
+        let wall = environment.wallClock()
+        if let connection = publisher { execute(connection.tick(now: now, wallClock: wall), now: now) }
+        for connection in Array(subscriptions.values) {
+            execute(connection.tick(now: now, wallClock: wall), from: connection, now: now)
+        }
+        let due = nextStatistics ?? now + Self.statisticsInterval
+        nextStatistics = due
+        if now >= due {
+            nextStatistics = now + Self.statisticsInterval
+            environment.event(calculator.event(for: statisticsSnapshot(now: now)))
+        }
+    }
+
+    func statisticsSnapshot(now: ContinuousClock.Instant) -> StatisticsSnapshot {
+        var snapshot = StatisticsSnapshot(time: now)
+        if let connection = publisher, connection.isConnected {
+            snapshot.local = .init(
+                width: options.width, height: options.height, videoFrames: connection.video?.frameCount ?? 0,
+                videoBytes: connection.video?.bytesSent ?? 0, audioBytes: connection.audio?.bytesSent ?? 0)
+            snapshot.roundTripTime = connection.roundTripTime?.inMilliseconds
+            snapshot.upLoss = connection.upLoss
+        }
+        snapshot.remotes = subscriptions.values.map(\.sample)
+        return snapshot
+    }
+
+    /// Closes every transport (close_notify) and stops encoding; returns the recordings to
+    /// finish off the event loop.
+    func shutdown(now: ContinuousClock.Instant) -> [RecordingWriter] {
+        stopPublishing(now: now)
+        for remote in Array(subscriptions.keys) { closeSubscription(userId: remote, now: now) }
+        let writers = recordings.values.map(\.writer)
+        recordings = [:]
+        return writers
+    }
+
+    // MARK: Carrying out
+
+    private func makeTransport(
+        credentials: ICECredentials, sections: [SDPNegotiation.OfferedSection], answer: String, now: ContinuousClock.Instant
+    ) throws(NegotiationError) -> (PeerTransport, [NegotiatedTrack]) {
+        let description: SessionDescription
+        do {
+            description = try SessionDescription.parse(answer)
+        } catch {
+            throw NegotiationError("the answer is not valid SDP: \(error)")
+        }
+        let remote = try TransportDescription(of: description)
+        let tracks = try SDPNegotiation.tracks(ofAnswer: description, offered: sections)
+        let address = try MediaOffer.serverAddress(of: remote)
+        let local = MediaOffer.localDescription(credentials: credentials, certificate: certificate)
+        let agent = ICEControllingAgent(
+            local: credentials, remote: ICECredentials(ufrag: remote.iceUfrag, pwd: remote.icePwd), remoteAddress: address, now: now)
+        let transport = try PeerTransport(ice: .controlling(agent), certificate: certificate.certificate, localDescription: local, remoteDescription: remote)
+        return (transport, tracks)
+    }
+
+    private func execute(_ events: [PublishConnection.Event], now: ContinuousClock.Instant) {
+        for event in events {
+            switch event {
+            case .send(let bytes, let to):
+                if let id = publisher?.id { environment.send(id, bytes, to) }
+            case .connected:
+                guard options.publish != nil, pipeline == nil, let start = publisher?.video?.mediaStart ?? publisher?.audio?.mediaStart else { continue }
+                pipeline = environment.makePipeline(start, videoMuted, audioMuted)
+            case .keyframeRequested:
+                pipeline?.requestKeyframe()
+            case .closed(let reason):
+                pipeline?.stop()
+                pipeline = nil
+                if let id = publisher?.id { environment.release(id) }
+                publisher = nil
+                environment.notify(.publishClosed(reason: reason))
+            }
+        }
+    }
+
+    private func execute(_ events: [SubscribeConnection.Event], from connection: SubscribeConnection, now: ContinuousClock.Instant) {
+        let remote = connection.userId
+        for event in events {
+            switch event {
+            case .send(let bytes, let to):
+                environment.send(connection.id, bytes, to)
+            case .connected:
+                break
+            case .video(let frame):
+                guard let codec = connection.videoCodec else { continue }
+                if frame.isKeyframe, !firstFrameReported.contains(remote), let size = try? VideoSize(keyframe: frame.data, codec: codec) {
+                    firstFrameReported.insert(remote)
+                    environment.event([
+                        "event": "onFirstVideoFrame", "userId": .string(remote),
+                        "width": .number(Double(size.width)), "height": .number(Double(size.height)),
+                    ])
+                }
+                record(remote) { writer, timeline in
+                    guard let pts = timeline.pts(kind: .video, timestamp: frame.rtpTimestamp, arrival: frame.arrival) else { return }
+                    writer.writeVideo(EncodedVideoFrame(codec: codec, data: frame.data, isKeyframe: frame.isKeyframe, pts: pts))
+                }
+            case .audio(let data, let timestamp, let arrival):
+                record(remote) { writer, timeline in
+                    guard let pts = timeline.pts(kind: .audio, timestamp: timestamp, arrival: arrival) else { return }
+                    writer.writeAudio(EncodedAudioFrame(data: data, pts: pts, duration: 960))
+                }
+            case .closed(let reason):
+                if subscriptions[remote] === connection { subscriptions[remote] = nil }
+                environment.release(connection.id)
+                environment.notify(.subscriptionClosed(userId: remote, reason: reason))
+            }
+        }
+    }
+
+    private func record(_ remote: String, _ body: (RecordingWriter, inout RecordingTimeline) -> Void) {
+        guard let directory = options.recordDirectory else { return }
+        var recording = recordings[remote] ?? (RecordingWriter(directory: directory, userId: remote), RecordingTimeline())
+        body(recording.writer, &recording.timeline)
+        recordings[remote] = recording
+    }
+}

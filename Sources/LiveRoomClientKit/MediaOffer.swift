@@ -1,0 +1,57 @@
+import LiveRoomMedia
+import LiveRoomTransport
+import LiveRoomWire
+
+/// The m-sections `liveroom join` offers: sendonly Opus and VP8 or H.264 to publish,
+/// recvonly Opus and both video codecs to subscribe. Payload types follow Chrome's:
+/// Opus 111, VP8 96, H.264 102.
+public enum MediaOffer {
+    public static let opusPayloadType: UInt8 = 111
+    public static let vp8PayloadType: UInt8 = 96
+    public static let h264PayloadType: UInt8 = 102
+
+    /// The publishing sections: audio then video, each with its SSRC.
+    public static func publishSections(videoCodec: VideoCodec, audioSSRC: UInt32, videoSSRC: UInt32) -> [SDPNegotiation.OfferedSection] {
+        let video: (codec: RTPCodec, payloadType: UInt8) = videoCodec == .vp8 ? (.vp8, vp8PayloadType) : (.h264, h264PayloadType)
+        return [
+            .init(kind: .audio, direction: .sendonly, codecs: [(.opus, opusPayloadType)], localSSRC: audioSSRC),
+            .init(kind: .video, direction: .sendonly, codecs: [video], localSSRC: videoSSRC),
+        ]
+    }
+
+    /// The subscribing sections: audio then video, receive only.
+    public static func subscribeSections() -> [SDPNegotiation.OfferedSection] {
+        [
+            .init(kind: .audio, direction: .recvonly, codecs: [(.opus, opusPayloadType)]),
+            .init(kind: .video, direction: .recvonly, codecs: [(.vp8, vp8PayloadType), (.h264, h264PayloadType)]),
+        ]
+    }
+
+    /// Our side of a new peer connection: fresh ICE credentials, DTLS active.
+    public static func localDescription(credentials: ICECredentials, certificate: DTLSFingerprintSource) -> TransportDescription {
+        TransportDescription(iceUfrag: credentials.ufrag, icePwd: credentials.pwd, fingerprint: certificate.sdpFingerprint, setup: .active)
+    }
+
+    /// The server's media address: the answer's first candidate.
+    public static func serverAddress(of remote: TransportDescription) throws(NegotiationError) -> TransportAddress {
+        guard let candidate = remote.candidates.first else { throw NegotiationError("the answer has no ICE candidate") }
+        guard let address = IPAddress(candidate.address) else {
+            throw NegotiationError("the answer's candidate address \(candidate.address) is not an IP address")
+        }
+        return TransportAddress(address: address, port: candidate.port)
+    }
+
+    /// The video codec of a negotiated track.
+    public static func videoCodec(of track: NegotiatedTrack) -> VideoCodec? {
+        switch track.codec.name.uppercased() {
+        case "VP8": .vp8
+        case "H264": .h264
+        default: nil
+        }
+    }
+}
+
+/// Something with a DTLS certificate fingerprint to put in SDP.
+public protocol DTLSFingerprintSource {
+    var sdpFingerprint: SDPFingerprint { get }
+}

@@ -1,0 +1,97 @@
+import LiveRoomMedia
+
+/// What a `liveroom join` publishes: a synthetic picture with a tone, or a media file.
+public enum PublishSource: Sendable, Hashable {
+    /// A moving test card labelled with the user id, and a 440 Hz tone.
+    case testCard
+    /// A solid colour (`0xRRGGBB`) and a tone.
+    case color(UInt32)
+    /// A media file, looped.
+    case file(path: String)
+
+    /// Parses `testsrc`, `color:RRGGBB` or `file:PATH`.
+    public init(parsing text: String) throws(MediaOptionError) {
+        if text == "testsrc" {
+            self = .testCard
+        } else if text.hasPrefix("color:") {
+            var hex = text.dropFirst(6)
+            if hex.hasPrefix("#") { hex = hex.dropFirst() }
+            guard hex.count == 6, hex.allSatisfy(\.isHexDigit), let rgb = UInt32(hex, radix: 16) else {
+                throw MediaOptionError("--publish color: needs six hex digits (color:RRGGBB), not \"\(text)\"")
+            }
+            self = .color(rgb)
+        } else if text.hasPrefix("file:") {
+            let path = String(text.dropFirst(5))
+            guard !path.isEmpty else { throw MediaOptionError("--publish file: needs a path (file:PATH)") }
+            self = .file(path: path)
+        } else {
+            throw MediaOptionError("--publish must be testsrc, color:RRGGBB or file:PATH, not \"\(text)\"")
+        }
+    }
+}
+
+/// A bad media option value, with a message for the user.
+public struct MediaOptionError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// How `liveroom join` publishes and records media.
+public struct MediaOptions: Sendable, Hashable {
+    /// What to publish when (or once) the user is an anchor; nil publishes nothing.
+    public var publish: PublishSource?
+    public var videoCodec: VideoCodec
+    public var width: Int
+    public var height: Int
+    public var fps: Int
+    /// Video target bitrate in kbit/s.
+    public var bitrateKbps: Int
+    /// Opus bitrate in kbit/s.
+    public var audioBitrateKbps: Int
+    /// Directory for `<userId>.mkv` recordings of remote users; nil records nothing.
+    public var recordDirectory: String?
+
+    public init(
+        publish: PublishSource? = nil, videoCodec: VideoCodec = .vp8, width: Int = 540, height: Int = 960, fps: Int = 15,
+        bitrateKbps: Int = 1300, audioBitrateKbps: Int = 48, recordDirectory: String? = nil
+    ) {
+        self.publish = publish
+        self.videoCodec = videoCodec
+        self.width = width
+        self.height = height
+        self.fps = fps
+        self.bitrateKbps = bitrateKbps
+        self.audioBitrateKbps = audioBitrateKbps
+        self.recordDirectory = recordDirectory
+    }
+
+    /// Parses `vp8` or `h264` (any case).
+    public static func parseVideoCodec(_ text: String) throws(MediaOptionError) -> VideoCodec {
+        switch text.lowercased() {
+        case "vp8": return .vp8
+        case "h264", "h.264": return .h264
+        default: throw MediaOptionError("--video-codec must be vp8 or h264, not \"\(text)\"")
+        }
+    }
+
+    /// Parses `WxH` with even sides between 16 and 4096.
+    public static func parseResolution(_ text: String) throws(MediaOptionError) -> (width: Int, height: Int) {
+        let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false)
+        guard parts.count == 2, let width = Int(parts[0]), let height = Int(parts[1]) else {
+            throw MediaOptionError("--resolution must be WIDTHxHEIGHT, e.g. 540x960, not \"\(text)\"")
+        }
+        guard (16...4096).contains(width), (16...4096).contains(height), width % 2 == 0, height % 2 == 0 else {
+            throw MediaOptionError("--resolution sides must be even and between 16 and 4096, not \(width)x\(height)")
+        }
+        return (width, height)
+    }
+
+    /// Checks frame rate and bitrate.
+    public func validate() throws(MediaOptionError) {
+        guard (1...60).contains(fps) else { throw MediaOptionError("--fps must be between 1 and 60, not \(fps)") }
+        guard (16...20_000).contains(bitrateKbps) else {
+            throw MediaOptionError("--bitrate must be between 16 and 20000 kbit/s, not \(bitrateKbps)")
+        }
+    }
+}

@@ -1,0 +1,194 @@
+import LiveRoomMedia
+import LiveRoomTransport
+import LiveRoomWire
+import NIOCore
+
+/// The publishing peer connection: one ``PeerTransport`` to the server carrying our Opus
+/// and video streams. It packetizes encoded frames, keeps the send history, answers NACK
+/// with retransmissions and PLI/FIR with keyframe requests, and sends a sender report per
+/// stream every second. Confined to the media event loop; the owner does the I/O.
+final class PublishConnection {
+    /// What the connection asks of its owner.
+    enum Event {
+        case send(ByteBuffer, to: TransportAddress)
+        /// DTLS is up: media may flow.
+        case connected
+        /// The server asked for a keyframe (already rate-limited).
+        case keyframeRequested
+        case closed(reason: String)
+    }
+
+    let id: MediaEngine.ConnectionID
+    let transport: PeerTransport
+    let videoCodec: VideoCodec
+    private(set) var audio: OutboundRTPStream?
+    private(set) var video: OutboundRTPStream?
+    private var vp8Packetizer = VP8Packetizer(maxPayloadSize: PublishConnection.maxPayloadSize)
+    private let h264Packetizer = H264Packetizer(maxPayloadSize: PublishConnection.maxPayloadSize)
+    private var keyframeThrottle = KeyframeRequestThrottle(interval: .milliseconds(500))
+    private var lastReport: ContinuousClock.Instant?
+    /// The latest round-trip time from a report block about our streams.
+    private(set) var roundTripTime: Duration?
+    /// The latest loss the server reported for our streams, in percent.
+    private(set) var upLoss: Double = 0
+    private(set) var nacksReceived = 0
+    private(set) var keyframeRequestsReceived = 0
+
+    /// The largest RTP payload: leaves room for headers and the SRTP tag in a 1280-byte MTU.
+    static let maxPayloadSize = 1200
+
+    init(id: MediaEngine.ConnectionID, transport: PeerTransport, tracks: [NegotiatedTrack], videoCodec: VideoCodec, mediaStart: ContinuousClock.Instant) {
+        self.id = id
+        self.transport = transport
+        self.videoCodec = videoCodec
+        for track in tracks {
+            guard let ssrc = track.localSSRC else { continue }
+            let stream = OutboundRTPStream(ssrc: ssrc, payloadType: track.payloadType, clockRate: track.codec.clockRate, mediaStart: mediaStart)
+            switch track.kind {
+            case .audio: audio = stream
+            case .video: video = stream
+            }
+        }
+    }
+
+    var isConnected: Bool { transport.isConnected }
+
+    func start(now: ContinuousClock.Instant) -> [Event] {
+        map(transport.start(now: now), now: now)
+    }
+
+    func receive(_ datagram: ByteBuffer, from source: TransportAddress, now: ContinuousClock.Instant, wallClock: NTPTime) -> [Event] {
+        map(transport.receive(datagram, from: source, now: now), now: now, wallClock: wallClock)
+    }
+
+    /// Runs transport timers and sends sender reports every second.
+    func tick(now: ContinuousClock.Instant, wallClock: NTPTime) -> [Event] {
+        var events = map(transport.handleTimers(now: now), now: now)
+        guard transport.isConnected, !transport.isClosed else { return events }
+        if lastReport.map({ now - $0 >= .seconds(1) }) ?? true {
+            lastReport = now
+            var packets: [RTCPPacket] = []
+            var ssrcs: [UInt32] = []
+            if var stream = audio, stream.packetCount > 0 {
+                packets.append(.senderReport(stream.senderReport(now: now, wallClock: wallClock)))
+                ssrcs.append(stream.ssrc)
+                audio = stream
+            }
+            if var stream = video, stream.packetCount > 0 {
+                packets.append(.senderReport(stream.senderReport(now: now, wallClock: wallClock)))
+                ssrcs.append(stream.ssrc)
+                video = stream
+            }
+            if !packets.isEmpty {
+                packets.append(.sourceDescription(RTCPSourceDescription(chunks: ssrcs.map { .init(ssrc: $0, items: [.cname("liveroom")]) })))
+                events += sendRTCP(packets)
+            }
+        }
+        return events
+    }
+
+    /// Packetizes and sends one encoded video frame.
+    func send(video frame: EncodedVideoFrame) -> [Event] {
+        guard var stream = video, transport.isConnected else { return [] }
+        let payloads: [ByteBuffer]
+        do {
+            switch videoCodec {
+            case .vp8: payloads = try vp8Packetizer.packetize(frame: ByteBuffer(bytes: frame.data))
+            case .h264: payloads = try h264Packetizer.packetize(annexB: ByteBuffer(bytes: frame.data))
+            }
+        } catch {
+            return []
+        }
+        let packets = stream.packets(payloads: payloads, pts: frame.pts, marker: true)
+        video = stream
+        return packets.compactMap(protect)
+    }
+
+    /// Sends one Opus packet.
+    func send(audio frame: EncodedAudioFrame) -> [Event] {
+        guard var stream = audio, transport.isConnected else { return [] }
+        let packets = stream.packets(payloads: [ByteBuffer(bytes: frame.data)], pts: frame.pts, marker: false)
+        audio = stream
+        return packets.compactMap(protect)
+    }
+
+    func close(reason: String) -> [Event] {
+        map(transport.close(reason: reason), now: nil)
+    }
+
+    private func protect(_ packet: [UInt8]) -> Event? {
+        var bytes = packet
+        guard let protected = transport.protectRTP(&bytes), let address = transport.remoteAddress else { return nil }
+        return .send(protected, to: address)
+    }
+
+    private func sendRTCP(_ packets: [RTCPPacket]) -> [Event] {
+        guard let buffer = try? RTCPPacket.serializeCompound(packets), let address = transport.remoteAddress else { return [] }
+        var bytes = Array(buffer: buffer)
+        guard let protected = transport.protectRTCP(&bytes) else { return [] }
+        return [.send(protected, to: address)]
+    }
+
+    private func map(_ events: [PeerTransport.Event], now: ContinuousClock.Instant?, wallClock: NTPTime? = nil) -> [Event] {
+        var result: [Event] = []
+        for event in events {
+            switch event {
+            case .send(let bytes, let to): result.append(.send(bytes, to: to))
+            case .selected: break
+            case .connected: result.append(.connected)
+            case .rtp: break  // the server sends no media on a publishing connection
+            case .rtcp(let bytes):
+                if let now { result += handleRTCP(bytes, now: now, wallClock: wallClock) }
+            case .closed(let reason): result.append(.closed(reason: reason))
+            }
+        }
+        return result
+    }
+
+    private func handleRTCP(_ bytes: [UInt8], now: ContinuousClock.Instant, wallClock: NTPTime?) -> [Event] {
+        guard let packets = try? RTCPPacket.parseCompound(ByteBuffer(bytes: bytes)) else { return [] }
+        var events: [Event] = []
+        var wantsKeyframe = false
+        for packet in packets {
+            switch packet {
+            case .genericNACK(let nack):
+                nacksReceived += 1
+                if var stream = video, nack.mediaSSRC == stream.ssrc {
+                    let packets = stream.retransmissions(of: nack.lostSequenceNumbers)
+                    video = stream
+                    events += packets.compactMap(protect)
+                } else if var stream = audio, nack.mediaSSRC == stream.ssrc {
+                    let packets = stream.retransmissions(of: nack.lostSequenceNumbers)
+                    audio = stream
+                    events += packets.compactMap(protect)
+                }
+            case .pictureLossIndication(let pli):
+                if pli.mediaSSRC == video?.ssrc || pli.mediaSSRC == 0 { wantsKeyframe = true }
+            case .fullIntraRequest(let fir):
+                if fir.entries.contains(where: { $0.ssrc == video?.ssrc }) || fir.entries.isEmpty { wantsKeyframe = true }
+            case .receiverReport(let report):
+                noteReportBlocks(report.reportBlocks, wallClock: wallClock)
+            case .senderReport(let report):
+                noteReportBlocks(report.reportBlocks, wallClock: wallClock)
+            default:
+                break
+            }
+        }
+        if wantsKeyframe {
+            keyframeRequestsReceived += 1
+            if keyframeThrottle.shouldForce(now: now) { events.append(.keyframeRequested) }
+        }
+        return events
+    }
+
+    private func noteReportBlocks(_ blocks: [RTCPReportBlock], wallClock: NTPTime?) {
+        let ours = blocks.filter { $0.ssrc == audio?.ssrc || $0.ssrc == video?.ssrc }
+        guard !ours.isEmpty else { return }
+        upLoss = ours.map { Double($0.fractionLost) * 100 / 256 }.max() ?? 0
+        if let wallClock {
+            for block in ours {
+                if let rtt = ReceiveStatistics.roundTripTime(of: block, arrival: wallClock) { roundTripTime = rtt }
+            }
+        }
+    }
+}

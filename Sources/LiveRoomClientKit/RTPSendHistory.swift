@@ -1,0 +1,25 @@
+/// The last packets sent on one RTP stream, by sequence number, for NACK retransmission.
+///
+/// A fixed ring of `capacity` slots indexed by `sequenceNumber % capacity`: a packet is
+/// found only while it is one of the newest `capacity` sent.
+public struct RTPSendHistory: Sendable {
+    public let capacity: Int
+    private var slots: [(sequenceNumber: UInt16, packet: [UInt8])?]
+
+    public init(capacity: Int = 512) {
+        precondition(capacity > 0 && capacity <= 32_768, "history capacity must be 1...32768")
+        self.capacity = capacity
+        slots = Array(repeating: nil, count: capacity)
+    }
+
+    /// Remembers an unprotected RTP packet.
+    public mutating func store(sequenceNumber: UInt16, packet: [UInt8]) {
+        slots[Int(sequenceNumber) % capacity] = (sequenceNumber, packet)
+    }
+
+    /// The unprotected packet with this sequence number, if still held.
+    public func packet(sequenceNumber: UInt16) -> [UInt8]? {
+        guard let slot = slots[Int(sequenceNumber) % capacity], slot.sequenceNumber == sequenceNumber else { return nil }
+        return slot.packet
+    }
+}

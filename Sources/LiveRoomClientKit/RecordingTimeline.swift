@@ -1,0 +1,52 @@
+/// Presentation times for recording one remote user: RTP timestamps turned into times
+/// from the user's first packet (video in 90 kHz, audio in 48 kHz samples), so audio and
+/// video line up, and never decreasing within a stream, also across re-subscriptions.
+public struct RecordingTimeline: Sendable {
+    public enum Kind: Sendable, Hashable {
+        case audio
+        case video
+
+        var clockRate: Int64 { self == .audio ? 48_000 : 90_000 }
+    }
+
+    private struct Stream: Sendable {
+        /// pts of the stream's first packet in this subscription.
+        var offset: Int64
+        var firstExtended: Int64
+        var lastTimestamp: UInt32
+        var extended: Int64
+    }
+
+    private var origin: ContinuousClock.Instant?
+    private var streams: [Kind: Stream] = [:]
+    private var lastPTS: [Kind: Int64] = [:]
+
+    public init() {}
+
+    /// A new subscription to the same user: timestamps start over (new SSRCs, new bases).
+    public mutating func restart() {
+        streams = [:]
+    }
+
+    /// The pts of a packet or frame with RTP timestamp `timestamp` that arrived at `arrival`;
+    /// nil if it would go back in time (a late audio packet).
+    public mutating func pts(kind: Kind, timestamp: UInt32, arrival: ContinuousClock.Instant) -> Int64? {
+        let origin = self.origin ?? arrival
+        self.origin = origin
+        var stream: Stream
+        if let existing = streams[kind] {
+            stream = existing
+            stream.extended += Int64(Int32(bitPattern: timestamp &- stream.lastTimestamp))
+            stream.lastTimestamp = timestamp
+        } else {
+            var offset = (arrival - origin).ticks(rate: UInt32(kind.clockRate))
+            if let last = lastPTS[kind] { offset = max(offset, last + 1) }
+            stream = Stream(offset: offset, firstExtended: 0, lastTimestamp: timestamp, extended: 0)
+        }
+        streams[kind] = stream
+        let pts = stream.offset + stream.extended - stream.firstExtended
+        if let last = lastPTS[kind], pts < last || (kind == .audio && pts == last) { return nil }
+        lastPTS[kind] = pts
+        return pts
+    }
+}

@@ -1,0 +1,25 @@
+/// What a member publishes.
+public struct PublishState: Sendable, Hashable {
+    public var audio: Bool
+    public var video: Bool
+
+    public init(audio: Bool, video: Bool) {
+        self.audio = audio
+        self.video = video
+    }
+}
+
+/// Work the room core hands to the media server.
+public enum MediaCommand: Sendable, Hashable {
+    /// Negotiate `userId`'s publishing peer connection from an SDP offer; the answer goes
+    /// back to `session` as onPublishAnswer, then ``RoomsStateMachine/publishStarted(_:audio:video:)``.
+    case publish(session: SessionID, roomId: String, userId: String, sdp: String)
+    /// Negotiate a peer connection that sends `publisherId`'s media to `session` (user `userId`).
+    case subscribe(session: SessionID, roomId: String, userId: String, publisherId: String, sdp: String)
+    /// Close `session`'s subscription to `publisherId`.
+    case unsubscribe(session: SessionID, publisherId: String)
+    /// `userId` no longer publishes in `roomId`: close its publishing connection; its subscribers stop receiving it.
+    case stopPublishing(roomId: String, userId: String)
+    /// Close every peer connection of `session` (it left the room or disconnected).
+    case closeSession(SessionID)
+}

@@ -1,0 +1,446 @@
+import LiveRoomSecureTransport
+import LiveRoomTransport
+import LiveRoomWire
+import NIOCore
+
+/// The selective forwarding unit of one media port: every publisher's and subscriber's
+/// peer connection, and the routes between them.
+///
+/// Publishers' RTP is decrypted, kept in a short history, and re-encrypted to each
+/// subscriber with that subscriber's SSRC, payload type and continuous sequence numbers.
+/// Subscribers' NACKs are answered from the history (or forwarded), their PLI/FIR become
+/// one rate-limited PLI to the publisher, and publishers' sender reports are rewritten
+/// for each subscriber. Confined to the media port's event loop; not Sendable.
+public final class SFURouter {
+    /// Identifies who owns a peer connection (a signaling session).
+    public typealias OwnerID = UInt64
+
+    public enum Output {
+        /// Write this datagram.
+        case send(ByteBuffer, to: TransportAddress)
+        /// A publisher's connection closed by itself (consent expired, DTLS closed).
+        case publisherClosed(owner: OwnerID, roomId: String, userId: String, reason: String)
+    }
+
+    /// Counters for metrics and benchmarks.
+    public struct Counters: Sendable, Hashable {
+        public var rtpReceived = 0
+        public var rtpForwarded = 0
+        public var bytesForwarded = 0
+        public var retransmitted = 0
+        public var nacksForwarded = 0
+        public var keyframeRequests = 0
+        public var dropped = 0
+    }
+
+    public struct PublisherKey: Hashable, Sendable {
+        public var roomId: String
+        public var userId: String
+    }
+
+    final class UpTrack {
+        let kind: MediaKind
+        let codec: RTPCodec
+        let payloadType: UInt8
+        var ssrc: UInt32?
+        var history = PacketHistory()
+        var keyframeRequests = KeyframeRequestLimiter()
+        /// Subscriber peers receiving this track.
+        var subscribers: [PeerID] = []
+
+        init(kind: MediaKind, codec: RTPCodec, payloadType: UInt8) {
+            self.kind = kind
+            self.codec = codec
+            self.payloadType = payloadType
+        }
+    }
+
+    struct DownTrack {
+        let kind: MediaKind
+        let payloadType: UInt8
+        let ssrc: UInt32
+        var rewriter: SequenceRewriter
+    }
+
+    enum Role {
+        case publisher(key: PublisherKey, tracks: [UpTrack])
+        case subscriber(publisher: PublisherKey, tracks: [MediaKind: DownTrack])
+    }
+
+    typealias PeerID = UInt64
+
+    final class Peer {
+        let id: PeerID
+        let owner: OwnerID
+        let transport: PeerTransport
+        var role: Role
+
+        init(id: PeerID, owner: OwnerID, transport: PeerTransport, role: Role) {
+            self.id = id
+            self.owner = owner
+            self.transport = transport
+            self.role = role
+        }
+    }
+
+    private let certificate: DTLSCertificate
+    private let candidate: ICECandidate
+    private var demux = MediaDemultiplexer<PeerID>()
+    private var peers: [PeerID: Peer] = [:]
+    private var publishers: [PublisherKey: PeerID] = [:]
+    private var nextPeer: PeerID = 1
+    /// Our SSRC as the sender of RTCP feedback to publishers.
+    private let feedbackSSRC = UInt32.random(in: 1...UInt32.max)
+    public private(set) var counters = Counters()
+
+    /// - Parameters:
+    ///   - host: the address clients reach the media port at (the candidate in answers).
+    ///   - port: the media UDP port.
+    public init(certificate: DTLSCertificate, host: String, port: UInt16) {
+        self.certificate = certificate
+        self.candidate = ICECandidate(foundation: "1", component: 1, transport: "udp", priority: 2_130_706_431, address: host, port: port, type: "host")
+    }
+
+    public var peerCount: Int { peers.count }
+
+    // MARK: Negotiation
+
+    /// Answers a publisher's offer. Replaces any earlier publishing connection of the same user.
+    public func publish(owner: OwnerID, roomId: String, userId: String, offer offerText: String, now: ContinuousClock.Instant)
+        throws(NegotiationError) -> (answer: String, audio: Bool, video: Bool)
+    {
+        let offer = try parse(offerText)
+        let remote = try TransportDescription(of: offer)
+        let local = localDescription(answering: remote)
+        let (answer, negotiated) = try SDPNegotiation.answer(to: offer, local: local, sessionID: UInt64.random(in: 1...UInt64(Int64.max))) {
+            kind, direction, codecs in
+            guard direction == .sendonly || direction == .sendrecv else { return .init(codec: nil) }
+            return .init(codec: codecs.first)
+        }
+        let tracks = negotiated.filter { $0.direction == .recvonly || $0.direction == .sendrecv }.map {
+            UpTrack(kind: $0.kind, codec: $0.codec, payloadType: $0.payloadType)
+        }
+        guard !tracks.isEmpty else { throw NegotiationError("a publish offer needs sendonly audio or video") }
+        let key = PublisherKey(roomId: roomId, userId: userId)
+        _ = stopPublishing(roomId: roomId, userId: userId)
+        let transport = try makeTransport(local: local, remote: remote, now: now)
+        let peer = add(Peer(id: 0, owner: owner, transport: transport, role: .publisher(key: key, tracks: tracks)), local: local)
+        publishers[key] = peer.id
+        return (answer.serialize(), tracks.contains { $0.kind == .audio }, tracks.contains { $0.kind == .video })
+    }
+
+    /// Answers a subscriber's offer for one publisher's media.
+    public func subscribe(owner: OwnerID, roomId: String, publisherId: String, offer offerText: String, now: ContinuousClock.Instant)
+        throws(NegotiationError) -> String
+    {
+        let key = PublisherKey(roomId: roomId, userId: publisherId)
+        guard let publisherPeer = publishers[key].flatMap({ peers[$0] }), case .publisher(_, let upTracks) = publisherPeer.role else {
+            throw NegotiationError("\(publisherId) is not publishing")
+        }
+        let offer = try parse(offerText)
+        let remote = try TransportDescription(of: offer)
+        let local = localDescription(answering: remote)
+        var planned: [MediaKind: (UInt32, RTPCodec)] = [:]
+        let (answer, negotiated) = try SDPNegotiation.answer(to: offer, local: local, sessionID: UInt64.random(in: 1...UInt64(Int64.max))) {
+            kind, direction, codecs in
+            guard direction == .recvonly || direction == .sendrecv, planned[kind] == nil,
+                let up = upTracks.first(where: { $0.kind == kind }), codecs.contains(up.codec)
+            else { return .init(codec: nil) }
+            let ssrc = UInt32.random(in: 1...UInt32.max)
+            planned[kind] = (ssrc, up.codec)
+            return .init(codec: up.codec, localSSRC: ssrc, msid: (publisherId, "\(publisherId)-\(kind.rawValue)"))
+        }
+        var down: [MediaKind: DownTrack] = [:]
+        for track in negotiated {
+            guard let ssrc = track.localSSRC else { continue }
+            down[track.kind] = DownTrack(kind: track.kind, payloadType: track.payloadType, ssrc: ssrc, rewriter: SequenceRewriter(clockRate: track.codec.clockRate))
+        }
+        guard !down.isEmpty else { throw NegotiationError("the offer receives none of \(publisherId)'s media in a codec it publishes") }
+        unsubscribe(owner: owner, publisherId: publisherId, roomId: roomId)
+        let transport = try makeTransport(local: local, remote: remote, now: now)
+        let peer = add(Peer(id: 0, owner: owner, transport: transport, role: .subscriber(publisher: key, tracks: down)), local: local)
+        for up in upTracks where down[up.kind] != nil {
+            up.subscribers.append(peer.id)
+        }
+        return answer.serialize()
+    }
+
+    /// Stops `owner`'s subscription to a publisher.
+    public func unsubscribe(owner: OwnerID, publisherId: String, roomId: String? = nil) {
+        for peer in peers.values where peer.owner == owner {
+            if case .subscriber(let key, _) = peer.role, key.userId == publisherId, roomId == nil || key.roomId == roomId {
+                _ = remove(peer.id, reason: "unsubscribed")
+            }
+        }
+    }
+
+    /// Closes a user's publishing connection; its subscribers stop receiving it.
+    public func stopPublishing(roomId: String, userId: String) -> [Output] {
+        guard let id = publishers[PublisherKey(roomId: roomId, userId: userId)] else { return [] }
+        return remove(id, reason: "stopped publishing")
+    }
+
+    /// Closes every connection `owner` has.
+    public func close(owner: OwnerID) -> [Output] {
+        peers.values.filter { $0.owner == owner }.map(\.id).flatMap { remove($0, reason: "session closed") }
+    }
+
+    // MARK: Packets and timers
+
+    public func receive(_ datagram: ByteBuffer, from source: TransportAddress, now: ContinuousClock.Instant) -> [Output] {
+        let peerID: PeerID
+        switch demux.route(datagram, from: source) {
+        case .stun(let id, _), .dtls(let id), .rtp(let id), .rtcp(let id):
+            peerID = id
+        case .drop(.keepalive):
+            return []
+        case .drop:
+            counters.dropped += 1
+            return []
+        }
+        guard let peer = peers[peerID] else { return [] }
+        return handle(peer.transport.receive(datagram, from: source, now: now), of: peer, now: now)
+    }
+
+    public var nextTimeout: ContinuousClock.Instant? {
+        peers.values.compactMap(\.transport.nextTimeout).min()
+    }
+
+    public func handleTimers(now: ContinuousClock.Instant) -> [Output] {
+        var outputs: [Output] = []
+        for peer in Array(peers.values) {
+            if let timeout = peer.transport.nextTimeout, now >= timeout {
+                outputs += handle(peer.transport.handleTimers(now: now), of: peer, now: now)
+            }
+            if case .publisher(_, let tracks) = peer.role {
+                for track in tracks where track.keyframeRequests.due(now: now) {
+                    outputs += sendPLI(to: peer, track: track)
+                }
+            }
+        }
+        return outputs
+    }
+
+    private func handle(_ events: [PeerTransport.Event], of peer: Peer, now: ContinuousClock.Instant) -> [Output] {
+        var outputs: [Output] = []
+        for event in events {
+            switch event {
+            case .send(let bytes, let to):
+                outputs.append(.send(bytes, to: to))
+            case .selected(let address):
+                demux.bind(address, to: peer.id)
+            case .connected:
+                // A new subscriber needs a keyframe to start decoding.
+                if case .subscriber(let key, _) = peer.role { outputs += requestKeyframe(of: key, now: now) }
+            case .rtp(let packet):
+                outputs += forward(packet, from: peer, now: now)
+            case .rtcp(let packet):
+                outputs += feedback(packet, from: peer, now: now)
+            case .closed(let reason):
+                let wasPublisher: PublisherKey? = if case .publisher(let key, _) = peer.role { key } else { nil }
+                outputs += remove(peer.id, reason: reason)
+                if let key = wasPublisher {
+                    outputs.append(.publisherClosed(owner: peer.owner, roomId: key.roomId, userId: key.userId, reason: reason))
+                }
+            }
+        }
+        return outputs
+    }
+
+    /// A publisher's RTP to every subscriber of its track.
+    private func forward(_ packet: [UInt8], from peer: Peer, now: ContinuousClock.Instant) -> [Output] {
+        guard case .publisher(_, let tracks) = peer.role, packet.count >= 12,
+            let track = tracks.first(where: { $0.payloadType == packet[1] & 0x7F })
+        else {
+            counters.dropped += 1
+            return []
+        }
+        counters.rtpReceived += 1
+        let sequence = UInt16(packet[2]) << 8 | UInt16(packet[3])
+        let timestamp = Self.timestamp(of: packet)
+        let ssrc = Self.bigEndian32(packet, at: 8)
+        track.ssrc = ssrc
+        track.history.store(sequence: sequence, packet: packet)
+        if track.kind == .video, Self.startsKeyframe(packet, codec: track.codec) {
+            track.keyframeRequests.keyframeReceived()
+        }
+        var outputs: [Output] = []
+        for subscriberID in track.subscribers {
+            guard let subscriber = peers[subscriberID], subscriber.transport.isConnected,
+                let output = send(packet, ssrc: ssrc, sequence: sequence, timestamp: timestamp, kind: track.kind, to: subscriber, now: now)
+            else { continue }
+            outputs.append(output)
+        }
+        return outputs
+    }
+
+    /// Rewrites and encrypts one packet for one subscriber.
+    private func send(_ packet: [UInt8], ssrc: UInt32, sequence: UInt16, timestamp: UInt32, kind: MediaKind, to subscriber: Peer, now: ContinuousClock.Instant) -> Output? {
+        guard case .subscriber(let key, var tracks) = subscriber.role, var down = tracks[kind], let address = subscriber.transport.remoteAddress else { return nil }
+        let (outSequence, outTimestamp) = down.rewriter.rewrite(ssrc: ssrc, sequence: sequence, timestamp: timestamp, now: now)
+        tracks[kind] = down
+        subscriber.role = .subscriber(publisher: key, tracks: tracks)
+        var out = packet
+        out.reserveCapacity(packet.count + SRTPSession.maximumTrailerLength)
+        out[1] = (out[1] & 0x80) | down.payloadType
+        out[2] = UInt8(outSequence >> 8)
+        out[3] = UInt8(truncatingIfNeeded: outSequence)
+        for i in 0..<4 {
+            out[4 + i] = UInt8(truncatingIfNeeded: outTimestamp >> (24 - 8 * i))
+            out[8 + i] = UInt8(truncatingIfNeeded: down.ssrc >> (24 - 8 * i))
+        }
+        guard let bytes = subscriber.transport.protectRTP(&out) else { return nil }
+        counters.rtpForwarded += 1
+        counters.bytesForwarded += bytes.readableBytes
+        return .send(bytes, to: address)
+    }
+
+    /// RTCP from a peer: subscribers' NACK and PLI/FIR, publishers' sender reports.
+    private func feedback(_ packet: [UInt8], from peer: Peer, now: ContinuousClock.Instant) -> [Output] {
+        guard let packets = try? RTCPPacket.parseCompound(ByteBuffer(bytes: packet)) else {
+            counters.dropped += 1
+            return []
+        }
+        var outputs: [Output] = []
+        switch peer.role {
+        case .subscriber(let key, let tracks):
+            guard let publisher = publishers[key].flatMap({ peers[$0] }), case .publisher(_, let upTracks) = publisher.role else { return [] }
+            for rtcp in packets {
+                switch rtcp {
+                case .genericNACK(let nack):
+                    guard let (kind, down) = tracks.first(where: { $0.value.ssrc == nack.mediaSSRC }),
+                        let up = upTracks.first(where: { $0.kind == kind }), let upSSRC = up.ssrc
+                    else { continue }
+                    var missing: [UInt16] = []
+                    for lost in nack.lostSequenceNumbers {
+                        guard let source = down.rewriter.sourceSequence(for: lost), let stored = up.history.packet(sequence: source) else {
+                            if let source = down.rewriter.sourceSequence(for: lost) { missing.append(source) }
+                            continue
+                        }
+                        if let output = send(stored, ssrc: upSSRC, sequence: source, timestamp: Self.timestamp(of: stored), kind: kind, to: peer, now: now) {
+                            counters.retransmitted += 1
+                            outputs.append(output)
+                        }
+                    }
+                    if !missing.isEmpty {
+                        counters.nacksForwarded += 1
+                        outputs += sendRTCP(.genericNACK(RTCPGenericNACK(senderSSRC: feedbackSSRC, mediaSSRC: upSSRC, lostSequenceNumbers: missing)), to: publisher)
+                    }
+                case .pictureLossIndication(let pli):
+                    if tracks[.video]?.ssrc == pli.mediaSSRC { outputs += requestKeyframe(of: key, now: now) }
+                case .fullIntraRequest:
+                    outputs += requestKeyframe(of: key, now: now)
+                default:
+                    break
+                }
+            }
+        case .publisher(let key, let upTracks):
+            // Each subscriber gets the publisher's sender reports in its own SSRC and timestamps.
+            for case .senderReport(let report) in packets {
+                guard let up = upTracks.first(where: { $0.ssrc == report.ssrc }) else { continue }
+                for subscriberID in up.subscribers {
+                    guard let subscriber = peers[subscriberID], case .subscriber(_, let tracks) = subscriber.role,
+                        let down = tracks[up.kind], let rtpTimestamp = down.rewriter.outputTimestamp(for: report.rtpTimestamp)
+                    else { continue }
+                    var rewritten = report
+                    rewritten.ssrc = down.ssrc
+                    rewritten.rtpTimestamp = rtpTimestamp
+                    rewritten.reportBlocks = []
+                    outputs += sendRTCP(.senderReport(rewritten), to: subscriber)
+                }
+            }
+            _ = key
+        }
+        return outputs
+    }
+
+    private func requestKeyframe(of key: PublisherKey, now: ContinuousClock.Instant) -> [Output] {
+        guard let publisher = publishers[key].flatMap({ peers[$0] }), case .publisher(_, let tracks) = publisher.role,
+            let video = tracks.first(where: { $0.kind == .video }), video.keyframeRequests.request(now: now)
+        else { return [] }
+        return sendPLI(to: publisher, track: video)
+    }
+
+    private func sendPLI(to publisher: Peer, track: UpTrack) -> [Output] {
+        guard let ssrc = track.ssrc else { return [] }
+        counters.keyframeRequests += 1
+        return sendRTCP(.pictureLossIndication(RTCPPictureLossIndication(senderSSRC: feedbackSSRC, mediaSSRC: ssrc)), to: publisher)
+    }
+
+    private func sendRTCP(_ packet: RTCPPacket, to peer: Peer) -> [Output] {
+        guard let address = peer.transport.remoteAddress, var bytes = try? Array(buffer: packet.serialize()),
+            let protected = peer.transport.protectRTCP(&bytes)
+        else { return [] }
+        return [.send(protected, to: address)]
+    }
+
+    // MARK: Peers
+
+    private func parse(_ text: String) throws(NegotiationError) -> SessionDescription {
+        do {
+            return try SessionDescription.parse(text)
+        } catch {
+            throw NegotiationError("the offer is not valid SDP: \(error.message)")
+        }
+    }
+
+    private func localDescription(answering remote: TransportDescription) -> TransportDescription {
+        let credentials = ICECredentials.random()
+        return TransportDescription(
+            iceUfrag: credentials.ufrag, icePwd: credentials.pwd, fingerprint: PeerTransport.sdpFingerprint(of: certificate),
+            setup: remote.setup == .passive ? .active : .passive, candidates: [candidate], iceLite: true)
+    }
+
+    private func makeTransport(local: TransportDescription, remote: TransportDescription, now: ContinuousClock.Instant) throws(NegotiationError) -> PeerTransport {
+        let agent = ICELiteAgent(local: ICECredentials(ufrag: local.iceUfrag, pwd: local.icePwd), remoteUfrag: remote.iceUfrag, now: now)
+        return try PeerTransport(ice: .lite(agent), certificate: certificate, localDescription: local, remoteDescription: remote)
+    }
+
+    private func add(_ template: Peer, local: TransportDescription) -> Peer {
+        let peer = Peer(id: nextPeer, owner: template.owner, transport: template.transport, role: template.role)
+        nextPeer += 1
+        peers[peer.id] = peer
+        demux.register(ufrag: local.iceUfrag, peer: peer.id)
+        return peer
+    }
+
+    private func remove(_ id: PeerID, reason: String) -> [Output] {
+        guard let peer = peers.removeValue(forKey: id) else { return [] }
+        demux.unregister(id)
+        switch peer.role {
+        case .publisher(let key, let tracks):
+            if publishers[key] == id { publishers[key] = nil }
+            // Subscribers of this publisher keep their connections; they simply get no media
+            // until the user publishes again and they subscribe again.
+            _ = tracks
+        case .subscriber(let key, _):
+            if let publisher = publishers[key].flatMap({ peers[$0] }), case .publisher(_, let tracks) = publisher.role {
+                for track in tracks { track.subscribers.removeAll { $0 == id } }
+            }
+        }
+        var outputs: [Output] = []
+        for case .send(let bytes, let to) in peer.transport.close(reason: reason) {
+            outputs.append(.send(bytes, to: to))
+        }
+        return outputs
+    }
+
+    static func bigEndian32(_ bytes: [UInt8], at offset: Int) -> UInt32 {
+        var value: UInt32 = 0
+        for i in offset..<offset + 4 { value = value << 8 | UInt32(bytes[i]) }
+        return value
+    }
+
+    /// The RTP timestamp of a packet (at least 12 bytes).
+    static func timestamp(of packet: [UInt8]) -> UInt32 { bigEndian32(packet, at: 4) }
+
+    /// Whether an RTP packet begins a keyframe (VP8 or H.264).
+    static func startsKeyframe(_ packet: [UInt8], codec: RTPCodec) -> Bool {
+        guard let parsed = try? RTPPacket.parse(ByteBuffer(bytes: packet)) else { return false }
+        switch codec.name {
+        case "VP8": return (try? VP8RTPPayload.parse(parsed.payload))?.startsKeyframe ?? false
+        case "H264": return (try? H264RTPPayload.parse(parsed.payload))?.startsKeyframe ?? false
+        default: return false
+        }
+    }
+}

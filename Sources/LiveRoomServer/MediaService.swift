@@ -1,0 +1,182 @@
+import LiveRoomSFU
+import LiveRoomSecureTransport
+import LiveRoomTransport
+import LiveRoomWire
+import Logging
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+
+/// The media port: one UDP socket on one event loop, the SFU router behind it.
+///
+/// Packets are handled synchronously on the event loop (STYLE §3); the room hub reaches the
+/// router through futures submitted to the same loop, so its commands run in order.
+final class MediaService: Service, Sendable {
+    let eventLoop: any EventLoop
+    private let channel: any Channel
+    private let router: NIOLoopBound<SFURouter>
+    let port: Int
+    private let logger: Logger
+
+    /// Binds the media port. `port` 0 picks a free one; `advertisedHost` is the address put
+    /// in SDP candidates.
+    static func bind(host: String, port: Int, advertisedHost: String, certificate: DTLSCertificate, logger: Logger,
+                     onPublisherClosed: @escaping @Sendable (SFURouter.OwnerID, String, String, String) -> Void) async throws -> MediaService {
+        let eventLoop = MultiThreadedEventLoopGroup.singleton.next()
+        let channel = try await DatagramBootstrap(group: eventLoop)
+            .channelOption(.socketOption(.so_reuseaddr), value: 1)
+            // Vector reads split the receive buffer among the messages: 32 datagrams of up to 2 KiB.
+            .channelOption(.datagramVectorReadMessageCount, value: 32)
+            .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 32 * 2048))
+            .bind(host: host, port: port).get()
+        let boundPort = channel.localAddress?.port ?? port
+        let router = try await eventLoop.submit {
+            NIOLoopBound(SFURouter(certificate: certificate, host: advertisedHost, port: UInt16(boundPort)), eventLoop: eventLoop)
+        }.get()
+        let service = MediaService(eventLoop: eventLoop, channel: channel, router: router, port: boundPort, logger: logger)
+        try await eventLoop.submit {
+            let handler = MediaChannelHandler(router: router.value, logger: logger, onPublisherClosed: onPublisherClosed)
+            try channel.pipeline.syncOperations.addHandler(handler)
+            // Timers: ICE consent, DTLS retransmission, held-back keyframe requests.
+            eventLoop.scheduleRepeatedTask(initialDelay: .milliseconds(20), delay: .milliseconds(20)) { task in
+                guard channel.isActive else {
+                    task.cancel()
+                    return
+                }
+                handler.runTimers(channel: channel)
+            }
+        }.get()
+        return service
+    }
+
+    private init(eventLoop: any EventLoop, channel: any Channel, router: NIOLoopBound<SFURouter>, port: Int, logger: Logger) {
+        self.eventLoop = eventLoop
+        self.channel = channel
+        self.router = router
+        self.port = port
+        self.logger = logger
+    }
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        try? await channel.close()
+    }
+
+    // MARK: Commands from the room hub (each runs on the media loop, in call order)
+
+    func publish(owner: UInt64, roomId: String, userId: String, offer: String) -> EventLoopFuture<(answer: String, audio: Bool, video: Bool)> {
+        let router = self.router
+        return eventLoop.submit {
+            do {
+                return try router.value.publish(owner: owner, roomId: roomId, userId: userId, offer: offer, now: .now)
+            } catch {
+                throw error
+            }
+        }
+    }
+
+    func subscribe(owner: UInt64, roomId: String, publisherId: String, offer: String) -> EventLoopFuture<String> {
+        let router = self.router
+        return eventLoop.submit {
+            try router.value.subscribe(owner: owner, roomId: roomId, publisherId: publisherId, offer: offer, now: .now)
+        }
+    }
+
+    func unsubscribe(owner: UInt64, publisherId: String) {
+        let router = self.router
+        eventLoop.execute { router.value.unsubscribe(owner: owner, publisherId: publisherId) }
+    }
+
+    func stopPublishing(roomId: String, userId: String) {
+        let (router, channel) = (self.router, self.channel)
+        eventLoop.execute { MediaChannelHandler.write(router.value.stopPublishing(roomId: roomId, userId: userId), to: channel) }
+    }
+
+    func close(owner: UInt64) {
+        let (router, channel) = (self.router, self.channel)
+        eventLoop.execute { MediaChannelHandler.write(router.value.close(owner: owner), to: channel) }
+    }
+
+    /// The router's counters, read on its loop.
+    func counters() async throws -> SFURouter.Counters {
+        let router = self.router
+        return try await eventLoop.submit { router.value.counters }.get()
+    }
+}
+
+/// Reads datagrams into the router and writes what it returns, flushing once per read burst.
+final class MediaChannelHandler: ChannelInboundHandler {
+    typealias InboundIn = AddressedEnvelope<ByteBuffer>
+    typealias OutboundOut = AddressedEnvelope<ByteBuffer>
+
+    private let router: SFURouter
+    private let logger: Logger
+    private let onPublisherClosed: @Sendable (SFURouter.OwnerID, String, String, String) -> Void
+
+    init(router: SFURouter, logger: Logger, onPublisherClosed: @escaping @Sendable (SFURouter.OwnerID, String, String, String) -> Void) {
+        self.router = router
+        self.logger = logger
+        self.onPublisherClosed = onPublisherClosed
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let envelope = unwrapInboundIn(data)
+        guard let source = TransportAddress(envelope.remoteAddress) else { return }
+        handle(router.receive(envelope.data, from: source, now: .now), context: context)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        context.flush()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // A UDP socket reports ICMP errors (e.g. a peer's port closed) here; it stays open.
+        logger.debug("Media socket error", metadata: [LogKey.error: "\(error)"])
+    }
+
+    func runTimers(channel: any Channel) {
+        let outputs = router.handleTimers(now: .now)
+        guard !outputs.isEmpty else { return }
+        for output in outputs { dispatch(output) { channel.write(NIOAny($0), promise: nil) } }
+        channel.flush()
+    }
+
+    private func handle(_ outputs: [SFURouter.Output], context: ChannelHandlerContext) {
+        for output in outputs { dispatch(output) { context.write(NIOAny($0), promise: nil) } }
+    }
+
+    private func dispatch(_ output: SFURouter.Output, write: (AddressedEnvelope<ByteBuffer>) -> Void) {
+        switch output {
+        case .send(let bytes, let address):
+            if let remote = try? SocketAddress(address) { write(AddressedEnvelope(remoteAddress: remote, data: bytes)) }
+        case .publisherClosed(let owner, let roomId, let userId, let reason):
+            logger.info("Publisher connection closed", metadata: [LogKey.room: "\(roomId)", LogKey.user: "\(userId)", LogKey.error: "\(reason)"])
+            onPublisherClosed(owner, roomId, userId, reason)
+        }
+    }
+
+    /// Writes the send outputs of a command to the channel (on its loop).
+    static func write(_ outputs: [SFURouter.Output], to channel: any Channel) {
+        var wrote = false
+        for case .send(let bytes, let address) in outputs {
+            if let remote = try? SocketAddress(address) {
+                channel.write(NIOAny(AddressedEnvelope(remoteAddress: remote, data: bytes)), promise: nil)
+                wrote = true
+            }
+        }
+        if wrote { channel.flush() }
+    }
+}
+
+extension TransportAddress {
+    init?(_ address: SocketAddress) {
+        guard let text = address.ipAddress, let ip = IPAddress(text), let port = address.port else { return nil }
+        self.init(address: ip, port: UInt16(port))
+    }
+}
+
+extension SocketAddress {
+    init(_ address: TransportAddress) throws {
+        try self.init(ipAddress: "\(address.address)", port: Int(address.port))
+    }
+}

@@ -1,0 +1,175 @@
+import LiveRoomSecureTransport
+import LiveRoomTransport
+import LiveRoomWire
+import NIOCore
+import Testing
+
+@testable import LiveRoomSFU
+
+/// A client peer connection talking to an SFURouter in memory.
+final class FakeClient {
+    let address: TransportAddress
+    let transport: PeerTransport
+    let tracks: [NegotiatedTrack]
+    var rtp: [[UInt8]] = []
+    var rtcp: [[UInt8]] = []
+
+    init(port: UInt16, sections: [SDPNegotiation.OfferedSection], negotiate: (String) throws -> String, now: ContinuousClock.Instant) throws {
+        address = TransportAddress(address: IPAddress("127.0.0.1")!, port: port)
+        let certificate = try DTLSCertificate()
+        let ice = ICECredentials.random()
+        let local = TransportDescription(iceUfrag: ice.ufrag, icePwd: ice.pwd, fingerprint: PeerTransport.sdpFingerprint(of: certificate), setup: .active)
+        let offer = SDPNegotiation.offer(sections, local: local, sessionID: 1, streamID: "client\(port)")
+        let answer = try SessionDescription.parse(try negotiate(offer.serialize()))
+        let remote = try TransportDescription(of: answer)
+        tracks = try SDPNegotiation.tracks(ofAnswer: answer, offered: sections)
+        let candidate = try #require(remote.candidates.first)
+        let server = TransportAddress(address: IPAddress(candidate.address)!, port: candidate.port)
+        transport = try PeerTransport(
+            ice: .controlling(ICEControllingAgent(local: ice, remote: ICECredentials(ufrag: remote.iceUfrag, pwd: remote.icePwd), remoteAddress: server, now: now)),
+            certificate: certificate, localDescription: local, remoteDescription: remote)
+    }
+}
+
+/// Carries datagrams between a router and its clients until nothing moves.
+struct Network {
+    let router: SFURouter
+    var clients: [FakeClient]
+    let serverAddress = TransportAddress(address: IPAddress("127.0.0.1")!, port: 7882)
+
+    func deliver(router outputs: [SFURouter.Output], now: ContinuousClock.Instant) {
+        var queue: [(from: FakeClient?, bytes: ByteBuffer, to: TransportAddress?)] = outputs.compactMap {
+            if case .send(let b, let to) = $0 { return (nil, b, to) }
+            return nil
+        }
+        var rounds = 0
+        while !queue.isEmpty, rounds < 2000 {
+            rounds += 1
+            let item = queue.removeFirst()
+            if let client = item.from {
+                for case .send(let b, let to) in router.receive(item.bytes, from: client.address, now: now) { queue.append((nil, b, to)) }
+            } else if let client = clients.first(where: { $0.address == item.to }) {
+                for event in client.transport.receive(item.bytes, from: serverAddress, now: now) {
+                    switch event {
+                    case .send(let b, _): queue.append((client, b, nil))
+                    case .rtp(let p): client.rtp.append(p)
+                    case .rtcp(let p): client.rtcp.append(p)
+                    default: break
+                    }
+                }
+            }
+        }
+    }
+
+    func send(from client: FakeClient, _ events: [PeerTransport.Event], now: ContinuousClock.Instant) {
+        var outputs: [SFURouter.Output] = []
+        for case .send(let b, _) in events { outputs += router.receive(b, from: client.address, now: now) }
+        deliver(router: outputs, now: now)
+    }
+}
+
+@Suite struct SFURouterTests {
+    let audio = RTPCodec.opus
+    let now = ContinuousClock.now
+
+    func rtpPacket(pt: UInt8, seq: UInt16, ts: UInt32, ssrc: UInt32, payload: [UInt8]) -> [UInt8] {
+        var p: [UInt8] = [0x80, 0x80 | pt, UInt8(seq >> 8), UInt8(seq & 0xFF)]
+        for shift in [24, 16, 8, 0] { p.append(UInt8(truncatingIfNeeded: ts >> UInt32(shift))) }
+        for shift in [24, 16, 8, 0] { p.append(UInt8(truncatingIfNeeded: ssrc >> UInt32(shift))) }
+        return p + payload
+    }
+
+    @Test func forwardsRewritesRetransmitsAndRequestsKeyframes() throws {
+        let certificate = try DTLSCertificate()
+        let router = SFURouter(certificate: certificate, host: "127.0.0.1", port: 7882)
+        let publisherSections = [
+            SDPNegotiation.OfferedSection(kind: .audio, direction: .sendonly, codecs: [(.opus, 111)], localSSRC: 1111),
+            SDPNegotiation.OfferedSection(kind: .video, direction: .sendonly, codecs: [(.vp8, 96)], localSSRC: 2222),
+        ]
+        var published: (audio: Bool, video: Bool) = (false, false)
+        let publisher = try FakeClient(port: 40_001, sections: publisherSections, negotiate: { offer in
+            let r = try router.publish(owner: 1, roomId: "room", userId: "anchor", offer: offer, now: now)
+            published = (r.audio, r.video)
+            return r.answer
+        }, now: now)
+        #expect(published == (true, true))
+        var network = Network(router: router, clients: [publisher])
+        network.send(from: publisher, publisher.transport.start(now: now), now: now)
+        #expect(publisher.transport.isConnected)
+
+        let subscriberSections = [
+            SDPNegotiation.OfferedSection(kind: .audio, direction: .recvonly, codecs: [(.opus, 109)]),
+            SDPNegotiation.OfferedSection(kind: .video, direction: .recvonly, codecs: [(.h264, 100), (.vp8, 98)]),
+        ]
+        let subscriber = try FakeClient(port: 40_002, sections: subscriberSections, negotiate: { offer in
+            try router.subscribe(owner: 2, roomId: "room", publisherId: "anchor", offer: offer, now: now)
+        }, now: now)
+        let videoTrack = try #require(subscriber.tracks.first { $0.kind == .video })
+        #expect(videoTrack.codec == .vp8, "the publisher's codec is chosen")
+        #expect(videoTrack.payloadType == 98)
+        let downSSRC = try #require(videoTrack.remoteSSRCs.first)
+        network.clients.append(subscriber)
+        network.send(from: subscriber, subscriber.transport.start(now: now), now: now)
+        #expect(subscriber.transport.isConnected)
+
+        // A VP8 keyframe start (descriptor S=1, PID 0; payload header P bit 0).
+        let keyframe = rtpPacket(pt: 96, seq: 500, ts: 9000, ssrc: 2222, payload: [0x10, 0x10, 0x02, 0x00, 0x9D, 0x01, 0x2A])
+        var out = keyframe
+        network.send(from: publisher, [.send(try #require(publisher.transport.protectRTP(&out)), to: publisher.address)], now: now)
+        let forwarded = try #require(subscriber.rtp.last)
+        #expect(forwarded[1] & 0x7F == 98, "payload type rewritten to the subscriber's")
+        #expect(SFURouter.bigEndian32(forwarded, at: 8) == downSSRC, "SSRC rewritten")
+        #expect(Array(forwarded[12...]) == Array(keyframe[12...]), "payload untouched")
+        let forwardedSeq = UInt16(forwarded[2]) << 8 | UInt16(forwarded[3])
+
+        // The subscriber lost it: a NACK brings it back from the history.
+        var nack = try Array(buffer: RTCPPacket.genericNACK(RTCPGenericNACK(senderSSRC: 5, mediaSSRC: downSSRC, lostSequenceNumbers: [forwardedSeq])).serialize())
+        let count = subscriber.rtp.count
+        network.send(from: subscriber, [.send(try #require(subscriber.transport.protectRTCP(&nack)), to: subscriber.address)], now: now)
+        #expect(subscriber.rtp.count == count + 1)
+        #expect(subscriber.rtp.last.map { Array($0[12...]) } == Array(keyframe[12...]))
+        #expect(router.counters.retransmitted == 1)
+
+        // A NACK for something never seen is forwarded to the publisher.
+        var unknown = try Array(buffer: RTCPPacket.genericNACK(RTCPGenericNACK(senderSSRC: 5, mediaSSRC: downSSRC, lostSequenceNumbers: [forwardedSeq &- 3])).serialize())
+        network.send(from: subscriber, [.send(try #require(subscriber.transport.protectRTCP(&unknown)), to: subscriber.address)], now: now)
+        #expect(router.counters.nacksForwarded == 1)
+        let publisherNACKs = publisher.rtcp.compactMap { try? RTCPPacket.parseCompound(ByteBuffer(bytes: $0)) }.joined().compactMap {
+            if case .genericNACK(let n) = $0 { n } else { nil }
+        }
+        #expect(publisherNACKs.last?.lostSequenceNumbers == [497])
+        #expect(publisherNACKs.last?.mediaSSRC == 2222)
+
+        // PLI from the subscriber reaches the publisher, rate-limited.
+        let plisBefore = router.counters.keyframeRequests
+        for _ in 0..<3 {
+            var pli = try Array(buffer: RTCPPacket.pictureLossIndication(RTCPPictureLossIndication(senderSSRC: 5, mediaSSRC: downSSRC)).serialize())
+            network.send(from: subscriber, [.send(try #require(subscriber.transport.protectRTCP(&pli)), to: subscriber.address)], now: now.advanced(by: .seconds(2)))
+        }
+        #expect(router.counters.keyframeRequests == plisBefore + 1)
+
+        // Sender reports are rewritten per subscriber.
+        var sr = try Array(buffer: RTCPPacket.senderReport(RTCPSenderReport(ssrc: 2222, ntpTimestamp: 42 << 32, rtpTimestamp: 9000, packetCount: 1, octetCount: 7)).serialize())
+        network.send(from: publisher, [.send(try #require(publisher.transport.protectRTCP(&sr)), to: publisher.address)], now: now)
+        let reports = subscriber.rtcp.compactMap { try? RTCPPacket.parseCompound(ByteBuffer(bytes: $0)) }.joined().compactMap {
+            if case .senderReport(let r) = $0 { r } else { nil }
+        }
+        #expect(reports.last?.ssrc == downSSRC)
+        #expect(reports.last?.ntpTimestamp == 42 << 32)
+        #expect(reports.last?.rtpTimestamp == SFURouter.timestamp(of: forwarded))
+
+        // Stopping the publisher ends forwarding.
+        _ = router.stopPublishing(roomId: "room", userId: "anchor")
+        #expect(throws: NegotiationError.self) {
+            try router.subscribe(owner: 3, roomId: "room", publisherId: "anchor", offer: "v=0", now: now)
+        }
+    }
+
+    @Test func badOffersAreRefused() throws {
+        let router = SFURouter(certificate: try DTLSCertificate(), host: "127.0.0.1", port: 7882)
+        #expect(throws: NegotiationError.self) { try router.publish(owner: 1, roomId: "r", userId: "u", offer: "garbage", now: now) }
+        let noICE = "v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=rtpmap:111 opus/48000/2\r\na=sendonly\r\n"
+        #expect(throws: NegotiationError.self) { try router.publish(owner: 1, roomId: "r", userId: "u", offer: noICE, now: now) }
+        #expect(router.peerCount == 0)
+    }
+}

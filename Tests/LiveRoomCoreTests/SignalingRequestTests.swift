@@ -9,6 +9,8 @@ import Testing
             .exitRoom, .switchRole(.audience), .requestMic, .acceptMic(userId: "a"), .rejectMic(userId: "b"),
             .inviteMic(userId: "c"), .acceptInvitation, .rejectInvitation, .endMic(userId: "d"),
             .sendCustomCmdMsg(CustomCmdMsg(cmdID: 3, data: "{\"cmd\":\"item_popup_msg\"}", reliable: true, ordered: false)),
+            .publish(sdp: "v=0\r\n"), .unpublish, .subscribe(userId: "a", sdp: "v=0\r\n"), .unsubscribe(userId: "a"),
+            .muteLocalVideo(true), .muteLocalAudio(false),
         ]
         #expect(Set(requests.map(\.type)) == Set(SignalingRequest.types))
         for request in requests {

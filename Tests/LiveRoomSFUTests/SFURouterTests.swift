@@ -122,12 +122,17 @@ struct Network {
         #expect(Array(forwarded[12...]) == Array(keyframe[12...]), "payload untouched")
         let forwardedSeq = UInt16(forwarded[2]) << 8 | UInt16(forwarded[3])
 
-        // The subscriber lost it: a NACK brings it back from the history.
-        var nack = try Array(buffer: RTCPPacket.genericNACK(RTCPGenericNACK(senderSSRC: 5, mediaSSRC: downSSRC, lostSequenceNumbers: [forwardedSeq])).serialize())
+        // The next packet is lost on the way to the subscriber: a NACK brings it back from the history.
+        let lost = rtpPacket(pt: 96, seq: 501, ts: 9000, ssrc: 2222, payload: [0x00, 0x00, 0x01, 0x02])
+        var lostOut = lost
+        let dropped = router.receive(try #require(publisher.transport.protectRTP(&lostOut)), from: publisher.address, now: now)
+        #expect(dropped.count == 1, "forwarded once, and lost")
+        var nack = try Array(buffer: RTCPPacket.genericNACK(RTCPGenericNACK(senderSSRC: 5, mediaSSRC: downSSRC, lostSequenceNumbers: [forwardedSeq &+ 1])).serialize())
         let count = subscriber.rtp.count
         network.send(from: subscriber, [.send(try #require(subscriber.transport.protectRTCP(&nack)), to: subscriber.address)], now: now)
         #expect(subscriber.rtp.count == count + 1)
-        #expect(subscriber.rtp.last.map { Array($0[12...]) } == Array(keyframe[12...]))
+        #expect(subscriber.rtp.last.map { Array($0[12...]) } == Array(lost[12...]))
+        #expect(subscriber.rtp.last.map { UInt16($0[2]) << 8 | UInt16($0[3]) } == forwardedSeq &+ 1)
         #expect(router.counters.retransmitted == 1)
 
         // A NACK for something never seen is forwarded to the publisher.

@@ -8,6 +8,9 @@ packages=(
   libsrtp2-dev libopus-dev libvpx-dev libssl-dev zlib1g-dev libsqlite3-dev
   libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev
   ffmpeg
+  # Interop tests: GStreamer's webrtcbin from Python (Debian's python3 with python3-gi).
+  python3-gi gir1.2-gstreamer-1.0 gir1.2-gst-plugins-base-1.0 gir1.2-gst-plugins-bad-1.0 gir1.2-nice-0.1
+  gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-nice gstreamer1.0-libav
 )
 
 missing=()

@@ -20,6 +20,9 @@ final class Locked<Value: Sendable>: Sendable {
     func withLock<R>(_ body: (inout Value) -> R) -> R { mutex.withLock { body(&$0) } }
 }
 
+/// The package's root directory.
+let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
 struct TimedOut: Error, CustomStringConvertible {
     var description: String
 }
@@ -36,7 +39,7 @@ final class ChildProcess: Sendable {
     init(_ executable: String, _ arguments: [String], name: String? = nil) throws {
         self.name = name ?? executable
         process = Process()
-        process.executableURL = binDirectory.appendingPathComponent(executable)
+        process.executableURL = executable.hasPrefix("/") ? URL(fileURLWithPath: executable) : binDirectory.appendingPathComponent(executable)
         process.arguments = arguments
         input = Pipe()
         let output = Pipe()
@@ -152,6 +155,11 @@ final class ProcessScope: Sendable {
         let child = try ChildProcess(executable, arguments, name: name)
         children.withLock { $0.append(child) }
         return child
+    }
+
+    /// Runs one of the package's Python scripts with Debian's python3 (which has python3-gi).
+    func startPython(_ script: String, _ arguments: [String], name: String) throws -> ChildProcess {
+        try start("/usr/bin/python3", [packageRoot.appendingPathComponent(script).path] + arguments, name: name)
     }
 
     func stopAll() {

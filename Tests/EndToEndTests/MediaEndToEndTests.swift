@@ -1,0 +1,183 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LiveRoomAuth
+import LiveRoomCore
+import Testing
+
+/// What ffprobe says of a recorded file's streams.
+struct ProbedStream: Equatable {
+    var codec: String
+    var width: Int?
+    var height: Int?
+    var frames: Int
+}
+
+func probe(_ path: String) throws -> [ProbedStream] {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/ffprobe")
+    process.arguments = ["-v", "error", "-count_frames", "-show_entries", "stream=codec_name,width,height,nb_read_frames", "-of", "json", path]
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    let json = try JSONValue.parse(String(decoding: data, as: UTF8.self))
+    return (json["streams"]?.arrayValue ?? []).map {
+        ProbedStream(
+            codec: $0["codec_name"]?.stringValue ?? "", width: $0["width"]?.intValue, height: $0["height"]?.intValue,
+            frames: Int($0["nb_read_frames"]?.stringValue ?? "") ?? 0)
+    }
+}
+
+extension TestServer {
+    /// Joins with media options and waits until in the room.
+    func enteredWithMedia(_ user: String, role: String = "audience", media: [String], in scope: ProcessScope) async throws -> ChildProcess {
+        let client = try join(user, role: role, in: scope, extra: media)
+        let enter = try await client.waitForEvent("onEnterRoom")
+        #expect((enter["result"]?.intValue ?? -1) >= 0, "\(user) could not enter: \(enter.jsonText)")
+        return client
+    }
+
+    func userSig(_ user: String) -> String {
+        UserSig.make(sdkAppId: Self.sdkAppId, secretKey: Self.secretKey, identifier: user, time: Int64(Date().timeIntervalSince1970), expire: 600).encoded()
+    }
+}
+
+/// Media between real processes: the server's SFU, `liveroom join` publishing and recording,
+/// and GStreamer's webrtcbin over WHIP and WHEP.
+@Suite(.serialized, .timeLimit(.minutes(3)))
+struct MediaEndToEndTests {
+    static let small = ["--resolution", "320x240", "--fps", "15", "--bitrate", "500"]
+
+    @Test(arguments: [("vp8", "vp8"), ("h264", "h264")])
+    func anchorPublishesAudienceRecords(codec: String, probeName: String) async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let server = try await TestServer.start(in: scope)
+        let recordings = scope.dataDirectory.appendingPathComponent("rec-\(codec)")
+        let host = try await server.enteredWithMedia("host", role: "anchor", media: ["--publish", "testsrc", "--video-codec", codec] + Self.small, in: scope)
+        try await host.waitForEvent("onPublishAnswer")
+        let fan = try await server.enteredWithMedia("fan", media: ["--record", recordings.path], in: scope)
+        try await fan.waitForEvent("onUserVideoAvailable") { $0["userId"] == "host" && $0["available"] == true }
+        let first = try await fan.waitForEvent("onFirstVideoFrame", timeout: .seconds(15))
+        #expect(first["userId"] == "host")
+        #expect(first["width"] == 320)
+        #expect(first["height"] == 240)
+        let stats = try await fan.waitForEvent("onStatistics", timeout: .seconds(10)) { ($0["remoteStatistics"]?.arrayValue?.count ?? 0) > 0 }
+        let remote = try #require(stats["remoteStatistics"]?.arrayValue?.first)
+        #expect((remote["frameRate"]?.intValue ?? 0) > 5, "\(stats.jsonText)")
+        #expect((remote["videoBitrate"]?.intValue ?? 0) > 0)
+        try await Task.sleep(for: .seconds(2))
+        fan.send("leave")
+        #expect(try await fan.waitForExit(timeout: .seconds(10)) == 0)
+
+        let streams = try probe(recordings.appendingPathComponent("host.mkv").path)
+        let video = try #require(streams.first { $0.width != nil })
+        #expect(video.codec == probeName)
+        #expect(video.width == 320 && video.height == 240)
+        #expect(video.frames >= 30, "at least 2 s of 15 fps video: \(video)")
+        let audio = try #require(streams.first { $0.codec == "opus" })
+        #expect(audio.frames >= 100, "at least 2 s of 20 ms Opus frames: \(audio)")
+    }
+
+    @Test func micConnectionCarriesMediaAndMuteIsSeen() async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let server = try await TestServer.start(in: scope)
+        let host = try await server.enteredWithMedia("host", role: "anchor", media: ["--publish", "color:FF0000"] + Self.small, in: scope)
+        let fan = try await server.enteredWithMedia("fan", media: ["--publish", "color:0000FF"] + Self.small, in: scope)
+        let watcher = try await server.enteredWithMedia("watcher", media: [], in: scope)
+        try await watcher.waitForEvent("onFirstVideoFrame", timeout: .seconds(15)) { $0["userId"] == "host" }
+        #expect(fan.events(named: "onPublishAnswer").isEmpty, "audience does not publish")
+
+        fan.send("request-mic")
+        try await host.waitForEvent("onMicRequest")
+        host.send("accept-mic fan")
+        try await fan.waitForEvent("onPublishAnswer", timeout: .seconds(10))
+        try await watcher.waitForEvent("onUserVideoAvailable") { $0["userId"] == "fan" && $0["available"] == true }
+        try await watcher.waitForEvent("onFirstVideoFrame", timeout: .seconds(15)) { $0["userId"] == "fan" }
+        try await host.waitForEvent("onFirstVideoFrame", timeout: .seconds(15)) { $0["userId"] == "fan" }
+
+        host.send("mute-video on")
+        try await watcher.waitForEvent("onUserVideoAvailable") { $0["userId"] == "host" && $0["available"] == false }
+        host.send("mute-video off")
+        try await watcher.waitForEvent("onUserVideoAvailable", count: 2) { $0["userId"] == "host" && $0["available"] == true }
+
+        host.send("end-mic fan")
+        try await watcher.waitForEvent("onUserVideoAvailable") { $0["userId"] == "fan" && $0["available"] == false }
+        try await watcher.waitForEvent("onRemoteUserLeaveRoom") { $0["userId"] == "fan" && $0["reason"] == 3 }
+    }
+
+    @Test func audiencePublishIsRefused() async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let server = try await TestServer.start(in: scope)
+        let enter = SignalingRequest.enterRoom(EnterRoomParams(sdkAppId: TestServer.sdkAppId, userId: "sneaky", userSig: server.userSig("sneaky"), strRoomId: "room1", role: .audience))
+        let (events, _) = try await SignalingRobustnessTests.exchange(server.url, frames: [enter.json.jsonText, SignalingRequest.publish(sdp: "v=0").json.jsonText])
+        #expect(events.compactMap { $0["errCode"]?.intValue } == [ErrorCode.audienceCannotPublish])
+    }
+
+    @Test func webrtcbinPublishesOverWHIPAndTheCLIRecordsIt() async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let server = try await TestServer.start(in: scope)
+        let recordings = scope.dataDirectory.appendingPathComponent("rec-whip")
+        let fan = try await server.enteredWithMedia("fan", media: ["--record", recordings.path], in: scope)
+        let gst = try scope.startPython("Tests/Interop/whip_publish.py", [server.url + "/whip/room1/gst", server.userSig("gst"), "6"], name: "webrtcbin WHIP")
+        try await fan.waitForEvent("onUserVideoAvailable", timeout: .seconds(15)) { $0["userId"] == "gst" }
+        let first = try await fan.waitForEvent("onFirstVideoFrame", timeout: .seconds(15)) { $0["userId"] == "gst" }
+        #expect(first["width"] == 320 && first["height"] == 240)
+        #expect(try await gst.waitForExit(timeout: .seconds(20)) == 0, "webrtcbin: \(gst.output) \(gst.standardError.suffix(2000))")
+        // The WHIP DELETE ended the session: the room is told.
+        try await fan.waitForEvent("onUserVideoAvailable", timeout: .seconds(10)) { $0["userId"] == "gst" && $0["available"] == false }
+        fan.send("leave")
+        #expect(try await fan.waitForExit(timeout: .seconds(10)) == 0)
+        let streams = try probe(recordings.appendingPathComponent("gst.mkv").path)
+        let video = try #require(streams.first { $0.width != nil })
+        #expect(video.codec == "vp8" && video.width == 320 && video.height == 240)
+        #expect(video.frames >= 30, "\(video)")
+        #expect(streams.contains { $0.codec == "opus" && $0.frames > 50 })
+    }
+
+    @Test func webrtcbinPlaysTheCLIAnchorOverWHEP() async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let server = try await TestServer.start(in: scope)
+        let host = try await server.enteredWithMedia("host", role: "anchor", media: ["--publish", "testsrc"] + Self.small, in: scope)
+        try await host.waitForEvent("onPublishAnswer")
+        let gst = try scope.startPython("Tests/Interop/whep_play.py", [server.url + "/whep/room1/gstviewer", server.userSig("gstviewer"), "5"], name: "webrtcbin WHEP")
+        #expect(try await gst.waitForExit(timeout: .seconds(20)) == 0, "webrtcbin: \(gst.output) \(gst.standardError.suffix(2000))")
+        let result = try JSONValue.parse(try #require(gst.output.last))
+        #expect((result["videoFrames"]?.intValue ?? 0) >= 20, "\(result.jsonText)")
+        #expect(result["width"] == 320 && result["height"] == 240)
+        #expect((result["audioBuffers"]?.intValue ?? 0) > 0)
+    }
+
+    @Test func whipRefusesBadRequests() async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let server = try await TestServer.start(in: scope)
+        func post(_ path: String, token: String?, contentType: String = "application/sdp", body: String = "v=0\r\n") async throws -> Int {
+            var request = URLRequest(url: URL(string: server.url + path)!)
+            request.httpMethod = "POST"
+            request.setValue(contentType, forHTTPHeaderField: "Content-Type")
+            if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+            request.httpBody = Data(body.utf8)
+            let (_, response) = try await URLSession.shared.data(for: request)
+            return (response as! HTTPURLResponse).statusCode
+        }
+        #expect(try await post("/whip/room1/u", token: nil) == 401)
+        #expect(try await post("/whip/room1/u", token: "garbage") == 401)
+        #expect(try await post("/whip/room1/u", token: server.userSig("other")) == 401)
+        #expect(try await post("/whip/room1/u", token: server.userSig("u"), contentType: "text/plain") == 415)
+        #expect(try await post("/whip/room1/u", token: server.userSig("u"), body: "not sdp") == 400)
+        #expect(try await post("/whep/room1/v", token: server.userSig("v")) == 409, "nobody publishes yet")
+        var options = URLRequest(url: URL(string: server.url + "/whip/room1/u")!)
+        options.httpMethod = "OPTIONS"
+        let (_, response) = try await URLSession.shared.data(for: options)
+        #expect((response as! HTTPURLResponse).statusCode == 204)
+        #expect((response as! HTTPURLResponse).value(forHTTPHeaderField: "Accept-Post") == "application/sdp")
+    }
+}

@@ -110,6 +110,45 @@ struct MediaEndToEndTests {
         try await watcher.waitForEvent("onRemoteUserLeaveRoom") { $0["userId"] == "fan" && $0["reason"] == 3 }
     }
 
+    @Test func hostileDatagramsAreDroppedAndMediaGoesOn() async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let server = try await TestServer.start(in: scope)
+        _ = try await server.enteredWithMedia("host", role: "anchor", media: ["--publish", "testsrc"] + Self.small, in: scope)
+        let fan = try await server.enteredWithMedia("fan", media: [], in: scope)
+        try await fan.waitForEvent("onFirstVideoFrame", timeout: .seconds(15))
+
+        // Bad STUN, truncated RTP, RTP with a wrong auth tag, RTCP garbage, DTLS garbage, random bytes.
+        var generator = SystemRandomNumberGenerator()
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        #expect(fd >= 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = server.mediaPort.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let shapes: [[UInt8]] = [
+            [0x00, 0x01, 0x00, 0x50, 0x21, 0x12, 0xA4, 0x42],
+            [0x80, 0x60, 0x00],
+            [0x80, 0x60, 0x12, 0x34, 0, 0, 0, 1, 0xDE, 0xAD, 0xBE, 0xEF] + Array(repeating: 0xAA, count: 1000),
+            [0x81, 0xC9, 0x00, 0x07],
+            [0x16, 0xFE, 0xFD, 0x00, 0x00, 0xFF, 0xFF],
+        ]
+        for i in 0..<3000 {
+            var datagram = i % 6 < shapes.count ? shapes[i % 6] : (0..<Int.random(in: 1...1400, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let sent = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, &datagram, datagram.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            #expect(sent == datagram.count)
+        }
+        // Media keeps flowing: a fresh statistics report still sees video.
+        let before = fan.events(named: "onStatistics").count
+        let stats = try await fan.waitForEvent("onStatistics", count: before + 2, timeout: .seconds(10))
+        let remote = try #require(stats["remoteStatistics"]?.arrayValue?.first)
+        #expect((remote["frameRate"]?.intValue ?? 0) > 5, "\(stats.jsonText)")
+        #expect(server.process.isRunning)
+    }
+
     @Test func audiencePublishIsRefused() async throws {
         let scope = try ProcessScope()
         defer { scope.stopAll() }

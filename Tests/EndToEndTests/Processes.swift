@@ -176,6 +176,7 @@ struct TestServer {
     static let secretKey = "e2e-secret-key-0123456789abcdef"
     let process: ChildProcess
     let url: String
+    let mediaPort: UInt16
 
     static func start(in scope: ProcessScope, extra: [String] = []) async throws -> TestServer {
         let process = try scope.start(
@@ -185,7 +186,8 @@ struct TestServer {
             name: "server")
         let line = try await process.waitForLine { $0.contains("listening on http://") }
         let url = String(line[line.range(of: "http://")!.lowerBound...]).trimmingCharacters(in: .whitespaces)
-        return TestServer(process: process, url: url)
+        let mediaLine = try await process.waitForLine { $0.hasPrefix("Media UDP port: ") }
+        return TestServer(process: process, url: url, mediaPort: UInt16(mediaLine.dropFirst("Media UDP port: ".count))!)
     }
 
     /// Starts `liveroom join --json` for a user.

@@ -178,3 +178,22 @@ struct Network {
         #expect(router.peerCount == 0)
     }
 }
+
+@Suite struct SFURouterConsentTests {
+    @Test func silentPublisherIsClosedAndReported() throws {
+        let now = ContinuousClock.now
+        let router = SFURouter(certificate: try DTLSCertificate(), host: "127.0.0.1", port: 7882)
+        let sections = [SDPNegotiation.OfferedSection(kind: .video, direction: .sendonly, codecs: [(.vp8, 96)], localSSRC: 7)]
+        let publisher = try FakeClient(port: 40_010, sections: sections, negotiate: { offer in
+            try router.publish(owner: 9, roomId: "room", userId: "quiet", offer: offer, now: now).answer
+        }, now: now)
+        let network = Network(router: router, clients: [publisher])
+        network.send(from: publisher, publisher.transport.start(now: now), now: now)
+        #expect(publisher.transport.isConnected)
+        #expect(router.handleTimers(now: now.advanced(by: .seconds(29))).allSatisfy { if case .publisherClosed = $0 { false } else { true } })
+        let outputs = router.handleTimers(now: now.advanced(by: .seconds(31)))
+        let closed = outputs.compactMap { if case .publisherClosed(let owner, let room, let user, _) = $0 { "\(owner) \(room) \(user)" } else { nil } }
+        #expect(closed == ["9 room quiet"])
+        #expect(router.peerCount == 0)
+    }
+}

@@ -94,6 +94,13 @@ let package = Package(
 
         .executableTarget(name: "codec-bench", dependencies: ["LiveRoomMedia"], path: "Benchmarks/codec-bench"),
         .executableTarget(name: "srtp-bench", dependencies: ["LiveRoomSecureTransport"], path: "Benchmarks/srtp-bench"),
+        .executableTarget(name: "sfu-bench", dependencies: [
+            "LiveRoomTransport", "LiveRoomWire", "LiveRoomSecureTransport", "LiveRoomMedia", "LiveRoomAuth", "LiveRoomCore",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ], path: "Benchmarks/sfu-bench"),
 
         .testTarget(name: "CLibraryTests", dependencies: ["CSRTP", "COpus", "CVPX", "CFFmpeg", "COpenSSL"]),
         .testTarget(name: "LiveRoomAuthTests", dependencies: ["LiveRoomAuth"]),

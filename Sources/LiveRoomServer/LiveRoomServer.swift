@@ -134,14 +134,7 @@ public struct LiveRoomServer: Sendable {
 
         router.post("/v1/:action") { request, context -> Response in
             let action = try context.parameters.require("action")
-            let query = request.uri.queryParameters
-            do throws(AdminAuth.Failure) {
-                try auth.check(
-                    sdkappid: query.get("sdkappid"), identifier: query.get("identifier"), usersig: query.get("usersig"),
-                    now: Int64(Date().timeIntervalSince1970))
-            } catch {
-                return Self.json(AdminAPI.authFailure(error), status: Self.status(for: error))
-            }
+            if let refusal = Self.refusal(request, auth: auth, body: AdminAPI.authFailure) { return refusal }
             let body = try await request.body.collect(upTo: 1 << 20)
             logger.info("Admin call", metadata: [LogKey.action: "\(action)"])
             return Self.json(await admin.call(action, body: String(buffer: body)))
@@ -150,22 +143,26 @@ public struct LiveRoomServer: Sendable {
         WHIPRoutes(hub: hub, auth: auth).add(to: router)
 
         router.post("/v4/group_open_http_svc/send_group_msg") { request, _ -> Response in
-            let query = request.uri.queryParameters
-            do throws(AdminAuth.Failure) {
-                try auth.check(
-                    sdkappid: query.get("sdkappid"), identifier: query.get("identifier"), usersig: query.get("usersig"),
-                    now: Int64(Date().timeIntervalSince1970))
-            } catch {
-                return Self.json(AdminAPI.imAuthFailure(error), status: Self.status(for: error))
-            }
+            if let refusal = Self.refusal(request, auth: auth, body: AdminAPI.imAuthFailure) { return refusal }
             let body = try await request.body.collect(upTo: 1 << 20)
             return Self.json(await admin.sendGroupMessage(body: String(buffer: body)))
         }
         return router
     }
 
-    static func status(for failure: AdminAuth.Failure) -> HTTPResponse.Status {
-        if case .missing = failure { .unauthorized } else { .forbidden }
+    /// Checks an admin call's credentials; the response to send when they fail, in the
+    /// endpoint's own error format.
+    static func refusal(_ request: Request, auth: AdminAuth, body: (AdminAuth.Failure) -> JSONValue) -> Response? {
+        let query = request.uri.queryParameters
+        do throws(AdminAuth.Failure) {
+            try auth.check(
+                sdkappid: query.get("sdkappid"), identifier: query.get("identifier"), usersig: query.get("usersig"),
+                now: Int64(Date().timeIntervalSince1970))
+            return nil
+        } catch {
+            let status: HTTPResponse.Status = if case .missing = error { .unauthorized } else { .forbidden }
+            return json(body(error), status: status)
+        }
     }
 
     static func json(_ value: JSONValue, status: HTTPResponse.Status = .ok) -> Response {

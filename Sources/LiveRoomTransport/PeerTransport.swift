@@ -120,34 +120,28 @@ public final class PeerTransport {
             guard source == remoteAddress else { return [] }
             return handle(dtls.receive(datagram: Array(buffer: datagram), now: now))
         case .rtp:
-            guard source == remoteAddress, let srtpIn else {
-                drops.beforeConnected += 1
-                return []
-            }
-            var bytes = Array(buffer: datagram)
-            do {
-                try srtpIn.unprotectRTP(&bytes)
-            } catch {
-                count(error)
-                return []
-            }
-            return [.rtp(bytes)]
+            return unprotect(datagram, from: source, rtcp: false).map { [.rtp($0)] } ?? []
         case .rtcp:
-            guard source == remoteAddress, let srtpIn else {
-                drops.beforeConnected += 1
-                return []
-            }
-            var bytes = Array(buffer: datagram)
-            do {
-                try srtpIn.unprotectRTCP(&bytes)
-            } catch {
-                count(error)
-                return []
-            }
-            return [.rtcp(bytes)]
+            return unprotect(datagram, from: source, rtcp: true).map { [.rtcp($0)] } ?? []
         case .unknown:
             return []
         }
+    }
+
+    /// Decrypts SRTP or SRTCP from the selected address; nil (and counted) otherwise.
+    private func unprotect(_ datagram: ByteBuffer, from source: TransportAddress, rtcp: Bool) -> [UInt8]? {
+        guard source == remoteAddress, let srtpIn else {
+            drops.beforeConnected += 1
+            return nil
+        }
+        var bytes = Array(buffer: datagram)
+        do {
+            if rtcp { try srtpIn.unprotectRTCP(&bytes) } else { try srtpIn.unprotectRTP(&bytes) }
+        } catch {
+            count(error)
+            return nil
+        }
+        return bytes
     }
 
     /// Encrypts an RTP packet for the peer; nil until connected. `packet` gains the SRTP trailer.

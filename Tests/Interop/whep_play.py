@@ -7,28 +7,8 @@ exits non-zero when no video frame was decoded.
 """
 import json
 import sys
-import threading
-import urllib.request
 
-import gi
-
-gi.require_version("Gst", "1.0")
-gi.require_version("GstWebRTC", "1.0")
-gi.require_version("GstSdp", "1.0")
-gi.require_version("Nice", "0.1")
-from gi.repository import GLib, Gst, GstSdp, GstWebRTC, Nice  # noqa: E402
-
-KEEP = []
-
-
-def use_loopback(webrtc):
-    """libnice leaves out loopback addresses; the tests run on 127.0.0.1, so add it."""
-    ice = webrtc.get_property("ice-agent")
-    agent = ice.get_property("agent")
-    KEEP.extend([ice, agent])
-    address = Nice.Address.new()
-    address.set_from_string("127.0.0.1")
-    agent.add_local_address(address)
+from webrtc_http import Exchange, GLib, Gst, GstWebRTC, use_loopback
 
 
 def main():
@@ -41,11 +21,12 @@ def main():
     use_loopback(webrtc)
     loop = GLib.MainLoop()
     result = {"videoFrames": 0, "audioBuffers": 0}
-    location = {}
 
     def fail(message):
         result["error"] = message
         loop.quit()
+
+    exchange = Exchange(webrtc, url, token, fail)
 
     def count(kind):
         def probe(pad, info):
@@ -80,32 +61,6 @@ def main():
         decode.sync_state_with_parent()
         pad.link(decode.get_static_pad("sink"))
 
-    def post_offer(offer_sdp):
-        request = urllib.request.Request(url, data=offer_sdp.encode(), method="POST",
-                                         headers={"Content-Type": "application/sdp", "Authorization": "Bearer " + token})
-        try:
-            with urllib.request.urlopen(request, timeout=10) as response:
-                location["url"] = urllib.request.urljoin(url, response.headers["Location"])
-                answer_sdp = response.read().decode()
-        except Exception as error:  # noqa: BLE001
-            GLib.idle_add(fail, "WHEP POST failed: %s" % error)
-            return
-        GLib.idle_add(set_answer, answer_sdp)
-
-    def set_answer(answer_sdp):
-        ok, sdp = GstSdp.SDPMessage.new_from_text(answer_sdp)
-        webrtc.emit("set-remote-description", GstWebRTC.WebRTCSessionDescription.new(GstWebRTC.WebRTCSDPType.ANSWER, sdp), Gst.Promise.new())
-        return False
-
-    def on_offer(promise, _):
-        reply = promise.get_reply()
-        offer = reply.get_value("offer")
-        if offer is None:
-            GLib.idle_add(fail, "create-offer failed: %s" % reply.to_string())
-            return
-        webrtc.emit("set-local-description", offer, Gst.Promise.new())
-        threading.Thread(target=post_offer, args=(offer.sdp.as_text(),), daemon=True).start()
-
     def on_state(element, _):
         state = element.get_property("connection-state")
         result["state"] = state.value_nick
@@ -119,19 +74,15 @@ def main():
                 Gst.Caps.from_string("application/x-rtp,media=audio,encoding-name=OPUS,payload=111,clock-rate=48000"))
     webrtc.connect("pad-added", on_incoming_pad)
     webrtc.connect("notify::connection-state", on_state)
+    webrtc.connect("on-negotiation-needed",
+                   lambda element: element.emit("create-offer", None, Gst.Promise.new_with_change_func(exchange.on_offer, None)))
     bus = pipeline.get_bus()
     bus.add_signal_watch()
     bus.connect("message::error", lambda _, message: fail(str(message.parse_error()[0])))
-    webrtc.connect("on-negotiation-needed", lambda element: element.emit("create-offer", None, Gst.Promise.new_with_change_func(on_offer, None)))
     pipeline.set_state(Gst.State.PLAYING)
     GLib.timeout_add(int(seconds * 1000), loop.quit)
     loop.run()
-    if "url" in location:
-        try:
-            urllib.request.urlopen(urllib.request.Request(location["url"], method="DELETE",
-                                                          headers={"Authorization": "Bearer " + token}), timeout=5)
-        except Exception as error:  # noqa: BLE001
-            result["deleteError"] = str(error)
+    exchange.delete(result)
     pipeline.set_state(Gst.State.NULL)
     print(json.dumps(result), flush=True)
     sys.exit(0 if result["videoFrames"] > 0 and "error" not in result else 1)

@@ -6,28 +6,8 @@ Prints one JSON line when it ends: {"published": true, "state": "..."}; exits no
 """
 import json
 import sys
-import threading
-import urllib.request
 
-import gi
-
-gi.require_version("Gst", "1.0")
-gi.require_version("GstWebRTC", "1.0")
-gi.require_version("GstSdp", "1.0")
-gi.require_version("Nice", "0.1")
-from gi.repository import GLib, Gst, GstSdp, GstWebRTC, Nice  # noqa: E402
-
-KEEP = []
-
-
-def use_loopback(webrtc):
-    """libnice leaves out loopback addresses; the tests run on 127.0.0.1, so add it."""
-    ice = webrtc.get_property("ice-agent")
-    agent = ice.get_property("agent")
-    KEEP.extend([ice, agent])
-    address = Nice.Address.new()
-    address.set_from_string("127.0.0.1")
-    agent.add_local_address(address)
+from webrtc_http import Exchange, GLib, Gst, GstWebRTC, use_loopback
 
 PIPELINE = """
 webrtcbin name=webrtc bundle-policy=max-bundle
@@ -47,43 +27,18 @@ def main():
     use_loopback(webrtc)
     loop = GLib.MainLoop()
     result = {"published": False}
-    location = {}
 
     def fail(message):
         result["error"] = message
         loop.quit()
 
-    def post_offer(offer_sdp):
-        request = urllib.request.Request(url, data=offer_sdp.encode(), method="POST",
-                                         headers={"Content-Type": "application/sdp", "Authorization": "Bearer " + token})
-        try:
-            with urllib.request.urlopen(request, timeout=10) as response:
-                location["url"] = urllib.request.urljoin(url, response.headers["Location"])
-                answer_sdp = response.read().decode()
-                if "-v" in sys.argv:
-                    print(offer_sdp, answer_sdp, file=sys.stderr)
-        except Exception as error:  # noqa: BLE001
-            GLib.idle_add(fail, "WHIP POST failed: %s" % error)
-            return
-        GLib.idle_add(set_answer, answer_sdp)
-
-    def set_answer(answer_sdp):
-        ok, sdp = GstSdp.SDPMessage.new_from_text(answer_sdp)
-        answer = GstWebRTC.WebRTCSessionDescription.new(GstWebRTC.WebRTCSDPType.ANSWER, sdp)
-        webrtc.emit("set-remote-description", answer, Gst.Promise.new())
-        return False
-
-    def on_offer(promise, _):
-        reply = promise.get_reply()
-        offer = reply.get_value("offer")
-        webrtc.emit("set-local-description", offer, Gst.Promise.new())
-        threading.Thread(target=post_offer, args=(offer.sdp.as_text(),), daemon=True).start()
+    exchange = Exchange(webrtc, url, token, fail)
 
     def on_negotiation_needed(element):
         for transceiver in [element.emit("get-transceiver", i) for i in range(2)]:
             if transceiver is not None:
                 transceiver.set_property("direction", GstWebRTC.WebRTCRTPTransceiverDirection.SENDONLY)
-        element.emit("create-offer", None, Gst.Promise.new_with_change_func(on_offer, None))
+        element.emit("create-offer", None, Gst.Promise.new_with_change_func(exchange.on_offer, None))
 
     def on_state(element, _):
         state = element.get_property("connection-state")
@@ -101,12 +56,7 @@ def main():
     pipeline.set_state(Gst.State.PLAYING)
     GLib.timeout_add(int(seconds * 1000), loop.quit)
     loop.run()
-    if "url" in location:
-        try:
-            urllib.request.urlopen(urllib.request.Request(location["url"], method="DELETE",
-                                                          headers={"Authorization": "Bearer " + token}), timeout=5)
-        except Exception as error:  # noqa: BLE001
-            result["deleteError"] = str(error)
+    exchange.delete(result)
     pipeline.set_state(Gst.State.NULL)
     print(json.dumps(result), flush=True)
     sys.exit(0 if result["published"] and "error" not in result else 1)

@@ -1,0 +1,219 @@
+import Foundation
+import LiveRoomSecureTransport
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The crypto floor: the least work any SFU must do to forward one packet to N subscribers —
+/// SRTP unprotect of the incoming packet once, then for each subscriber a copy, SRTP protect
+/// with that subscriber's session and a UDP send over loopback (batched with `sendmmsg`, as
+/// NIO batches a flush) to a socket a thread drains and discards. Timed in this thread's CPU
+/// time, in a tight loop, and reported per forwarded packet.
+enum CryptoFloor {
+    struct Figures: Sendable {
+        /// Median over rounds of CPU µs per forwarded packet (per received packet when N = 0).
+        var microsecondsPerPacket: Double
+        var rounds: [Double]
+        /// Whether the sends were batched with sendmmsg (false: one sendto each).
+        var batched: Bool
+    }
+
+    static func measure(subscribers: Int, profile: SRTPProtectionProfile, packetSize: Int = 1_200, rounds: Int = 5) throws -> Figures {
+        let n = subscribers
+        let stride = packetSize + SRTPSession.maximumTrailerLength
+        let inputsPerRound = min(4_000, max(200, 20_000 / max(1, n)))
+        let totalInputs = inputsPerRound * (rounds + 1)
+
+        // Sessions: the publisher's (protects the input), the SFU's inbound one, and one outbound per subscriber.
+        func keys(_ role: DTLSRole, _ material: [UInt8]) -> SRTPKeyingMaterial {
+            SRTPKeyingMaterial(profile: profile, role: role, exportedKeyingMaterial: material)!
+        }
+        func randomMaterial() -> [UInt8] { (0..<SRTPKeyingMaterial.exporterLength(for: profile)).map { _ in UInt8.random(in: 0...255) } }
+        let upMaterial = randomMaterial()
+        let publisher = try SRTPSession(keyingMaterial: keys(.client, upMaterial), direction: .outbound)
+        let inbound = try SRTPSession(keyingMaterial: keys(.server, upMaterial), direction: .inbound)
+        let outbound = try (0..<n).map { _ in try SRTPSession(keyingMaterial: keys(.server, randomMaterial()), direction: .outbound) }
+
+        // Untimed: every input packet, protected by the publisher.
+        let inputs = UnsafeMutableRawBufferPointer.allocate(byteCount: totalInputs * stride, alignment: 64)
+        defer { inputs.deallocate() }
+        var inputLengths = [Int](repeating: 0, count: totalInputs)
+        for i in 0..<totalInputs {
+            let packet = UnsafeMutableRawBufferPointer(rebasing: inputs[i * stride..<(i + 1) * stride])
+            packet[0] = 0x80
+            packet[1] = 96
+            packet[2] = UInt8(truncatingIfNeeded: i >> 8)
+            packet[3] = UInt8(truncatingIfNeeded: i)
+            packet.storeBytes(of: UInt32(truncatingIfNeeded: i &* 6000).bigEndian, toByteOffset: 4, as: UInt32.self)
+            packet.storeBytes(of: UInt32(0x1234_5678).bigEndian, toByteOffset: 8, as: UInt32.self)
+            memset(packet.baseAddress! + 12, Int32(truncatingIfNeeded: i), packetSize - 12)
+            inputLengths[i] = try publisher.protectRTP(packet, length: packetSize)
+        }
+
+        let sink = try DiscardingSocket()
+        defer { sink.close() }
+        let sender = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        guard sender >= 0 else { throw BenchError("socket() failed: errno \(errno)") }
+        defer { Glibc.close(sender) }
+        let destination = UnsafeMutablePointer<sockaddr_in>.allocate(capacity: 1)
+        destination.initialize(to: sink.address)
+        defer { destination.deallocate() }
+
+        // One outgoing slot, iovec and mmsghdr per subscriber, set up once.
+        let outputs = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, n) * stride, alignment: 64)
+        defer { outputs.deallocate() }
+        let iovecs = UnsafeMutablePointer<iovec>.allocate(capacity: max(1, n))
+        defer { iovecs.deallocate() }
+        let batch = MessageBatch(count: max(1, n))
+        defer { batch.deallocate() }
+        for s in 0..<n {
+            iovecs[s] = iovec(iov_base: outputs.baseAddress! + s * stride, iov_len: 0)
+            batch.set(s, name: UnsafeMutableRawPointer(destination), nameLength: socklen_t(MemoryLayout<sockaddr_in>.size), iov: iovecs + s)
+        }
+
+        var perRound: [Double] = []
+        var input = 0
+        for round in 0...rounds {
+            let cpuStart = threadCPUNanoseconds()
+            for _ in 0..<inputsPerRound {
+                let packet = UnsafeMutableRawBufferPointer(rebasing: inputs[input * stride..<(input + 1) * stride])
+                let length = try inbound.unprotectRTP(packet, length: inputLengths[input])
+                for s in 0..<n {
+                    let out = UnsafeMutableRawBufferPointer(rebasing: outputs[s * stride..<(s + 1) * stride])
+                    out.baseAddress!.copyMemory(from: packet.baseAddress!, byteCount: length)
+                    // The rewrite every SFU does: the subscriber's SSRC (sequence and timestamp stay in step here).
+                    out.storeBytes(of: UInt32(0x1000 + s).bigEndian, toByteOffset: 8, as: UInt32.self)
+                    iovecs[s].iov_len = try outbound[s].protectRTP(out, length: length)
+                }
+                if n > 0 { try batch.send(on: sender, count: n, address: destination, iovecs: iovecs) }
+                input += 1
+            }
+            let cpu = Double(threadCPUNanoseconds() - cpuStart)
+            if round > 0 { perRound.append(cpu / 1_000 / Double(inputsPerRound * max(1, n))) }  // round 0 warms up
+        }
+        return Figures(microsecondsPerPacket: median(perRound), rounds: perRound, batched: MessageBatch.sendmmsg != nil)
+    }
+
+    static func threadCPUNanoseconds() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+}
+
+/// `struct mmsghdr` array for sendmmsg(2), which Glibc's Swift module does not import:
+/// a `msghdr` then the `unsigned int msg_len`, padded to the struct's alignment.
+final class MessageBatch {
+    typealias SendMMsg = @convention(c) (Int32, UnsafeMutableRawPointer?, UInt32, Int32) -> Int32
+    /// sendmmsg from libc, looked up at run time.
+    nonisolated(unsafe) static let sendmmsg: SendMMsg? = {
+        guard let handle = dlopen(nil, RTLD_NOW), let symbol = dlsym(handle, "sendmmsg") else { return nil }
+        return unsafeBitCast(symbol, to: SendMMsg.self)
+    }()
+    static let stride: Int = {
+        let alignment = MemoryLayout<msghdr>.alignment
+        return (MemoryLayout<msghdr>.size + MemoryLayout<UInt32>.size + alignment - 1) / alignment * alignment
+    }()
+
+    private let storage: UnsafeMutableRawPointer
+
+    init(count: Int) {
+        storage = .allocate(byteCount: count * Self.stride, alignment: MemoryLayout<msghdr>.alignment)
+        storage.initializeMemory(as: UInt8.self, repeating: 0, count: count * Self.stride)
+    }
+
+    func deallocate() { storage.deallocate() }
+
+    func set(_ index: Int, name: UnsafeMutableRawPointer, nameLength: socklen_t, iov: UnsafeMutablePointer<iovec>) {
+        var header = msghdr()
+        header.msg_name = name
+        header.msg_namelen = nameLength
+        header.msg_iov = iov
+        header.msg_iovlen = 1
+        (storage + index * Self.stride).storeBytes(of: header, as: msghdr.self)
+    }
+
+    /// Sends the first `count` messages, with sendmmsg, or one sendto each without it.
+    func send(on fd: Int32, count: Int, address: UnsafeMutablePointer<sockaddr_in>, iovecs: UnsafeMutablePointer<iovec>) throws {
+        if let sendmmsg = Self.sendmmsg {
+            var sent = 0
+            while sent < count {
+                let result = sendmmsg(fd, storage + sent * Self.stride, UInt32(min(1024, count - sent)), 0)
+                if result < 0 {
+                    if errno == EINTR || errno == EAGAIN { continue }
+                    throw BenchError("sendmmsg failed: errno \(errno)")
+                }
+                sent += Int(result)
+            }
+        } else {
+            try address.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                for i in 0..<count where sendto(fd, iovecs[i].iov_base, iovecs[i].iov_len, 0, address, socklen_t(MemoryLayout<sockaddr_in>.size)) < 0 {
+                    throw BenchError("sendto failed: errno \(errno)")
+                }
+            }
+        }
+    }
+}
+
+/// A UDP socket on 127.0.0.1 with a thread that reads and drops everything sent to it.
+final class DiscardingSocket: Sendable {
+    let fd: Int32
+    /// The bound port, in network byte order.
+    private let networkPort: UInt16
+    private let stopped = Atomic<Bool>(false)
+    private let finished = Mutex<Bool>(false)
+
+    init() throws {
+        fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        guard fd >= 0 else { throw BenchError("socket() failed: errno \(errno)") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else {
+            Glibc.close(fd)
+            throw BenchError("cannot bind a discarding socket: errno \(errno)")
+        }
+        networkPort = address.sin_port
+        var timeout = timeval(tv_sec: 0, tv_usec: 50_000)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var bufferSize: Int32 = 4 << 20
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufferSize, socklen_t(MemoryLayout<Int32>.size))
+        let thread = Thread { [self] in
+            var buffer = [UInt8](repeating: 0, count: 2048)
+            while !stopped.load(ordering: .relaxed) {
+                _ = recv(fd, &buffer, buffer.count, 0)
+            }
+            finished.withLock { $0 = true }
+        }
+        thread.start()
+    }
+
+    /// Where to send: 127.0.0.1 and the bound port.
+    var address: sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = networkPort
+        return address
+    }
+
+    func close() {
+        stopped.store(true, ordering: .relaxed)
+        while !finished.withLock({ $0 }) { usleep(10_000) }
+        Glibc.close(fd)
+    }
+}
+
+func median(_ values: [Double]) -> Double {
+    guard !values.isEmpty else { return .nan }
+    let sorted = values.sorted()
+    let middle = sorted.count / 2
+    return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}

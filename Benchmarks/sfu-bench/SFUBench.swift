@@ -1,0 +1,359 @@
+// sfu-bench: SFU fan-out of liveroom-server. One publisher (VP8 540x960@15 at about
+// 1.3 Mbit/s plus Opus at about 48 kbit/s, pre-encoded and replayed) sends through the
+// server to N light subscribers (ICE, DTLS, SRTP unprotect, counting) in this process.
+// For each N it reports the server's CPU (from /proc), CPU per forwarded packet and per
+// subscriber, loss and forwarding delay, next to the baseline measured in the same run:
+// the crypto floor (SRTP unprotect once plus N x (protect + loopback UDP send)).
+//
+// Usage: sfu-bench --server-binary .build/release/liveroom-server --subscribers 1,10,25,50 --seconds 10 [--json]
+// Build with -c release.
+
+import ArgumentParser
+import Foundation
+import LiveRoomAuth
+import LiveRoomCore
+import LiveRoomSecureTransport
+import LiveRoomTransport
+import LiveRoomWire
+import Logging
+import NIOCore
+import NIOPosix
+
+@main
+struct SFUBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sfu-bench",
+        abstract: "Measures liveroom-server's SFU fan-out: one publisher to N subscribers on loopback, against the crypto floor.")
+
+    @Option(help: "The liveroom-server executable (a release build).")
+    var serverBinary: String
+    @Option(help: "Subscriber counts to measure, comma separated, in increasing order.")
+    var subscribers: String = "1,10,25,50"
+    @Option(help: "Measurement window for each subscriber count, in seconds.")
+    var seconds: Int = 10
+    @Option(help: "Warm-up once every subscriber receives, in seconds.")
+    var warmup: Double = 1
+    @Option(help: "Stop after the first subscriber count whose loss exceeds this percentage.")
+    var maxLoss: Double = 5
+    @Option(help: "VP8 target bitrate in kbit/s.")
+    var videoKbps: Int = 1300
+    @Option(help: "Event loops for the bench's clients (default: one per core).")
+    var threads: Int?
+    @Flag(help: "Print one JSON object per subscriber count (progress and notes go to standard error).")
+    var json = false
+
+    func validate() throws {
+        guard (try? subscriberCounts()) != nil else { throw ValidationError("--subscribers must be positive integers separated by commas") }
+        guard seconds >= 2 else { throw ValidationError("--seconds must be at least 2") }
+    }
+
+    func subscriberCounts() throws -> [Int] {
+        let counts = subscribers.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
+        guard !counts.isEmpty, counts.allSatisfy({ ($0 ?? 0) > 0 }) else { throw ValidationError("bad --subscribers") }
+        return counts.map { $0! }
+    }
+
+    func run() async throws {
+        let counts = try subscriberCounts()
+        var logger = Logger(label: "sfu-bench")
+        logger.logLevel = .warning
+        let report = Report(json: json)
+
+        progress("pre-encoding 4 s of VP8 540x960@15 at \(videoKbps) kbit/s (noisy test card) and 200 Opus frames…")
+        let media = try PreencodedMedia.make(width: 540, height: 960, fps: 15, videoKbps: videoKbps, seconds: 4, audioKbps: 48, audioFrameCount: 200)
+        progress(String(format: "replayed media: VP8 %.0f kbit/s, Opus %.1f kbit/s (codec payload)", media.videoKbps, media.audioKbps))
+
+        let server = try await ServerProcess.start(binary: serverBinary, sdkAppId: Bench.sdkAppId, secretKey: Bench.secretKey)
+        progress("liveroom-server pid \(server.pid) at \(server.httpURL)")
+        let loops = try await MediaLoops(threads: threads ?? System.coreCount)
+        let certificate = try DTLSCertificate(commonName: "sfu-bench")
+        let bench = Bench(server: server, loops: loops, certificate: certificate, media: media, logger: logger)
+        do {
+            try await bench.run(counts: counts, seconds: seconds, warmup: warmup, maxLoss: maxLoss, report: report)
+        } catch {
+            await loops.shutdown()
+            await server.stop()
+            throw error
+        }
+        await loops.shutdown()
+        await server.stop()
+    }
+}
+
+func progress(_ message: String) {
+    FileHandle.standardError.write(Data(("sfu-bench: " + message + "\n").utf8))
+}
+
+/// One run: the server, the bench's loops, the publisher, and subscribers that come and go.
+struct Bench: Sendable {
+    static let sdkAppId: UInt64 = 1_400_000_000
+    static let secretKey = "bench"
+    static let roomId = "sfu-bench"
+    static let anchorId = "anchor"
+    /// Chrome's payload types, as `liveroom join` offers them.
+    static let opusPayloadType: UInt8 = 111
+    static let vp8PayloadType: UInt8 = 96
+    /// The SRTP profile DTLS negotiates here (both sides prefer AEAD_AES_128_GCM), for the floor.
+    static let srtpProfile = SRTPProtectionProfile.aeadAES128GCM
+
+    let server: ServerProcess
+    let loops: MediaLoops
+    let certificate: DTLSCertificate
+    let media: PreencodedMedia
+    let logger: Logger
+
+    func run(counts: [Int], seconds: Int, warmup: Double, maxLoss: Double, report: Report) async throws {
+        let signaling = try await startPublisher()
+        progress("publisher connected; sending")
+        try await Task.sleep(for: .seconds(2))
+        report.printHeader(media: media, server: server, loops: loops.loops.count, seconds: seconds)
+
+        // The idle server: the publisher alone (N = 0).
+        let idleWindow = try await measure(subscribers: 0, seconds: seconds)
+        let idleFloor = try CryptoFloor.measure(subscribers: 0, profile: Self.srtpProfile)
+        let idle = Row(subscribers: 0, window: idleWindow, floor: idleFloor, idleCPUPercent: nil)
+        report.print(idle)
+
+        var stoppedAt: Int?
+        var nextID = 1
+        for n in counts {
+            progress("connecting \(n) subscribers…")
+            let connectStart = ContinuousClock.now
+            let subscribers = try await connectSubscribers(count: n, firstID: nextID)
+            nextID += n
+            try await waitUntilReceiving(count: n, timeout: .seconds(30))
+            progress("all \(n) receiving after \(format(seconds: ContinuousClock.now - connectStart)); warming up")
+            try await Task.sleep(for: .seconds(warmup))
+            let window = try await measure(subscribers: n, seconds: seconds)
+            await disconnect(subscribers)
+            let floor = try CryptoFloor.measure(subscribers: n, profile: Self.srtpProfile)
+            let row = Row(subscribers: n, window: window, floor: floor, idleCPUPercent: idle.serverCPUPercent)
+            report.print(row)
+            if row.lossPercent > maxLoss {
+                stoppedAt = n
+                break
+            }
+            try await Task.sleep(for: .seconds(1))
+        }
+        report.printFooter(stoppedAt: stoppedAt, maxLoss: maxLoss)
+        await signaling.close()
+    }
+
+    // MARK: Publisher and subscribers
+
+    private func startPublisher() async throws -> SignalingSession {
+        let loop = loops.loops[0]
+        let channel = try await loop.bindSocket { state, datagram, source in
+            state.publisher?.receive(datagram, from: source, now: .now)
+        }
+        let ice = ICECredentials.random()
+        let local = localDescription(ice)
+        let sections: [SDPNegotiation.OfferedSection] = [
+            .init(kind: .audio, direction: .sendonly, codecs: [(.opus, Self.opusPayloadType)], localSSRC: UInt32.random(in: 1...UInt32.max)),
+            .init(kind: .video, direction: .sendonly, codecs: [(.vp8, Self.vp8PayloadType)], localSSRC: UInt32.random(in: 1...UInt32.max)),
+        ]
+        let offer = SDPNegotiation.offer(sections, local: local, sessionID: UInt64.random(in: 1...UInt64(Int64.max)), streamID: Self.anchorId)
+        let signaling = try await SignalingSession.open(
+            url: server.signalingURL, enter: enterParams(userId: Self.anchorId, role: .anchor), request: .publish(sdp: offer.serialize()),
+            answerEvent: "onPublishAnswer", logger: logger)
+        let (certificate, media) = (self.certificate, self.media)
+        try await loop.run { state in
+            let (transport, tracks) = try makeClientTransport(answer: signaling.answer, offered: sections, local: local, ice: ice, certificate: certificate, now: .now)
+            let publisher = BenchPublisher(channel: channel, transport: transport, tracks: tracks, media: media)
+            state.publisher = publisher
+            publisher.start(now: .now)
+        }
+        let deadline = ContinuousClock.now + .seconds(15)
+        while !(try await loop.run { $0.publisher?.transport.isConnected ?? false }) {
+            guard ContinuousClock.now < deadline else { throw BenchError("the publisher's DTLS did not connect within 15 s") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try await loop.run { $0.publisher?.startPacing() }
+        return signaling
+    }
+
+    struct ConnectedSubscriber: Sendable {
+        let id: Int
+        let loop: MediaLoop
+        let signaling: SignalingSession
+    }
+
+    private func connectSubscribers(count: Int, firstID: Int) async throws -> [ConnectedSubscriber] {
+        try await withThrowingTaskGroup(of: ConnectedSubscriber.self) { group in
+            var connected: [ConnectedSubscriber] = []
+            var next = 0
+            // A few at a time: each is a WebSocket, an enterRoom, a subscribe and a DTLS handshake.
+            while next < min(8, count) {
+                let id = firstID + next
+                group.addTask { try await connectSubscriber(id: id) }
+                next += 1
+            }
+            do {
+                while let subscriber = try await group.next() {
+                    connected.append(subscriber)
+                    if next < count {
+                        let id = firstID + next
+                        group.addTask { try await connectSubscriber(id: id) }
+                        next += 1
+                    }
+                }
+            } catch {
+                await disconnect(connected)
+                throw error
+            }
+            return connected
+        }
+    }
+
+    private func connectSubscriber(id: Int) async throws -> ConnectedSubscriber {
+        let loop = loops.loop(for: id)
+        let ice = ICECredentials.random()
+        let local = localDescription(ice)
+        let sections: [SDPNegotiation.OfferedSection] = [
+            .init(kind: .audio, direction: .recvonly, codecs: [(.opus, Self.opusPayloadType)]),
+            .init(kind: .video, direction: .recvonly, codecs: [(.vp8, Self.vp8PayloadType)]),
+        ]
+        let offer = SDPNegotiation.offer(sections, local: local, sessionID: UInt64.random(in: 1...UInt64(Int64.max)), streamID: "viewer\(id)")
+        let channel = try await loop.bindSocket { state, datagram, source in
+            state.subscribers[id]?.receive(datagram, from: source, now: .now)
+        }
+        let signaling: SignalingSession
+        do {
+            signaling = try await SignalingSession.open(
+                url: server.signalingURL, enter: enterParams(userId: "viewer\(id)", role: .audience),
+                request: .subscribe(userId: Self.anchorId, sdp: offer.serialize()), answerEvent: "onSubscribeAnswer", logger: logger)
+        } catch {
+            try? await channel.close()
+            throw error
+        }
+        let certificate = self.certificate
+        do {
+            try await loop.run { state in
+                let (transport, tracks) = try makeClientTransport(answer: signaling.answer, offered: sections, local: local, ice: ice, certificate: certificate, now: .now)
+                let subscriber = BenchSubscriber(channel: channel, transport: transport, tracks: tracks, tally: state.tally)
+                state.subscribers[id] = subscriber
+                subscriber.start(now: .now)
+            }
+        } catch {
+            await signaling.close()
+            try? await channel.close()
+            throw error
+        }
+        return ConnectedSubscriber(id: id, loop: loop, signaling: signaling)
+    }
+
+    private func waitUntilReceiving(count: Int, timeout: Duration) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            var receiving = 0
+            for loop in loops.loops {
+                receiving += try await loop.run { state in state.subscribers.values.filter(\.isReceiving).count }
+            }
+            if receiving >= count { return }
+            guard ContinuousClock.now < deadline else { throw BenchError("only \(receiving) of \(count) subscribers receive audio and video after \(timeout)") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    /// Closes the signaling connections (the server drops the peers), then the sockets.
+    private func disconnect(_ subscribers: [ConnectedSubscriber]) async {
+        await withTaskGroup(of: Void.self) { group in
+            for subscriber in subscribers {
+                group.addTask {
+                    await subscriber.signaling.close()
+                    let id = subscriber.id
+                    try? await subscriber.loop.run { state in state.subscribers.removeValue(forKey: id)?.close() }
+                }
+            }
+        }
+    }
+
+    private func localDescription(_ ice: ICECredentials) -> TransportDescription {
+        TransportDescription(iceUfrag: ice.ufrag, icePwd: ice.pwd, fingerprint: PeerTransport.sdpFingerprint(of: certificate), setup: .active)
+    }
+
+    private func enterParams(userId: String, role: Role) -> EnterRoomParams {
+        let now = Int64(Date().timeIntervalSince1970)
+        let sig = UserSig.make(sdkAppId: Self.sdkAppId, secretKey: Self.secretKey, identifier: userId, time: now, expire: 86_400)
+        return EnterRoomParams(sdkAppId: Self.sdkAppId, userId: userId, userSig: sig.encoded(), strRoomId: Self.roomId, role: role)
+    }
+
+    // MARK: Measurement
+
+    /// Cumulative counters at one moment.
+    struct Sample: Sendable {
+        var at: ContinuousClock.Instant
+        var serverTicks: UInt64
+        var benchCPUSeconds: Double
+        var published: PublishedCounts
+        var received: TallySnapshot
+    }
+
+    private func sample() async throws -> Sample {
+        let published = try await loops.loops[0].run { $0.publisher?.counts ?? PublishedCounts() }
+        var received = TallySnapshot()
+        for loop in loops.loops {
+            let snapshot = try await loop.run { $0.tally.snapshot }
+            received = received + snapshot
+        }
+        return Sample(at: .now, serverTicks: try server.cpuTicks(), benchCPUSeconds: benchCPUSeconds(), published: published, received: received)
+    }
+
+    /// Samples every second for `seconds`, and collects the delays of the window.
+    private func measure(subscribers n: Int, seconds: Int) async throws -> Window {
+        guard server.isRunning else { throw BenchError("liveroom-server exited") }
+        progress("measuring N=\(n) for \(seconds) s")
+        for loop in loops.loops { try await loop.run { $0.tally.resetDelays() } }
+        var samples = [try await sample()]
+        let start = ContinuousClock.now
+        for second in 1...seconds {
+            try await Task.sleep(until: start + .seconds(second), clock: .continuous)
+            samples.append(try await sample())
+        }
+        var delays = [UInt64](repeating: 0, count: ReceiveTally.bucketCount)
+        for loop in loops.loops {
+            let histogram = try await loop.run { $0.tally.delays }
+            for (i, count) in histogram.enumerated() { delays[i] += UInt64(count) }
+        }
+        if let reason = try await loops.loops[0].run({ $0.publisher?.closedReason }) {
+            throw BenchError("the publisher's connection closed: \(reason)")
+        }
+        return Window(subscribers: n, samples: samples, delays: delays)
+    }
+}
+
+/// What one measurement window saw.
+struct Window: Sendable {
+    var subscribers: Int
+    var samples: [Bench.Sample]
+    /// Forwarding delays, ``ReceiveTally`` buckets.
+    var delays: [UInt64]
+
+    var first: Bench.Sample { samples.first! }
+    var last: Bench.Sample { samples.last! }
+    var elapsedSeconds: Double { (last.at - first.at).seconds }
+
+    /// Per-second values of `f(previous, next, seconds)`.
+    func perSecond(_ f: (Bench.Sample, Bench.Sample, Double) -> Double?) -> [Double] {
+        zip(samples, samples.dropFirst()).compactMap { f($0, $1, ($1.at - $0.at).seconds) }
+    }
+
+    /// The delay at quantile `q`, in milliseconds (bucket midpoints).
+    func delayMilliseconds(quantile q: Double) -> Double {
+        let total = delays.reduce(0, +)
+        guard total > 0 else { return .nan }
+        let target = UInt64((Double(total) * q).rounded(.up))
+        var seen: UInt64 = 0
+        for (bucket, count) in delays.enumerated() {
+            seen += count
+            if seen >= max(1, target) { return (Double(bucket) + 0.5) * Double(ReceiveTally.bucketNanoseconds) / 1e6 }
+        }
+        return .nan
+    }
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+
+func format(seconds duration: Duration) -> String { String(format: "%.1f s", duration.seconds) }

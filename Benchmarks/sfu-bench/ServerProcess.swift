@@ -1,0 +1,127 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The `liveroom-server` under test, a child process on loopback with its own data directory.
+/// Its CPU time is read from `/proc/<pid>/stat`; it is stopped with SIGTERM, then SIGKILL.
+final class ServerProcess: Sendable {
+    /// `http://127.0.0.1:PORT`, as the server printed it.
+    let httpURL: String
+    let pid: pid_t
+    private let process: Process
+    private let dataDirectory: URL
+
+    /// The signaling WebSocket URL.
+    var signalingURL: String { "ws://" + httpURL.dropFirst("http://".count) + "/ws" }
+
+    /// Starts the server and waits (at most `timeout`) for its "listening on http://…" line.
+    static func start(binary: String, sdkAppId: UInt64, secretKey: String, timeout: Duration = .seconds(30)) async throws -> ServerProcess {
+        let dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("sfu-bench-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = [
+            "--host", "127.0.0.1", "--port", "0", "--media-port", "0", "--data-dir", dataDirectory.path,
+            "--sdk-app-id", String(sdkAppId), "--secret-key", secretKey, "--log-level", "warning",
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        // Standard error stays ours: the server's warnings show up next to the bench's progress.
+        let lines = Mutex<[String]>([])
+        let pending = Mutex<[UInt8]>([])
+        output.fileHandleForReading.readabilityHandler = { handle in
+            let chunk = handle.availableData
+            if chunk.isEmpty { handle.readabilityHandler = nil }
+            let complete: [String] = pending.withLock { buffer in
+                buffer += chunk
+                var out: [String] = []
+                while let newline = buffer.firstIndex(of: 0x0A) {
+                    out.append(String(decoding: buffer[..<newline], as: UTF8.self))
+                    buffer.removeSubrange(...newline)
+                }
+                return out
+            }
+            if !complete.isEmpty { lines.withLock { $0 += complete } }
+        }
+        try process.run()
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let line = lines.withLock({ $0.first { $0.contains("listening on http://") } }),
+                let range = line.range(of: "http://")
+            {
+                let url = String(line[range.lowerBound...]).trimmingCharacters(in: .whitespaces)
+                return ServerProcess(httpURL: url, pid: process.processIdentifier, process: process, dataDirectory: dataDirectory)
+            }
+            guard process.isRunning else { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        try? FileManager.default.removeItem(at: dataDirectory)
+        throw BenchError("\(binary) did not print \"listening on http://\" within \(timeout); output: \(lines.withLock { $0 })")
+    }
+
+    private init(httpURL: String, pid: pid_t, process: Process, dataDirectory: URL) {
+        self.httpURL = httpURL
+        self.pid = pid
+        self.process = process
+        self.dataDirectory = dataDirectory
+    }
+
+    var isRunning: Bool { process.isRunning }
+
+    /// User plus system CPU time so far, in clock ticks (fields 14 and 15 of `/proc/<pid>/stat`).
+    func cpuTicks() throws -> UInt64 {
+        let text = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+        // The command name (field 2) is in parentheses and may hold spaces: count fields after the last ')'.
+        guard let close = text.lastIndex(of: ")") else { throw BenchError("cannot parse /proc/\(pid)/stat") }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        // fields[0] is field 3 (state), so utime (14) is fields[11] and stime (15) fields[12].
+        guard fields.count > 12, let user = UInt64(fields[11]), let system = UInt64(fields[12]) else {
+            throw BenchError("cannot parse utime/stime in /proc/\(pid)/stat")
+        }
+        return user + system
+    }
+
+    /// SIGTERM, then SIGKILL if it has not exited within `grace`; removes the data directory.
+    func stop(grace: Duration = .seconds(5)) async {
+        if process.isRunning {
+            kill(pid, SIGTERM)
+            let deadline = ContinuousClock.now + grace
+            while process.isRunning, ContinuousClock.now < deadline {
+                try? await Task.sleep(for: .milliseconds(50))
+            }
+            if process.isRunning {
+                kill(pid, SIGKILL)
+                process.waitUntilExit()
+            }
+        }
+        try? FileManager.default.removeItem(at: dataDirectory)
+    }
+}
+
+/// Clock ticks per second for `/proc` CPU times.
+let clockTicksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
+
+/// This process's user plus system CPU time, in seconds (getrusage).
+func benchCPUSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF, &usage)
+    func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+
+/// Monotonic nanoseconds (CLOCK_MONOTONIC): the clock of the send-time header extension.
+func monotonicNanoseconds() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
+}
+
+/// A failure of the bench itself, with a message for the user.
+struct BenchError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

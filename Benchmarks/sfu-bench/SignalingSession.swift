@@ -1,0 +1,102 @@
+import HummingbirdWSClient
+import LiveRoomCore
+import Logging
+
+/// One client's signaling WebSocket: enters the room, sends one `publish` or `subscribe`,
+/// hands back the server's answer, and stays open (so the peer connection lives) until
+/// ``close()``.
+final class SignalingSession: Sendable {
+    /// The SDP answer.
+    let answer: String
+    private let leave: AsyncStream<Void>.Continuation
+    private let task: Task<Void, Never>
+
+    private init(answer: String, leave: AsyncStream<Void>.Continuation, task: Task<Void, Never>) {
+        self.answer = answer
+        self.leave = leave
+        self.task = task
+    }
+
+    /// Connects, enters with `enter`, sends `request` once `onEnterRoom` succeeds and waits
+    /// for `answerEvent` (`onPublishAnswer` or `onSubscribeAnswer`).
+    static func open(
+        url: String, enter: EnterRoomParams, request: SignalingRequest, answerEvent: String, logger: Logger,
+        timeout: Duration = .seconds(20)
+    ) async throws -> SignalingSession {
+        let (answers, answerContinuation) = AsyncThrowingStream<String, any Error>.makeStream()
+        let (leaveSignal, leave) = AsyncStream<Void>.makeStream()
+        let task = Task {
+            do {
+                try await WebSocketClient.connect(url: url, configuration: .init(maxFrameSize: 1 << 20), logger: logger) { inbound, outbound, _ in
+                    try await outbound.write(.text(SignalingRequest.enterRoom(enter).json.jsonText))
+                    await withTaskGroup(of: Void.self) { group in
+                        // Closing our side ends the server's, which ends `inbound`.
+                        group.addTask {
+                            for await _ in leaveSignal {}
+                            try? await outbound.close(.normalClosure, reason: "sfu-bench done")
+                        }
+                        do {
+                            for try await message in inbound.messages(maxSize: 1 << 20) {
+                                guard case .text(let text) = message, let event = try? JSONValue.parse(text) else { continue }
+                                switch event["event"]?.stringValue {
+                                case "onEnterRoom":
+                                    if let result = event["result"]?.intValue, result < 0 {
+                                        answerContinuation.finish(throwing: BenchError("enterRoom refused: \(text)"))
+                                    } else {
+                                        try await outbound.write(.text(request.json.jsonText))
+                                    }
+                                case answerEvent:
+                                    if let sdp = event["sdp"]?.stringValue {
+                                        answerContinuation.yield(sdp)
+                                        answerContinuation.finish()
+                                    }
+                                case "onError", "onExitRoom":
+                                    answerContinuation.finish(throwing: BenchError("server said \(text)"))
+                                default:
+                                    break
+                                }
+                            }
+                        } catch {
+                            answerContinuation.finish(throwing: error)
+                        }
+                        answerContinuation.finish(throwing: BenchError("the signaling connection closed"))
+                        group.cancelAll()
+                    }
+                }
+            } catch {
+                answerContinuation.finish(throwing: error)
+            }
+        }
+        do {
+            let answer = try await withTimeout(timeout, "no \(answerEvent) from \(url)") {
+                for try await answer in answers { return answer }
+                throw BenchError("the signaling connection closed before \(answerEvent)")
+            }
+            return SignalingSession(answer: answer, leave: leave, task: task)
+        } catch {
+            leave.finish()
+            task.cancel()
+            await task.value
+            throw error
+        }
+    }
+
+    /// Closes the WebSocket; the server ends the session and its peer connections.
+    func close() async {
+        leave.finish()
+        await task.value
+    }
+}
+
+/// Runs `body`, failing with `message` if it takes longer than `timeout`.
+func withTimeout<T: Sendable>(_ timeout: Duration, _ message: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: timeout)
+            throw BenchError(message)
+        }
+        defer { group.cancelAll() }
+        return try await group.next()!
+    }
+}

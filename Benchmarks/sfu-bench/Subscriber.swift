@@ -1,0 +1,160 @@
+import LiveRoomTransport
+import NIOCore
+
+/// A light subscriber: ICE, DTLS and SRTP unprotect only, no depacketizing or decoding. It
+/// counts packets per stream, loss from sequence gaps per SSRC, and the forwarding delay
+/// from the publisher's send-time header extension, into its loop's ``ReceiveTally``.
+/// Confined to its event loop.
+final class BenchSubscriber {
+    let channel: any Channel
+    let transport: PeerTransport
+    private let tally: ReceiveTally
+    private let audioPayloadType: UInt8?
+    private let videoPayloadType: UInt8?
+    private var streams: [UInt32: SequenceTracker] = [:]
+    private(set) var audioPackets = 0
+    private(set) var videoPackets = 0
+
+    init(channel: any Channel, transport: PeerTransport, tracks: [NegotiatedTrack], tally: ReceiveTally) {
+        self.channel = channel
+        self.transport = transport
+        self.tally = tally
+        audioPayloadType = tracks.first { $0.kind == .audio }?.payloadType
+        videoPayloadType = tracks.first { $0.kind == .video }?.payloadType
+    }
+
+    /// Receiving both audio and video.
+    var isReceiving: Bool { audioPackets > 0 && videoPackets > 0 }
+
+    func start(now: ContinuousClock.Instant) {
+        _ = writeSends(transport.start(now: now), to: channel)
+        channel.flush()
+    }
+
+    func receive(_ datagram: ByteBuffer, from source: TransportAddress, now: ContinuousClock.Instant) {
+        for event in writeSends(transport.receive(datagram, from: source, now: now), to: channel) {
+            if case .rtp(let packet) = event { count(packet) }
+        }
+    }
+
+    func runTimers(now: ContinuousClock.Instant) {
+        guard let timeout = transport.nextTimeout, now >= timeout else { return }
+        _ = writeSends(transport.handleTimers(now: now), to: channel)
+        channel.flush()
+    }
+
+    /// Sends DTLS close_notify and closes the socket.
+    func close() {
+        _ = writeSends(transport.close(reason: "sfu-bench done"), to: channel)
+        channel.flush()
+        channel.close(promise: nil)
+    }
+
+    private func count(_ packet: [UInt8]) {
+        let arrival = monotonicNanoseconds()
+        guard packet.count >= 12 else { return }
+        let payloadType = packet[1] & 0x7F
+        if payloadType == audioPayloadType {
+            audioPackets += 1
+            tally.audioPackets += 1
+        } else if payloadType == videoPayloadType {
+            videoPackets += 1
+            tally.videoPackets += 1
+        }
+        let sequence = UInt16(packet[2]) << 8 | UInt16(packet[3])
+        let ssrc = UInt32(packet[8]) << 24 | UInt32(packet[9]) << 16 | UInt32(packet[10]) << 8 | UInt32(packet[11])
+        tally.expectedPackets += streams[ssrc, default: SequenceTracker()].add(sequence)
+        if let sent = Self.sendTime(of: packet) {
+            tally.recordDelay(nanoseconds: arrival &- sent)
+        }
+    }
+
+    /// The 8-byte send time in the one-byte header extension element with id 1 (RFC 8285),
+    /// read in place (this is the hot path, so no full parse).
+    static func sendTime(of packet: [UInt8]) -> UInt64? {
+        guard packet[0] & 0x10 != 0 else { return nil }
+        let start = 12 + 4 * Int(packet[0] & 0x0F)
+        guard packet.count >= start + 4, packet[start] == 0xBE, packet[start + 1] == 0xDE else { return nil }
+        let end = start + 4 + 4 * (Int(packet[start + 2]) << 8 | Int(packet[start + 3]))
+        guard end <= packet.count else { return nil }
+        var index = start + 4
+        while index < end {
+            let byte = packet[index]
+            if byte == 0 {
+                index += 1
+                continue
+            }
+            let id = byte >> 4, length = Int(byte & 0x0F) + 1
+            if id == 15 { return nil }
+            if id == 1, length == 8, index + 9 <= end {
+                var value: UInt64 = 0
+                for i in 1...8 { value = value << 8 | UInt64(packet[index + i]) }
+                return value
+            }
+            index += 1 + length
+        }
+        return nil
+    }
+}
+
+/// The highest extended sequence number of one SSRC, for loss from sequence gaps.
+struct SequenceTracker {
+    private var highest: Int64?
+
+    /// Notes `sequence`; returns by how many packets the expected count grows (0 for a
+    /// late or duplicate packet).
+    mutating func add(_ sequence: UInt16) -> Int {
+        guard let highest else {
+            self.highest = Int64(sequence)
+            return 1
+        }
+        let delta = Int64(Int16(bitPattern: sequence &- UInt16(truncatingIfNeeded: highest)))
+        guard delta > 0 else { return 0 }
+        self.highest = highest + delta
+        return Int(delta)
+    }
+}
+
+/// What the subscribers of one loop received: cumulative packet counts, and a histogram of
+/// forwarding delays (10 µs buckets up to 500 ms) that ``resetDelays()`` restarts.
+final class ReceiveTally {
+    static let bucketNanoseconds: UInt64 = 10_000
+    static let bucketCount = 50_000
+
+    var audioPackets = 0
+    var videoPackets = 0
+    /// Packets the sequence numbers say were sent (first packet of a stream counts as one).
+    var expectedPackets = 0
+    private(set) var delays = [UInt32](repeating: 0, count: ReceiveTally.bucketCount)
+
+    func recordDelay(nanoseconds: UInt64) {
+        // A negative delay (impossible on one clock) wraps to huge and lands in the last bucket.
+        let bucket = min(Int(truncatingIfNeeded: min(nanoseconds / Self.bucketNanoseconds, UInt64(Int.max))), Self.bucketCount - 1)
+        delays[bucket] &+= 1
+    }
+
+    func resetDelays() {
+        for i in delays.indices { delays[i] = 0 }
+    }
+
+    var snapshot: TallySnapshot {
+        TallySnapshot(audioPackets: audioPackets, videoPackets: videoPackets, expectedPackets: expectedPackets)
+    }
+}
+
+/// Cumulative counts of a tally (or of all of them) at one moment.
+struct TallySnapshot: Sendable {
+    var audioPackets = 0
+    var videoPackets = 0
+    var expectedPackets = 0
+
+    var receivedPackets: Int { audioPackets + videoPackets }
+
+    static func + (a: TallySnapshot, b: TallySnapshot) -> TallySnapshot {
+        TallySnapshot(audioPackets: a.audioPackets + b.audioPackets, videoPackets: a.videoPackets + b.videoPackets, expectedPackets: a.expectedPackets + b.expectedPackets)
+    }
+
+    static func - (a: TallySnapshot, b: TallySnapshot) -> TallySnapshot {
+        TallySnapshot(audioPackets: a.audioPackets - b.audioPackets, videoPackets: a.videoPackets - b.videoPackets, expectedPackets: a.expectedPackets - b.expectedPackets)
+    }
+}

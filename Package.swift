@@ -66,7 +66,10 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
         // Media: frames, synthetic and file sources, VP8/H.264/Opus codecs, Matroska recording.
-        .target(name: "LiveRoomMedia", dependencies: ["COpus", "CVPX", "CFFmpeg"]),
+        .target(name: "LiveRoomMedia", dependencies: [
+            "COpus", "CVPX", "CFFmpeg", "LiveRoomWire",
+            .product(name: "NIOCore", package: "swift-nio"),
+        ]),
         // DTLS-SRTP for WebRTC: certificates and fingerprints, the DTLS 1.2 handshake over memory BIOs, SRTP sessions.
         .target(name: "LiveRoomSecureTransport", dependencies: ["COpenSSL", "CSRTP"]),
         // Peer connection transport: ICE-lite, media port demultiplexing.
@@ -114,7 +117,10 @@ let package = Package(
             "LiveRoomTransport", "LiveRoomWire",
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
-        .testTarget(name: "LiveRoomMediaTests", dependencies: ["LiveRoomMedia"]),
+        .testTarget(name: "LiveRoomMediaTests", dependencies: [
+            "LiveRoomMedia", "LiveRoomWire",
+            .product(name: "NIOCore", package: "swift-nio"),
+        ]),
         .testTarget(name: "LiveRoomSecureTransportTests", dependencies: ["LiveRoomSecureTransport"]),
         .testTarget(name: "LiveRoomSFUTests", dependencies: [
             "LiveRoomSFU", "LiveRoomTransport", "LiveRoomWire", "LiveRoomSecureTransport",

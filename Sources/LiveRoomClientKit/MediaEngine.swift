@@ -195,6 +195,11 @@ final class MediaEngine {
             snapshot.upLoss = connection.upLoss
         }
         snapshot.remotes = subscriptions.values.map(\.sample)
+        // Without RTCP report blocks (the SFU sends none), ICE consent checks measure the RTT.
+        if snapshot.roundTripTime == nil {
+            let transports = [publisher?.transport].compactMap { $0 } + subscriptions.values.map(\.transport)
+            snapshot.roundTripTime = transports.compactMap(\.roundTripTime).min()?.inMilliseconds
+        }
         return snapshot
     }
 

@@ -1,3 +1,6 @@
+import LiveRoomWire
+import NIOCore
+
 /// A picture size in pixels.
 public struct VideoSize: Sendable, Hashable, CustomStringConvertible {
     /// Width in pixels.
@@ -15,11 +18,16 @@ public struct VideoSize: Sendable, Hashable, CustomStringConvertible {
     public init(keyframe: [UInt8], codec: VideoCodec) throws {
         switch codec {
         case .vp8:
-            let header = try VP8FrameHeader(keyframe)
+            let header: VP8FrameHeader
+            do {
+                header = try VP8FrameHeader.parse(ByteBuffer(bytes: keyframe))
+            } catch {
+                throw BitstreamError(error.message)
+            }
             guard let width = header.width, let height = header.height else {
                 throw BitstreamError("VP8 inter frame carries no picture size")
             }
-            self.init(width: width, height: height)
+            self.init(width: Int(width), height: Int(height))
         case .h264:
             let sps = try H264SequenceParameterSet(annexB: keyframe)
             self.init(width: sps.width, height: sps.height)

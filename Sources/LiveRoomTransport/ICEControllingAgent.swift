@@ -17,6 +17,8 @@ public struct ICEControllingAgent: Sendable {
     public let remote: ICECredentials
     public let remoteAddress: TransportAddress
     public private(set) var isConnected = false
+    /// Round-trip time of the latest answered check (consent checks keep it fresh).
+    public private(set) var roundTripTime: Duration?
     private let tieBreaker: UInt64
     private var nextCheck: ContinuousClock.Instant
     private var lastSuccess: ContinuousClock.Instant
@@ -65,10 +67,11 @@ public struct ICEControllingAgent: Sendable {
     /// A STUN message from the server: a response to one of our checks, or something to ignore.
     public mutating func receive(_ message: STUNMessage, datagram: ByteBuffer, from source: TransportAddress, now: ContinuousClock.Instant) -> [Action] {
         guard !failed, message.type == .bindingSuccessResponse, source == remoteAddress,
-            outstanding.removeValue(forKey: message.transactionID) != nil,
+            let sent = outstanding.removeValue(forKey: message.transactionID),
             case .valid? = try? STUNIntegrity.verifyMessageIntegrity(of: datagram, key: STUNIntegrity.shortTermKey(password: remote.pwd))
         else { return [] }
         lastSuccess = now
+        roundTripTime = now - sent
         guard !isConnected else { return [] }
         isConnected = true
         nextCheck = now + Self.consentInterval

@@ -75,6 +75,12 @@ public final class PeerTransport {
         SDPFingerprint(hashFunction: certificate.fingerprint.algorithm.rawValue, bytes: certificate.fingerprint.bytes)
     }
 
+    /// The round-trip time to the server measured by ICE checks (controlling side only).
+    public var roundTripTime: Duration? {
+        if case .controlling(let agent) = ice { return agent.roundTripTime }
+        return nil
+    }
+
     /// The earliest time ``handleTimers(now:)`` has work.
     public var nextTimeout: ContinuousClock.Instant? {
         guard !isClosed else { return nil }

@@ -1,3 +1,5 @@
+import LiveRoomWire
+import NIOCore
 import Testing
 @testable import LiveRoomMedia
 
@@ -43,14 +45,14 @@ import Testing
         let encoder = try VP8Encoder(width: 542, height: 962, fps: 15, bitrateKbps: 500)
         let packets = try encoder.encode(ColorSource(rgb: 0x00FF00, width: 542, height: 962).nextFrame(index: 0), forceKeyframe: true)
         let key = try #require(packets.first)
-        let header = try VP8FrameHeader(key.data)
+        let header = try VP8FrameHeader.parse(ByteBuffer(bytes: key.data))
         #expect(header.isKeyframe)
         #expect(header.showFrame)
         #expect(header.width == 542 && header.height == 962)
         #expect(try VideoSize(keyframe: key.data, codec: .vp8) == VideoSize(width: 542, height: 962))
 
         let inter = try #require(try encoder.encode(ColorSource(rgb: 0x00FF00, width: 542, height: 962).nextFrame(index: 1), forceKeyframe: false).first)
-        #expect(try VP8FrameHeader(inter.data).isKeyframe == false)
+        #expect(try VP8FrameHeader.parse(ByteBuffer(bytes: inter.data)).isKeyframe == false)
         #expect(throws: BitstreamError.self) { try VideoSize(keyframe: inter.data, codec: .vp8) }
     }
 

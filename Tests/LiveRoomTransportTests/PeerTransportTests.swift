@@ -55,6 +55,8 @@ struct TransportPair {
         #expect(pair.client.isConnected)
         #expect(pair.server.isConnected)
         #expect(pair.server.remoteAddress == pair.clientAddress)
+        #expect(pair.client.roundTripTime == .zero, "ICE checks measure the RTT (no time passes in memory)")
+        #expect(pair.server.roundTripTime == nil)
         #expect(seen.server.contains { if case .connected = $0 { true } else { false } })
 
         // RTP both ways.

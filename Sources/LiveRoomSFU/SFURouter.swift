@@ -57,6 +57,7 @@ public final class SFURouter {
 
     struct DownTrack {
         let kind: MediaKind
+        let codec: RTPCodec
         let payloadType: UInt8
         let ssrc: UInt32
         var rewriter: SequenceRewriter
@@ -126,6 +127,14 @@ public final class SFURouter {
         let transport = try makeTransport(local: local, remote: remote, now: now)
         let peer = add(Peer(id: 0, owner: owner, transport: transport, role: .publisher(key: key, tracks: tracks)), local: local)
         publishers[key] = peer.id
+        // Subscribers still connected from an earlier publish of this user carry on: their
+        // streams continue with the same SSRC and the next sequence numbers.
+        for subscriber in peers.values {
+            guard case .subscriber(key, let down) = subscriber.role else { continue }
+            for track in tracks where down[track.kind]?.codec == track.codec {
+                track.subscribers.append(subscriber.id)
+            }
+        }
         return (answer.serialize(), tracks.contains { $0.kind == .audio }, tracks.contains { $0.kind == .video })
     }
 
@@ -153,7 +162,8 @@ public final class SFURouter {
         var down: [MediaKind: DownTrack] = [:]
         for track in negotiated {
             guard let ssrc = track.localSSRC else { continue }
-            down[track.kind] = DownTrack(kind: track.kind, payloadType: track.payloadType, ssrc: ssrc, rewriter: SequenceRewriter(clockRate: track.codec.clockRate))
+            down[track.kind] = DownTrack(
+                kind: track.kind, codec: track.codec, payloadType: track.payloadType, ssrc: ssrc, rewriter: SequenceRewriter(clockRate: track.codec.clockRate))
         }
         guard !down.isEmpty else { throw NegotiationError("the offer receives none of \(publisherId)'s media in a codec it publishes") }
         unsubscribe(owner: owner, publisherId: publisherId, roomId: roomId)

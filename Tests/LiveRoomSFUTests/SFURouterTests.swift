@@ -163,6 +163,21 @@ struct Network {
         #expect(reports.last?.ntpTimestamp == 42 << 32)
         #expect(reports.last?.rtpTimestamp == SFURouter.timestamp(of: forwarded))
 
+        // The publisher reconnects (a new publish, new SSRC and sequence base): the subscriber's
+        // stream continues with its SSRC and the next sequence number.
+        let lastSeq = try #require(subscriber.rtp.last.map { UInt16($0[2]) << 8 | UInt16($0[3]) })
+        let republisher = try FakeClient(port: 40_003, sections: [
+            SDPNegotiation.OfferedSection(kind: .audio, direction: .sendonly, codecs: [(.opus, 111)], localSSRC: 3333),
+            SDPNegotiation.OfferedSection(kind: .video, direction: .sendonly, codecs: [(.vp8, 96)], localSSRC: 4444),
+        ], negotiate: { offer in try router.publish(owner: 1, roomId: "room", userId: "anchor", offer: offer, now: now).answer }, now: now)
+        network.clients.append(republisher)
+        network.send(from: republisher, republisher.transport.start(now: now), now: now)
+        var again = rtpPacket(pt: 96, seq: 7, ts: 1, ssrc: 4444, payload: [0x10, 0x10, 0x02, 0x00, 0x9D, 0x01, 0x2A])
+        network.send(from: republisher, [.send(try #require(republisher.transport.protectRTP(&again)), to: republisher.address)], now: now)
+        let continued = try #require(subscriber.rtp.last)
+        #expect(SFURouter.bigEndian32(continued, at: 8) == downSSRC)
+        #expect(UInt16(continued[2]) << 8 | UInt16(continued[3]) == lastSeq &+ 1)
+
         // Stopping the publisher ends forwarding.
         _ = router.stopPublishing(roomId: "room", userId: "anchor")
         #expect(throws: NegotiationError.self) {

@@ -77,6 +77,8 @@ let package = Package(
             "LiveRoomWire", "LiveRoomSecureTransport",
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
+        // Publish media stream tasks (pure): TRTC mixing config, layout math, task state machine, registry.
+        .target(name: "LiveRoomMixer", dependencies: ["LiveRoomCore"]),
         // The client kit behind the `liveroom` command line.
         .target(name: "LiveRoomClientKit", dependencies: [
             "LiveRoomAuth", "LiveRoomCore", "LiveRoomTransport", "LiveRoomMedia", "LiveRoomWire", "LiveRoomSecureTransport",
@@ -127,6 +129,7 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
         .testTarget(name: "LiveRoomClientKitTests", dependencies: ["LiveRoomClientKit"]),
+        .testTarget(name: "LiveRoomMixerTests", dependencies: ["LiveRoomMixer", "LiveRoomCore"]),
         .testTarget(name: "EndToEndTests", dependencies: [
             "LiveRoomAuth", "LiveRoomCore",
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),

@@ -1,0 +1,362 @@
+import Foundation
+import LiveRoomCore
+
+/// The admin API's `StartPublishCdnStream` and `UpdatePublishCdnStream` parameters, in TRTC's
+/// shapes, read into a ``PublishTaskConfig``.
+///
+/// - `WithTranscoding` 0 relays `SingleSubscribeParams`' stream; 1 mixes, to
+///   `PublishCdnParams` or, with `FeedBackRoomParams`, back into a room.
+/// - `VideoParams` left out means audio-only output; `LayoutParams.MixLayoutMode` 1–4 picks
+///   the float, screen-share, grid or custom template.
+/// - On update, every top-level parameter (and every field of `AudioParams` and
+///   `VideoParams`) that is left out keeps its current value.
+public struct AdminPublishCdnStreamRequest: Sendable {
+    /// `SdkAppId`, when given.
+    public var sdkAppId: Int?
+    /// `RoomId` as text (an integer room's decimal digits); start only.
+    public var roomId: String
+    /// `RoomIdType`: 0 integer room, 1 string room.
+    public var roomIdType: Int
+    /// `TaskId`; update only.
+    public var taskId: String
+    /// `SequenceNumber`; update only.
+    public var sequenceNumber: Int?
+    let fields: JSONFields
+
+    /// Parses `StartPublishCdnStream`'s parameters and the task they describe.
+    public static func parseStart(_ params: JSONValue) throws(LiveRoomError) -> (request: AdminPublishCdnStreamRequest, config: PublishTaskConfig) {
+        let fields = try JSONFields(params, path: "", code: MixerErrorCode.invalidParameter)
+        var request = try AdminPublishCdnStreamRequest(fields: fields)
+        guard !request.roomId.isEmpty else { throw fields.missing("RoomId") }
+        request.taskId = ""
+        var config = PublishTaskConfig(target: PublishTarget(mode: .mixStreamToCdn), encoderParam: StreamEncoderParam())
+        try request.apply(to: &config, isStart: true)
+        try Self.withAdminNames { () throws(LiveRoomError) in try config.validate() }
+        return (request, config)
+    }
+
+    /// Parses `UpdatePublishCdnStream`'s `TaskId` and `SequenceNumber`; the changes are applied by ``applied(to:)``.
+    public static func parseUpdate(_ params: JSONValue) throws(LiveRoomError) -> AdminPublishCdnStreamRequest {
+        let fields = try JSONFields(params, path: "", code: MixerErrorCode.invalidParameter)
+        let request = try AdminPublishCdnStreamRequest(fields: fields)
+        guard !request.taskId.isEmpty else { throw fields.missing("TaskId") }
+        guard let sequence = request.sequenceNumber else { throw fields.missing("SequenceNumber") }
+        guard sequence >= 0 else {
+            throw LiveRoomError(MixerErrorCode.invalidParameter, "SequenceNumber must not be negative")
+        }
+        return request
+    }
+
+    /// Parses `StopPublishCdnStream`'s `TaskId`.
+    public static func parseStopTaskId(_ params: JSONValue) throws(LiveRoomError) -> String {
+        let fields = try JSONFields(params, path: "", code: MixerErrorCode.invalidParameter)
+        let taskId = try fields.string("TaskId", code: MixerErrorCode.invalidParameter) ?? ""
+        guard !taskId.isEmpty else { throw fields.missing("TaskId") }
+        return taskId
+    }
+
+    private init(fields: JSONFields) throws(LiveRoomError) {
+        let code = MixerErrorCode.invalidParameter
+        self.fields = fields
+        sdkAppId = try fields.int("SdkAppId", code: code)
+        roomIdType = try fields.int("RoomIdType", code: code) ?? 1
+        guard roomIdType == 0 || roomIdType == 1 else {
+            throw LiveRoomError(code, "RoomIdType must be 0 (integer room) or 1 (string room), not \(roomIdType)")
+        }
+        roomId = try Self.roomId(fields, key: "RoomId")
+        taskId = try fields.string("TaskId", code: code) ?? ""
+        sequenceNumber = try fields.int("SequenceNumber", code: code)
+    }
+
+    /// The task `current` becomes with this update's parameters, validated.
+    public func applied(to current: PublishTaskConfig) throws(LiveRoomError) -> PublishTaskConfig {
+        var config = current
+        try apply(to: &config, isStart: false)
+        try Self.withAdminNames { () throws(LiveRoomError) in try config.validate() }
+        return config
+    }
+
+    private func apply(to config: inout PublishTaskConfig, isStart: Bool) throws(LiveRoomError) {
+        let code = MixerErrorCode.invalidParameter
+        if let agent = try fields.fields("AgentParams", code: code) {
+            config.agentUserId = try agent.string("UserId", code: code)
+            if let seconds = try agent.int("MaxIdleTime", code: code) {
+                config.idleTimeout = .seconds(seconds)
+            }
+        }
+        try applyMode(to: &config, isStart: isStart)
+        if let list = try fields.objectArray("PublishCdnParams", code: MixerErrorCode.invalidPublishTarget) {
+            config.target.cdnUrlList = []
+            for entry in list {
+                config.target.cdnUrlList.append(
+                    PublishCdnUrl(
+                        rtmpUrl: try entry.requiredString("PublishCdnUrl", code: MixerErrorCode.invalidCdnUrl),
+                        isInternalLine: try entry.bool("IsTencentCdn", code: MixerErrorCode.invalidCdnUrl) ?? true))
+            }
+        }
+        if !config.target.mode.publishesToCdn { config.target.cdnUrlList = [] }
+        if let audio = try fields.fields("AudioParams", code: MixerErrorCode.invalidAudioEncoding) {
+            try applyAudio(audio, to: &config)
+        }
+        if let video = try fields.fields("VideoParams", code: MixerErrorCode.invalidVideoEncoding) {
+            try applyVideo(video, to: &config, isStart: isStart)
+        }
+        if let sei = fields.value("SeiParams") {
+            config.seiParams = sei
+        }
+    }
+
+    /// `WithTranscoding`, `SingleSubscribeParams` and `FeedBackRoomParams` decide the mode.
+    private func applyMode(to config: inout PublishTaskConfig, isStart: Bool) throws(LiveRoomError) {
+        let code = MixerErrorCode.invalidParameter
+        let single = try fields.fields("SingleSubscribeParams", code: MixerErrorCode.invalidRelaySource)
+        let feedBack = try fields.objectArray("FeedBackRoomParams", code: MixerErrorCode.invalidPublishTarget)
+        var transcoding = try fields.int("WithTranscoding", code: code)
+        if let value = transcoding, value != 0, value != 1 {
+            throw LiveRoomError(code, "WithTranscoding must be 0 (relay one stream) or 1 (mix), not \(value)")
+        }
+        if transcoding == nil {
+            if isStart {
+                transcoding = single != nil ? 0 : 1
+            } else if single != nil || feedBack != nil {
+                transcoding = config.target.mode.isMixing ? 1 : 0
+            } else {
+                return
+            }
+        }
+        if transcoding == 0 {
+            if let single {
+                let stream = try single.requiredFields("UserMediaStream", code: MixerErrorCode.invalidRelaySource)
+                let (user, streamType) = try Self.userMediaStream(stream, code: MixerErrorCode.invalidRelaySource)
+                guard let user else { throw stream.missing("UserInfo") }
+                config.relaySource = user
+                config.target.mode = streamType == .sub ? .subStreamToCdn : .bigStreamToCdn
+            } else if config.relaySource == nil {
+                throw LiveRoomError(MixerErrorCode.invalidRelaySource, "WithTranscoding 0 relays one stream: SingleSubscribeParams is required")
+            } else if config.target.mode.isMixing {
+                config.target.mode = .bigStreamToCdn
+            }
+            config.mixingConfig = nil
+            config.target.mixStreamIdentity = nil
+        } else {
+            config.relaySource = nil
+            if let feedBack, !feedBack.isEmpty {
+                guard feedBack.count == 1 else {
+                    throw LiveRoomError(
+                        MixerErrorCode.invalidPublishTarget, "FeedBackRoomParams has \(feedBack.count) rooms; LiveRoom publishes a mix into one room per task")
+                }
+                let room = feedBack[0]
+                let userId = try room.string("UserId", code: MixerErrorCode.invalidPublishTarget) ?? ""
+                guard !userId.isEmpty else { throw room.missing("UserId") }
+                config.target.mode = .mixStreamToRoom
+                config.target.mixStreamIdentity = MixUser(userId: userId, roomId: try Self.roomId(room, key: "RoomId"))
+            } else if feedBack != nil || config.target.mode != .mixStreamToRoom {
+                config.target.mode = .mixStreamToCdn
+                config.target.mixStreamIdentity = nil
+            }
+            if config.mixingConfig == nil { config.mixingConfig = Self.defaultMixing }
+        }
+    }
+
+    private func applyAudio(_ audio: JSONFields, to config: inout PublishTaskConfig) throws(LiveRoomError) {
+        let code = MixerErrorCode.invalidAudioEncoding
+        var param = config.encoderParam ?? StreamEncoderParam()
+        if let encode = try audio.fields("AudioEncode", code: code) {
+            param.audioEncodedSampleRate = try encode.requiredInt("SampleRate", code: code)
+            param.audioEncodedChannelNum = try encode.requiredInt("Channel", code: code)
+            param.audioEncodedKbps = try encode.requiredInt("BitRate", code: code)
+            param.audioEncodedCodecType = try encode.int("Codec", code: MixerErrorCode.unsupportedCodec) ?? 0
+        }
+        config.encoderParam = param
+        guard config.target.mode.isMixing else { return }
+        var mixing = config.mixingConfig ?? Self.defaultMixing
+        if let list = try audio.objectArray("SubscribeAudioList", code: MixerErrorCode.invalidAudioMixUser) {
+            var users: [AudioMixUser] = []
+            for entry in list {
+                let user = try Self.userInfo(entry.requiredFields("UserInfo", code: MixerErrorCode.invalidAudioMixUser), code: MixerErrorCode.invalidAudioMixUser)
+                // LiveRoom extension: a per-user Volume (0–100).
+                users.append(AudioMixUser(user: user, volume: try entry.int("Volume", code: MixerErrorCode.invalidAudioMixUser) ?? 100))
+            }
+            mixing.audioMixUserList = users
+        }
+        if let list = try audio.objectArray("UnSubscribeAudioList", code: MixerErrorCode.invalidAudioMixUser) {
+            var users: [MixUser] = []
+            for entry in list {
+                users.append(try Self.userInfo(entry.requiredFields("UserInfo", code: MixerErrorCode.invalidAudioMixUser), code: MixerErrorCode.invalidAudioMixUser))
+            }
+            mixing.audioExcludeUserList = users
+        }
+        config.mixingConfig = mixing
+    }
+
+    private func applyVideo(_ video: JSONFields, to config: inout PublishTaskConfig, isStart: Bool) throws(LiveRoomError) {
+        let code = MixerErrorCode.invalidVideoEncoding
+        var param = config.encoderParam ?? StreamEncoderParam()
+        if let encode = try video.fields("VideoEncode", code: code) {
+            param.videoEncodedWidth = try encode.requiredInt("Width", code: MixerErrorCode.invalidVideoResolution)
+            param.videoEncodedHeight = try encode.requiredInt("Height", code: MixerErrorCode.invalidVideoResolution)
+            param.videoEncodedFPS = try encode.requiredInt("Fps", code: code)
+            param.videoEncodedKbps = try encode.requiredInt("BitRate", code: code)
+            param.videoEncodedGOP = try encode.requiredInt("Gop", code: code)
+        } else if isStart {
+            throw video.missing("VideoEncode")
+        }
+        config.encoderParam = param
+        guard config.target.mode.isMixing else { return }
+        var mixing = config.mixingConfig ?? Self.defaultMixing
+        if let color = try video.color("BackGroundColor", code: MixerErrorCode.invalidBackground) {
+            mixing.backgroundColor = color
+        }
+        if let image = try video.string("BackgroundImageUrl", code: MixerErrorCode.invalidBackground) {
+            mixing.backgroundImage = image
+        }
+        if let layout = try video.fields("LayoutParams", code: MixerErrorCode.invalidLayout) {
+            try Self.applyLayoutParams(layout, to: &mixing)
+        }
+        if let list = try video.objectArray("WaterMarkList", code: MixerErrorCode.invalidWatermark) {
+            mixing.watermarkList = []
+            for entry in list {
+                let type = try entry.int("WaterMarkType", code: MixerErrorCode.invalidWatermark) ?? 0
+                guard type == 0 else {
+                    throw LiveRoomError(
+                        MixerErrorCode.invalidWatermark, "\(entry.name("WaterMarkType")) \(type) is not supported; only 0 (image) is")
+                }
+                let image = try entry.requiredFields("WaterMarkImage", code: MixerErrorCode.invalidWatermark)
+                let rect = MixRect(
+                    x: try image.requiredInt("LocationX", code: MixerErrorCode.invalidLayoutRect),
+                    y: try image.requiredInt("LocationY", code: MixerErrorCode.invalidLayoutRect),
+                    width: try image.requiredInt("WaterMarkWidth", code: MixerErrorCode.invalidLayoutRect),
+                    height: try image.requiredInt("WaterMarkHeight", code: MixerErrorCode.invalidLayoutRect))
+                mixing.watermarkList.append(
+                    Watermark(
+                        watermarkUrl: try image.requiredString("WaterMarkUrl", code: MixerErrorCode.invalidWatermark), rect: rect,
+                        zOrder: try image.int("ZOrder", code: MixerErrorCode.invalidZOrder) ?? 0))
+            }
+        }
+        config.mixingConfig = mixing
+    }
+
+    private static func applyLayoutParams(_ layout: JSONFields, to mixing: inout StreamMixingConfig) throws(LiveRoomError) {
+        let code = MixerErrorCode.invalidLayout
+        if let mode = try layout.int("MixLayoutMode", code: MixerErrorCode.invalidLayoutMode) {
+            guard let template = LayoutTemplate(rawValue: mode) else {
+                throw LiveRoomError(
+                    MixerErrorCode.invalidLayoutMode,
+                    "\(layout.name("MixLayoutMode")) \(mode) is not 1 (float), 2 (screen share), 3 (grid) or 4 (custom)")
+            }
+            mixing.template = template
+        }
+        if let hold = try layout.int("PureAudioHoldPlaceMode", code: code) {
+            guard hold == 0 || hold == 1 else {
+                throw LiveRoomError(code, "\(layout.name("PureAudioHoldPlaceMode")) must be 0 or 1, not \(hold)")
+            }
+            mixing.pureAudioHoldsPlace = hold == 1
+        }
+        if let renderMode = try layout.int("RenderMode", code: code) {
+            mixing.templateFillMode = try renderModeFill(renderMode, name: layout.name("RenderMode"))
+        }
+        if let maxUser = try layout.fields("MaxVideoUser", code: code) {
+            let stream = try maxUser.requiredFields("UserMediaStream", code: code)
+            let (user, streamType) = try userMediaStream(stream, code: code)
+            mixing.templateMainUser = user
+            mixing.templateMainStreamType = streamType
+        }
+        if let list = try layout.objectArray("MixLayoutList", code: code) {
+            var layouts: [VideoLayout] = []
+            for entry in list {
+                var user: MixUser?
+                var streamType = MixStreamType.big
+                if let stream = try entry.fields("UserMediaStream", code: code) {
+                    (user, streamType) = try userMediaStream(stream, code: code)
+                }
+                let rect = MixRect(
+                    x: try entry.int("LocationX", code: MixerErrorCode.invalidLayoutRect) ?? 0,
+                    y: try entry.int("LocationY", code: MixerErrorCode.invalidLayoutRect) ?? 0,
+                    width: try entry.int("ImageWidth", code: MixerErrorCode.invalidLayoutRect) ?? 0,
+                    height: try entry.int("ImageHeight", code: MixerErrorCode.invalidLayoutRect) ?? 0)
+                layouts.append(
+                    VideoLayout(
+                        rect: rect, zOrder: try entry.int("ZOrder", code: MixerErrorCode.invalidZOrder) ?? 0,
+                        fillMode: try renderModeFill(entry.int("RenderMode", code: code) ?? 0, name: entry.name("RenderMode")),
+                        backgroundColor: try entry.color("BackGroundColor", code: code) ?? 0,
+                        placeHolderImage: try entry.string("BackgroundImageUrl", code: code) ?? "",
+                        fixedVideoUser: user, fixedVideoStreamType: streamType))
+            }
+            mixing.videoLayoutList = layouts
+        }
+    }
+
+    /// The client API's field names in validation messages and the admin API's in their place.
+    static let adminFieldNames: [(String, String)] = [
+        ("target.cdnUrlList", "PublishCdnParams"), (".rtmpUrl", ".PublishCdnUrl"),
+        ("target.mixStreamIdentity.userId", "FeedBackRoomParams.UserId"),
+        ("mixingConfig.videoLayoutList", "VideoParams.LayoutParams.MixLayoutList"),
+        ("mixingConfig.watermarkList", "VideoParams.WaterMarkList"), (".watermarkUrl", ".WaterMarkImage.WaterMarkUrl"),
+        ("mixingConfig.audioMixUserList", "AudioParams.SubscribeAudioList"), (".volume", ".Volume"),
+        ("mixingConfig", "VideoParams"), (".zOrder", ".ZOrder"), (".rect ", " "),
+        ("encoderParam.videoEncodedWidth", "VideoParams.VideoEncode.Width"), ("encoderParam.videoEncodedHeight", "VideoParams.VideoEncode.Height"),
+        ("encoderParam.videoEncodedFPS", "VideoParams.VideoEncode.Fps"), ("encoderParam.videoEncodedGOP", "VideoParams.VideoEncode.Gop"),
+        ("encoderParam.videoEncodedKbps", "VideoParams.VideoEncode.BitRate"), ("encoderParam size", "VideoParams.VideoEncode size"),
+        ("encoderParam.audioEncodedSampleRate", "AudioParams.AudioEncode.SampleRate"),
+        ("encoderParam.audioEncodedChannelNum", "AudioParams.AudioEncode.Channel"),
+        ("encoderParam.audioEncodedKbps", "AudioParams.AudioEncode.BitRate"),
+        ("encoderParam.audioEncodedCodecType", "AudioParams.AudioEncode.Codec"),
+    ]
+
+    /// Runs a validation, rewriting the field names of its error into the admin API's.
+    static func withAdminNames(_ body: () throws(LiveRoomError) -> Void) throws(LiveRoomError) {
+        do {
+            try body()
+        } catch {
+            var message = error.message
+            for (client, admin) in adminFieldNames {
+                message = message.replacingOccurrences(of: client, with: admin)
+            }
+            throw LiveRoomError(error.code, message)
+        }
+    }
+
+    /// A new admin mix: the grid template, audio-only anchors take no place (`PureAudioHoldPlaceMode` 0).
+    static let defaultMixing = StreamMixingConfig(template: .grid, pureAudioHoldsPlace: false)
+
+    /// Admin `RenderMode`: 0 crop to fill, 1 stretch, 2 fit with bars.
+    private static func renderModeFill(_ mode: Int, name: String) throws(LiveRoomError) -> VideoFillMode {
+        switch mode {
+        case 0: return .fill
+        case 1: return .stretch
+        case 2: return .fit
+        default:
+            throw LiveRoomError(MixerErrorCode.invalidLayout, "\(name) \(mode) is not 0 (crop), 1 (stretch) or 2 (fit with bars)")
+        }
+    }
+
+    /// A `UserMediaStream`: the user (`nil` when `UserInfo` or its `UserId` is left out) and `StreamType` (0 camera, 1 screen).
+    private static func userMediaStream(_ stream: JSONFields, code: Int) throws(LiveRoomError) -> (MixUser?, MixStreamType) {
+        let type = try stream.int("StreamType", code: code) ?? 0
+        guard type == 0 || type == 1 else {
+            throw LiveRoomError(code, "\(stream.name("StreamType")) must be 0 (camera) or 1 (screen share), not \(type)")
+        }
+        var user: MixUser?
+        if let info = try stream.fields("UserInfo", code: code), (try info.string("UserId", code: code) ?? "") != "" {
+            user = try userInfo(info, code: code)
+        }
+        return (user, type == 1 ? .sub : .big)
+    }
+
+    /// A `MixUserInfo`: `UserId`, `RoomId`, `RoomIdType`.
+    private static func userInfo(_ info: JSONFields, code: Int) throws(LiveRoomError) -> MixUser {
+        let userId = try info.string("UserId", code: code) ?? ""
+        guard !userId.isEmpty else {
+            throw LiveRoomError(code, "\(info.name("UserId")) is missing or empty")
+        }
+        return MixUser(userId: userId, roomId: try roomId(info, key: "RoomId"))
+    }
+
+    /// A room id given as a string or an integer.
+    private static func roomId(_ fields: JSONFields, key: String) throws(LiveRoomError) -> String {
+        guard let value = fields.value(key) else { return "" }
+        if let text = value.stringValue { return text }
+        if let int = value.intValue { return String(int) }
+        throw LiveRoomError(MixerErrorCode.invalidParameter, "\(fields.name(key)) must be a string or an integer, not \(value.typeName)")
+    }
+}

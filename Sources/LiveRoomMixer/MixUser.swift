@@ -1,0 +1,30 @@
+/// A user whose stream is an input of a task (TRTC's `TRTCUser`, the admin API's `MixUserInfo`).
+///
+/// LiveRoom rooms are string rooms (`strRoomId`); an integer `intRoomId` is kept as its
+/// decimal text. An empty `roomId` means the room the task runs in.
+public struct MixUser: Sendable, Hashable, CustomStringConvertible {
+    public var userId: String
+    public var roomId: String
+
+    public init(userId: String, roomId: String = "") {
+        self.userId = userId
+        self.roomId = roomId
+    }
+
+    /// The same user with an empty room replaced by `taskRoomId`, so users compare across rooms.
+    public func resolved(in taskRoomId: String) -> MixUser {
+        roomId.isEmpty ? MixUser(userId: userId, roomId: taskRoomId) : self
+    }
+
+    public var description: String { roomId.isEmpty ? userId : "\(userId)@\(roomId)" }
+}
+
+/// Which of a user's video streams an input takes (TRTC's `TRTCVideoStreamType`).
+public enum MixStreamType: Int, Sendable, Hashable {
+    /// The camera stream (`TRTCVideoStreamTypeBig`, admin `StreamType` 0).
+    case big = 0
+    /// The low-resolution camera stream (`TRTCVideoStreamTypeSmall`).
+    case small = 1
+    /// The screen-share sub stream (`TRTCVideoStreamTypeSub`, admin `StreamType` 1).
+    case sub = 2
+}

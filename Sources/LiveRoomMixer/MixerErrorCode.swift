@@ -1,0 +1,96 @@
+import LiveRoomCore
+
+/// Error codes of publish media stream tasks (`startPublishMediaStream`, the admin
+/// `StartPublishCdnStream` family), in LiveRoom's own range -7200…-7299.
+///
+/// Every error thrown by this module is a ``LiveRoomCore/LiveRoomError`` carrying one of these
+/// codes and a message that names the offending field. ``cloudErrorName(for:)`` gives the
+/// Tencent Cloud API 3.0 style name the admin REST API answers with.
+public enum MixerErrorCode {
+    /// The publish target is unusable: unknown mode, or a room target without `mixStreamIdentity`.
+    public static let invalidPublishTarget = -7200
+    /// A CDN URL is not an `rtmp://` or `rtmps://` URL with a host and a stream path.
+    public static let invalidCdnUrl = -7201
+    /// More than 10 CDN URLs in one task.
+    public static let tooManyCdnUrls = -7202
+    /// The same CDN URL twice in one task.
+    public static let duplicateCdnUrl = -7203
+    /// A CDN target without any URL.
+    public static let missingCdnUrl = -7204
+    /// Video encoding parameters out of range (frame rate, GOP, bitrate).
+    public static let invalidVideoEncoding = -7205
+    /// The output resolution is unusable (odd, too small or too large, one side zero).
+    public static let invalidVideoResolution = -7206
+    /// Audio encoding parameters out of range (sample rate, channels, bitrate).
+    public static let invalidAudioEncoding = -7207
+    /// A codec LiveRoom cannot encode (only H.264 and LC-AAC are supported).
+    public static let unsupportedCodec = -7208
+    /// More than 16 inputs (video layouts, audio users, or both together).
+    public static let tooManyInputs = -7209
+    /// A zOrder outside 0–15, or the same zOrder on two video layouts.
+    public static let invalidZOrder = -7210
+    /// A layout or watermark rect that is empty or not inside the canvas.
+    public static let invalidLayoutRect = -7211
+    /// A layout entry is malformed (fill mode, stream type, user, colour).
+    public static let invalidLayout = -7212
+    /// An unknown layout template (`MixLayoutMode` outside 1–4).
+    public static let invalidLayoutMode = -7213
+    /// A watermark is malformed (missing URL, text watermark).
+    public static let invalidWatermark = -7214
+    /// An audio mix user is malformed (missing user id, volume outside 0–100).
+    public static let invalidAudioMixUser = -7215
+    /// The canvas background (colour or image) is malformed.
+    public static let invalidBackground = -7216
+    /// The relayed stream (`SingleSubscribeParams`) is missing or malformed.
+    public static let invalidRelaySource = -7217
+    /// Any other parameter with the wrong type or value.
+    public static let invalidParameter = -7218
+    /// A required parameter is missing.
+    public static let missingParameter = -7219
+
+    /// No task with this id (or it has stopped).
+    public static let taskNotFound = -7220
+    /// Another task already publishes with the same mode to the same URL (or room identity).
+    public static let conflictingTask = -7221
+    /// `UpdatePublishCdnStream` with a `SequenceNumber` not above the last one.
+    public static let staleSequenceNumber = -7222
+    /// An update that would change the output resolution.
+    public static let resolutionChange = -7223
+    /// An update that would switch between audio-only and audio+video.
+    public static let mediaKindChange = -7224
+    /// An update that would switch between publishing to a CDN and into a room.
+    public static let publishModeChange = -7225
+    /// An update that would change the audio sample rate, channel count or codec.
+    public static let audioFormatChange = -7226
+    /// A client updating or stopping a task it did not start.
+    public static let notTaskOwner = -7227
+
+    /// The Tencent Cloud API 3.0 error name for an error of this module, for the admin REST API
+    /// (`{"Response": {"Error": {"Code": …}}}`). Codes of other modules answer `InvalidParameter`.
+    public static func cloudErrorName(for error: LiveRoomError) -> String {
+        switch error.code {
+        case invalidPublishTarget, tooManyCdnUrls: "InvalidParameter.PublishCdnParams"
+        case invalidCdnUrl, duplicateCdnUrl: "InvalidParameter.PublishCdnUrl"
+        case missingCdnUrl: "MissingParameter.PublishCdnUrls"
+        case invalidVideoEncoding, unsupportedCodec: "InvalidParameter.EncodeParams"
+        case invalidVideoResolution: "InvalidParameter.VideoResolution"
+        case invalidAudioEncoding: "InvalidParameter.AudioEncodeParams"
+        case tooManyInputs, invalidZOrder, invalidLayoutRect, invalidLayout: "InvalidParameter.MixLayoutList"
+        case invalidLayoutMode: "InvalidParameter.MixLayoutMode"
+        case invalidWatermark: "InvalidParameter.WaterMarkList"
+        case invalidAudioMixUser: "InvalidParameter.SubscribeAudioList"
+        case invalidBackground: "InvalidParameter.VideoParams"
+        case invalidRelaySource: "InvalidParameter.SingleSubscribeParams"
+        case missingParameter: "MissingParameter"
+        case taskNotFound: "FailedOperation.TaskNotExist"
+        case conflictingTask: "FailedOperation.RequestRejection"
+        case staleSequenceNumber: "FailedOperation.SequenceNumber"
+        case resolutionChange: "UnsupportedOperation.ChangeResolution"
+        case mediaKindChange: "UnsupportedOperation.ChangeMediaType"
+        case publishModeChange: "UnsupportedOperation.ChangePublishMode"
+        case audioFormatChange: "UnsupportedOperation.ChangeAudioFormat"
+        case notTaskOwner: "UnauthorizedOperation.TaskId"
+        default: "InvalidParameter"
+        }
+    }
+}

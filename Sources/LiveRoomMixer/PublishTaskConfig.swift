@@ -1,0 +1,69 @@
+import LiveRoomCore
+
+/// Everything one publish media stream task does: where it publishes, how it encodes, and
+/// what it mixes. Both the client API (`startPublishMediaStream`) and the admin API
+/// (`StartPublishCdnStream`) parse into this.
+public struct PublishTaskConfig: Sendable, Hashable {
+    /// The default time a task keeps running after every input has left (admin `MaxIdleTime`).
+    public static let defaultIdleTimeout = Duration.seconds(30)
+    /// The admin API's `MaxIdleTime` range, in seconds.
+    public static let idleTimeoutSecondsRange = 5...86400
+
+    public var target: PublishTarget
+    /// The output encoding. Relays may leave it out (the stream is passed on as published).
+    public var encoderParam: StreamEncoderParam?
+    /// The mix; `nil` for relays. Mixing modes without one mix every anchor with TRTC's defaults.
+    public var mixingConfig: StreamMixingConfig?
+    /// The relayed user for ``PublishMode/bigStreamToCdn`` and ``PublishMode/subStreamToCdn``.
+    public var relaySource: MixUser?
+    /// How long the task lives on after every input has left; `nil` for the server's default.
+    public var idleTimeout: Duration?
+    /// The robot user id of an admin task (`AgentParams.UserId`), if given.
+    public var agentUserId: String?
+    /// The admin API's `SeiParams`, kept as given for the SEI stage.
+    public var seiParams: JSONValue?
+
+    public init(
+        target: PublishTarget, encoderParam: StreamEncoderParam? = nil, mixingConfig: StreamMixingConfig? = nil,
+        relaySource: MixUser? = nil, idleTimeout: Duration? = nil, agentUserId: String? = nil, seiParams: JSONValue? = nil
+    ) {
+        self.target = target
+        self.encoderParam = encoderParam
+        self.mixingConfig = mixingConfig
+        self.relaySource = relaySource
+        self.idleTimeout = idleTimeout
+        self.agentUserId = agentUserId
+        self.seiParams = seiParams
+    }
+
+    /// Whether the output carries video. Relays pass on what the source publishes, taken as audio+video.
+    public var hasVideo: Bool { target.mode.isMixing ? encoderParam?.hasVideo ?? false : true }
+
+    /// The mixing config a mixing task runs with: its own, or TRTC's default (a grid of every anchor).
+    public var effectiveMixingConfig: StreamMixingConfig {
+        if let mixingConfig { return mixingConfig }
+        return StreamMixingConfig(template: hasVideo ? .grid : .custom)
+    }
+
+    /// Checks the whole task: target, encoding, mix, relay source.
+    public func validate() throws(LiveRoomError) {
+        try target.validate()
+        if let encoderParam { try encoderParam.validate() }
+        if target.mode.isMixing {
+            guard let encoderParam else {
+                throw LiveRoomError(MixerErrorCode.missingParameter, "encoderParam is required for mode \(target.mode.name)")
+            }
+            try mixingConfig?.validate(canvas: encoderParam.canvas)
+        } else {
+            guard let relaySource, !relaySource.userId.isEmpty else {
+                throw LiveRoomError(MixerErrorCode.invalidRelaySource, "mode \(target.mode.name) needs the user whose stream is relayed")
+            }
+        }
+        if let idleTimeout {
+            let range = Self.idleTimeoutSecondsRange
+            guard idleTimeout >= .seconds(range.lowerBound), idleTimeout <= .seconds(range.upperBound) else {
+                throw LiveRoomError(MixerErrorCode.invalidParameter, "MaxIdleTime must be \(range.lowerBound) to \(range.upperBound) seconds")
+            }
+        }
+    }
+}

@@ -1,0 +1,140 @@
+import LiveRoomCore
+
+/// The layout and audio of a mix (TRTC's `TRTCStreamMixingConfig`, the admin API's
+/// `VideoParams.LayoutParams` and `AudioParams`).
+public struct StreamMixingConfig: Sendable, Hashable {
+    /// The most inputs one mix takes; an audio-only input counts as one.
+    public static let maxInputs = 16
+    /// The zOrder range of layouts and watermarks.
+    public static let zOrderRange = 0...15
+
+    /// The canvas colour, 0xRRGGBB.
+    public var backgroundColor: UInt32
+    /// The canvas image URL, drawn over the colour; empty for none.
+    public var backgroundImage: String
+    /// How layouts are decided; ``LayoutTemplate/custom`` uses ``videoLayoutList``.
+    public var template: LayoutTemplate
+    /// The user shown large by the float and screen-share templates (admin `MaxVideoUser`);
+    /// `nil` means the first anchor to join.
+    public var templateMainUser: MixUser?
+    public var templateMainStreamType: MixStreamType
+    /// The fill mode of template pictures (admin `LayoutParams.RenderMode`); `nil` for each
+    /// template's own (float and screen-share tiles fill, grid cells and the screen-share main picture fit).
+    public var templateFillMode: VideoFillMode?
+    /// Whether anchors that publish audio but no video take a place in templates and
+    /// automatically filled layouts, showing their placeholder (admin `PureAudioHoldPlaceMode`).
+    public var pureAudioHoldsPlace: Bool
+    public var videoLayoutList: [VideoLayout]
+    /// The users to mix the audio of; empty means every anchor sending audio.
+    public var audioMixUserList: [AudioMixUser]
+    /// Users whose audio is never mixed (admin `UnSubscribeAudioList`).
+    public var audioExcludeUserList: [MixUser]
+    public var watermarkList: [Watermark]
+
+    public init(
+        backgroundColor: UInt32 = 0, backgroundImage: String = "", template: LayoutTemplate = .custom,
+        templateMainUser: MixUser? = nil, templateMainStreamType: MixStreamType = .big, templateFillMode: VideoFillMode? = nil,
+        pureAudioHoldsPlace: Bool = true, videoLayoutList: [VideoLayout] = [], audioMixUserList: [AudioMixUser] = [], audioExcludeUserList: [MixUser] = [],
+        watermarkList: [Watermark] = []
+    ) {
+        self.backgroundColor = backgroundColor
+        self.backgroundImage = backgroundImage
+        self.template = template
+        self.templateMainUser = templateMainUser
+        self.templateMainStreamType = templateMainStreamType
+        self.templateFillMode = templateFillMode
+        self.pureAudioHoldsPlace = pureAudioHoldsPlace
+        self.videoLayoutList = videoLayoutList
+        self.audioMixUserList = audioMixUserList
+        self.audioExcludeUserList = audioExcludeUserList
+        self.watermarkList = watermarkList
+    }
+
+    /// Checks the layouts and watermarks against the canvas, zOrders, input counts and volumes.
+    /// With an audio-only `canvas` (0×0) video layouts and watermarks are refused.
+    public func validate(canvas: MixSize, field: String = "mixingConfig") throws(LiveRoomError) {
+        guard backgroundColor <= 0xFF_FFFF else {
+            throw LiveRoomError(MixerErrorCode.invalidBackground, "\(field).backgroundColor must be 0xRRGGBB")
+        }
+        if canvas.isEmpty, !videoLayoutList.isEmpty || !watermarkList.isEmpty {
+            throw LiveRoomError(
+                MixerErrorCode.invalidVideoResolution,
+                "\(field) has video layouts or watermarks but the output is audio-only (videoEncodedWidth and videoEncodedHeight are 0)")
+        }
+        guard videoLayoutList.count <= Self.maxInputs else {
+            throw LiveRoomError(
+                MixerErrorCode.tooManyInputs,
+                "\(field).videoLayoutList has \(videoLayoutList.count) entries; a mix takes at most \(Self.maxInputs) inputs")
+        }
+        guard audioMixUserList.count <= Self.maxInputs else {
+            throw LiveRoomError(
+                MixerErrorCode.tooManyInputs,
+                "\(field).audioMixUserList has \(audioMixUserList.count) users; a mix takes at most \(Self.maxInputs) inputs")
+        }
+        var zOrders: [Int: Int] = [:]
+        for (index, layout) in videoLayoutList.enumerated() {
+            let name = "\(field).videoLayoutList[\(index)]"
+            guard Self.zOrderRange.contains(layout.zOrder) else {
+                throw LiveRoomError(MixerErrorCode.invalidZOrder, "\(name).zOrder is \(layout.zOrder); it must be 0 to 15")
+            }
+            if let other = zOrders[layout.zOrder] {
+                throw LiveRoomError(
+                    MixerErrorCode.invalidZOrder,
+                    "\(name).zOrder \(layout.zOrder) is already used by \(field).videoLayoutList[\(other)]; zOrders must be unique")
+            }
+            zOrders[layout.zOrder] = index
+            try Self.checkRect(layout.rect, canvas: canvas, name: "\(name).rect")
+            guard layout.backgroundColor <= 0xFF_FFFF else {
+                throw LiveRoomError(MixerErrorCode.invalidLayout, "\(name).backgroundColor must be 0xRRGGBB")
+            }
+            if let user = layout.fixedVideoUser, user.userId.isEmpty {
+                throw LiveRoomError(MixerErrorCode.invalidLayout, "\(name).fixedVideoUser.userId is empty; leave fixedVideoUser out to fill the place automatically")
+            }
+        }
+        for (index, watermark) in watermarkList.enumerated() {
+            let name = "\(field).watermarkList[\(index)]"
+            guard !watermark.watermarkUrl.isEmpty else {
+                throw LiveRoomError(MixerErrorCode.invalidWatermark, "\(name).watermarkUrl is empty")
+            }
+            guard Self.zOrderRange.contains(watermark.zOrder) else {
+                throw LiveRoomError(MixerErrorCode.invalidZOrder, "\(name).zOrder is \(watermark.zOrder); it must be 0 to 15")
+            }
+            try Self.checkRect(watermark.rect, canvas: canvas, name: "\(name).rect")
+        }
+        for (index, entry) in audioMixUserList.enumerated() {
+            let name = "\(field).audioMixUserList[\(index)]"
+            guard !entry.user.userId.isEmpty else {
+                throw LiveRoomError(MixerErrorCode.invalidAudioMixUser, "\(name).userId is empty")
+            }
+            guard (0...100).contains(entry.volume) else {
+                throw LiveRoomError(MixerErrorCode.invalidAudioMixUser, "\(name).volume is \(entry.volume); it must be 0 to 100")
+            }
+        }
+        // Every distinct fixed user, audio user and automatically filled place is one input.
+        var fixedUsers = Set<MixUser>()
+        var automaticPlaces = 0
+        for layout in videoLayoutList {
+            if let user = layout.fixedVideoUser { fixedUsers.insert(user) } else { automaticPlaces += 1 }
+        }
+        let inputs = fixedUsers.union(audioMixUserList.map(\.user)).count + automaticPlaces
+        guard inputs <= Self.maxInputs else {
+            throw LiveRoomError(
+                MixerErrorCode.tooManyInputs,
+                "\(field) mixes \(inputs) inputs (video layouts and audio users together); at most \(Self.maxInputs), an audio-only user counts as one")
+        }
+    }
+
+    static func checkRect(_ rect: MixRect, canvas: MixSize, name: String) throws(LiveRoomError) {
+        guard !rect.isEmpty else {
+            throw LiveRoomError(MixerErrorCode.invalidLayoutRect, "\(name) \(rect) is empty; width and height must be positive")
+        }
+        guard rect.isInside(canvas) else {
+            throw LiveRoomError(
+                MixerErrorCode.invalidLayoutRect,
+                "\(name) \(rect) (left \(rect.left), top \(rect.top), right \(rect.right), bottom \(rect.bottom)) is not inside the \(canvas) canvas")
+        }
+        guard !rect.evenAligned.isEmpty else {
+            throw LiveRoomError(MixerErrorCode.invalidLayoutRect, "\(name) \(rect) is empty once its edges are aligned to even pixels")
+        }
+    }
+}

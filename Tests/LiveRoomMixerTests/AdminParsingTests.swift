@@ -1,0 +1,249 @@
+import LiveRoomCore
+import Testing
+
+@testable import LiveRoomMixer
+
+@Suite("Admin API parameters (StartPublishCdnStream, UpdatePublishCdnStream, StopPublishCdnStream)")
+struct AdminParsingTests {
+    static let customStart = """
+        {
+          "SdkAppId": 1400000001, "RoomId": "room1", "RoomIdType": 1,
+          "AgentParams": {"UserId": "mcu_robot_room1", "UserSig": "eJw...", "MaxIdleTime": 60},
+          "WithTranscoding": 1,
+          "AudioParams": {
+            "AudioEncode": {"SampleRate": 48000, "Channel": 2, "BitRate": 64, "Codec": 0},
+            "SubscribeAudioList": [{"UserInfo": {"UserId": "anchor", "RoomId": "room1", "RoomIdType": 1}},
+                                   {"UserInfo": {"UserId": "guest", "RoomId": "room1", "RoomIdType": 1}, "Volume": 70}]
+          },
+          "VideoParams": {
+            "VideoEncode": {"Width": 1280, "Height": 720, "Fps": 15, "BitRate": 1500, "Gop": 2},
+            "BackGroundColor": "0x336699",
+            "BackgroundImageUrl": "https://img.example.com/bg.jpg",
+            "LayoutParams": {
+              "MixLayoutMode": 4,
+              "MixLayoutList": [
+                {"UserMediaStream": {"UserInfo": {"UserId": "anchor", "RoomId": "room1", "RoomIdType": 1}, "StreamType": 0},
+                 "ImageWidth": 640, "ImageHeight": 720, "LocationX": 0, "LocationY": 0, "ZOrder": 0, "RenderMode": 0},
+                {"UserMediaStream": {"UserInfo": {"UserId": "guest", "RoomId": "room1", "RoomIdType": 1}, "StreamType": 1},
+                 "ImageWidth": 640, "ImageHeight": 720, "LocationX": 640, "LocationY": 0, "ZOrder": 1, "RenderMode": 2,
+                 "BackGroundColor": "0x000000", "BackgroundImageUrl": "https://img.example.com/camera-off.png"},
+                {"ImageWidth": 320, "ImageHeight": 180, "LocationX": 960, "LocationY": 540, "ZOrder": 2, "RenderMode": 1}
+              ]
+            },
+            "WaterMarkList": [{"WaterMarkType": 0, "WaterMarkImage": {"WaterMarkUrl": "https://img.example.com/logo.png",
+                                "WaterMarkWidth": 120, "WaterMarkHeight": 40, "LocationX": 1140, "LocationY": 20, "ZOrder": 5}}]
+          },
+          "PublishCdnParams": [{"PublishCdnUrl": "rtmp://push.example.com/live/room1_mix", "IsTencentCdn": 0},
+                               {"PublishCdnUrl": "rtmp://backup.example.com/live/room1_mix", "IsTencentCdn": 0}],
+          "SeiParams": {"LayoutVolume": {"AppData": "shop", "PayloadType": 100, "Interval": 1000}}
+        }
+        """
+
+    @Test func customMixStart() throws {
+        let (request, config) = try AdminPublishCdnStreamRequest.parseStart(json(Self.customStart))
+        #expect(request.sdkAppId == 1400000001)
+        #expect(request.roomId == "room1")
+        #expect(request.roomIdType == 1)
+        #expect(config.target.mode == .mixStreamToCdn)
+        #expect(config.target.cdnUrlList == [
+            PublishCdnUrl(rtmpUrl: "rtmp://push.example.com/live/room1_mix", isInternalLine: false),
+            PublishCdnUrl(rtmpUrl: "rtmp://backup.example.com/live/room1_mix", isInternalLine: false),
+        ])
+        #expect(config.agentUserId == "mcu_robot_room1")
+        #expect(config.idleTimeout == .seconds(60))
+        #expect(config.encoderParam == StreamEncoderParam(
+            videoEncodedWidth: 1280, videoEncodedHeight: 720, videoEncodedFPS: 15, videoEncodedGOP: 2, videoEncodedKbps: 1500,
+            audioEncodedSampleRate: 48000, audioEncodedChannelNum: 2, audioEncodedKbps: 64))
+        let mixing = try #require(config.mixingConfig)
+        #expect(mixing.template == .custom)
+        #expect(mixing.backgroundColor == 0x336699)
+        #expect(mixing.backgroundImage == "https://img.example.com/bg.jpg")
+        #expect(mixing.videoLayoutList == [
+            VideoLayout(rect: MixRect(x: 0, y: 0, width: 640, height: 720), zOrder: 0, fillMode: .fill, fixedVideoUser: MixUser(userId: "anchor", roomId: "room1")),
+            VideoLayout(
+                rect: MixRect(x: 640, y: 0, width: 640, height: 720), zOrder: 1, fillMode: .fit, backgroundColor: 0,
+                placeHolderImage: "https://img.example.com/camera-off.png", fixedVideoUser: MixUser(userId: "guest", roomId: "room1"),
+                fixedVideoStreamType: .sub),
+            VideoLayout(rect: MixRect(x: 960, y: 540, width: 320, height: 180), zOrder: 2, fillMode: .stretch),
+        ])
+        #expect(mixing.audioMixUserList == [
+            AudioMixUser(user: MixUser(userId: "anchor", roomId: "room1")),
+            AudioMixUser(user: MixUser(userId: "guest", roomId: "room1"), volume: 70),
+        ])
+        #expect(mixing.watermarkList == [Watermark(watermarkUrl: "https://img.example.com/logo.png", rect: MixRect(x: 1140, y: 20, width: 120, height: 40), zOrder: 5)])
+        #expect(config.seiParams?["LayoutVolume"]?["PayloadType"] == 100)
+    }
+
+    @Test func relayStart() throws {
+        let (_, config) = try AdminPublishCdnStreamRequest.parseStart(json("""
+            {"SdkAppId": 1400000001, "RoomId": 8080, "RoomIdType": 0, "WithTranscoding": 0,
+             "AgentParams": {"UserId": "relay_robot"},
+             "AudioParams": {"AudioEncode": {"SampleRate": 48000, "Channel": 1, "BitRate": 50}},
+             "SingleSubscribeParams": {"UserMediaStream": {"UserInfo": {"UserId": "anchor", "RoomId": "8080", "RoomIdType": 0}, "StreamType": 0}},
+             "PublishCdnParams": [{"PublishCdnUrl": "rtmp://push.example.com/live/anchor"}]}
+            """))
+        #expect(config.target.mode == .bigStreamToCdn)
+        #expect(config.relaySource == MixUser(userId: "anchor", roomId: "8080"))
+        #expect(config.mixingConfig == nil)
+        #expect(config.hasVideo)
+
+        let (request, screen) = try AdminPublishCdnStreamRequest.parseStart(json("""
+            {"RoomId": 8080, "RoomIdType": 0,
+             "SingleSubscribeParams": {"UserMediaStream": {"UserInfo": {"UserId": "anchor"}, "StreamType": 1}},
+             "PublishCdnParams": [{"PublishCdnUrl": "rtmp://push.example.com/live/anchor-screen"}]}
+            """))
+        #expect(request.roomId == "8080")
+        #expect(screen.target.mode == .subStreamToCdn)
+    }
+
+    @Test func templates() throws {
+        for (mode, template) in [(1, LayoutTemplate.float), (2, .screenShare), (3, .grid), (4, .custom)] {
+            let (_, config) = try AdminPublishCdnStreamRequest.parseStart(json("""
+                {"RoomId": "room1", "WithTranscoding": 1,
+                 "VideoParams": {"VideoEncode": {"Width": 720, "Height": 1280, "Fps": 15, "BitRate": 1200, "Gop": 2},
+                                 "LayoutParams": {"MixLayoutMode": \(mode), "RenderMode": 2, "PureAudioHoldPlaceMode": 1,
+                                                  "MaxVideoUser": {"UserMediaStream": {"UserInfo": {"UserId": "teacher", "RoomId": "room1", "RoomIdType": 1}, "StreamType": 1}}}},
+                 "PublishCdnParams": [{"PublishCdnUrl": "rtmp://push.example.com/live/x"}]}
+                """))
+            let mixing = try #require(config.mixingConfig)
+            #expect(mixing.template == template)
+            #expect(mixing.templateFillMode == .fit)
+            #expect(mixing.pureAudioHoldsPlace)
+            #expect(mixing.templateMainUser == MixUser(userId: "teacher", roomId: "room1"))
+            #expect(mixing.templateMainStreamType == .sub)
+        }
+    }
+
+    @Test func defaultsOfAnAdminMix() throws {
+        let (_, config) = try AdminPublishCdnStreamRequest.parseStart(json("""
+            {"RoomId": "room1", "VideoParams": {"VideoEncode": {"Width": 1280, "Height": 720, "Fps": 15, "BitRate": 0, "Gop": 2}},
+             "PublishCdnParams": [{"PublishCdnUrl": "rtmp://push.example.com/live/x"}]}
+            """))
+        #expect(config.target.mode == .mixStreamToCdn)
+        #expect(config.mixingConfig?.template == .grid)
+        #expect(config.mixingConfig?.pureAudioHoldsPlace == false)
+        #expect(config.encoderParam?.audioEncodedSampleRate == 48000)
+        #expect(config.idleTimeout == nil)
+    }
+
+    @Test func withoutVideoParamsTheOutputIsAudioOnly() throws {
+        let (_, config) = try AdminPublishCdnStreamRequest.parseStart(json("""
+            {"RoomId": "room1", "WithTranscoding": 1, "AudioParams": {"AudioEncode": {"SampleRate": 44100, "Channel": 2, "BitRate": 96}},
+             "PublishCdnParams": [{"PublishCdnUrl": "rtmp://push.example.com/live/radio"}]}
+            """))
+        #expect(config.hasVideo == false)
+        #expect(config.encoderParam?.audioEncodedSampleRate == 44100)
+    }
+
+    @Test func mixBackIntoARoom() throws {
+        let (_, config) = try AdminPublishCdnStreamRequest.parseStart(json("""
+            {"RoomId": "room1", "WithTranscoding": 1,
+             "VideoParams": {"VideoEncode": {"Width": 1280, "Height": 720, "Fps": 15, "BitRate": 1500, "Gop": 2}},
+             "FeedBackRoomParams": [{"RoomId": "room1", "RoomIdType": 1, "UserId": "mix_robot", "UserSig": "eJw..."}]}
+            """))
+        #expect(config.target.mode == .mixStreamToRoom)
+        #expect(config.target.mixStreamIdentity == MixUser(userId: "mix_robot", roomId: "room1"))
+    }
+
+    @Test func startErrors() {
+        expectError(MixerErrorCode.invalidLayoutMode, "VideoParams.LayoutParams.MixLayoutMode", "5") {
+            _ = try AdminPublishCdnStreamRequest.parseStart(json("""
+                {"RoomId": "room1", "VideoParams": {"VideoEncode": {"Width": 1280, "Height": 720, "Fps": 15, "BitRate": 1500, "Gop": 2},
+                 "LayoutParams": {"MixLayoutMode": 5}}, "PublishCdnParams": [{"PublishCdnUrl": "rtmp://h/live/x"}]}
+                """))
+        }
+        expectError(MixerErrorCode.missingParameter, "RoomId") {
+            _ = try AdminPublishCdnStreamRequest.parseStart(json(#"{"PublishCdnParams": [{"PublishCdnUrl": "rtmp://h/live/x"}]}"#))
+        }
+        expectError(MixerErrorCode.missingParameter, "VideoParams.VideoEncode") {
+            _ = try AdminPublishCdnStreamRequest.parseStart(json(#"{"RoomId": "r", "VideoParams": {}, "PublishCdnParams": [{"PublishCdnUrl": "rtmp://h/live/x"}]}"#))
+        }
+        expectError(MixerErrorCode.invalidRelaySource, "SingleSubscribeParams") {
+            _ = try AdminPublishCdnStreamRequest.parseStart(json(#"{"RoomId": "r", "WithTranscoding": 0, "PublishCdnParams": [{"PublishCdnUrl": "rtmp://h/live/x"}]}"#))
+        }
+        expectError(MixerErrorCode.invalidWatermark, "WaterMarkType", "1") {
+            _ = try AdminPublishCdnStreamRequest.parseStart(json("""
+                {"RoomId": "r", "VideoParams": {"VideoEncode": {"Width": 1280, "Height": 720, "Fps": 15, "BitRate": 1500, "Gop": 2},
+                 "WaterMarkList": [{"WaterMarkType": 1, "WaterMarkText": {"Text": "LIVE"}}]}, "PublishCdnParams": [{"PublishCdnUrl": "rtmp://h/live/x"}]}
+                """))
+        }
+        expectError(MixerErrorCode.missingCdnUrl) {
+            _ = try AdminPublishCdnStreamRequest.parseStart(json(#"{"RoomId": "r", "WithTranscoding": 1}"#))
+        }
+        expectError(MixerErrorCode.invalidVideoResolution, "1920x1920") {
+            _ = try AdminPublishCdnStreamRequest.parseStart(json("""
+                {"RoomId": "r", "VideoParams": {"VideoEncode": {"Width": 1920, "Height": 1920, "Fps": 15, "BitRate": 1500, "Gop": 2}},
+                 "PublishCdnParams": [{"PublishCdnUrl": "rtmp://h/live/x"}]}
+                """))
+        }
+        expectError(MixerErrorCode.invalidLayoutRect, "MixLayoutList[0]") {
+            _ = try AdminPublishCdnStreamRequest.parseStart(json("""
+                {"RoomId": "r", "VideoParams": {"VideoEncode": {"Width": 640, "Height": 360, "Fps": 15, "BitRate": 800, "Gop": 2},
+                 "LayoutParams": {"MixLayoutMode": 4, "MixLayoutList": [{"ImageWidth": 700, "ImageHeight": 360}]}},
+                 "PublishCdnParams": [{"PublishCdnUrl": "rtmp://h/live/x"}]}
+                """))
+        }
+        expectError(MixerErrorCode.invalidParameter, "RoomIdType") {
+            _ = try AdminPublishCdnStreamRequest.parseStart(json(#"{"RoomId": "r", "RoomIdType": 3}"#))
+        }
+    }
+
+    @Test func updateKeepsWhatIsLeftOut() throws {
+        let (_, start) = try AdminPublishCdnStreamRequest.parseStart(json(Self.customStart))
+        let update = try AdminPublishCdnStreamRequest.parseUpdate(json("""
+            {"SdkAppId": 1400000001, "TaskId": "task-1", "SequenceNumber": 2, "WithTranscoding": 1,
+             "VideoParams": {"LayoutParams": {"MixLayoutMode": 3}}}
+            """))
+        #expect(update.taskId == "task-1")
+        #expect(update.sequenceNumber == 2)
+        let updated = try update.applied(to: start)
+        #expect(updated.mixingConfig?.template == .grid)
+        #expect(updated.target == start.target)
+        #expect(updated.encoderParam == start.encoderParam)
+        #expect(updated.mixingConfig?.audioMixUserList == start.mixingConfig?.audioMixUserList)
+        #expect(updated.mixingConfig?.watermarkList == start.mixingConfig?.watermarkList)
+        #expect(updated.mixingConfig?.backgroundColor == 0x336699)
+
+        let urls = try AdminPublishCdnStreamRequest.parseUpdate(json("""
+            {"TaskId": "task-1", "SequenceNumber": 3, "PublishCdnParams": [{"PublishCdnUrl": "rtmp://other.example.com/live/room1"}],
+             "AudioParams": {"SubscribeAudioList": [], "UnSubscribeAudioList": [{"UserInfo": {"UserId": "guest"}}]}}
+            """)).applied(to: updated)
+        #expect(urls.target.cdnUrlList.map(\.rtmpUrl) == ["rtmp://other.example.com/live/room1"])
+        #expect(urls.mixingConfig?.template == .grid)
+        #expect(urls.mixingConfig?.audioMixUserList == [])
+        #expect(urls.mixingConfig?.audioExcludeUserList == [MixUser(userId: "guest")])
+        #expect(urls.encoderParam == start.encoderParam)
+    }
+
+    @Test func relayUpdatedToAMix() throws {
+        let (_, relay) = try AdminPublishCdnStreamRequest.parseStart(json("""
+            {"RoomId": "room1", "WithTranscoding": 0,
+             "SingleSubscribeParams": {"UserMediaStream": {"UserInfo": {"UserId": "anchor"}}},
+             "PublishCdnParams": [{"PublishCdnUrl": "rtmp://push.example.com/live/anchor"}]}
+            """))
+        let mixed = try AdminPublishCdnStreamRequest.parseUpdate(json("""
+            {"TaskId": "t", "SequenceNumber": 1, "WithTranscoding": 1,
+             "VideoParams": {"VideoEncode": {"Width": 540, "Height": 960, "Fps": 15, "BitRate": 1300, "Gop": 2}, "LayoutParams": {"MixLayoutMode": 1}}}
+            """)).applied(to: relay)
+        #expect(mixed.target.mode == .mixStreamToCdn)
+        #expect(mixed.relaySource == nil)
+        #expect(mixed.mixingConfig?.template == .float)
+        #expect(mixed.target.cdnUrlList == relay.target.cdnUrlList)
+    }
+
+    @Test func updateAndStopErrors() throws {
+        expectError(MixerErrorCode.missingParameter, "SequenceNumber") {
+            _ = try AdminPublishCdnStreamRequest.parseUpdate(json(#"{"TaskId": "t"}"#))
+        }
+        expectError(MixerErrorCode.missingParameter, "TaskId") {
+            _ = try AdminPublishCdnStreamRequest.parseUpdate(json(#"{"SequenceNumber": 1}"#))
+        }
+        expectError(MixerErrorCode.invalidParameter, "SequenceNumber", "integer") {
+            _ = try AdminPublishCdnStreamRequest.parseUpdate(json(#"{"TaskId": "t", "SequenceNumber": "one"}"#))
+        }
+        expectError(MixerErrorCode.missingParameter, "TaskId") {
+            _ = try AdminPublishCdnStreamRequest.parseStopTaskId(json(#"{"SdkAppId": 1}"#))
+        }
+        #expect(try AdminPublishCdnStreamRequest.parseStopTaskId(json(#"{"SdkAppId": 1, "TaskId": "task-7"}"#)) == "task-7")
+    }
+}

@@ -108,7 +108,7 @@ enum CryptoFloor {
 final class MessageBatch {
     typealias SendMMsg = @convention(c) (Int32, UnsafeMutableRawPointer?, UInt32, Int32) -> Int32
     /// sendmmsg from libc, looked up at run time.
-    nonisolated(unsafe) static let sendmmsg: SendMMsg? = {
+    static let sendmmsg: SendMMsg? = {
         guard let handle = dlopen(nil, RTLD_NOW), let symbol = dlsym(handle, "sendmmsg") else { return nil }
         return unsafeBitCast(symbol, to: SendMMsg.self)
     }()
@@ -166,7 +166,7 @@ final class DiscardingSocket: Sendable {
     private let finished = Mutex<Bool>(false)
 
     init() throws {
-        fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
         guard fd >= 0 else { throw BenchError("socket() failed: errno \(errno)") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -180,6 +180,7 @@ final class DiscardingSocket: Sendable {
             Glibc.close(fd)
             throw BenchError("cannot bind a discarding socket: errno \(errno)")
         }
+        self.fd = fd
         networkPort = address.sin_port
         var timeout = timeval(tv_sec: 0, tv_usec: 50_000)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))

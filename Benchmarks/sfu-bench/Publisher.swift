@@ -16,6 +16,11 @@ struct PreencodedMedia: Sendable {
 
     /// The real bitrates of what is replayed, in kbit/s of codec payload.
     var videoKbps: Double { Double(videoFrames.reduce(0) { $0 + $1.data.count } * 8) / (Double(videoFrames.count) / Double(fps)) / 1000 }
+    /// Average sizes in bytes of key frames and of the other frames.
+    var frameSizes: (keyframe: Int, interframe: Int) {
+        func average(_ frames: [EncodedVideoFrame]) -> Int { frames.isEmpty ? 0 : frames.reduce(0) { $0 + $1.data.count } / frames.count }
+        return (average(videoFrames.filter(\.isKeyframe)), average(videoFrames.filter { !$0.isKeyframe }))
+    }
     var audioKbps: Double { Double(audioFrames.reduce(0) { $0 + $1.data.count } * 8) / (Double(audioFrames.count) * 0.02) / 1000 }
 
     /// Encodes `seconds` of video (after one second for rate control to settle, dropped),

@@ -1,6 +1,6 @@
 import Foundation
 import LiveRoomCore
-import NIOPosix
+import NIOCore
 
 /// The figures of one subscriber count. CPU percentages are of one core; "per packet" is
 /// per forwarded packet (publisher packets × N), or per received publisher packet for N = 0.
@@ -19,11 +19,21 @@ struct Row: Sendable {
     var delayP99Milliseconds: Double
     /// Medians of the per-second samples.
     var serverCPUPercent: Double
-    var serverMicrosecondsPerPacket: Double
     var benchCPUPercent: Double
-    /// Over the whole window.
+    /// The busiest server thread (the media loop) in % of one core, and the run-queue wait of
+    /// all server threads in % of the window (CPU the machine's other load took from it).
+    var serverBusiestThreadPercent: Double
+    var serverWaitPercent: Double
+    /// Datagrams dropped in the window because a receive buffer was full: at the server's media
+    /// socket (what the publisher and subscribers send it) and at the subscribers' sockets.
+    var serverSocketDrops: Int
+    var benchSocketDrops: Int
+    /// Over the whole window (1 s samples of 100 Hz ticks are too coarse for per-packet figures).
     var serverCPUPercentMean: Double
-    /// (server CPU − idle server CPU) ÷ N.
+    var serverMicrosecondsPerPacket: Double
+    /// (server CPU − idle server CPU) ÷ forwarded packets: the cost of forwarding alone.
+    var marginalMicrosecondsPerPacket: Double?
+    /// (server CPU − idle server CPU) ÷ N, window means.
     var cpuPercentPerSubscriber: Double?
     var floorMicrosecondsPerPacket: Double
     var floorCPUPercent: Double
@@ -46,13 +56,16 @@ struct Row: Sendable {
         delayP99Milliseconds = window.delayMilliseconds(quantile: 0.99)
         let ticks = clockTicksPerSecond
         serverCPUPercent = median(window.perSecond { a, b, dt in Double(b.serverTicks - a.serverTicks) / ticks / dt * 100 })
-        serverMicrosecondsPerPacket = median(window.perSecond { a, b, _ in
-            let packets = Double(b.published.packets - a.published.packets) * packetsPerInput
-            return packets > 0 ? Double(b.serverTicks - a.serverTicks) / ticks * 1e6 / packets : nil
-        })
         benchCPUPercent = median(window.perSecond { a, b, dt in (b.benchCPUSeconds - a.benchCPUSeconds) / dt * 100 })
-        serverCPUPercentMean = Double(window.last.serverTicks - window.first.serverTicks) / ticks / elapsed * 100
-        cpuPercentPerSubscriber = idleCPUPercent.flatMap { n > 0 ? (serverCPUPercent - $0) / Double(n) : nil }
+        (serverBusiestThreadPercent, serverWaitPercent) = window.serverThreads
+        serverSocketDrops = window.last.serverSocketDrops - window.first.serverSocketDrops
+        benchSocketDrops = window.last.benchSocketDrops - window.first.benchSocketDrops
+        let serverCPU = Double(window.last.serverTicks - window.first.serverTicks) / ticks / elapsed * 100
+        serverCPUPercentMean = serverCPU
+        let packets = Double(published) * packetsPerInput
+        serverMicrosecondsPerPacket = packets > 0 ? serverCPU / 100 * elapsed * 1e6 / packets : .nan
+        marginalMicrosecondsPerPacket = idleCPUPercent.flatMap { n > 0 && packets > 0 ? (serverCPU - $0) / 100 * elapsed * 1e6 / packets : nil }
+        cpuPercentPerSubscriber = idleCPUPercent.flatMap { n > 0 ? (serverCPU - $0) / Double(n) : nil }
         floorMicrosecondsPerPacket = floor.microsecondsPerPacket
         floorCPUPercent = floor.microsecondsPerPacket * publishedPacketsPerSecond * packetsPerInput / 1e4
         serverToFloor = serverMicrosecondsPerPacket / floor.microsecondsPerPacket
@@ -77,11 +90,16 @@ struct Row: Sendable {
             "serverCPUPercent": number(serverCPUPercent),
             "serverCPUPercentMean": number(serverCPUPercentMean),
             "serverMicrosecondsPerPacket": number(serverMicrosecondsPerPacket),
+            "marginalMicrosecondsPerPacket": number(marginalMicrosecondsPerPacket),
             "cpuPercentPerSubscriber": number(cpuPercentPerSubscriber),
             "floorMicrosecondsPerPacket": number(floorMicrosecondsPerPacket),
             "floorCPUPercent": number(floorCPUPercent),
             "serverToFloor": number(serverToFloor),
             "benchCPUPercent": number(benchCPUPercent),
+            "serverBusiestThreadPercent": number(serverBusiestThreadPercent),
+            "serverWaitPercent": number(serverWaitPercent),
+            "serverSocketDrops": .number(Double(serverSocketDrops)),
+            "benchSocketDrops": .number(Double(benchSocketDrops)),
         ])
     }
 }
@@ -91,8 +109,8 @@ struct Report: Sendable {
     let json: Bool
 
     private static let columns: [(title: String, width: Int)] = [
-        ("N", 4), ("srv CPU%", 9), ("µs/pkt", 7), ("floor µs", 9), ("ratio", 6), ("floor CPU%", 11), ("CPU%/sub", 9),
-        ("fwd pkt/s", 10), ("recv pkt/s", 11), ("loss%", 7), ("delay p50", 10), ("p99 ms", 7), ("bench CPU%", 11),
+        ("N", 4), ("CPU% p50", 9), ("CPU% mean", 10), ("µs/pkt", 7), ("floor µs", 9), ("ratio", 6), ("marg µs", 8), ("floor CPU%", 11), ("CPU%/sub", 9),
+        ("fwd pkt/s", 10), ("recv pkt/s", 11), ("loss%", 7), ("drops s/b", 10), ("delay p50", 10), ("p99 ms", 7), ("loop%", 6), ("wait%", 6), ("bench CPU%", 11),
     ]
 
     private func out(_ line: String) {
@@ -104,6 +122,8 @@ struct Report: Sendable {
         out("sfu-bench: liveroom-server pid \(server.pid), 1 publisher -> N subscribers on loopback, \(seconds) s windows, medians of 1 s samples")
         out(String(format: "media: VP8 %dx%d@%d %.0f kbit/s + Opus %.1f kbit/s (pre-encoded, replayed), RTP payload <= %d bytes, send-time header extension",
                    media.width, media.height, media.fps, media.videoKbps, media.audioKbps, BenchPublisher.maxPayloadSize))
+        let sizes = media.frameSizes
+        out("video frames: key frame every 2 s, \(sizes.keyframe) bytes (\((sizes.keyframe + 1199) / 1200) packets); other frames \(sizes.interframe) bytes on average")
         out("machine: \(System.coreCount) cores, load average \(load) at start; bench client loops: \(loops); SRTP \(Bench.srtpProfile.openSSLName)")
         out("baseline (floor): SRTP unprotect once + N x (copy, SRTP protect, loopback UDP send via sendmmsg), CPU µs per forwarded packet in a tight loop")
         if !json {
@@ -115,7 +135,7 @@ struct Report: Sendable {
     func print(_ row: Row) {
         if json {
             Swift.print(row.json.jsonText)
-            fflush(stdout)
+            fflush(nil)
             return
         }
         func f(_ value: Double?, _ digits: Int) -> String {
@@ -123,20 +143,27 @@ struct Report: Sendable {
             return String(format: "%.\(digits)f", value)
         }
         let cells = [
-            String(row.subscribers), f(row.serverCPUPercent, 1), f(row.serverMicrosecondsPerPacket, 2), f(row.floorMicrosecondsPerPacket, 2),
-            f(row.serverToFloor, 1), f(row.floorCPUPercent, 1), f(row.cpuPercentPerSubscriber, 2), f(row.forwardedPacketsPerSecond, 0),
-            f(row.receivedPacketsPerSecond, 0), f(row.lossPercent, 2), f(row.delayP50Milliseconds, 2), f(row.delayP99Milliseconds, 2),
-            f(row.benchCPUPercent, 1),
+            String(row.subscribers), f(row.serverCPUPercent, 1), f(row.serverCPUPercentMean, 1), f(row.serverMicrosecondsPerPacket, 2),
+            f(row.floorMicrosecondsPerPacket, 2), f(row.serverToFloor, 1), f(row.marginalMicrosecondsPerPacket, 2), f(row.floorCPUPercent, 1),
+            f(row.cpuPercentPerSubscriber, 3), f(row.forwardedPacketsPerSecond, 0),
+            f(row.receivedPacketsPerSecond, 0), f(row.lossPercent, 2), "\(row.serverSocketDrops)/\(row.benchSocketDrops)", f(row.delayP50Milliseconds, 2), f(row.delayP99Milliseconds, 2),
+            f(row.serverBusiestThreadPercent, 1), f(row.serverWaitPercent, 1), f(row.benchCPUPercent, 1),
         ]
         Swift.print(zip(cells, Self.columns).map { pad($0, $1.width) }.joined(separator: " "))
-        fflush(stdout)
+        fflush(nil)
     }
 
     func printFooter(stoppedAt: Int?, maxLoss: Double) {
         if let stoppedAt {
             out(String(format: "stopped after N=%d: loss above %.1f%%", stoppedAt, maxLoss))
         }
-        out("N=0 is the idle server (publisher only): µs/pkt and floor are per received publisher packet; ratio = server µs/pkt ÷ floor µs/pkt")
+        out("server CPU is utime+stime of /proc/<pid>/stat, % of one core; CPU% p50 and bench CPU% are medians of 1 s samples, the rest window totals")
+        out("µs/pkt = server CPU per forwarded packet (publisher packets x N); marg µs = the same after subtracting the idle server (N=0)")
+        out("CPU%/sub = (CPU% mean - idle CPU% mean) / N; floor CPU% = floor µs x forwarded packets/s; ratio = µs/pkt / floor µs")
+        out("loop% = the busiest server thread (the SFU's one media event loop) in % of one core; wait% = run-queue wait of all server")
+        out("threads in % of the window (/proc/<pid>/task/*/schedstat): CPU the server wanted while other processes had it")
+        out("drops s/b = datagrams dropped for a full receive buffer in the window, at the server's sockets / at the bench's (/proc/net/udp)")
+        out("N=0 is the idle server (publisher only): its µs/pkt and floor are per received publisher packet")
     }
 
     private func pad(_ text: String, _ width: Int) -> String {

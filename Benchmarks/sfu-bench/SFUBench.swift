@@ -60,11 +60,13 @@ struct SFUBench: AsyncParsableCommand {
         let report = Report(json: json)
 
         progress("pre-encoding 4 s of VP8 540x960@15 at \(videoKbps) kbit/s (noisy test card) and 200 Opus frames…")
-        let media = try PreencodedMedia.make(width: 540, height: 960, fps: 15, videoKbps: videoKbps, seconds: 4, audioKbps: 48, audioFrameCount: 200)
+        let media = try PreencodedMedia.make(width: 540, height: 960, fps: 15, videoKbps: videoKbps, seconds: 4, audioKbps: 56, audioFrameCount: 200)
         progress(String(format: "replayed media: VP8 %.0f kbit/s, Opus %.1f kbit/s (codec payload)", media.videoKbps, media.audioKbps))
 
         let server = try await ServerProcess.start(binary: serverBinary, sdkAppId: Bench.sdkAppId, secretKey: Bench.secretKey)
         progress("liveroom-server pid \(server.pid) at \(server.httpURL)")
+        let signalSources = server.stopOnSignals()
+        defer { withExtendedLifetime(signalSources) {} }
         let loops = try await MediaLoops(threads: threads ?? System.coreCount)
         let certificate = try DTLSCertificate(commonName: "sfu-bench")
         let bench = Bench(server: server, loops: loops, certificate: certificate, media: media, logger: logger)
@@ -127,7 +129,7 @@ struct Bench: Sendable {
             let window = try await measure(subscribers: n, seconds: seconds)
             await disconnect(subscribers)
             let floor = try CryptoFloor.measure(subscribers: n, profile: Self.srtpProfile)
-            let row = Row(subscribers: n, window: window, floor: floor, idleCPUPercent: idle.serverCPUPercent)
+            let row = Row(subscribers: n, window: window, floor: floor, idleCPUPercent: idle.serverCPUPercentMean)
             report.print(row)
             if row.lossPercent > maxLoss {
                 stoppedAt = n
@@ -287,6 +289,10 @@ struct Bench: Sendable {
         var benchCPUSeconds: Double
         var published: PublishedCounts
         var received: TallySnapshot
+        var serverThreads: [Int: ThreadSchedStat]
+        /// Receive-buffer drops at the server's sockets and at the bench's.
+        var serverSocketDrops: Int
+        var benchSocketDrops: Int
     }
 
     private func sample() async throws -> Sample {
@@ -296,7 +302,9 @@ struct Bench: Sendable {
             let snapshot = try await loop.run { $0.tally.snapshot }
             received = received + snapshot
         }
-        return Sample(at: .now, serverTicks: try server.cpuTicks(), benchCPUSeconds: benchCPUSeconds(), published: published, received: received)
+        return Sample(
+            at: .now, serverTicks: try server.cpuTicks(), benchCPUSeconds: benchCPUSeconds(), published: published, received: received,
+            serverThreads: server.threadSchedStats(), serverSocketDrops: udpReceiveDrops(pid: server.pid), benchSocketDrops: udpReceiveDrops(pid: getpid()))
     }
 
     /// Samples every second for `seconds`, and collects the delays of the window.
@@ -336,6 +344,20 @@ struct Window: Sendable {
     /// Per-second values of `f(previous, next, seconds)`.
     func perSecond(_ f: (Bench.Sample, Bench.Sample, Double) -> Double?) -> [Double] {
         zip(samples, samples.dropFirst()).compactMap { f($0, $1, ($1.at - $0.at).seconds) }
+    }
+
+    /// The server thread with the most CPU time in the window (the media event loop, once
+    /// media flows), as % of one core; and the run-queue wait of all server threads, as % of
+    /// the window.
+    var serverThreads: (busiestCPUPercent: Double, waitPercent: Double) {
+        var busiest: UInt64 = 0, waiting: UInt64 = 0
+        for (tid, end) in last.serverThreads {
+            let start = first.serverThreads[tid] ?? ThreadSchedStat(runningNanoseconds: 0, waitingNanoseconds: 0)
+            busiest = max(busiest, end.runningNanoseconds &- start.runningNanoseconds)
+            waiting += end.waitingNanoseconds &- start.waitingNanoseconds
+        }
+        let window = elapsedSeconds * 1e9
+        return (Double(busiest) / window * 100, Double(waiting) / window * 100)
     }
 
     /// The delay at quantile `q`, in milliseconds (bucket midpoints).

@@ -85,6 +85,38 @@ final class ServerProcess: Sendable {
         return user + system
     }
 
+    /// Per-thread scheduler figures from `/proc/<pid>/task/*/schedstat`: nanoseconds on a CPU
+    /// and nanoseconds waiting on a run queue, by thread id. The busiest thread shows how near
+    /// the single media event loop is to a full core; the waiting shows CPU taken by others.
+    func threadSchedStats() -> [Int: ThreadSchedStat] {
+        var stats: [Int: ThreadSchedStat] = [:]
+        guard let tids = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") else { return stats }
+        for tid in tids {
+            guard let id = Int(tid), let text = try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/schedstat", encoding: .utf8) else { continue }
+            let fields = text.split(separator: " ")
+            guard fields.count >= 2, let running = UInt64(fields[0]), let waiting = UInt64(fields[1]) else { continue }
+            stats[id] = ThreadSchedStat(runningNanoseconds: running, waitingNanoseconds: waiting)
+        }
+        return stats
+    }
+
+    /// Stops the server when this process gets SIGINT or SIGTERM, then exits; keep the result alive.
+    func stopOnSignals() -> [any DispatchSourceSignal] {
+        [SIGINT, SIGTERM].map { signalNumber in
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler { [pid, dataDirectory] in
+                kill(pid, SIGTERM)
+                usleep(500_000)
+                kill(pid, SIGKILL)
+                try? FileManager.default.removeItem(at: dataDirectory)
+                exit(128 + signalNumber)
+            }
+            source.resume()
+            return source
+        }
+    }
+
     /// SIGTERM, then SIGKILL if it has not exited within `grace`; removes the data directory.
     func stop(grace: Duration = .seconds(5)) async {
         if process.isRunning {
@@ -102,13 +134,42 @@ final class ServerProcess: Sendable {
     }
 }
 
+/// Datagrams the kernel dropped because a UDP socket's receive buffer was full, summed over
+/// the UDP sockets of process `pid` (the `drops` column of `/proc/net/udp`, by socket inode).
+func udpReceiveDrops(pid: pid_t) -> Int {
+    guard let fds = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd") else { return 0 }
+    var inodes = Set<Substring>()
+    for fd in fds {
+        guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)"),
+            target.hasPrefix("socket:["), target.hasSuffix("]")
+        else { continue }
+        inodes.insert(Substring(target.dropFirst(8).dropLast()))
+    }
+    // Read to the end: String(contentsOfFile:) stops after the first chunk of a /proc file.
+    guard let data = FileHandle(forReadingAtPath: "/proc/net/udp")?.readDataToEndOfFile() else { return 0 }
+    let table = String(decoding: data, as: UTF8.self)
+    var drops = 0
+    for line in table.split(separator: "\n").dropFirst() {
+        let fields = line.split(separator: " ")
+        // sl local rem st tx:rx tr:when retrnsmt uid timeout inode ref pointer drops
+        guard fields.count >= 13, inodes.contains(fields[9]), let count = Int(fields[12]) else { continue }
+        drops += count
+    }
+    return drops
+}
+
+struct ThreadSchedStat: Sendable {
+    var runningNanoseconds: UInt64
+    var waitingNanoseconds: UInt64
+}
+
 /// Clock ticks per second for `/proc` CPU times.
 let clockTicksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
 
 /// This process's user plus system CPU time, in seconds (getrusage).
 func benchCPUSeconds() -> Double {
     var usage = rusage()
-    getrusage(RUSAGE_SELF, &usage)
+    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
     func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
     return seconds(usage.ru_utime) + seconds(usage.ru_stime)
 }

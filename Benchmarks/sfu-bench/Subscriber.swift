@@ -1,4 +1,5 @@
 import LiveRoomTransport
+import LiveRoomWire
 import NIOCore
 
 /// A light subscriber: ICE, DTLS and SRTP unprotect only, no depacketizing or decoding. It
@@ -116,10 +117,10 @@ struct SequenceTracker {
 }
 
 /// What the subscribers of one loop received: cumulative packet counts, and a histogram of
-/// forwarding delays (10 µs buckets up to 500 ms) that ``resetDelays()`` restarts.
+/// forwarding delays (10 µs buckets up to 2 s) that ``resetDelays()`` restarts.
 final class ReceiveTally {
     static let bucketNanoseconds: UInt64 = 10_000
-    static let bucketCount = 50_000
+    static let bucketCount = 200_000
 
     var audioPackets = 0
     var videoPackets = 0

@@ -11,12 +11,14 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     ],
     targets: [
-        .executableTarget(name: "FuzzSignalingRequest", dependencies: [.product(name: "LiveRoomCore", package: "LiveRoom")]),
-        .executableTarget(name: "FuzzUserSig", dependencies: [.product(name: "LiveRoomAuth", package: "LiveRoom")]),
+        .target(name: "FuzzSupport"),
+        .executableTarget(name: "FuzzSignalingRequest", dependencies: ["FuzzSupport", .product(name: "LiveRoomCore", package: "LiveRoom")]),
+        .executableTarget(name: "FuzzUserSig", dependencies: ["FuzzSupport", .product(name: "LiveRoomAuth", package: "LiveRoom")]),
         .executableTarget(name: "FuzzWire", dependencies: [
+            "FuzzSupport",
             .product(name: "LiveRoomWire", package: "LiveRoom"),
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
-        .executableTarget(name: "FuzzClientCommand", dependencies: [.product(name: "LiveRoomClientKit", package: "LiveRoom")]),
+        .executableTarget(name: "FuzzClientCommand", dependencies: ["FuzzSupport", .product(name: "LiveRoomClientKit", package: "LiveRoom")]),
     ]
 )

@@ -4,9 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 seconds="${1:-60}"
-swift build -c debug -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library
+swift build -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library
 mkdir -p FailCases
 for target in FuzzSignalingRequest FuzzUserSig FuzzClientCommand FuzzWire; do
   echo "== $target"
-  ".build/debug/$target" -max_total_time="$seconds" -artifact_prefix=FailCases/ -print_final_stats=1
+  ".build/release/$target" -max_total_time="$seconds" -artifact_prefix=FailCases/ -print_final_stats=1
 done

@@ -1,12 +1,17 @@
+import FuzzSupport
 import LiveRoomCore
 
-/// Any bytes are either a request or a LiveRoomError; never a crash.
+/// Any bytes are either a request or a LiveRoomError; never a crash. What parses round-trips.
 @_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
     if let request = try? SignalingRequest.parse(text) {
-        // What parses must round-trip.
         precondition((try? SignalingRequest.parse(request.json.jsonText)) == request)
     }
     return 0
+}
+
+@_cdecl("FuzzSignalingRequest_main")
+public func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    runFuzzer(argc, argv, fuzzOne)
 }

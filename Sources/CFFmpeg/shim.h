@@ -20,6 +20,16 @@ static inline AVRational liveroom_av_time_base_q(void) { return AV_TIME_BASE_Q; 
 static inline int liveroom_avfmt_flag_nofile(void) { return AVFMT_NOFILE; }
 static inline int liveroom_av_codec_flag_global_header(void) { return AV_CODEC_FLAG_GLOBAL_HEADER; }
 static inline int liveroom_avfmt_globalheader(void) { return AVFMT_GLOBALHEADER; }
+static inline int liveroom_averror_exit(void) { return AVERROR_EXIT; }
+
+/// Installs an interrupt callback on a format context (checked by blocking network I/O
+/// such as the RTMP handshake and TCP writes) and returns it for avio_open2.
+static inline const AVIOInterruptCB *liveroom_set_interrupt_callback(
+    AVFormatContext *context, int (*callback)(void *), void *opaque) {
+    context->interrupt_callback.callback = callback;
+    context->interrupt_callback.opaque = opaque;
+    return &context->interrupt_callback;
+}
 
 /// av_strerror into a caller buffer, never failing.
 static inline void liveroom_av_strerror(int errnum, char *buf, size_t size) {

@@ -6,6 +6,10 @@ import CFFmpeg
 /// key frame.
 ///
 /// Frames must have the size the encoder was opened with. `pts` passes through in 90 kHz.
+///
+/// For containers that want the parameter sets out of band (FLV's `avcC` sequence header,
+/// MP4), open it with `globalHeader: true`: ``parameterSets`` then holds the SPS and PPS
+/// from the start. They are still repeated in band before every IDR.
 public final class H264Encoder: VideoEncoding {
     /// Always ``VideoCodec/h264``.
     public var codec: VideoCodec { .h264 }
@@ -19,6 +23,8 @@ public final class H264Encoder: VideoEncoding {
     public let bitrateKbps: Int
     /// Frames between IDR pictures.
     public let gopFrames: Int
+    /// The SPS and PPS in Annex B form, when the encoder was opened with `globalHeader`.
+    public let parameterSets: [UInt8]?
 
     private let context: FFmpegCodecContext
     private let frame: FFmpegFrame
@@ -27,7 +33,9 @@ public final class H264Encoder: VideoEncoding {
     /// - Parameters:
     ///   - gopFrames: IDR interval in frames; defaults to 2 s.
     ///   - threads: libx264 threads; 1 keeps one core free for the rest of the process.
-    public init(width: Int, height: Int, fps: Int, bitrateKbps: Int, gopFrames: Int? = nil, threads: Int = 1) throws {
+    ///   - globalHeader: also put the SPS and PPS in ``parameterSets`` (libavcodec's global
+    ///     header mode), for FLV and MP4 output.
+    public init(width: Int, height: Int, fps: Int, bitrateKbps: Int, gopFrames: Int? = nil, threads: Int = 1, globalHeader: Bool = false) throws {
         guard width > 0, height > 0, width % 2 == 0, height % 2 == 0, fps > 0, bitrateKbps > 0, threads > 0 else {
             throw MediaFormatError("invalid H.264 encoder settings \(width)x\(height)@\(fps) \(bitrateKbps) kbps (sizes must be even)")
         }
@@ -51,6 +59,7 @@ public final class H264Encoder: VideoEncoding {
         c.pointee.rc_max_rate = Int64(bitrateKbps) * 1000
         c.pointee.rc_buffer_size = Int32(bitrateKbps * 1000)  // one second of VBV
         c.pointee.thread_count = Int32(threads)
+        if globalHeader { c.pointee.flags |= liveroom_av_codec_flag_global_header() }
         av_log_set_level(AV_LOG_ERROR)  // keep libx264's banner out of logs
         try context.open(options: [
             "preset": "ultrafast",
@@ -60,9 +69,27 @@ public final class H264Encoder: VideoEncoding {
             "x264-params": "repeat-headers=1:annexb=1:keyint-min=\(self.gopFrames):scenecut=0",
         ])
 
+        if globalHeader {
+            guard let extradata = c.pointee.extradata, c.pointee.extradata_size > 0,
+                let sets = AnnexB.parameterSets(in: Array(UnsafeBufferPointer(start: extradata, count: Int(c.pointee.extradata_size))))
+            else { throw MediaFormatError("libx264 gave no SPS/PPS in global header mode") }
+            parameterSets = sets
+        } else {
+            parameterSets = nil
+        }
+
         frame = try FFmpegFrame()
         try frame.allocateI420(width: width, height: height)
         packet = try FFmpegPacket()
+    }
+
+    /// An encoder for a mix's CDN output, with the IDR interval in whole seconds.
+    /// - Parameters:
+    ///   - gopSeconds: seconds between IDR pictures (CDNs want 1–4).
+    ///   - globalHeader: see ``init(width:height:fps:bitrateKbps:gopFrames:threads:globalHeader:)``.
+    public convenience init(width: Int, height: Int, fps: Int, bitrateKbps: Int, gopSeconds: Int, threads: Int = 1, globalHeader: Bool = false) throws {
+        guard gopSeconds > 0 else { throw MediaFormatError("GOP must be at least one second, got \(gopSeconds)") }
+        try self.init(width: width, height: height, fps: fps, bitrateKbps: bitrateKbps, gopFrames: gopSeconds * fps, threads: threads, globalHeader: globalHeader)
     }
 
     public func encode(_ input: VideoFrame, forceKeyframe: Bool = false) throws -> [EncodedVideoFrame] {

@@ -104,9 +104,7 @@ final class MediaService: Service, Sendable {
     }
 }
 
-/// Reads datagrams into the router and writes what it returns. The fan-out of each incoming
-/// datagram is flushed at once (one sendmmsg for all its copies), so the first subscriber's
-/// copy does not wait behind a whole read burst.
+/// Reads datagrams into the router and writes what it returns, flushing once per read burst.
 final class MediaChannelHandler: ChannelInboundHandler {
     typealias InboundIn = AddressedEnvelope<ByteBuffer>
     typealias OutboundOut = AddressedEnvelope<ByteBuffer>
@@ -124,10 +122,7 @@ final class MediaChannelHandler: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let envelope = unwrapInboundIn(data)
         guard let source = TransportAddress(envelope.remoteAddress) else { return }
-        let outputs = router.receive(envelope.data, from: source, now: .now)
-        guard !outputs.isEmpty else { return }
-        handle(outputs, context: context)
-        context.flush()
+        handle(router.receive(envelope.data, from: source, now: .now), context: context)
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {

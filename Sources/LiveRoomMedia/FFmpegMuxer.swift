@@ -45,7 +45,7 @@ final class FFmpegMuxer {
         par.pointee.format = AV_PIX_FMT_YUV420P.rawValue
         stream.pointee.time_base = AVRational(num: 1, den: 1000)
         stream.pointee.avg_frame_rate = AVRational(num: Int32(fps), den: 1)
-        try Self.setExtradata(par, parameterSets)
+        try setCodecExtradata(par, parameterSets)
         return stream.pointee.index
     }
 
@@ -59,7 +59,7 @@ final class FFmpegMuxer {
         av_channel_layout_default(&par.pointee.ch_layout, Int32(channels))
         par.pointee.frame_size = Int32(AACEncoder.samplesPerFrame)
         stream.pointee.time_base = AVRational(num: 1, den: Int32(sampleRate))
-        try Self.setExtradata(par, audioSpecificConfig)
+        try setCodecExtradata(par, audioSpecificConfig)
         return stream.pointee.index
     }
 
@@ -125,14 +125,4 @@ final class FFmpegMuxer {
         return stream
     }
 
-    private static func setExtradata(_ par: UnsafeMutablePointer<AVCodecParameters>, _ bytes: [UInt8]) throws {
-        av_freep(&par.pointee.extradata)
-        guard let buffer = av_mallocz(bytes.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)) else {
-            throw CodecError.ffmpeg(liveroom_averror(ENOMEM), "av_mallocz(extradata)")
-        }
-        let typed = buffer.assumingMemoryBound(to: UInt8.self)
-        bytes.withUnsafeBufferPointer { typed.update(from: $0.baseAddress!, count: bytes.count) }
-        par.pointee.extradata = typed
-        par.pointee.extradata_size = Int32(bytes.count)
-    }
 }

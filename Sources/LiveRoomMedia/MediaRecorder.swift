@@ -73,7 +73,7 @@ public final class MediaRecorder {
         par.pointee.height = Int32(height)
         par.pointee.format = AV_PIX_FMT_YUV420P.rawValue
         stream.pointee.time_base = AVRational(num: 1, den: 90_000)
-        if let parameterSets { try Self.setExtradata(par, parameterSets) }
+        if let parameterSets { try setCodecExtradata(par, parameterSets) }
         video = VideoStream(index: stream.pointee.index, codec: codec)
     }
 
@@ -92,7 +92,7 @@ public final class MediaRecorder {
         av_channel_layout_default(&par.pointee.ch_layout, Int32(channels))
         par.pointee.initial_padding = Int32(preSkip)
         stream.pointee.time_base = AVRational(num: 1, den: 48_000)
-        try Self.setExtradata(par, Self.opusHead(channels: channels, preSkip: preSkip, inputSampleRate: sampleRate))
+        try setCodecExtradata(par, Self.opusHead(channels: channels, preSkip: preSkip, inputSampleRate: sampleRate))
         audio = AudioStream(index: stream.pointee.index)
     }
 
@@ -121,7 +121,7 @@ public final class MediaRecorder {
                 guard let sets = AnnexB.parameterSets(in: frame.data) else {
                     throw MediaFormatError("first H.264 key frame carries no SPS/PPS and none were given")
                 }
-                try Self.setExtradata(context!.pointee.streams[Int(video.index)]!.pointee.codecpar, sets)
+                try setCodecExtradata(context!.pointee.streams[Int(video.index)]!.pointee.codecpar, sets)
             }
             try writeHeader()
         }
@@ -173,16 +173,6 @@ public final class MediaRecorder {
         return stream
     }
 
-    private static func setExtradata(_ par: UnsafeMutablePointer<AVCodecParameters>, _ bytes: [UInt8]) throws {
-        av_freep(&par.pointee.extradata)
-        guard let buffer = av_mallocz(bytes.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)) else {
-            throw CodecError.ffmpeg(liveroom_averror(ENOMEM), "av_mallocz(extradata)")
-        }
-        let typed = buffer.assumingMemoryBound(to: UInt8.self)
-        bytes.withUnsafeBufferPointer { typed.update(from: $0.baseAddress!, count: bytes.count) }
-        par.pointee.extradata = typed
-        par.pointee.extradata_size = Int32(bytes.count)
-    }
 
     private func writeHeader() throws {
         guard let context else { return }

@@ -205,7 +205,7 @@ public struct JoinSession: Sendable {
                             }
                             await perform(state.media.withLock { $0.entered(role: options.role) })
                         case "onSwitchRole":
-                            await perform(state.media.withLock { $0.switchedRole(errCode: event["errCode"]?.intValue ?? 0) })
+                            await perform(state.media.withLock { $0.switchedRole(errCode: event["errCode"]?.intValue ?? 0, reported: event["role"]?.stringValue.flatMap(Role.init(rawValue:))) })
                         case "onPublishAnswer":
                             if let sdp = event["sdp"]?.stringValue { await perform(state.media.withLock { $0.publishAnswered(sdp: sdp) }) }
                         case "onSubscribeAnswer":

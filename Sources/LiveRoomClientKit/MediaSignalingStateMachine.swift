@@ -73,12 +73,13 @@ public struct MediaSignalingStateMachine: Sendable {
         pendingRoleSwitches.append(role)
     }
 
-    /// onSwitchRole arrived. Without a pending request of ours, a success toggles the role
-    /// (mic approval made us anchor, endMic made us audience).
-    public mutating func switchedRole(errCode: Int) -> [Action] {
+    /// onSwitchRole arrived with the role the server reports. Without it (an older server),
+    /// a success is our pending request, or else a toggle (mic approval made us anchor,
+    /// endMic made us audience).
+    public mutating func switchedRole(errCode: Int, reported: Role? = nil) -> [Action] {
         let requested = pendingRoleSwitches.isEmpty ? nil : pendingRoleSwitches.removeFirst()
         guard errCode == 0, let current = role else { return [] }
-        role = requested ?? (current == .anchor ? .audience : .anchor)
+        role = reported ?? requested ?? (current == .anchor ? .audience : .anchor)
         if role == .anchor { return publishIfWanted() }
         guard publishState != .idle else { return [] }
         publishState = .idle

@@ -186,7 +186,8 @@ public struct RoomsStateMachine: Sendable {
             }
         } catch {
             if case .switchRole = request {
-                return [.send(session, .onSwitchRole(errCode: error.code, errMsg: error.message))]
+                let role = rooms[roomId]?.members[userId]?.role ?? .audience
+                return [.send(session, .onSwitchRole(errCode: error.code, errMsg: error.message, role: role))]
             }
             return [.send(session, .error(error, requestType: request.type))]
         }
@@ -427,7 +428,7 @@ public struct RoomsStateMachine: Sendable {
     private mutating func switchRole(_ userId: String, in roomId: String, to role: Role, at now: EventTime) throws(LiveRoomError) -> [Action] {
         let member = rooms[roomId]!.members[userId]!
         guard member.role != role else {
-            return [.send(member.session, .onSwitchRole(errCode: 0, errMsg: ""))]
+            return [.send(member.session, .onSwitchRole(errCode: 0, errMsg: "", role: role))]
         }
         if role == .anchor, !member.enteredAsAnchor, !member.micApproved {
             throw LiveRoomError(
@@ -461,7 +462,7 @@ public struct RoomsStateMachine: Sendable {
         room.members[userId] = member
         rooms[roomId] = room
         actions += [
-            .send(member.session, .onSwitchRole(errCode: 0, errMsg: "")),
+            .send(member.session, .onSwitchRole(errCode: 0, errMsg: "", role: role)),
             .record(.roleChanged(roomId: roomId, userId: userId, role: role, at: now.unixMillis)),
         ]
         for s in room.sessions(except: userId) {

@@ -9,7 +9,8 @@ public enum ServerEvent: Sendable, Hashable {
     case onRemoteUserEnterRoom(userId: String)
     /// 0 left, 1 timed out, 2 removed, 3 switched to audience.
     case onRemoteUserLeaveRoom(userId: String, reason: Int)
-    case onSwitchRole(errCode: Int, errMsg: String)
+    /// `role` is the user's role after the call (LiveRoom adds it to TRTC's callback).
+    case onSwitchRole(errCode: Int, errMsg: String, role: Role)
     /// An audience member asks to come on mic (sent to anchors).
     case onMicRequest(userId: String)
     /// The answer to this user's mic request; `userId` is the anchor who answered.
@@ -67,9 +68,10 @@ public enum ServerEvent: Sendable, Hashable {
         case .onRemoteUserLeaveRoom(let userId, let reason):
             o["userId"] = .string(userId)
             o["reason"] = .number(Double(reason))
-        case .onSwitchRole(let errCode, let errMsg):
+        case .onSwitchRole(let errCode, let errMsg, let role):
             o["errCode"] = .number(Double(errCode))
             o["errMsg"] = .string(errMsg)
+            o["role"] = .string(role.rawValue)
         case .onMicRequestResult(let userId, let accepted, let reason), .onMicInvitationResult(let userId, let accepted, let reason):
             o["userId"] = .string(userId)
             o["accepted"] = .bool(accepted)

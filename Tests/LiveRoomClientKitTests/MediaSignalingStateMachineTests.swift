@@ -98,4 +98,13 @@ import Testing
         #expect(machine.remoteUserLeft(userId: "host") == [.closeSubscription(userId: "host")])
         #expect(machine.remoteUserLeft(userId: "host").isEmpty)
     }
+
+    @Test func reportedRoleWinsOverGuessing() {
+        var machine = MediaSignalingStateMachine(userId: "me", wantsToPublish: true)
+        #expect(machine.entered(role: .anchor) == [.publish])
+        _ = machine.publishAnswered(sdp: "v=0")
+        // A no-op switch to anchor reported as anchor must not be taken for a toggle.
+        #expect(machine.switchedRole(errCode: 0, reported: .anchor).isEmpty)
+        #expect(machine.switchedRole(errCode: 0, reported: .audience) == [.unpublish])
+    }
 }

@@ -179,7 +179,7 @@ struct Harness {
         h.enter("host", role: .anchor)
         h.enter("fan")
         let refused = h.send(.switchRole(.anchor), from: "fan")
-        guard case .onSwitchRole(let code, let message)? = h.events(refused, for: "fan").first else {
+        guard case .onSwitchRole(let code, let message, .audience)? = h.events(refused, for: "fan").first else {
             Issue.record("no onSwitchRole")
             return
         }
@@ -193,7 +193,7 @@ struct Harness {
         h.enter("host", role: .anchor)
         h.enter("fan")
         let down = h.send(.switchRole(.audience), from: "host")
-        #expect(h.events(down, for: "host") == [.onSwitchRole(errCode: 0, errMsg: "")])
+        #expect(h.events(down, for: "host") == [.onSwitchRole(errCode: 0, errMsg: "", role: .audience)])
         #expect(h.events(down, for: "fan") == [.onRemoteUserLeaveRoom(userId: "host", reason: 3)])
         let up = h.send(.switchRole(.anchor), from: "host")
         #expect(h.events(up, for: "fan") == [.onRemoteUserEnterRoom(userId: "host")])
@@ -212,7 +212,7 @@ struct Harness {
 
         let accept = h.send(.acceptMic(userId: "fan"), from: "host")
         #expect(h.events(accept, for: "fan") == [
-            .onMicRequestResult(userId: "host", accepted: true, reason: "accepted by host"), .onSwitchRole(errCode: 0, errMsg: ""),
+            .onMicRequestResult(userId: "host", accepted: true, reason: "accepted by host"), .onSwitchRole(errCode: 0, errMsg: "", role: .anchor),
         ])
         #expect(h.events(accept, for: "other") == [.onRemoteUserEnterRoom(userId: "fan")])
         #expect(h.events(accept, for: "host") == [.onRemoteUserEnterRoom(userId: "fan")])
@@ -224,11 +224,11 @@ struct Harness {
 
         // end-mic sends the co-host back.
         let end = h.send(.endMic(userId: "fan"), from: "host2")
-        #expect(h.events(end, for: "fan") == [.onSwitchRole(errCode: 0, errMsg: "")])
+        #expect(h.events(end, for: "fan") == [.onSwitchRole(errCode: 0, errMsg: "", role: .audience)])
         #expect(h.events(end, for: "other") == [.onRemoteUserLeaveRoom(userId: "fan", reason: 3)])
         // Approval ended with the mic.
         let up = h.send(.switchRole(.anchor), from: "fan")
-        #expect(h.events(up, for: "fan").first.map { if case .onSwitchRole(let c, _) = $0 { c } else { 0 } } == ErrorCode.micApprovalRequired)
+        #expect(h.events(up, for: "fan").first.map { if case .onSwitchRole(let c, _, _) = $0 { c } else { 0 } } == ErrorCode.micApprovalRequired)
     }
 
     @Test func requestRejected() {
@@ -251,7 +251,7 @@ struct Harness {
         #expect(h.events(accept, for: "host") == [
             .onMicInvitationResult(userId: "fan", accepted: true, reason: "accepted"), .onRemoteUserEnterRoom(userId: "fan"),
         ])
-        #expect(h.events(accept, for: "fan") == [.onSwitchRole(errCode: 0, errMsg: "")])
+        #expect(h.events(accept, for: "fan") == [.onSwitchRole(errCode: 0, errMsg: "", role: .anchor)])
     }
 
     @Test func invitationRejected() {

@@ -45,6 +45,7 @@ public final class SFURouter {
         var ssrc: UInt32?
         var history = PacketHistory()
         var keyframeRequests = KeyframeRequestLimiter()
+        var reception = ReceptionStatistics()
         /// Subscriber peers receiving this track.
         var subscribers: [PeerID] = []
 
@@ -75,6 +76,8 @@ public final class SFURouter {
         let owner: OwnerID
         let transport: PeerTransport
         var role: Role
+        /// When a publisher is next sent a receiver report.
+        var nextReport: ContinuousClock.Instant?
 
         init(id: PeerID, owner: OwnerID, transport: PeerTransport, role: Role) {
             self.id = id
@@ -212,6 +215,9 @@ public final class SFURouter {
         return handle(peer.transport.receive(datagram, from: source, now: now), of: peer, now: now)
     }
 
+    /// How often publishers get receiver reports.
+    public static let reportInterval = Duration.seconds(1)
+
     public var nextTimeout: ContinuousClock.Instant? {
         peers.values.compactMap(\.transport.nextTimeout).min()
     }
@@ -222,9 +228,17 @@ public final class SFURouter {
             if let timeout = peer.transport.nextTimeout, now >= timeout {
                 outputs += handle(peer.transport.handleTimers(now: now), of: peer, now: now)
             }
-            if case .publisher(_, let tracks) = peer.role {
+            if case .publisher(_, let tracks) = peer.role, peer.transport.isConnected {
                 for track in tracks where track.keyframeRequests.due(now: now) {
                     outputs += sendPLI(to: peer, track: track)
+                }
+                // A receiver report a second: loss and LSR/DLSR (the publisher's RTT) per stream.
+                if now >= peer.nextReport ?? now {
+                    peer.nextReport = now + Self.reportInterval
+                    let blocks = tracks.compactMap { track in track.ssrc.flatMap { track.reception.reportBlock(ssrc: $0, now: now) } }
+                    if !blocks.isEmpty {
+                        outputs += sendRTCP(.receiverReport(RTCPReceiverReport(ssrc: feedbackSSRC, reportBlocks: blocks)), to: peer)
+                    }
                 }
             }
         }
@@ -271,6 +285,7 @@ public final class SFURouter {
         let ssrc = Self.bigEndian32(packet, at: 8)
         track.ssrc = ssrc
         track.history.store(sequence: sequence, packet: packet)
+        track.reception.packet(sequence: sequence)
         if track.kind == .video, Self.startsKeyframe(packet, codec: track.codec) {
             track.keyframeRequests.keyframeReceived()
         }
@@ -348,6 +363,7 @@ public final class SFURouter {
             // Each subscriber gets the publisher's sender reports in its own SSRC and timestamps.
             for case .senderReport(let report) in packets {
                 guard let up = upTracks.first(where: { $0.ssrc == report.ssrc }) else { continue }
+                up.reception.senderReport(compactNTP: report.compactNTP, now: now)
                 for subscriberID in up.subscribers {
                     guard let subscriber = peers[subscriberID], case .subscriber(_, let tracks) = subscriber.role,
                         let down = tracks[up.kind], let rtpTimestamp = down.rewriter.outputTimestamp(for: report.rtpTimestamp)

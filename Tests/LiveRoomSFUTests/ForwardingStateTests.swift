@@ -61,3 +61,26 @@ import Testing
         #expect(!due(5000), "a keyframe satisfied it")
     }
 }
+
+@Suite struct ReceptionStatisticsTests {
+    @Test func lossAndDelaySinceLastSenderReport() throws {
+        let t0 = ContinuousClock.now
+        var stats = ReceptionStatistics()
+        let empty = stats.reportBlock(ssrc: 1, now: t0)
+        #expect(empty == nil, "nothing received yet")
+        for seq: UInt16 in [65_534, 65_535, 1, 2] { stats.packet(sequence: seq) }  // 0 is lost, across the wrap
+        stats.senderReport(compactNTP: 0x1234_5678, now: t0)
+        let firstBlock = stats.reportBlock(ssrc: 1, now: t0.advanced(by: .milliseconds(500)))
+        let first = try #require(firstBlock)
+        #expect(first.cumulativeLost == 1)
+        #expect(first.fractionLost == 51, "1 of 5 expected, in 1/256: (1 << 8) / 5")
+        #expect(first.extendedHighestSequenceNumber == 65_538)
+        #expect(first.lastSenderReport == 0x1234_5678)
+        #expect(first.delaySinceLastSenderReport == 32_768, "0.5 s in 1/65536 s")
+        stats.packet(sequence: 3)
+        let secondBlock = stats.reportBlock(ssrc: 1, now: t0.advanced(by: .seconds(1)))
+        let second = try #require(secondBlock)
+        #expect(second.fractionLost == 0, "nothing lost in this interval")
+        #expect(second.cumulativeLost == 1)
+    }
+}

@@ -122,6 +122,14 @@ struct Network {
         #expect(Array(forwarded[12...]) == Array(keyframe[12...]), "payload untouched")
         let forwardedSeq = UInt16(forwarded[2]) << 8 | UInt16(forwarded[3])
 
+        // A second later the publisher gets a receiver report for its video stream.
+        network.deliver(router: router.handleTimers(now: now.advanced(by: .milliseconds(1100))), now: now)
+        let receiverReports = publisher.rtcp.compactMap { try? RTCPPacket.parseCompound(ByteBuffer(bytes: $0)) }.joined().compactMap {
+            if case .receiverReport(let r) = $0 { r } else { nil }
+        }
+        #expect(receiverReports.last?.reportBlocks.map(\.ssrc) == [2222])
+        #expect(receiverReports.last?.reportBlocks.first?.extendedHighestSequenceNumber == 500)
+
         // The next packet is lost on the way to the subscriber: a NACK brings it back from the history.
         let lost = rtpPacket(pt: 96, seq: 501, ts: 9000, ssrc: 2222, payload: [0x00, 0x00, 0x01, 0x02])
         var lostOut = lost

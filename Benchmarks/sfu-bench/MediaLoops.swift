@@ -39,7 +39,7 @@ struct MediaLoop: Sendable {
             .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 16 * 2048))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(BenchDatagramHandler { datagram, source in
+                    try channel.pipeline.syncOperations.addHandler(DatagramHandler { datagram, source in
                         route(state.value, datagram, source)
                     })
                 }
@@ -86,44 +86,6 @@ final class MediaLoops: Sendable {
             }
         }
         try? await group.shutdownGracefully()
-    }
-}
-
-/// Hands each datagram of a socket to a closure on its loop; flushes after each read burst.
-final class BenchDatagramHandler: ChannelInboundHandler {
-    typealias InboundIn = AddressedEnvelope<ByteBuffer>
-
-    private let onDatagram: (ByteBuffer, TransportAddress) -> Void
-
-    init(onDatagram: @escaping (ByteBuffer, TransportAddress) -> Void) {
-        self.onDatagram = onDatagram
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let envelope = unwrapInboundIn(data)
-        guard let source = TransportAddress(envelope.remoteAddress) else { return }
-        onDatagram(envelope.data, source)
-    }
-
-    func channelReadComplete(context: ChannelHandlerContext) {
-        context.flush()
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        // ICMP port unreachable and the like: UDP carries on.
-    }
-}
-
-extension TransportAddress {
-    init?(_ socketAddress: SocketAddress) {
-        guard let text = socketAddress.ipAddress, let ip = IPAddress(text), let port = socketAddress.port, let port16 = UInt16(exactly: port) else {
-            return nil
-        }
-        self.init(address: ip, port: port16)
-    }
-
-    var socketAddress: SocketAddress? {
-        try? SocketAddress(ipAddress: address.description, port: Int(port))
     }
 }
 

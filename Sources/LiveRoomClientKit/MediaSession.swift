@@ -116,7 +116,7 @@ public final class MediaSession: Sendable {
             .channelOption(.socketOption(.so_reuseaddr), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(MediaDatagramHandler { datagram, source in
+                    try channel.pipeline.syncOperations.addHandler(DatagramHandler { datagram, source in
                         state.value.engine.receive(datagram, connection: id, from: source, now: .now)
                         state.value.flush()
                     })

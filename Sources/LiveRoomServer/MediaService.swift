@@ -148,7 +148,7 @@ final class MediaChannelHandler: ChannelInboundHandler {
     private func dispatch(_ output: SFURouter.Output, write: (AddressedEnvelope<ByteBuffer>) -> Void) {
         switch output {
         case .send(let bytes, let address):
-            if let remote = try? SocketAddress(address) { write(AddressedEnvelope(remoteAddress: remote, data: bytes)) }
+            if let remote = address.socketAddress { write(AddressedEnvelope(remoteAddress: remote, data: bytes)) }
         case .publisherClosed(let owner, let roomId, let userId, let reason):
             logger.info("Publisher connection closed", metadata: [LogKey.room: "\(roomId)", LogKey.user: "\(userId)", LogKey.error: "\(reason)"])
             onPublisherClosed(owner, roomId, userId, reason)
@@ -159,24 +159,11 @@ final class MediaChannelHandler: ChannelInboundHandler {
     static func write(_ outputs: [SFURouter.Output], to channel: any Channel) {
         var wrote = false
         for case .send(let bytes, let address) in outputs {
-            if let remote = try? SocketAddress(address) {
+            if let remote = address.socketAddress {
                 channel.write(NIOAny(AddressedEnvelope(remoteAddress: remote, data: bytes)), promise: nil)
                 wrote = true
             }
         }
         if wrote { channel.flush() }
-    }
-}
-
-extension TransportAddress {
-    init?(_ address: SocketAddress) {
-        guard let text = address.ipAddress, let ip = IPAddress(text), let port = address.port else { return nil }
-        self.init(address: ip, port: UInt16(port))
-    }
-}
-
-extension SocketAddress {
-    init(_ address: TransportAddress) throws {
-        try self.init(ipAddress: "\(address.address)", port: Int(address.port))
     }
 }

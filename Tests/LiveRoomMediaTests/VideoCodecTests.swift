@@ -16,13 +16,7 @@ import Testing
             }
         }
         try #require(decoded.count == 5)
-        let last = decoded[4]
-        #expect(last.width == 320 && last.height == 240)
-        #expect(last.pts == 4 * 6_000)
-        let centre = last.pixel(x: 160, y: 120)
-        #expect(abs(Int(centre.y) - 81) <= 3, "Y \(centre)")
-        #expect(abs(Int(centre.u) - 90) <= 3, "U \(centre)")
-        #expect(abs(Int(centre.v) - 240) <= 3, "V \(centre)")
+        expectFifthFrameIsRed(decoded)
     }
 
     @Test func testCardKeepsItsDetailAndKeyframesComeWhenAsked() throws {
@@ -82,13 +76,7 @@ import Testing
             }
         }
         try #require(decoded.count == 5, "zerolatency: one picture per frame, got \(decoded.count)")
-        let last = decoded[4]
-        #expect(last.width == 320 && last.height == 240)
-        #expect(last.pts == 4 * 6_000)
-        let centre = last.pixel(x: 160, y: 120)
-        #expect(abs(Int(centre.y) - 81) <= 3, "Y \(centre)")
-        #expect(abs(Int(centre.u) - 90) <= 3, "U \(centre)")
-        #expect(abs(Int(centre.v) - 240) <= 3, "V \(centre)")
+        expectFifthFrameIsRed(decoded)
     }
 
     @Test func keyframesCarrySPSAndPPSAndDecodeAlone() throws {
@@ -130,4 +118,16 @@ import Testing
         let result = try? decoder.decode([0, 0, 0, 1, 0x65, 0xFF, 0xFF, 0xFF], pts: 0)
         #expect(result == nil || result!.isEmpty)
     }
+}
+
+/// The fifth of five decoded 320x240 red frames at 15 fps: its size, its timestamp, and
+/// FF0000's BT.601 YUV (81, 90, 240) at the centre.
+func expectFifthFrameIsRed(_ decoded: [VideoFrame], sourceLocation: SourceLocation = #_sourceLocation) {
+    let last = decoded[4]
+    #expect(last.width == 320 && last.height == 240, sourceLocation: sourceLocation)
+    #expect(last.pts == 4 * 6_000, sourceLocation: sourceLocation)
+    let centre = last.pixel(x: 160, y: 120)
+    #expect(abs(Int(centre.y) - 81) <= 3, "Y \(centre)", sourceLocation: sourceLocation)
+    #expect(abs(Int(centre.u) - 90) <= 3, "U \(centre)", sourceLocation: sourceLocation)
+    #expect(abs(Int(centre.v) - 240) <= 3, "V \(centre)", sourceLocation: sourceLocation)
 }

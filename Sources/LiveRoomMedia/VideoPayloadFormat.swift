@@ -1,4 +1,3 @@
-import LiveRoomMedia
 import LiveRoomWire
 import NIOCore
 

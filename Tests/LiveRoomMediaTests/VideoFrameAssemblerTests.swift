@@ -2,7 +2,7 @@ import LiveRoomWire
 import NIOCore
 import Testing
 
-@testable import LiveRoomClientKit
+@testable import LiveRoomMedia
 
 @Suite struct VideoFrameAssemblerTests {
     let t0 = ContinuousClock.now

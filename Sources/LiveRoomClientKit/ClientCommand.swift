@@ -21,6 +21,10 @@ public enum ClientCommand: Sendable, Hashable {
         end-mic <user>               send a co-host back to the audience (anchor)
         mute-video on|off            stop (on) or resume (off) sending your video
         mute-audio on|off            stop (on) or resume (off) sending your audio
+        start-publish <json>         start a publish media stream task; json is
+                                     {"target":{…},"encoderParam":{…},"mixingConfig":{…}}
+        update-publish <task> <json> change a task: json holds any of target, encoderParam, mixingConfig
+        stop-publish [task]          stop a task, or all of yours without a task id
         leave                        exit the room and end the session
         """
 
@@ -73,11 +77,62 @@ public enum ClientCommand: Sendable, Hashable {
             return .request(.rejectInvitation)
         case "mute-video": return .request(.muteLocalVideo(try onOff()))
         case "mute-audio": return .request(.muteLocalAudio(try onOff()))
+        case "start-publish":
+            let usage = #"usage: start-publish {"target":{…},"encoderParam":{…},"mixingConfig":{…}}"#
+            let object = try publishObject(rest, usage: usage)
+            guard object["target"] != nil else {
+                throw LiveRoomError(ErrorCode.missingField, "start-publish needs \"target\"; \(usage)")
+            }
+            return .request(try publishRequest("startPublishMediaStream", object, command: word))
+        case "update-publish":
+            let usage = #"usage: update-publish <task> {"target":{…},"encoderParam":{…},"mixingConfig":{…}} (any of the three)"#
+            let (taskId, json) = split(rest)
+            guard !taskId.isEmpty, !json.isEmpty else { throw LiveRoomError(ErrorCode.missingField, usage) }
+            var object = try publishObject(json, usage: usage)
+            object["taskId"] = .string(taskId)
+            return .request(try publishRequest("updatePublishMediaStream", object, command: word))
+        case "stop-publish":
+            let (taskId, extra) = split(rest)
+            guard extra.isEmpty else { throw LiveRoomError(ErrorCode.invalidField, "usage: stop-publish [task]") }
+            return .request(.stopPublishMediaStream(taskId: taskId))
         case "leave":
             try noArgument()
             return .leave
         default:
             throw LiveRoomError(ErrorCode.unknownRequest, "unknown command \"\(word)\"; commands:\n\(usage)")
+        }
+    }
+
+    /// The JSON object argument of `start-publish` and `update-publish`: only `target`,
+    /// `encoderParam` and `mixingConfig` may be in it (a misspelt key would be dropped unseen).
+    private static func publishObject(_ text: String, usage: String) throws(LiveRoomError) -> [String: JSONValue] {
+        guard !text.isEmpty else { throw LiveRoomError(ErrorCode.missingField, usage) }
+        let value: JSONValue
+        do {
+            value = try JSONValue.parse(text)
+        } catch {
+            throw LiveRoomError(ErrorCode.malformedJSON, "not valid JSON; \(usage)")
+        }
+        guard let object = value.objectValue else {
+            throw LiveRoomError(ErrorCode.invalidField, "expected a JSON object, not \(value.typeName); \(usage)")
+        }
+        let known: Set = ["target", "encoderParam", "mixingConfig"]
+        if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
+            throw LiveRoomError(ErrorCode.invalidField, "unknown key \"\(unknown)\"; \(usage)")
+        }
+        return object
+    }
+
+    /// The request of type `type` with `fields`, checked as the server checks it.
+    private static func publishRequest(
+        _ type: String, _ fields: [String: JSONValue], command: String
+    ) throws(LiveRoomError) -> SignalingRequest {
+        var object = fields
+        object["type"] = .string(type)
+        do {
+            return try SignalingRequest.parse(.object(object))
+        } catch {
+            throw LiveRoomError(error.code, "\(command): \(error.message)")
         }
     }
 

@@ -19,12 +19,17 @@ public struct EventPrinter: Sendable {
         print(ServerEvent.error(error, requestType: requestType).json)
     }
 
-    /// `onRecvCustomCmdMsg userId=anchor1 cmdID=1 seq=3 data="hello"`
+    /// `onRecvCustomCmdMsg cmdID=1 data=hello seq=3 userId=anchor1`; an
+    /// `onCdnStreamStateChanged` status number gets its name: `status=2(pushing)`.
     public static func readable(_ event: JSONValue) -> String {
         guard let object = event.objectValue else { return event.jsonText }
         let name = object["event"]?.stringValue ?? "event"
         let fields = object.filter { $0.key != "event" }.sorted { $0.key < $1.key }.map { key, value in
-            "\(key)=\(value.stringValue.map { $0.contains(" ") || $0.isEmpty ? JSONValue.string($0).jsonText : $0 } ?? value.jsonText)"
+            var text = value.stringValue.map { $0.contains(" ") || $0.isEmpty ? JSONValue.string($0).jsonText : $0 } ?? value.jsonText
+            if name == "onCdnStreamStateChanged", key == "status", let status = ServerEvent.cdnStreamStatusName(value.intValue ?? -1) {
+                text += "(\(status))"
+            }
+            return "\(key)=\(text)"
         }
         return ([name] + fields).joined(separator: " ")
     }

@@ -183,6 +183,9 @@ public struct RoomsStateMachine: Sendable {
                 actions = setMuted(userId, in: roomId) { $0.videoMuted = mute }
             case .muteLocalAudio(let mute):
                 actions = setMuted(userId, in: roomId) { $0.audioMuted = mute }
+            case .startPublishMediaStream, .updatePublishMediaStream, .stopPublishMediaStream:
+                // The server's publish task service handles these before the machine; rooms have no part in them.
+                return []
             }
         } catch {
             if case .switchRole = request {

@@ -28,6 +28,19 @@ public enum ServerEvent: Sendable, Hashable {
     case onUserVideoAvailable(userId: String, available: Bool)
     /// An anchor's audio became available or not.
     case onUserAudioAvailable(userId: String, available: Bool)
+    /// The answer to `startPublishMediaStream`: `code` 0 and the new task's id, or a negative
+    /// error code (LiveRoomMixer's `MixerErrorCode`, -7200…-7227, or an ``ErrorCode``) and a message.
+    case onStartPublishMediaStream(taskId: String, code: Int, message: String)
+    /// The answer to `updatePublishMediaStream`: `code` 0, or a negative error code and a message.
+    case onUpdatePublishMediaStream(taskId: String, code: Int, message: String)
+    /// The answer to `stopPublishMediaStream` (`taskId` as the request gave it, empty for
+    /// "all my tasks"): `code` 0, or a negative error code and a message.
+    case onStopPublishMediaStream(taskId: String, code: Int, message: String)
+    /// One CDN URL of a task changed state. `status`, as TRTC's:
+    /// 0 stopped (idle: the task stopped or an update removed the URL), 1 connecting,
+    /// 2 pushing, 3 reconnecting (after a failure or a drop), 4 failed (every retry failed;
+    /// `code` and `message` say why).
+    case onCdnStreamStateChanged(taskId: String, cdnUrl: String, status: Int, code: Int, message: String)
     /// `requestType` names the request that failed, where one did.
     case onError(errCode: Int, errMsg: String, requestType: String?)
 
@@ -47,7 +60,23 @@ public enum ServerEvent: Sendable, Hashable {
         case .onSubscribeAnswer: "onSubscribeAnswer"
         case .onUserVideoAvailable: "onUserVideoAvailable"
         case .onUserAudioAvailable: "onUserAudioAvailable"
+        case .onStartPublishMediaStream: "onStartPublishMediaStream"
+        case .onUpdatePublishMediaStream: "onUpdatePublishMediaStream"
+        case .onStopPublishMediaStream: "onStopPublishMediaStream"
+        case .onCdnStreamStateChanged: "onCdnStreamStateChanged"
         case .onError: "onError"
+        }
+    }
+
+    /// The name of an `onCdnStreamStateChanged` status number (0…4), nil for any other.
+    public static func cdnStreamStatusName(_ status: Int) -> String? {
+        switch status {
+        case 0: "stopped"
+        case 1: "connecting"
+        case 2: "pushing"
+        case 3: "reconnecting"
+        case 4: "failed"
+        default: nil
         }
     }
 
@@ -89,6 +118,18 @@ public enum ServerEvent: Sendable, Hashable {
         case .onUserVideoAvailable(let userId, let available), .onUserAudioAvailable(let userId, let available):
             o["userId"] = .string(userId)
             o["available"] = .bool(available)
+        case .onStartPublishMediaStream(let taskId, let code, let message),
+            .onUpdatePublishMediaStream(let taskId, let code, let message),
+            .onStopPublishMediaStream(let taskId, let code, let message):
+            o["taskId"] = .string(taskId)
+            o["code"] = .number(Double(code))
+            o["message"] = .string(message)
+        case .onCdnStreamStateChanged(let taskId, let cdnUrl, let status, let code, let message):
+            o["taskId"] = .string(taskId)
+            o["cdnUrl"] = .string(cdnUrl)
+            o["status"] = .number(Double(status))
+            o["code"] = .number(Double(code))
+            o["message"] = .string(message)
         case .onError(let errCode, let errMsg, let requestType):
             o["errCode"] = .number(Double(errCode))
             o["errMsg"] = .string(errMsg)

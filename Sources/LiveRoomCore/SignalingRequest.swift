@@ -61,6 +61,14 @@ public enum SignalingRequest: Sendable, Hashable {
     /// muteLocalVideo / muteLocalAudio: others see onUserVideoAvailable / onUserAudioAvailable.
     case muteLocalVideo(Bool)
     case muteLocalAudio(Bool)
+    /// Start a publish media stream task (relay or mix, to CDNs or into a room); answered by
+    /// `onStartPublishMediaStream`. The objects keep the shapes of TRTC's `TRTCPublishTarget`,
+    /// `TRTCStreamEncoderParam` and `TRTCStreamMixingConfig`, unparsed: LiveRoomMixer reads them.
+    case startPublishMediaStream(target: JSONValue, encoderParam: JSONValue?, mixingConfig: JSONValue?)
+    /// Change a running task; a nil object keeps its current value. Answered by `onUpdatePublishMediaStream`.
+    case updatePublishMediaStream(taskId: String, target: JSONValue?, encoderParam: JSONValue?, mixingConfig: JSONValue?)
+    /// Stop a task, or every task of this user when `taskId` is empty. Answered by `onStopPublishMediaStream`.
+    case stopPublishMediaStream(taskId: String)
 
     /// The `type` field's value.
     public var type: String {
@@ -82,6 +90,9 @@ public enum SignalingRequest: Sendable, Hashable {
         case .unsubscribe: "unsubscribe"
         case .muteLocalVideo: "muteLocalVideo"
         case .muteLocalAudio: "muteLocalAudio"
+        case .startPublishMediaStream: "startPublishMediaStream"
+        case .updatePublishMediaStream: "updatePublishMediaStream"
+        case .stopPublishMediaStream: "stopPublishMediaStream"
         }
     }
 
@@ -89,7 +100,8 @@ public enum SignalingRequest: Sendable, Hashable {
     public static let types = [
         "enterRoom", "exitRoom", "switchRole", "requestMic", "acceptMic", "rejectMic", "inviteMic",
         "acceptInvitation", "rejectInvitation", "endMic", "sendCustomCmdMsg", "publish", "unpublish", "subscribe",
-        "unsubscribe", "muteLocalVideo", "muteLocalAudio",
+        "unsubscribe", "muteLocalVideo", "muteLocalAudio", "startPublishMediaStream", "updatePublishMediaStream",
+        "stopPublishMediaStream",
     ]
 
     /// The JSON form a client sends.
@@ -121,6 +133,17 @@ public enum SignalingRequest: Sendable, Hashable {
             o["userId"] = .string(userId)
         case .muteLocalVideo(let mute), .muteLocalAudio(let mute):
             o["mute"] = .bool(mute)
+        case .startPublishMediaStream(let target, let encoderParam, let mixingConfig):
+            o["target"] = target
+            o["encoderParam"] = encoderParam
+            o["mixingConfig"] = mixingConfig
+        case .updatePublishMediaStream(let taskId, let target, let encoderParam, let mixingConfig):
+            o["taskId"] = .string(taskId)
+            o["target"] = target
+            o["encoderParam"] = encoderParam
+            o["mixingConfig"] = mixingConfig
+        case .stopPublishMediaStream(let taskId):
+            o["taskId"] = .string(taskId)
         case .exitRoom, .requestMic, .acceptInvitation, .rejectInvitation, .unpublish:
             break
         }
@@ -187,6 +210,15 @@ public enum SignalingRequest: Sendable, Hashable {
         case "unsubscribe": return .unsubscribe(userId: try fields.string("userId"))
         case "muteLocalVideo": return .muteLocalVideo(try fields.bool("mute"))
         case "muteLocalAudio": return .muteLocalAudio(try fields.bool("mute"))
+        case "startPublishMediaStream":
+            return .startPublishMediaStream(
+                target: try fields.jsonObject("target"), encoderParam: try fields.optionalJSONObject("encoderParam"),
+                mixingConfig: try fields.optionalJSONObject("mixingConfig"))
+        case "updatePublishMediaStream":
+            return .updatePublishMediaStream(
+                taskId: try fields.string("taskId"), target: try fields.optionalJSONObject("target"),
+                encoderParam: try fields.optionalJSONObject("encoderParam"), mixingConfig: try fields.optionalJSONObject("mixingConfig"))
+        case "stopPublishMediaStream": return .stopPublishMediaStream(taskId: try fields.optionalString("taskId") ?? "")
         default:
             throw LiveRoomError(ErrorCode.unknownRequest, "unknown signaling type \"\(type)\"; known: \(types.joined(separator: ", "))")
         }
@@ -225,6 +257,23 @@ struct Fields {
     func bool(_ key: String) throws(LiveRoomError) -> Bool {
         guard let value = try optionalBool(key) else {
             throw LiveRoomError(ErrorCode.missingField, "missing field \"\(key)\"")
+        }
+        return value
+    }
+
+    /// A JSON object, kept as it is.
+    func jsonObject(_ key: String) throws(LiveRoomError) -> JSONValue {
+        guard let value = try optionalJSONObject(key) else {
+            throw LiveRoomError(ErrorCode.missingField, "missing field \"\(key)\"")
+        }
+        return value
+    }
+
+    /// A JSON object, kept as it is; nil when absent or null.
+    func optionalJSONObject(_ key: String) throws(LiveRoomError) -> JSONValue? {
+        guard let value = object[key], value != .null else { return nil }
+        guard value.objectValue != nil else {
+            throw LiveRoomError(ErrorCode.invalidField, "field \"\(key)\" must be an object, not \(value.typeName)")
         }
         return value
     }

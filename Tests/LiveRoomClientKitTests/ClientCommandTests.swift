@@ -24,6 +24,58 @@ import Testing
         #expect(throws: LiveRoomError.self) { try ClientCommand.parse(line) }
     }
 
+    @Test func publishMediaStreamCommandsParse() throws {
+        let target: JSONValue = ["mode": 3, "cdnUrlList": [["rtmpUrl": "rtmp://cdn.example/live/s1"]]]
+        let mixing: JSONValue = ["videoLayoutList": [["rect": ["left": 0, "top": 0, "right": 640, "bottom": 360]]]]
+        #expect(
+            try ClientCommand.parse(#"start-publish {"target": {"mode": 3, "cdnUrlList": [{"rtmpUrl": "rtmp://cdn.example/live/s1"}]}}"#)
+                == .request(.startPublishMediaStream(target: target, encoderParam: nil, mixingConfig: nil)))
+        #expect(
+            try ClientCommand.parse(
+                #"start-publish {"target":{"mode":3,"cdnUrlList":[{"rtmpUrl":"rtmp://cdn.example/live/s1"}]},"encoderParam":{"videoEncodedKbps":800},"mixingConfig":{"videoLayoutList":[{"rect":{"left":0,"top":0,"right":640,"bottom":360}}]}}"#)
+                == .request(.startPublishMediaStream(target: target, encoderParam: ["videoEncodedKbps": 800], mixingConfig: mixing)))
+        #expect(
+            try ClientCommand.parse(#"update-publish t1  {"encoderParam": {"videoEncodedKbps": 900}}"#)
+                == .request(.updatePublishMediaStream(taskId: "t1", target: nil, encoderParam: ["videoEncodedKbps": 900], mixingConfig: nil)))
+        #expect(
+            try ClientCommand.parse(#"update-publish t1 {}"#)
+                == .request(.updatePublishMediaStream(taskId: "t1", target: nil, encoderParam: nil, mixingConfig: nil)))
+        #expect(try ClientCommand.parse("stop-publish t1") == .request(.stopPublishMediaStream(taskId: "t1")))
+        #expect(try ClientCommand.parse("stop-publish") == .request(.stopPublishMediaStream(taskId: "")))
+    }
+
+    @Test(arguments: [
+        ("start-publish", ErrorCode.missingField),
+        ("start-publish {", ErrorCode.malformedJSON),
+        ("start-publish [1]", ErrorCode.invalidField),
+        (#"start-publish {"encoderParam":{}}"#, ErrorCode.missingField),
+        (#"start-publish {"target":"rtmp://cdn/live/s"}"#, ErrorCode.invalidField),
+        (#"start-publish {"target":{},"encodeParam":{}}"#, ErrorCode.invalidField),
+        (#"start-publish {"target":{},"mixingConfig":[]}"#, ErrorCode.invalidField),
+        ("update-publish", ErrorCode.missingField),
+        ("update-publish t1", ErrorCode.missingField),
+        (#"update-publish {"target":{}}"#, ErrorCode.missingField),
+        ("update-publish t1 nope", ErrorCode.malformedJSON),
+        (#"update-publish t1 {"taskId":"t2"}"#, ErrorCode.invalidField),
+        (#"update-publish t1 {"target":5}"#, ErrorCode.invalidField),
+        ("stop-publish t1 t2", ErrorCode.invalidField),
+    ])
+    func badPublishCommandsSayWhy(line: String, code: Int) {
+        do {
+            _ = try ClientCommand.parse(line)
+            Issue.record("parsed \(line)")
+        } catch {
+            #expect(error.code == code)
+            #expect(!error.message.isEmpty)
+        }
+    }
+
+    @Test func usageListsThePublishCommands() {
+        for command in ["start-publish <json>", "update-publish <task> <json>", "stop-publish [task]"] {
+            #expect(ClientCommand.usage.contains(command))
+        }
+    }
+
     @Test func signalingURL() throws {
         #expect(try JoinOptions.signalingURL(server: "http://127.0.0.1:7880") == "ws://127.0.0.1:7880/ws")
         #expect(try JoinOptions.signalingURL(server: "https://live.example/") == "wss://live.example/ws")
@@ -33,5 +85,18 @@ import Testing
     @Test func readableEvents() {
         let line = EventPrinter.readable(["event": "onRecvCustomCmdMsg", "userId": "a", "cmdID": 1, "seq": 2, "data": "hi there"])
         #expect(line == #"onRecvCustomCmdMsg cmdID=1 data="hi there" seq=2 userId=a"#)
+    }
+
+    @Test func readablePublishMediaStreamEvents() {
+        let started = EventPrinter.readable(ServerEvent.onStartPublishMediaStream(taskId: "t1", code: 0, message: "").json)
+        #expect(started == #"onStartPublishMediaStream code=0 message="" taskId=t1"#)
+        let pushing = EventPrinter.readable(
+            ServerEvent.onCdnStreamStateChanged(taskId: "t1", cdnUrl: "rtmp://cdn/live/s", status: 2, code: 0, message: "").json)
+        #expect(pushing == #"onCdnStreamStateChanged cdnUrl=rtmp://cdn/live/s code=0 message="" status=2(pushing) taskId=t1"#)
+        let failed = EventPrinter.readable(
+            ServerEvent.onCdnStreamStateChanged(taskId: "t1", cdnUrl: "rtmp://cdn/live/s", status: 4, code: -7201, message: "refused").json)
+        #expect(failed == #"onCdnStreamStateChanged cdnUrl=rtmp://cdn/live/s code=-7201 message=refused status=4(failed) taskId=t1"#)
+        // Other events keep a field called status as it is.
+        #expect(EventPrinter.readable(["event": "onSomething", "status": 2]) == "onSomething status=2")
     }
 }

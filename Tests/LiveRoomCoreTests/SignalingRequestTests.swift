@@ -11,6 +11,11 @@ import Testing
             .sendCustomCmdMsg(CustomCmdMsg(cmdID: 3, data: "{\"cmd\":\"item_popup_msg\"}", reliable: true, ordered: false)),
             .publish(sdp: "v=0\r\n"), .unpublish, .subscribe(userId: "a", sdp: "v=0\r\n"), .unsubscribe(userId: "a"),
             .muteLocalVideo(true), .muteLocalAudio(false),
+            .startPublishMediaStream(target: Self.cdnTarget, encoderParam: Self.encoderParam, mixingConfig: Self.mixingConfig),
+            .startPublishMediaStream(target: Self.cdnTarget, encoderParam: nil, mixingConfig: nil),
+            .updatePublishMediaStream(taskId: "t1", target: nil, encoderParam: nil, mixingConfig: Self.mixingConfig),
+            .updatePublishMediaStream(taskId: "t1", target: Self.cdnTarget, encoderParam: Self.encoderParam, mixingConfig: nil),
+            .stopPublishMediaStream(taskId: "t1"), .stopPublishMediaStream(taskId: ""),
         ]
         #expect(Set(requests.map(\.type)) == Set(SignalingRequest.types))
         for request in requests {
@@ -34,6 +39,16 @@ import Testing
         ("{\"type\":\"acceptMic\",\"userId\":[]}", ErrorCode.invalidField),
         ("{\"type\":\"sendCustomCmdMsg\",\"cmdID\":1}", ErrorCode.missingField),
         ("{\"type\":\"sendCustomCmdMsg\",\"cmdID\":1,\"data\":\"x\",\"reliable\":\"yes\"}", ErrorCode.invalidField),
+        (#"{"type":"startPublishMediaStream"}"#, ErrorCode.missingField),
+        (#"{"type":"startPublishMediaStream","target":null}"#, ErrorCode.missingField),
+        (#"{"type":"startPublishMediaStream","target":"rtmp://cdn/live/s"}"#, ErrorCode.invalidField),
+        (#"{"type":"startPublishMediaStream","target":[]}"#, ErrorCode.invalidField),
+        (#"{"type":"startPublishMediaStream","target":{},"encoderParam":3}"#, ErrorCode.invalidField),
+        (#"{"type":"startPublishMediaStream","target":{},"mixingConfig":true}"#, ErrorCode.invalidField),
+        (#"{"type":"updatePublishMediaStream","target":{}}"#, ErrorCode.missingField),
+        (#"{"type":"updatePublishMediaStream","taskId":7}"#, ErrorCode.invalidField),
+        (#"{"type":"updatePublishMediaStream","taskId":"t","target":"x"}"#, ErrorCode.invalidField),
+        (#"{"type":"stopPublishMediaStream","taskId":{}}"#, ErrorCode.invalidField),
     ])
     func badMessagesNameTheProblem(text: String, code: Int) {
         do {
@@ -43,6 +58,42 @@ import Testing
             #expect(error.code == code)
             #expect(!error.message.isEmpty)
         }
+    }
+
+    static let cdnTarget: JSONValue = ["mode": 3, "cdnUrlList": [["rtmpUrl": "rtmp://cdn.example/live/s1", "isInternalLine": false]]]
+    static let encoderParam: JSONValue = ["videoEncodedWidth": 640, "videoEncodedHeight": 360, "videoEncodedKbps": 800]
+    static let mixingConfig: JSONValue = [
+        "backgroundColor": 0x202020,
+        "videoLayoutList": [["rect": ["left": 0, "top": 0, "right": 640, "bottom": 360], "zOrder": 0, "fixedVideoUser": ["userId": "host"]]],
+    ]
+
+    @Test func publishMediaStreamRequestsKeepTheirObjects() throws {
+        let start = try SignalingRequest.parse(
+            #"{"type":"startPublishMediaStream","target":{"mode":1,"extra":[1,"a"]},"encoderParam":null}"#)
+        #expect(start == .startPublishMediaStream(target: ["mode": 1, "extra": [1, "a"]], encoderParam: nil, mixingConfig: nil))
+        #expect(start.json.jsonText == #"{"target":{"extra":[1,"a"],"mode":1},"type":"startPublishMediaStream"}"#)
+
+        let update = try SignalingRequest.parse(#"{"type":"updatePublishMediaStream","taskId":"t9","encoderParam":{"videoEncodedKbps":900}}"#)
+        #expect(update == .updatePublishMediaStream(taskId: "t9", target: nil, encoderParam: ["videoEncodedKbps": 900], mixingConfig: nil))
+        #expect(update.json.jsonText == #"{"encoderParam":{"videoEncodedKbps":900},"taskId":"t9","type":"updatePublishMediaStream"}"#)
+
+        // No taskId (or null) stops every task of the user.
+        #expect(try SignalingRequest.parse(#"{"type":"stopPublishMediaStream"}"#) == .stopPublishMediaStream(taskId: ""))
+        #expect(try SignalingRequest.parse(#"{"type":"stopPublishMediaStream","taskId":null}"#) == .stopPublishMediaStream(taskId: ""))
+        #expect(SignalingRequest.stopPublishMediaStream(taskId: "t9").json.jsonText == #"{"taskId":"t9","type":"stopPublishMediaStream"}"#)
+    }
+
+    @Test func publishMediaStreamEventsEncode() {
+        #expect(ServerEvent.onStartPublishMediaStream(taskId: "t1", code: 0, message: "").json.jsonText
+            == #"{"code":0,"event":"onStartPublishMediaStream","message":"","taskId":"t1"}"#)
+        #expect(ServerEvent.onUpdatePublishMediaStream(taskId: "t1", code: -7223, message: "resolution").json.jsonText
+            == #"{"code":-7223,"event":"onUpdatePublishMediaStream","message":"resolution","taskId":"t1"}"#)
+        #expect(ServerEvent.onStopPublishMediaStream(taskId: "", code: 0, message: "").json.jsonText
+            == #"{"code":0,"event":"onStopPublishMediaStream","message":"","taskId":""}"#)
+        #expect(ServerEvent.onCdnStreamStateChanged(taskId: "t1", cdnUrl: "rtmp://cdn/live/s", status: 2, code: 0, message: "").json.jsonText
+            == #"{"cdnUrl":"rtmp://cdn/live/s","code":0,"event":"onCdnStreamStateChanged","message":"","status":2,"taskId":"t1"}"#)
+        #expect((0...4).compactMap(ServerEvent.cdnStreamStatusName) == ["stopped", "connecting", "pushing", "reconnecting", "failed"])
+        #expect(ServerEvent.cdnStreamStatusName(5) == nil)
     }
 
     @Test func eventsEncodeWithTheirCallbackName() {

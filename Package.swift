@@ -48,6 +48,7 @@ let package = Package(
         // The room server: WebSocket signaling, admin REST, services.
         .target(name: "LiveRoomServer", dependencies: [
             "LiveRoomAuth", "LiveRoomCore", "LiveRoomStore", "LiveRoomSFU", "LiveRoomTransport", "LiveRoomSecureTransport", "LiveRoomWire",
+            "LiveRoomMixer", "LiveRoomPublishing", "LiveRoomMedia",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Hummingbird", package: "hummingbird"),
@@ -79,6 +80,11 @@ let package = Package(
         ]),
         // Publish media stream tasks (pure): TRTC mixing config, layout math, task state machine, registry.
         .target(name: "LiveRoomMixer", dependencies: ["LiveRoomCore"]),
+        // Runs publish media stream tasks: decodes inputs, composes, encodes, pushes FLV over RTMP.
+        .target(name: "LiveRoomPublishing", dependencies: [
+            "LiveRoomMixer", "LiveRoomMedia", "LiveRoomWire",
+            .product(name: "NIOCore", package: "swift-nio"),
+        ]),
         // The client kit behind the `liveroom` command line.
         .target(name: "LiveRoomClientKit", dependencies: [
             "LiveRoomAuth", "LiveRoomCore", "LiveRoomTransport", "LiveRoomMedia", "LiveRoomWire", "LiveRoomSecureTransport",
@@ -121,8 +127,10 @@ let package = Package(
             "LiveRoomTransport", "LiveRoomWire",
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
+        // A real RTMP server (nginx with libnginx-mod-rtmp) for tests.
+        .target(name: "RTMPTestSupport", path: "Tests/RTMPTestSupport"),
         .testTarget(name: "LiveRoomMediaTests", dependencies: [
-            "LiveRoomMedia", "LiveRoomWire",
+            "LiveRoomMedia", "LiveRoomWire", "RTMPTestSupport",
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
         .testTarget(name: "LiveRoomSecureTransportTests", dependencies: ["LiveRoomSecureTransport"]),
@@ -133,7 +141,7 @@ let package = Package(
         .testTarget(name: "LiveRoomClientKitTests", dependencies: ["LiveRoomClientKit"]),
         .testTarget(name: "LiveRoomMixerTests", dependencies: ["LiveRoomMixer", "LiveRoomCore"]),
         .testTarget(name: "EndToEndTests", dependencies: [
-            "LiveRoomAuth", "LiveRoomCore",
+            "LiveRoomAuth", "LiveRoomCore", "RTMPTestSupport",
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
         ]),
     ]

@@ -23,6 +23,9 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
     @Option(help: "Directory for the SQLite database (LIVEROOM_DATA_DIR).") var dataDir: String?
     @Option(help: "URL that room events are posted to (LIVEROOM_WEBHOOK_URL).") var webhookURL: String?
     @Option(help: "Most anchors one room may have (LIVEROOM_MAX_ANCHORS).") var maxAnchors: Int?
+    @Option(help: "Retries of a failed RTMP connection of a publish task (LIVEROOM_TASK_RETRY_COUNT, default 5).") var taskRetryCount: Int?
+    @Option(help: "Milliseconds between those retries (LIVEROOM_TASK_RETRY_INTERVAL_MS, default 1000).") var taskRetryIntervalMs: Int?
+    @Option(help: "Seconds a publish task lives on after every input has left (LIVEROOM_TASK_IDLE_TIMEOUT, default 30).") var taskIdleTimeout: Int?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical (LIVEROOM_LOG_LEVEL).") var logLevel: String?
 
     func validate() throws {
@@ -48,10 +51,16 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
             secretKey: secretKey ?? env["LIVEROOM_SECRET_KEY"],
             dataDirectory: dataDir ?? env["LIVEROOM_DATA_DIR"] ?? defaults.dataDirectory,
             webhookURL: webhookURL ?? env["LIVEROOM_WEBHOOK_URL"],
-            maxAnchorsPerRoom: try maxAnchors ?? number("LIVEROOM_MAX_ANCHORS") ?? defaults.maxAnchorsPerRoom)
+            maxAnchorsPerRoom: try maxAnchors ?? number("LIVEROOM_MAX_ANCHORS") ?? defaults.maxAnchorsPerRoom,
+            taskRetryCount: try taskRetryCount ?? number("LIVEROOM_TASK_RETRY_COUNT") ?? defaults.taskRetryCount,
+            taskRetryInterval: .milliseconds(try taskRetryIntervalMs ?? number("LIVEROOM_TASK_RETRY_INTERVAL_MS") ?? 1000),
+            taskIdleTimeout: .seconds(try taskIdleTimeout ?? number("LIVEROOM_TASK_IDLE_TIMEOUT") ?? 30))
         let levelText = logLevel ?? env["LIVEROOM_LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelText) else { throw ValidationError("unknown log level \(levelText)") }
         guard configuration.maxAnchorsPerRoom > 0 else { throw ValidationError("--max-anchors must be at least 1") }
+        guard configuration.taskRetryCount >= 0, configuration.taskRetryInterval > .zero, configuration.taskIdleTimeout > .zero else {
+            throw ValidationError("--task-retry-count must be at least 0, --task-retry-interval-ms and --task-idle-timeout at least 1")
+        }
 
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)

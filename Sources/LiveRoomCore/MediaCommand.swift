@@ -9,6 +9,23 @@ public struct PublishState: Sendable, Hashable {
     }
 }
 
+/// A publishing anchor as a mixer sees it: what it publishes and what it has muted.
+public struct PublisherState: Sendable, Hashable {
+    public var userId: String
+    public var audio: Bool
+    public var video: Bool
+    public var audioMuted: Bool
+    public var videoMuted: Bool
+
+    public init(userId: String, audio: Bool, video: Bool, audioMuted: Bool = false, videoMuted: Bool = false) {
+        self.userId = userId
+        self.audio = audio
+        self.video = video
+        self.audioMuted = audioMuted
+        self.videoMuted = videoMuted
+    }
+}
+
 /// Work the room core hands to the media server.
 public enum MediaCommand: Sendable, Hashable {
     /// Negotiate `userId`'s publishing peer connection from an SDP offer; the answer goes

@@ -287,6 +287,22 @@ public struct RoomsStateMachine: Sendable {
         return room.anchorOrder.filter { room.members[$0]?.publishing != nil }
     }
 
+    /// What each publishing anchor of a room sends, in the order they became anchors (for mixers).
+    public func publisherStates(in roomId: String) -> [PublisherState] {
+        guard let room = rooms[roomId] else { return [] }
+        return room.anchorOrder.compactMap { userId in
+            guard let member = room.members[userId], let publishing = member.publishing else { return nil }
+            return PublisherState(
+                userId: userId, audio: publishing.audio, video: publishing.video, audioMuted: member.audioMuted, videoMuted: member.videoMuted)
+        }
+    }
+
+    /// The role of a session's user, if it is in a room.
+    public func role(of session: SessionID) -> Role? {
+        guard let (roomId, userId) = sessions[session] else { return nil }
+        return rooms[roomId]?.members[userId]?.role
+    }
+
     // MARK: Entering and leaving
 
     /// Checks enterRoom's parameters as TRTC does, in TRTC's order.

@@ -20,7 +20,7 @@ public final class H264Encoder: VideoEncoding {
     /// Frames per second; sets the `pts` step and rate control.
     public let fps: Int
     /// Target bitrate in kbit/s.
-    public let bitrateKbps: Int
+    public private(set) var bitrateKbps: Int
     /// Frames between IDR pictures.
     public let gopFrames: Int
     /// The SPS and PPS in Annex B form, when the encoder was opened with `globalHeader`.
@@ -90,6 +90,16 @@ public final class H264Encoder: VideoEncoding {
     public convenience init(width: Int, height: Int, fps: Int, bitrateKbps: Int, gopSeconds: Int, threads: Int = 1, globalHeader: Bool = false) throws {
         guard gopSeconds > 0 else { throw MediaFormatError("GOP must be at least one second, got \(gopSeconds)") }
         try self.init(width: width, height: height, fps: fps, bitrateKbps: bitrateKbps, gopFrames: gopSeconds * fps, threads: threads, globalHeader: globalHeader)
+    }
+
+    /// Changes the bitrate from the next frame on (libx264 reconfigures its rate control
+    /// without a new keyframe or new parameter sets).
+    public func setBitrate(kbps: Int) {
+        guard kbps > 0 else { return }
+        bitrateKbps = kbps
+        context.pointer.pointee.bit_rate = Int64(kbps) * 1000
+        context.pointer.pointee.rc_max_rate = Int64(kbps) * 1000
+        context.pointer.pointee.rc_buffer_size = Int32(kbps * 1000)
     }
 
     public func encode(_ input: VideoFrame, forceKeyframe: Bool = false) throws -> [EncodedVideoFrame] {

@@ -64,6 +64,10 @@ public enum MixerErrorCode {
     public static let audioFormatChange = -7226
     /// A client updating or stopping a task it did not start.
     public static let notTaskOwner = -7227
+    /// Pushing to an RTMP URL failed after every retry (`onCdnStreamStateChanged` status 4).
+    public static let cdnPushFailed = -7228
+    /// The admin API named a room that does not exist.
+    public static let roomNotFound = -7229
 
     /// The Tencent Cloud API 3.0 error name for an error of this module, for the admin REST API
     /// (`{"Response": {"Error": {"Code": …}}}`). Codes of other modules answer `InvalidParameter`.
@@ -90,6 +94,8 @@ public enum MixerErrorCode {
         case publishModeChange: "UnsupportedOperation.ChangePublishMode"
         case audioFormatChange: "UnsupportedOperation.ChangeAudioFormat"
         case notTaskOwner: "UnauthorizedOperation.TaskId"
+        case cdnPushFailed: "FailedOperation.PublishCdnFailed"
+        case roomNotFound: "FailedOperation.RoomNotExist"
         default: "InvalidParameter"
         }
     }

@@ -20,7 +20,14 @@ public final class SFURouter {
         case send(ByteBuffer, to: TransportAddress)
         /// A publisher's connection closed by itself (consent expired, DTLS closed).
         case publisherClosed(owner: OwnerID, roomId: String, userId: String, reason: String)
+        /// A publisher's RTP packet (decrypted) for a tap inside the server, such as a mixer.
+        case tapped(TapID, publisher: PublisherKey, codec: RTPCodec, packet: [UInt8])
+        /// A subscriber asks a local publisher (one the server feeds) for a keyframe.
+        case localKeyframeRequest(PublisherKey)
     }
+
+    /// Identifies a receiver of publishers' RTP inside the server (a publish task's mixer).
+    public typealias TapID = UInt64
 
     /// Counters for metrics and benchmarks.
     public struct Counters: Sendable, Hashable {
@@ -36,6 +43,11 @@ public final class SFURouter {
     public struct PublisherKey: Hashable, Sendable {
         public var roomId: String
         public var userId: String
+
+        public init(roomId: String, userId: String) {
+            self.roomId = roomId
+            self.userId = userId
+        }
     }
 
     final class UpTrack {
@@ -92,6 +104,10 @@ public final class SFURouter {
     private var demux = MediaDemultiplexer<PeerID>()
     private var peers: [PeerID: Peer] = [:]
     private var publishers: [PublisherKey: PeerID] = [:]
+    /// Publishers the server feeds itself (a mix published into a room): tracks without a peer connection.
+    private var localPublishers: [PublisherKey: [UpTrack]] = [:]
+    /// The taps receiving each publisher's packets; they outlive a publisher's connection.
+    private var taps: [PublisherKey: [TapID]] = [:]
     private var nextPeer: PeerID = 1
     /// Our SSRC as the sender of RTCP feedback to publishers.
     private let feedbackSSRC = UInt32.random(in: 1...UInt32.max)
@@ -146,7 +162,7 @@ public final class SFURouter {
         throws(NegotiationError) -> String
     {
         let key = PublisherKey(roomId: roomId, userId: publisherId)
-        guard let publisherPeer = publishers[key].flatMap({ peers[$0] }), case .publisher(_, let upTracks) = publisherPeer.role else {
+        guard let upTracks = upTracks(of: key) else {
             throw NegotiationError("\(publisherId) is not publishing")
         }
         let offer = try parse(offerText)
@@ -196,6 +212,61 @@ public final class SFURouter {
     /// Closes every connection `owner` has.
     public func close(owner: OwnerID) -> [Output] {
         peers.values.filter { $0.owner == owner }.map(\.id).flatMap { remove($0, reason: "session closed") }
+    }
+
+    // MARK: Local publishers
+
+    /// Starts (or restarts) a publisher the server feeds with ``sendLocal(_:kind:of:now:)``,
+    /// which subscribers receive like any other. Subscribers of an earlier one carry on.
+    public func publishLocal(_ key: PublisherKey, codecs: [RTPCodec]) {
+        let tracks = codecs.map { UpTrack(kind: $0.kind, codec: $0, payloadType: 0) }
+        localPublishers[key] = tracks
+        for subscriber in peers.values {
+            guard case .subscriber(key, let down) = subscriber.role else { continue }
+            for track in tracks where down[track.kind]?.codec == track.codec {
+                track.subscribers.append(subscriber.id)
+            }
+        }
+    }
+
+    /// Ends a local publisher.
+    public func stopLocal(_ key: PublisherKey) {
+        localPublishers[key] = nil
+    }
+
+    /// One RTP packet (unprotected) of a local publisher's `kind` track, to its subscribers and taps.
+    public func sendLocal(_ packet: [UInt8], kind: MediaKind, of key: PublisherKey, now: ContinuousClock.Instant) -> [Output] {
+        guard let track = localPublishers[key]?.first(where: { $0.kind == kind }), packet.count >= 12 else { return [] }
+        return forward(packet, on: track, of: key, now: now)
+    }
+
+    /// The tracks of a publisher, remote or local.
+    private func upTracks(of key: PublisherKey) -> [UpTrack]? {
+        if let peer = publishers[key].flatMap({ peers[$0] }), case .publisher(_, let tracks) = peer.role { return tracks }
+        return localPublishers[key]
+    }
+
+    // MARK: Taps
+
+    /// Sets the publishers whose packets `tap` receives, replacing the earlier set. A
+    /// publisher new to the tap is asked for a keyframe, so decoding can start.
+    public func setTap(_ tap: TapID, publishers keys: Set<PublisherKey>, now: ContinuousClock.Instant) -> [Output] {
+        for (key, ids) in taps where ids.contains(tap) && !keys.contains(key) {
+            let rest = ids.filter { $0 != tap }
+            taps[key] = rest.isEmpty ? nil : rest
+        }
+        var outputs: [Output] = []
+        for key in keys where taps[key]?.contains(tap) != true {
+            taps[key, default: []].append(tap)
+            outputs += requestKeyframe(of: key, now: now)
+        }
+        return outputs
+    }
+
+    /// A tap asks a publisher for a keyframe (rate-limited like subscribers' requests).
+    public func requestKeyframe(for tap: TapID, of key: PublisherKey, now: ContinuousClock.Instant) -> [Output] {
+        guard taps[key]?.contains(tap) == true else { return [] }
+        return requestKeyframe(of: key, now: now)
     }
 
     // MARK: Packets and timers
@@ -271,14 +342,18 @@ public final class SFURouter {
         return outputs
     }
 
-    /// A publisher's RTP to every subscriber of its track.
+    /// A publisher's RTP to every subscriber of its track, and to the taps on the publisher.
     private func forward(_ packet: [UInt8], from peer: Peer, now: ContinuousClock.Instant) -> [Output] {
-        guard case .publisher(_, let tracks) = peer.role, packet.count >= 12,
+        guard case .publisher(let key, let tracks) = peer.role, packet.count >= 12,
             let track = tracks.first(where: { $0.payloadType == packet[1] & 0x7F })
         else {
             counters.dropped += 1
             return []
         }
+        return forward(packet, on: track, of: key, now: now)
+    }
+
+    private func forward(_ packet: [UInt8], on track: UpTrack, of key: PublisherKey, now: ContinuousClock.Instant) -> [Output] {
         counters.rtpReceived += 1
         let sequence = UInt16(packet[2]) << 8 | UInt16(packet[3])
         let timestamp = Self.timestamp(of: packet)
@@ -290,6 +365,9 @@ public final class SFURouter {
             track.keyframeRequests.keyframeReceived()
         }
         var outputs: [Output] = []
+        for tap in taps[key] ?? [] {
+            outputs.append(.tapped(tap, publisher: key, codec: track.codec, packet: packet))
+        }
         for subscriberID in track.subscribers {
             guard let subscriber = peers[subscriberID], subscriber.transport.isConnected,
                 let output = send(packet, ssrc: ssrc, sequence: sequence, timestamp: timestamp, kind: track.kind, to: subscriber, now: now)
@@ -329,7 +407,8 @@ public final class SFURouter {
         var outputs: [Output] = []
         switch peer.role {
         case .subscriber(let key, let tracks):
-            guard let publisher = publishers[key].flatMap({ peers[$0] }), case .publisher(_, let upTracks) = publisher.role else { return [] }
+            guard let upTracks = upTracks(of: key) else { return [] }
+            let publisher = publishers[key].flatMap { peers[$0] }
             for rtcp in packets {
                 switch rtcp {
                 case .genericNACK(let nack):
@@ -347,7 +426,7 @@ public final class SFURouter {
                             outputs.append(output)
                         }
                     }
-                    if !missing.isEmpty {
+                    if !missing.isEmpty, let publisher {
                         counters.nacksForwarded += 1
                         outputs += sendRTCP(.genericNACK(RTCPGenericNACK(senderSSRC: feedbackSSRC, mediaSSRC: upSSRC, lostSequenceNumbers: missing)), to: publisher)
                     }
@@ -381,6 +460,10 @@ public final class SFURouter {
     }
 
     private func requestKeyframe(of key: PublisherKey, now: ContinuousClock.Instant) -> [Output] {
+        if let local = localPublishers[key] {
+            guard let video = local.first(where: { $0.kind == .video }), video.keyframeRequests.request(now: now) else { return [] }
+            return [.localKeyframeRequest(key)]
+        }
         guard let publisher = publishers[key].flatMap({ peers[$0] }), case .publisher(_, let tracks) = publisher.role,
             let video = tracks.first(where: { $0.kind == .video }), video.keyframeRequests.request(now: now)
         else { return [] }
@@ -440,9 +523,7 @@ public final class SFURouter {
             // until the user publishes again and they subscribe again.
             _ = tracks
         case .subscriber(let key, _):
-            if let publisher = publishers[key].flatMap({ peers[$0] }), case .publisher(_, let tracks) = publisher.role {
-                for track in tracks { track.subscribers.removeAll { $0 == id } }
-            }
+            for track in upTracks(of: key) ?? [] { track.subscribers.removeAll { $0 == id } }
         }
         var outputs: [Output] = []
         for case .send(let bytes, let to) in peer.transport.close(reason: reason) {

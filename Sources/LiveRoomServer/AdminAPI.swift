@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import LiveRoomCore
+import LiveRoomMixer
 import LiveRoomStore
 
 /// The TRTC-style admin REST API (`POST /v1/<Action>`) and the IM-compatible group message
@@ -21,7 +22,10 @@ struct AdminAPI: Sendable {
         }
     }
 
-    static let actions = ["DismissRoomByStrRoomId", "RemoveUserByStrRoomId", "DescribeRoom", "DescribeRoomInfo"]
+    static let actions = [
+        "DismissRoomByStrRoomId", "RemoveUserByStrRoomId", "DescribeRoom", "DescribeRoomInfo",
+        "StartPublishCdnStream", "UpdatePublishCdnStream", "StopPublishCdnStream",
+    ]
 
     /// Runs one `/v1/<Action>` call; the result is the `Response` object's fields.
     func call(_ action: String, body: String) async -> JSONValue {
@@ -116,8 +120,30 @@ struct AdminAPI: Sendable {
                 return .object(entry)
             }
             return ["Total": .number(Double(total)), "RoomList": .array(list)]
+        case "StartPublishCdnStream":
+            let (request, config) = try await Self.taskCall { () throws(LiveRoomError) in try AdminPublishCdnStreamRequest.parseStart(.object(params)) }
+            let taskId = try await Self.taskCall { () async throws(LiveRoomError) in try await hub.startAdminTask(config, roomId: request.roomId) }
+            return ["TaskId": .string(taskId)]
+        case "UpdatePublishCdnStream":
+            let request = try await Self.taskCall { () throws(LiveRoomError) in try AdminPublishCdnStreamRequest.parseUpdate(.object(params)) }
+            try await Self.taskCall { () async throws(LiveRoomError) in try await hub.updateAdminTask(request) }
+            return ["TaskId": .string(request.taskId)]
+        case "StopPublishCdnStream":
+            let taskId = try await Self.taskCall { () throws(LiveRoomError) in try AdminPublishCdnStreamRequest.parseStopTaskId(.object(params)) }
+            try await Self.taskCall { () async throws(LiveRoomError) in try await hub.stopAdminTask(taskId) }
+            return ["TaskId": .string(taskId)]
         default:
             throw CloudError("InvalidAction", "unknown action \"\(action)\"")
+        }
+    }
+
+    /// Runs a publish task operation, turning its error into the Tencent Cloud error name
+    /// with LiveRoom's numeric code in the message.
+    private static func taskCall<T>(_ body: () async throws(LiveRoomError) -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch {
+            throw CloudError(MixerErrorCode.cloudErrorName(for: error), "\(error.code): \(error.message)")
         }
     }
 

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdWebSocket
 import LiveRoomCore
+import LiveRoomMixer
 import LiveRoomSecureTransport
 import LiveRoomStore
 import Logging
@@ -52,6 +53,8 @@ public struct LiveRoomServer: Sendable {
         let hub = RoomHub(
             configuration: .init(
                 sdkAppId: credentials.sdkAppId, secretKey: credentials.secretKey, maxAnchorsPerRoom: configuration.maxAnchorsPerRoom),
+            taskConfiguration: .init(
+                retryCount: configuration.taskRetryCount, retryInterval: configuration.taskRetryInterval, idleTimeout: configuration.taskIdleTimeout),
             recorder: recorder, logger: logger)
         let certificate = try DTLSCertificate()
         let media = try await MediaService.bind(

@@ -7,4 +7,5 @@ enum LogKey {
     static let action = "liveroom.action"
     static let error = "liveroom.error"
     static let address = "liveroom.address"
+    static let task = "liveroom.task"
 }

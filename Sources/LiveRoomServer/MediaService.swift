@@ -15,6 +15,7 @@ final class MediaService: Service, Sendable {
     let eventLoop: any EventLoop
     private let channel: any Channel
     private let router: NIOLoopBound<SFURouter>
+    private let handler: NIOLoopBound<MediaChannelHandler>
     let port: Int
     private let logger: Logger
 
@@ -33,9 +34,12 @@ final class MediaService: Service, Sendable {
         let router = try await eventLoop.submit {
             NIOLoopBound(SFURouter(certificate: certificate, host: advertisedHost, port: UInt16(boundPort)), eventLoop: eventLoop)
         }.get()
-        let service = MediaService(eventLoop: eventLoop, channel: channel, router: router, port: boundPort, logger: logger)
+        let handler = try await eventLoop.submit {
+            NIOLoopBound(MediaChannelHandler(router: router.value, logger: logger, onPublisherClosed: onPublisherClosed), eventLoop: eventLoop)
+        }.get()
+        let service = MediaService(eventLoop: eventLoop, channel: channel, router: router, handler: handler, port: boundPort, logger: logger)
         try await eventLoop.submit {
-            let handler = MediaChannelHandler(router: router.value, logger: logger, onPublisherClosed: onPublisherClosed)
+            let handler = handler.value
             try channel.pipeline.syncOperations.addHandler(handler)
             // Timers: ICE consent, DTLS retransmission, held-back keyframe requests.
             eventLoop.scheduleRepeatedTask(initialDelay: .milliseconds(20), delay: .milliseconds(20)) { task in
@@ -49,10 +53,14 @@ final class MediaService: Service, Sendable {
         return service
     }
 
-    private init(eventLoop: any EventLoop, channel: any Channel, router: NIOLoopBound<SFURouter>, port: Int, logger: Logger) {
+    private init(
+        eventLoop: any EventLoop, channel: any Channel, router: NIOLoopBound<SFURouter>, handler: NIOLoopBound<MediaChannelHandler>, port: Int,
+        logger: Logger
+    ) {
         self.eventLoop = eventLoop
         self.channel = channel
         self.router = router
+        self.handler = handler
         self.port = port
         self.logger = logger
     }
@@ -97,6 +105,52 @@ final class MediaService: Service, Sendable {
         eventLoop.execute { MediaChannelHandler.write(router.value.close(owner: owner), to: channel) }
     }
 
+    /// Where a tap's packets go; called on the media loop, so it must only hand them on.
+    typealias TapSink = @Sendable (SFURouter.PublisherKey, RTPCodec, [UInt8]) -> Void
+
+    /// Sets the publishers `tap` receives (an empty set removes the tap) and where their packets go.
+    func setTap(_ tap: SFURouter.TapID, publishers: Set<SFURouter.PublisherKey>, sink: @escaping TapSink) {
+        let (router, handler, channel) = (self.router, self.handler, self.channel)
+        eventLoop.execute {
+            handler.value.sinks[tap] = publishers.isEmpty ? nil : sink
+            MediaChannelHandler.write(router.value.setTap(tap, publishers: publishers, now: .now), to: channel)
+        }
+    }
+
+    /// A tap asks a publisher for a keyframe.
+    func requestKeyframe(for tap: SFURouter.TapID, of publisher: SFURouter.PublisherKey) {
+        let (router, channel) = (self.router, self.channel)
+        eventLoop.execute { MediaChannelHandler.write(router.value.requestKeyframe(for: tap, of: publisher, now: .now), to: channel) }
+    }
+
+    /// Starts a publisher the server feeds itself (a mix published into a room).
+    /// `onKeyframeRequest` runs on the media loop when a subscriber needs a keyframe.
+    func publishLocal(_ key: SFURouter.PublisherKey, codecs: [RTPCodec], onKeyframeRequest: @escaping @Sendable () -> Void) {
+        let (router, handler) = (self.router, self.handler)
+        eventLoop.execute {
+            handler.value.keyframeHandlers[key] = onKeyframeRequest
+            router.value.publishLocal(key, codecs: codecs)
+        }
+    }
+
+    func stopLocal(_ key: SFURouter.PublisherKey) {
+        let (router, handler) = (self.router, self.handler)
+        eventLoop.execute {
+            handler.value.keyframeHandlers[key] = nil
+            router.value.stopLocal(key)
+        }
+    }
+
+    /// RTP packets (unprotected) of a local publisher, sent on in order.
+    func sendLocal(_ packets: [(packet: [UInt8], kind: MediaKind)], of key: SFURouter.PublisherKey) {
+        let (router, handler, channel) = (self.router, self.handler, self.channel)
+        eventLoop.execute {
+            let now = ContinuousClock.now
+            let outputs = packets.flatMap { router.value.sendLocal($0.packet, kind: $0.kind, of: key, now: now) }
+            handler.value.emit(outputs, to: channel)
+        }
+    }
+
     /// The router's counters, read on its loop.
     func counters() async throws -> SFURouter.Counters {
         let router = self.router
@@ -112,6 +166,10 @@ final class MediaChannelHandler: ChannelInboundHandler {
     private let router: SFURouter
     private let logger: Logger
     private let onPublisherClosed: @Sendable (SFURouter.OwnerID, String, String, String) -> Void
+    /// Where each tap's packets go.
+    var sinks: [SFURouter.TapID: MediaService.TapSink] = [:]
+    /// Who makes keyframes for each local publisher.
+    var keyframeHandlers: [SFURouter.PublisherKey: @Sendable () -> Void] = [:]
 
     init(router: SFURouter, logger: Logger, onPublisherClosed: @escaping @Sendable (SFURouter.OwnerID, String, String, String) -> Void) {
         self.router = router
@@ -152,7 +210,18 @@ final class MediaChannelHandler: ChannelInboundHandler {
         case .publisherClosed(let owner, let roomId, let userId, let reason):
             logger.info("Publisher connection closed", metadata: [LogKey.room: "\(roomId)", LogKey.user: "\(userId)", LogKey.error: "\(reason)"])
             onPublisherClosed(owner, roomId, userId, reason)
+        case .tapped(let tap, let publisher, let codec, let packet):
+            sinks[tap]?(publisher, codec, packet)
+        case .localKeyframeRequest(let key):
+            keyframeHandlers[key]?()
         }
+    }
+
+    /// Carries out outputs produced outside a read (on the loop), then flushes.
+    func emit(_ outputs: [SFURouter.Output], to channel: any Channel) {
+        guard !outputs.isEmpty else { return }
+        for output in outputs { dispatch(output) { channel.write(NIOAny($0), promise: nil) } }
+        channel.flush()
     }
 
     /// Writes the send outputs of a command to the channel (on its loop).

@@ -1,19 +1,26 @@
 import Foundation
 import LiveRoomCore
+import LiveRoomMixer
 import Logging
 
 /// Owns the room state machine and the open connections, and carries out the machine's
 /// actions: messages go to connection outboxes, records to the history recorder.
 actor RoomHub {
-    private var machine: RoomsStateMachine
+    private(set) var machine: RoomsStateMachine
     private var outboxes: [SessionID: ConnectionOutbox] = [:]
     private var nextSession: SessionID = 1
     private let recorder: RoomRecorder
-    private let logger: Logger
-    private var media: MediaService?
+    let logger: Logger
+    private(set) var media: MediaService?
+    /// Publish media stream tasks (PublishTasks.swift).
+    var tasks: PublishTaskBook
 
-    init(configuration: RoomsStateMachine.Configuration, recorder: RoomRecorder, logger: Logger) {
+    init(
+        configuration: RoomsStateMachine.Configuration, taskConfiguration: PublishTaskStateMachine.Configuration = .init(),
+        recorder: RoomRecorder, logger: Logger
+    ) {
         self.machine = RoomsStateMachine(configuration: configuration)
+        self.tasks = PublishTaskBook(configuration: taskConfiguration)
         self.recorder = recorder
         self.logger = logger
     }
@@ -54,6 +61,13 @@ actor RoomHub {
             logger.debug("Bad signaling message", metadata: [LogKey.session: "\(session)", LogKey.error: "\(error)"])
             send(.error(error), to: session)
             return
+        }
+        switch request {
+        case .startPublishMediaStream, .updatePublishMediaStream, .stopPublishMediaStream:
+            handlePublishTaskRequest(request, from: session)
+            return
+        default:
+            break
         }
         let now = EventTime.now()
         let elapsed = now.monotonic - connectedAt
@@ -125,6 +139,7 @@ actor RoomHub {
 
     func dismissRoom(_ roomId: String) throws(LiveRoomError) {
         execute(try machine.dismissRoom(roomId, at: .now()))
+        roomTasksDismissed(roomId)
     }
 
     func removeUsers(_ userIds: [String], from roomId: String) throws(LiveRoomError) -> [String] {
@@ -143,6 +158,7 @@ actor RoomHub {
 
     /// Tells every connection the server is going away: each user in a room gets onExitRoom(2).
     func shutdown() {
+        stopAllTasks()
         for roomId in machine.roomIds {
             _ = try? dismissRoom(roomId)
         }
@@ -162,6 +178,7 @@ actor RoomHub {
             }
         }
         recorder.record(records)
+        if !tasks.runners.isEmpty { refreshPublishTasks() }
     }
 
     /// Hands a media command to the media port. Commands are queued on its loop in call

@@ -16,11 +16,21 @@ public struct ServerConfiguration: Sendable {
     public var webhookURL: String?
     /// Most anchors one room may have.
     public var maxAnchorsPerRoom: Int
+    /// Retries of a publish task's failed RTMP connection before the URL is given up.
+    public var taskRetryCount: Int
+    /// The wait before each of those retries.
+    public var taskRetryInterval: Duration
+    /// How long a publish task lives on after every input has left (unless the task sets its own).
+    public var taskIdleTimeout: Duration
 
     public init(
         host: String = "127.0.0.1", port: Int = 7880, mediaPort: Int = 7882, sdkAppId: UInt64? = nil, secretKey: String? = nil,
-        dataDirectory: String = "liveroom-data", webhookURL: String? = nil, maxAnchorsPerRoom: Int = 50
+        dataDirectory: String = "liveroom-data", webhookURL: String? = nil, maxAnchorsPerRoom: Int = 50,
+        taskRetryCount: Int = 5, taskRetryInterval: Duration = .milliseconds(1000), taskIdleTimeout: Duration = .seconds(30)
     ) {
+        self.taskRetryCount = taskRetryCount
+        self.taskRetryInterval = taskRetryInterval
+        self.taskIdleTimeout = taskIdleTimeout
         self.host = host
         self.port = port
         self.mediaPort = mediaPort

@@ -1,4 +1,5 @@
 import Foundation
+import RTMPTestSupport
 import Synchronization
 import Testing
 @testable import LiveRoomMedia

@@ -31,25 +31,25 @@ import Foundation
 /// defer { server.stop() }
 /// let url = server.url(stream: "test")  // rtmp://127.0.0.1:PORT/live/test
 /// ```
-final class NginxRTMPServer {
-    static let nginxPath = "/usr/sbin/nginx"
-    static let modulePath = "/usr/lib/nginx/modules/ngx_rtmp_module.so"
+public final class NginxRTMPServer: @unchecked Sendable {
+    public static let nginxPath = "/usr/sbin/nginx"
+    public static let modulePath = "/usr/lib/nginx/modules/ngx_rtmp_module.so"
 
     /// Whether nginx and the RTMP module are installed.
-    static var isAvailable: Bool {
+    public static var isAvailable: Bool {
         FileManager.default.isExecutableFile(atPath: nginxPath) && FileManager.default.fileExists(atPath: modulePath)
     }
 
     /// The loopback port nginx listens on; kept across ``stop()`` and ``start()``.
-    let port: Int
+    public let port: Int
     /// The temporary directory with the configuration, pid file and logs.
-    let directory: String
+    public let directory: String
     private var process: Process?
 
     /// Writes the configuration for `port`, or for a free port if nil. Does not start nginx.
-    init(port: Int? = nil) throws {
+    public init(port: Int? = nil) throws {
         self.port = try port ?? Self.freeLoopbackPort()
-        directory = TestSupport.temporaryPath("-nginx")
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("liveroom-nginx-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try Self.configuration(directory: directory, port: self.port)
             .write(toFile: directory + "/nginx.conf", atomically: true, encoding: .utf8)
@@ -60,7 +60,7 @@ final class NginxRTMPServer {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
-    static func configuration(directory: String, port: Int) -> String {
+    public static func configuration(directory: String, port: Int) -> String {
         """
         load_module \(modulePath);
         daemon off;
@@ -80,13 +80,13 @@ final class NginxRTMPServer {
     }
 
     /// `rtmp://127.0.0.1:PORT/live/<stream>`.
-    func url(stream: String) -> String { "rtmp://127.0.0.1:\(port)/live/\(stream)" }
+    public func url(stream: String) -> String { "rtmp://127.0.0.1:\(port)/live/\(stream)" }
 
     /// The error log so far, for failure messages.
-    var errorLog: String { (try? String(contentsOfFile: directory + "/error.log", encoding: .utf8)) ?? "" }
+    public var errorLog: String { (try? String(contentsOfFile: directory + "/error.log", encoding: .utf8)) ?? "" }
 
     /// Starts nginx and waits until the port accepts connections.
-    func start(timeout: Duration = .seconds(10)) throws {
+    public func start(timeout: Duration = .seconds(10)) throws {
         precondition(process == nil, "nginx already running")
         let nginx = Process()
         nginx.executableURL = URL(fileURLWithPath: Self.nginxPath)
@@ -110,7 +110,7 @@ final class NginxRTMPServer {
     }
 
     /// Terminates nginx (SIGTERM, then SIGKILL after `grace`) and waits for it to exit.
-    func stop(grace: Duration = .seconds(3)) {
+    public func stop(grace: Duration = .seconds(3)) {
         guard let nginx = process else { return }
         process = nil
         guard nginx.isRunning else { return }
@@ -122,20 +122,20 @@ final class NginxRTMPServer {
     }
 
     /// Kills nginx at once (SIGKILL), as a crashed CDN edge would go away.
-    func kill() {
+    public func kill() {
         guard let nginx = process else { return }
         process = nil
         Foundation.kill(nginx.processIdentifier, SIGKILL)
         nginx.waitUntilExit()
     }
 
-    struct NginxError: Error, CustomStringConvertible {
-        var message: String
-        var description: String { message }
+    public struct NginxError: Error, CustomStringConvertible {
+        public var message: String
+        public var description: String { message }
     }
 
     /// A port no one listens on now: bind 127.0.0.1:0, read the port, close.
-    static func freeLoopbackPort() throws -> Int {
+    public static func freeLoopbackPort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw NginxError(message: "socket: errno \(errno)") }
         defer { close(fd) }
@@ -151,7 +151,7 @@ final class NginxRTMPServer {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    static func canConnect(port: Int) -> Bool {
+    public static func canConnect(port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
@@ -161,7 +161,7 @@ final class NginxRTMPServer {
         } == 0
     }
 
-    static func loopback(port: Int) -> sockaddr_in {
+    public static func loopback(port: Int) -> sockaddr_in {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = UInt16(port).bigEndian

@@ -1,0 +1,541 @@
+import Foundation
+import LiveRoomMedia
+import LiveRoomMixer
+import LiveRoomWire
+import NIOCore
+
+/// Runs the media of one publish media stream task on its own thread: decodes the inputs,
+/// composes the layout, encodes H.264 and AAC, and pushes FLV to every RTMP URL.
+///
+/// The task's ``PublishTaskStateMachine`` decides; the runner executes. The server calls
+/// ``connect(url:)``, ``disconnect(url:)``, ``apply(_:)``, ``setAnchors(_:)`` and ``stop()``;
+/// the runner reports each RTMP connection's fate through `onEvent`. None of these calls
+/// block: they queue work for the task's thread, so a slow task or a dead CDN never holds
+/// up the media port or another task.
+///
+/// - Mixing tasks draw a frame every 1/fps seconds and mix 1024 audio samples every
+///   1024/rate seconds, whether or not anyone is present, so the CDN stream runs on while
+///   co-hosts come and go. Timestamps come from that schedule and stay continuous across
+///   updates and reconnects.
+/// - A relay of an H.264 publisher passes the access units on without re-encoding; a VP8
+///   publisher is decoded and encoded to H.264 at its own size. Audio is always Opus → AAC.
+public final class PublishTaskRunner: @unchecked Sendable {
+    /// What the runner reports to the state machine.
+    public enum Event: Sendable, Hashable {
+        case rtmpConnected(url: String)
+        case rtmpFailed(url: String, message: String)
+    }
+
+    /// Counters since the task started.
+    public struct Statistics: Sendable, Hashable {
+        public var videoFrames = 0
+        public var audioFrames = 0
+        /// Video ticks skipped because the thread fell behind.
+        public var skippedVideoFrames = 0
+        public var inputPackets = 0
+        public var decodedFrames = 0
+        public var decodeErrors = 0
+        public var encodeErrors = 0
+    }
+
+    public let taskId: String
+    public let roomId: String
+    private let onEvent: @Sendable (Event) -> Void
+    private let requestKeyframe: @Sendable (MixUser) -> Void
+    private let log: @Sendable (String) -> Void
+
+    // The inbox, guarded by `condition`.
+    private let condition = NSCondition()
+    private var inboxPackets: [(MixUser, VideoCodec?, [UInt8])] = []
+    private var inboxConfig: PublishTaskConfig?
+    private var inboxAnchors: [MixAnchor]?
+    private var inboxConnections: [(url: String, open: Bool)] = []
+    private var keyframeWanted = false
+    private var stopRequested = false
+    private var counters = Statistics()
+
+    // Owned by the task's thread once it starts.
+    private var config: PublishTaskConfig
+    private var anchors: [MixAnchor] = []
+    private var inputs: [MixUser: MixInput] = [:]
+    private var publishers: [String: RTMPPublisher] = [:]
+    /// URLs to open once the video track is known (a relay before its first keyframe).
+    private var waitingURLs: [String] = []
+    private var video: VideoPipeline
+    private var audioMixer: AudioMixer
+    private let aac: AACEncoder
+    private var images: [String: VideoFrame?] = [:]
+    private let start = ContinuousClock.now
+    private var nextVideo: ContinuousClock.Instant
+    private var nextAudioFrame: Int64 = 0
+
+    /// How video gets from the inputs to H.264.
+    enum VideoPipeline {
+        /// Audio-only output.
+        case none
+        /// Compose the canvas and encode it.
+        case mix(VideoCompositor, H264Encoder)
+        /// A relay of VP8: waits for the first picture to size the encoder, then encodes it.
+        case transcodeRelay(VideoCompositor?, H264Encoder?)
+        /// A relay of H.264: waits for the first keyframe for the parameter sets, then passes access units on.
+        case passthrough(RTMPPublisher.VideoTrack?)
+    }
+
+    /// Builds the encoders for `config` (so a bad config fails here, not later) and starts the thread.
+    /// - Parameters:
+    ///   - onEvent: RTMP connections that came up or failed; called on other threads.
+    ///   - requestKeyframe: ask an input's publisher for a keyframe.
+    public init(
+        taskId: String, roomId: String, config: PublishTaskConfig,
+        onEvent: @escaping @Sendable (Event) -> Void, requestKeyframe: @escaping @Sendable (MixUser) -> Void,
+        log: @escaping @Sendable (String) -> Void = { _ in }
+    ) throws {
+        self.taskId = taskId
+        self.roomId = roomId
+        self.config = config
+        self.onEvent = onEvent
+        self.requestKeyframe = requestKeyframe
+        self.log = log
+        let param = config.encoderParam ?? StreamEncoderParam(audioEncodedChannelNum: 2, audioEncodedKbps: 64)
+        aac = try AACEncoder(sampleRate: param.audioEncodedSampleRate, channels: param.audioEncodedChannelNum, bitrateKbps: param.audioEncodedKbps)
+        audioMixer = AudioMixer(sampleRate: param.audioEncodedSampleRate, channels: param.audioEncodedChannelNum, samplesPerFrame: AACEncoder.samplesPerFrame)
+        if config.target.mode.isMixing {
+            if param.hasVideo {
+                let compositor = try VideoCompositor(width: param.videoEncodedWidth, height: param.videoEncodedHeight)
+                let encoder = try H264Encoder(
+                    width: param.videoEncodedWidth, height: param.videoEncodedHeight, fps: param.videoEncodedFPS,
+                    bitrateKbps: param.effectiveVideoKbps, gopSeconds: param.videoEncodedGOP, globalHeader: true)
+                video = .mix(compositor, encoder)
+            } else {
+                video = .none
+            }
+        } else {
+            video = .passthrough(nil)
+        }
+        nextVideo = start
+        let thread = Thread { [self] in run() }
+        thread.name = "publish-task-\(taskId)"
+        thread.start()
+    }
+
+    // MARK: Calls from the server (any thread)
+
+    /// An RTP packet of an input (decrypted), from the media port. Video packets carry their codec.
+    public func receive(from user: MixUser, videoCodec: VideoCodec?, packet: [UInt8]) {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !stopRequested, inboxPackets.count < 4096 else { return }
+        inboxPackets.append((user, videoCodec, packet))
+    }
+
+    /// The publishing anchors present, in join order, with what they publish.
+    public func setAnchors(_ anchors: [MixAnchor]) {
+        post { $0.inboxAnchors = anchors }
+    }
+
+    /// A new config from an update (already checked by the state machine).
+    public func apply(_ config: PublishTaskConfig) {
+        post { $0.inboxConfig = config }
+    }
+
+    /// Opens an RTMP connection to `url`, or opens it again after a failure.
+    public func connect(url: String) {
+        post { $0.inboxConnections.append((url, true)) }
+    }
+
+    /// Closes the connection to `url`.
+    public func disconnect(url: String) {
+        post { $0.inboxConnections.append((url, false)) }
+    }
+
+    /// Ends the task: the thread closes every connection and exits. Does not wait.
+    public func stop() {
+        post { $0.stopRequested = true }
+    }
+
+    public var statistics: Statistics {
+        condition.lock()
+        defer { condition.unlock() }
+        return counters
+    }
+
+    private func post(_ change: (PublishTaskRunner) -> Void) {
+        condition.lock()
+        change(self)
+        condition.signal()
+        condition.unlock()
+    }
+
+    // MARK: The task's thread
+
+    private func run() {
+        while true {
+            condition.lock()
+            let due = nextDue()
+            while !stopRequested && inboxConnections.isEmpty && inboxConfig == nil && inboxAnchors == nil && ContinuousClock.now < due {
+                let wait = ContinuousClock.now.duration(to: due)
+                _ = condition.wait(until: Date(timeIntervalSinceNow: Double(wait.components.attoseconds) / 1e18 + Double(wait.components.seconds)))
+            }
+            if stopRequested {
+                condition.unlock()
+                break
+            }
+            let packets = inboxPackets
+            inboxPackets.removeAll(keepingCapacity: true)
+            let newConfig = inboxConfig
+            let newAnchors = inboxAnchors
+            let connections = inboxConnections
+            inboxConfig = nil
+            inboxAnchors = nil
+            inboxConnections.removeAll()
+            let forceKeyframe = keyframeWanted
+            keyframeWanted = false
+            condition.unlock()
+
+            if let newConfig { reconfigure(newConfig) }
+            if let newAnchors { updateAnchors(newAnchors) }
+            for connection in connections {
+                if connection.open { open(connection.url) } else { close(connection.url) }
+            }
+            let now = ContinuousClock.now
+            receive(packets, now: now)
+            if forceKeyframe, case .passthrough = video, let source = config.relaySource { requestKeyframe(source.resolved(in: roomId)) }
+            produceAudio(until: now)
+            if now >= nextVideo { produceVideo(now: now, forceKeyframe: forceKeyframe) }
+        }
+        for publisher in publishers.values { publisher.stop() }
+        publishers.removeAll()
+    }
+
+    /// When the thread must next wake for output.
+    private func nextDue() -> ContinuousClock.Instant {
+        let audioDue = start.advanced(by: .milliseconds(nextAudioFrame * Int64(AACEncoder.samplesPerFrame) * 1000 / Int64(audioMixer.sampleRate)))
+        switch video {
+        case .none: return audioDue
+        default: return min(audioDue, nextVideo)
+        }
+    }
+
+    private var frameInterval: Duration {
+        .nanoseconds(1_000_000_000 / Int64(max(1, config.encoderParam?.videoEncodedFPS ?? 15)))
+    }
+
+    private func milliseconds(since instant: ContinuousClock.Instant) -> Int64 {
+        let elapsed = start.duration(to: instant)
+        return elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000
+    }
+
+    private func reconfigure(_ newConfig: PublishTaskConfig) {
+        config = newConfig
+        if case .mix(_, let encoder) = video, let param = newConfig.encoderParam, param.effectiveVideoKbps != encoder.bitrateKbps {
+            encoder.setBitrate(kbps: param.effectiveVideoKbps)
+        }
+        dropInputsNotPresent()
+    }
+
+    private func updateAnchors(_ newAnchors: [MixAnchor]) {
+        anchors = newAnchors
+        dropInputsNotPresent()
+    }
+
+    /// Frees the decoders of users who left.
+    private func dropInputsNotPresent() {
+        let present = Set(anchors.map { $0.user.resolved(in: roomId) })
+        for user in inputs.keys where !present.contains(user) { inputs[user] = nil }
+    }
+
+    private func receive(_ packets: [(MixUser, VideoCodec?, [UInt8])], now: ContinuousClock.Instant) {
+        var decoded = 0
+        var errors = 0
+        var keyframeRequests = Set<MixUser>()
+        let relaySource = config.target.mode.isMixing ? nil : config.relaySource?.resolved(in: roomId)
+        for (user, codec, bytes) in packets {
+            guard let packet = try? RTPPacket.parse(ByteBuffer(bytes: bytes)) else { continue }
+            guard let input = input(for: user) else { continue }
+            guard let codec else {
+                input.receiveAudio(Array(buffer: packet.payload))
+                continue
+            }
+            for result in input.receiveVideo(packet, codec: codec, now: now) {
+                switch result {
+                case .requestKeyframe:
+                    keyframeRequests.insert(user)
+                case .frame(let frame):
+                    if relaySource == user, frame.codec == .vp8, case .passthrough(nil) = video {
+                        // FLV carries no VP8: this relay transcodes.
+                        video = .transcodeRelay(nil, nil)
+                    }
+                    if relaySource == user, case .passthrough = video {
+                        pass(frame, now: now)
+                    } else if input.decode(frame) {
+                        decoded += 1
+                    } else {
+                        errors += 1
+                        keyframeRequests.insert(user)
+                    }
+                }
+            }
+        }
+        for input in inputs.values where input.tick(now: now) { keyframeRequests.insert(input.user) }
+        keyframeRequests.forEach(requestKeyframe)
+        condition.lock()
+        counters.inputPackets += packets.count
+        counters.decodedFrames += decoded
+        counters.decodeErrors += errors
+        condition.unlock()
+    }
+
+    private func input(for user: MixUser) -> MixInput? {
+        if let input = inputs[user] { return input }
+        guard inputs.count < StreamMixingConfig.maxInputs,
+            let input = try? MixInput(user: user, outputRate: audioMixer.sampleRate, outputChannels: audioMixer.channels)
+        else { return nil }
+        inputs[user] = input
+        return input
+    }
+
+    // MARK: Output
+
+    private func produceAudio(until now: ContinuousClock.Instant) {
+        let rate = Int64(audioMixer.sampleRate)
+        let samples = Int64(AACEncoder.samplesPerFrame)
+        while start.advanced(by: .milliseconds(nextAudioFrame * samples * 1000 / rate)) <= now {
+            let pts = nextAudioFrame * samples
+            nextAudioFrame += 1
+            let volumes: [MixUser: Int]
+            if config.target.mode.isMixing {
+                let layout = currentLayout(canvas: MixSize(width: 0, height: 0))
+                volumes = Dictionary(layout.audio.map { ($0.user, $0.volume) }, uniquingKeysWith: { first, _ in first })
+            } else {
+                volumes = config.relaySource.map { [$0.resolved(in: roomId): 100] } ?? [:]
+            }
+            var mixInputs: [AudioMixer.Input] = []
+            for input in inputs.values {
+                // Every input's queue is drained at the output pace, mixed or not.
+                guard let frame = input.takeAudio(count: Int(samples), pts: pts), let volume = volumes[input.user] else { continue }
+                mixInputs.append(AudioMixer.Input(frame: frame, volume: volume))
+            }
+            do {
+                let mixed = try audioMixer.mix(mixInputs, pts: pts)
+                for encoded in try aac.encode(mixed) {
+                    let timestamp = encoded.ptsMilliseconds
+                    for publisher in publishers.values { publisher.write(audio: encoded, timestampMs: timestamp) }
+                }
+                count { $0.audioFrames += 1 }
+            } catch {
+                count { $0.encodeErrors += 1 }
+            }
+        }
+    }
+
+    private func produceVideo(now: ContinuousClock.Instant, forceKeyframe: Bool) {
+        let interval = frameInterval
+        // Behind by more than a frame: skip the missed ticks instead of bunching them.
+        var skipped = 0
+        while nextVideo.advanced(by: interval) <= now {
+            nextVideo = nextVideo.advanced(by: interval)
+            skipped += 1
+        }
+        let timestamp = milliseconds(since: nextVideo)
+        nextVideo = nextVideo.advanced(by: interval)
+        if skipped > 0 { count { $0.skippedVideoFrames += skipped } }
+        switch video {
+        case .none, .passthrough:
+            return
+        case .mix(let compositor, let encoder):
+            compose(into: compositor)
+            encode(compositor, with: encoder, timestamp: timestamp, forceKeyframe: forceKeyframe)
+        case .transcodeRelay(let compositor, let encoder):
+            guard let source = config.relaySource?.resolved(in: roomId), let picture = inputs[source]?.picture else { return }
+            if compositor == nil || encoder == nil {
+                startTranscodedRelay(size: VideoSize(width: picture.width & ~1, height: picture.height & ~1))
+            }
+            guard case .transcodeRelay(let compositor?, let encoder?) = video else { return }
+            try? compositor.draw(picture, into: PixelRect(x: 0, y: 0, width: compositor.width, height: compositor.height))
+            encode(compositor, with: encoder, timestamp: timestamp, forceKeyframe: forceKeyframe)
+        }
+    }
+
+    private func encode(_ compositor: VideoCompositor, with encoder: H264Encoder, timestamp: Int64, forceKeyframe: Bool) {
+        do {
+            let frames = try encoder.encode(compositor.frame(pts: timestamp * 90), forceKeyframe: forceKeyframe)
+            for frame in frames {
+                for publisher in publishers.values { publisher.write(video: frame, timestampMs: timestamp) }
+            }
+            count { $0.videoFrames += 1 }
+        } catch {
+            count { $0.encodeErrors += 1 }
+        }
+    }
+
+    /// The layout now, with each input's decoded picture size.
+    private func currentLayout(canvas: MixSize) -> MixFrameLayout {
+        let sized = anchors.map { anchor -> MixAnchor in
+            var anchor = anchor
+            if let picture = inputs[anchor.user.resolved(in: roomId)]?.picture {
+                anchor.videoSize = MixSize(width: picture.width, height: picture.height)
+            }
+            return anchor
+        }
+        let excluded: Set<MixUser> = config.target.mixStreamIdentity.map { [$0] } ?? []
+        return MixLayoutEngine.compose(config: config.effectiveMixingConfig, canvas: canvas, anchors: sized, taskRoomId: roomId, excluding: excluded)
+    }
+
+    private func compose(into compositor: VideoCompositor) {
+        let layout = currentLayout(canvas: MixSize(width: compositor.width, height: compositor.height))
+        compositor.fill(YUVColor(rgb: layout.backgroundColor))
+        if let background = image(layout.backgroundImage) {
+            try? compositor.draw(background, into: PixelRect(x: 0, y: 0, width: compositor.width, height: compositor.height))
+        }
+        for item in layout.items {
+            let rect = PixelRect(item.rect)
+            if let color = item.backgroundColor { try? compositor.fill(rect, color: YUVColor(rgb: color)) }
+            switch item.content {
+            case .video(let user, _, let placement):
+                if let picture = inputs[user]?.picture {
+                    try? compositor.draw(picture, crop: PixelRect(placement.source), into: PixelRect(placement.destination))
+                }
+            case .color(let color):
+                try? compositor.fill(rect, color: YUVColor(rgb: color))
+            case .image(let url):
+                if let picture = image(url) {
+                    try? compositor.draw(picture, into: rect)
+                } else if case .layout = item.origin {
+                    // A placeholder image that cannot be loaded: the layout's colour stands in.
+                    try? compositor.fill(rect, color: YUVColor(rgb: 0))
+                }
+            }
+        }
+    }
+
+    /// A local image (a path or `file://` URL), loaded once. Other URLs are not fetched.
+    private func image(_ url: String) -> VideoFrame? {
+        guard !url.isEmpty else { return nil }
+        if let cached = images[url] { return cached }
+        var path: String? = nil
+        if url.hasPrefix("file://") {
+            path = URL(string: url)?.path
+        } else if url.hasPrefix("/") {
+            path = url
+        }
+        let loaded = path.flatMap { try? VideoFrame(contentsOfImageFile: $0) }
+        if loaded == nil { log("image \(url) cannot be loaded; only local files are drawn") }
+        images[url] = loaded
+        return loaded
+    }
+
+    // MARK: Relays
+
+    /// Passes an H.264 access unit of the relayed user on without re-encoding.
+    private func pass(_ frame: MixInput.EncodedFrame, now: ContinuousClock.Instant) {
+        guard case .passthrough(let track) = video else { return }
+        if track == nil {
+            guard frame.isKeyframe, let sets = AnnexB.parameterSets(in: frame.data), let size = try? VideoSize(keyframe: frame.data, codec: .h264) else {
+                return
+            }
+            video = .passthrough(RTMPPublisher.VideoTrack(width: size.width, height: size.height, fps: config.encoderParam?.videoEncodedFPS ?? 15, parameterSets: sets))
+            openWaitingURLs()
+        }
+        let timestamp = milliseconds(since: now)
+        let encoded = EncodedVideoFrame(codec: .h264, data: frame.data, isKeyframe: frame.isKeyframe, pts: timestamp * 90)
+        for publisher in publishers.values { publisher.write(video: encoded, timestampMs: timestamp) }
+        count { $0.videoFrames += 1 }
+    }
+
+    private func startTranscodedRelay(size: VideoSize) {
+        let param = config.encoderParam
+        let fps = param?.videoEncodedFPS ?? 15
+        let kbps = param?.videoEncodedKbps ?? 0 > 0 ? param!.videoEncodedKbps : max(300, size.width * size.height * fps * 15 / 100_000)
+        guard let compositor = try? VideoCompositor(width: size.width, height: size.height),
+            let encoder = try? H264Encoder(width: size.width, height: size.height, fps: fps, bitrateKbps: kbps, gopSeconds: param?.videoEncodedGOP ?? 2, globalHeader: true)
+        else {
+            count { $0.encodeErrors += 1 }
+            return
+        }
+        video = .transcodeRelay(compositor, encoder)
+        openWaitingURLs()
+    }
+
+    /// Whether the FLV video track is known (it is not for a relay before its first frame).
+    private var videoTrackKnown: Bool {
+        switch video {
+        case .none, .mix, .transcodeRelay(_, _?), .passthrough(_?): true
+        case .transcodeRelay(_, nil), .passthrough(nil): false
+        }
+    }
+
+    /// The FLV video track; nil for audio-only output.
+    private var videoTrack: RTMPPublisher.VideoTrack? {
+        switch video {
+        case .none, .transcodeRelay(_, nil): return nil
+        case .mix(_, let encoder), .transcodeRelay(_, let encoder?):
+            return encoder.parameterSets.map { RTMPPublisher.VideoTrack(width: encoder.width, height: encoder.height, fps: encoder.fps, parameterSets: $0) }
+        case .passthrough(let track):
+            return track
+        }
+    }
+
+    // MARK: RTMP connections
+
+    private func open(_ url: String) {
+        if let publisher = publishers[url] {
+            publisher.reconnect()
+            return
+        }
+        guard videoTrackKnown else {
+            // A relay's video track is known at its first frame: the URL opens then.
+            if !waitingURLs.contains(url) { waitingURLs.append(url) }
+            if let source = config.relaySource { requestKeyframe(source.resolved(in: roomId)) }
+            return
+        }
+        let audio = RTMPPublisher.AudioTrack(sampleRate: aac.sampleRate, channels: aac.channels, audioSpecificConfig: aac.audioSpecificConfig)
+        do {
+            publishers[url] = try RTMPPublisher(url: url, video: videoTrack, audio: audio) { [weak self] state in
+                self?.publisherChanged(url: url, state: state)
+            }
+        } catch {
+            onEvent(.rtmpFailed(url: url, message: "\(error)"))
+        }
+    }
+
+    private func openWaitingURLs() {
+        let urls = waitingURLs
+        waitingURLs.removeAll()
+        urls.forEach(open)
+    }
+
+    private func close(_ url: String) {
+        waitingURLs.removeAll { $0 == url }
+        guard let publisher = publishers.removeValue(forKey: url) else { return }
+        // stop() flushes and may block on a slow server: not on the mixing thread.
+        Thread.detachNewThread { publisher.stop() }
+    }
+
+    /// Called on a publisher's thread.
+    private func publisherChanged(url: String, state: RTMPPublisher.State) {
+        switch state {
+        case .pushing:
+            // The new connection starts at a keyframe: make one now rather than at the next GOP.
+            condition.lock()
+            keyframeWanted = true
+            condition.unlock()
+            onEvent(.rtmpConnected(url: url))
+        case .failed(let error):
+            onEvent(.rtmpFailed(url: url, message: "\(error)"))
+        case .connecting, .stopped:
+            break
+        }
+    }
+
+    private func count(_ change: (inout Statistics) -> Void) {
+        condition.lock()
+        change(&counters)
+        condition.unlock()
+    }
+}
+
+extension PixelRect {
+    init(_ rect: MixRect) {
+        self.init(x: rect.x, y: rect.y, width: rect.width, height: rect.height)
+    }
+}

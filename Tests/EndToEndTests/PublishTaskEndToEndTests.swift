@@ -1,0 +1,252 @@
+import Foundation
+import LiveRoomCore
+import RTMPTestSupport
+import Testing
+
+/// One decoded picture as RGB24, from ffmpeg.
+struct RGBFrame {
+    let width: Int
+    let height: Int
+    let pixels: [UInt8]
+
+    func color(x: Int, y: Int) -> (r: Int, g: Int, b: Int) {
+        let i = (y * width + x) * 3
+        return (Int(pixels[i]), Int(pixels[i + 1]), Int(pixels[i + 2]))
+    }
+
+    /// Whether the pixel is within `tolerance` of 0xRRGGBB in every channel.
+    func pixel(x: Int, y: Int, is rgb: UInt32, tolerance: Int = 48) -> Bool {
+        let c = color(x: x, y: y)
+        return abs(c.r - Int(rgb >> 16)) <= tolerance && abs(c.g - Int(rgb >> 8 & 0xFF)) <= tolerance && abs(c.b - Int(rgb & 0xFF)) <= tolerance
+    }
+}
+
+/// Runs a tool to the end, or kills it after `timeout`; returns standard output.
+func runTool(_ path: String, _ arguments: [String], timeout: Duration = .seconds(20)) throws -> Data {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    let collected = Locked(Data())
+    let reader = Thread {
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        collected.withLock { $0 = data }
+    }
+    reader.start()
+    let deadline = ContinuousClock.now + timeout
+    while process.isRunning, ContinuousClock.now < deadline { usleep(20_000) }
+    if process.isRunning {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        throw TimedOut(description: "\(path) \(arguments.joined(separator: " ")) did not finish in \(timeout)")
+    }
+    process.waitUntilExit()
+    while !reader.isFinished { usleep(5_000) }
+    return collected.withLock { $0 }
+}
+
+/// The first video frame of `input` (a URL or file; `before` goes ahead of `-i`), decoded.
+func decodeFrame(_ input: String, width: Int, height: Int, before: [String] = []) throws -> RGBFrame {
+    let data = try runTool("/usr/bin/ffmpeg", ["-v", "error"] + before + ["-i", input, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+    guard data.count == width * height * 3 else {
+        throw TimedOut(description: "ffmpeg gave \(data.count) bytes for a \(width)x\(height) frame of \(input)")
+    }
+    return RGBFrame(width: width, height: height, pixels: [UInt8](data))
+}
+
+/// The video stream of `input`: width, height, frame rate.
+func probeVideo(_ input: String) throws -> (width: Int, height: Int, fps: String, codec: String) {
+    let data = try runTool(
+        "/usr/bin/ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "stream=codec_name,width,height,r_frame_rate", "-of", "json", input])
+    let stream = try JSONValue.parse(String(decoding: data, as: UTF8.self))["streams"]?.arrayValue?.first
+    return (
+        stream?["width"]?.intValue ?? 0, stream?["height"]?.intValue ?? 0, stream?["r_frame_rate"]?.stringValue ?? "",
+        stream?["codec_name"]?.stringValue ?? ""
+    )
+}
+
+/// Publish media stream tasks through the server to a real RTMP server (nginx-rtmp), pulled
+/// back with ffmpeg.
+@Suite(.serialized, .timeLimit(.minutes(4)), .enabled(if: NginxRTMPServer.isAvailable && FileManager.default.fileExists(atPath: "/usr/bin/ffmpeg")))
+struct PublishTaskEndToEndTests {
+    static let small = ["--resolution", "320x240", "--fps", "15", "--bitrate", "400"]
+    static let red: UInt32 = 0xFF0000
+    static let blue: UInt32 = 0x0000FF
+    static let green: UInt32 = 0x00FF00
+    static let yellow: UInt32 = 0xFFFF00
+
+    /// The custom layout on a 640x360 canvas: `left` on the left half, `boxed` in a 200x200 box on the right.
+    static func mixingConfig(left: String, boxed: String) -> String {
+        func layout(_ user: String, x: Int, y: Int, width: Int, height: Int, z: Int) -> String {
+            """
+            {"fixedVideoUser":{"userId":"\(user)","strRoomId":"room1"},"rect":{"left":\(x),"top":\(y),"right":\(x + width),"bottom":\(y + height)},\
+            "zOrder":\(z),"fillMode":0,"backgroundColor":\(yellow)}
+            """
+        }
+        return """
+            {"backgroundColor":\(green),"layoutMode":"custom","videoLayoutList":[\(layout(left, x: 0, y: 0, width: 320, height: 360, z: 1)),\
+            \(layout(boxed, x: 400, y: 80, width: 200, height: 200, z: 2))]}
+            """
+    }
+
+    static func startRequest(url: String) -> String {
+        """
+        {"target":{"mode":"mixStreamToCdn","cdnUrlList":[{"rtmpUrl":"\(url)"}]},\
+        "encoderParam":{"videoEncodedWidth":640,"videoEncodedHeight":360,"videoEncodedFPS":15,"videoEncodedGOP":1,"videoEncodedKbps":800,\
+        "audioEncodedSampleRate":48000,"audioEncodedChannelNum":2,"audioEncodedKbps":64},\
+        "mixingConfig":\(mixingConfig(left: "red", boxed: "blue"))}
+        """
+    }
+
+    @Test func mixTaskPlacesAnchorsFollowsUpdatesAndSurvivesTheCDNGoingAway() async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let nginx = try NginxRTMPServer()
+        try nginx.start()
+        defer { nginx.stop() }
+        let server = try await TestServer.start(in: scope, extra: ["--task-retry-interval-ms", "500", "--task-retry-count", "20"])
+        let red = try await server.enteredWithMedia("red", role: "anchor", media: ["--publish", "color:FF0000"] + Self.small, in: scope)
+        let blue = try await server.enteredWithMedia("blue", role: "anchor", media: ["--publish", "color:0000FF"] + Self.small, in: scope)
+        try await red.waitForEvent("onPublishAnswer")
+        try await blue.waitForEvent("onPublishAnswer")
+
+        let url = nginx.url(stream: "mix")
+        red.send("start-publish \(Self.startRequest(url: url))")
+        let started = try await red.waitForEvent("onStartPublishMediaStream")
+        #expect(started["code"] == 0, "\(started.jsonText)")
+        let taskId = try #require(started["taskId"]?.stringValue)
+        try await red.waitForEvent("onCdnStreamStateChanged", timeout: .seconds(15)) { $0["status"] == 2 }
+
+        // The declared size and rate, each anchor in its rect, the background elsewhere.
+        let video = try probeVideo(url)
+        #expect(video.width == 640 && video.height == 360 && video.fps == "15/1" && video.codec == "h264", "\(video)")
+        try await Task.sleep(for: .seconds(1))
+        let mixed = try decodeFrame(url, width: 640, height: 360)
+        #expect(mixed.pixel(x: 160, y: 180, is: Self.red), "left half: \(mixed.color(x: 160, y: 180))")
+        #expect(mixed.pixel(x: 500, y: 180, is: Self.blue), "box: \(mixed.color(x: 500, y: 180))")
+        #expect(mixed.pixel(x: 360, y: 20, is: Self.green), "background: \(mixed.color(x: 360, y: 20))")
+        #expect(mixed.pixel(x: 620, y: 340, is: Self.green), "background: \(mixed.color(x: 620, y: 340))")
+
+        // Record the CDN stream across an update that swaps the rects: one unbroken recording.
+        let recording = scope.dataDirectory.appendingPathComponent("swap.flv").path
+        let recorder = try scope.start("/usr/bin/ffmpeg", ["-v", "error", "-i", url, "-t", "9", "-c", "copy", "-y", recording], name: "recorder")
+        try await Task.sleep(for: .seconds(3))
+        red.send("update-publish \(taskId) {\"mixingConfig\":\(Self.mixingConfig(left: "blue", boxed: "red"))}")
+        let updated = try await red.waitForEvent("onUpdatePublishMediaStream")
+        #expect(updated["code"] == 0, "\(updated.jsonText)")
+        #expect(try await recorder.waitForExit(timeout: .seconds(20)) == 0, "\(recorder.standardError)")
+        let first = try decodeFrame(recording, width: 640, height: 360)
+        let last = try decodeFrame(recording, width: 640, height: 360, before: ["-sseof", "-0.5"])
+        #expect(first.pixel(x: 160, y: 180, is: Self.red) && first.pixel(x: 500, y: 180, is: Self.blue), "before: \(first.color(x: 160, y: 180))")
+        #expect(last.pixel(x: 160, y: 180, is: Self.blue) && last.pixel(x: 500, y: 180, is: Self.red), "after: \(last.color(x: 160, y: 180))")
+        let duration = try runTool("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", recording])
+        #expect((Double(String(decoding: duration, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 8.5, "the recording broke off")
+        #expect(red.events(named: "onCdnStreamStateChanged").filter { $0["status"] == 3 }.isEmpty, "the task reconnected during the update")
+
+        // Muted video shows the layout's placeholder colour.
+        blue.send("mute-video on")
+        try await red.waitForEvent("onUserVideoAvailable") { $0["userId"] == "blue" && $0["available"] == false }
+        try await Task.sleep(for: .seconds(1))
+        let muted = try decodeFrame(url, width: 640, height: 360)
+        #expect(muted.pixel(x: 160, y: 180, is: Self.yellow), "placeholder: \(muted.color(x: 160, y: 180))")
+        #expect(muted.pixel(x: 500, y: 180, is: Self.red))
+
+        // The RTMP server goes away and comes back: the task reconnects and the stream returns.
+        nginx.kill()
+        try await red.waitForEvent("onCdnStreamStateChanged", timeout: .seconds(15)) { $0["status"] == 3 }
+        try await Task.sleep(for: .seconds(1))
+        try nginx.start()
+        try await red.waitForEvent("onCdnStreamStateChanged", count: 2, timeout: .seconds(20)) { $0["status"] == 2 }
+        let back = try decodeFrame(url, width: 640, height: 360)
+        #expect(back.pixel(x: 500, y: 180, is: Self.red), "after the reconnect: \(back.color(x: 500, y: 180))")
+
+        red.send("stop-publish \(taskId)")
+        let stopped = try await red.waitForEvent("onStopPublishMediaStream")
+        #expect(stopped["code"] == 0)
+        try await red.waitForEvent("onCdnStreamStateChanged") { $0["status"] == 0 }
+    }
+
+    @Test func adminRelayTaskAndItsErrors() async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let nginx = try NginxRTMPServer()
+        try nginx.start()
+        defer { nginx.stop() }
+        let server = try await TestServer.start(in: scope, extra: ["--task-idle-timeout", "2"])
+        let host = try await server.enteredWithMedia("host", role: "anchor", media: ["--publish", "color:0000FF", "--video-codec", "h264"] + Self.small, in: scope)
+        try await host.waitForEvent("onPublishAnswer")
+
+        // A relay of an H.264 anchor: its own size, no re-encoding.
+        let url = nginx.url(stream: "relay")
+        let start: JSONValue = [
+            "SdkAppId": .number(Double(TestServer.sdkAppId)), "RoomId": "room1", "RoomIdType": 1, "WithTranscoding": 0,
+            "SingleSubscribeParams": ["UserMediaStream": ["UserInfo": ["RoomId": "room1", "UserId": "host"], "StreamType": 0]],
+            "PublishCdnParams": [["PublishCdnUrl": .string(url)]],
+        ]
+        let (started, status) = try await server.admin("StartPublishCdnStream", start, in: scope)
+        #expect(status == 0, "\(started.jsonText)")
+        let taskId = try #require(started["Response"]?["TaskId"]?.stringValue, "\(started.jsonText)")
+        try await Task.sleep(for: .seconds(2))
+        let video = try probeVideo(url)
+        #expect(video.width == 320 && video.height == 240 && video.codec == "h264", "\(video)")
+        let frame = try decodeFrame(url, width: 320, height: 240)
+        #expect(frame.pixel(x: 160, y: 120, is: Self.blue), "\(frame.color(x: 160, y: 120))")
+
+        // The same URL twice is refused; a stale sequence number is refused.
+        let (duplicate, _) = try await server.admin("StartPublishCdnStream", start, in: scope)
+        #expect(duplicate["Response"]?["Error"]?["Code"] == "FailedOperation.RequestRejection", "\(duplicate.jsonText)")
+        let update: JSONValue = ["SdkAppId": .number(Double(TestServer.sdkAppId)), "TaskId": .string(taskId), "SequenceNumber": 2]
+        let (firstUpdate, _) = try await server.admin("UpdatePublishCdnStream", update, in: scope)
+        #expect(firstUpdate["Response"]?["Error"] == nil, "\(firstUpdate.jsonText)")
+        let (staleUpdate, _) = try await server.admin("UpdatePublishCdnStream", update, in: scope)
+        #expect(staleUpdate["Response"]?["Error"]?["Code"] == "FailedOperation.SequenceNumber", "\(staleUpdate.jsonText)")
+        let (noRoom, _) = try await server.admin(
+            "StartPublishCdnStream",
+            ["SdkAppId": .number(Double(TestServer.sdkAppId)), "RoomId": "nowhere", "RoomIdType": 1, "WithTranscoding": 1,
+             "PublishCdnParams": [["PublishCdnUrl": .string(nginx.url(stream: "x"))]]],
+            in: scope)
+        #expect(noRoom["Response"]?["Error"]?["Code"] == "FailedOperation.RoomNotExist", "\(noRoom.jsonText)")
+
+        // The anchor leaves: after the idle time the task is gone.
+        host.send("leave")
+        _ = try await host.waitForExit(timeout: .seconds(10))
+        try await Task.sleep(for: .seconds(4))
+        let (stop, _) = try await server.admin("StopPublishCdnStream", ["SdkAppId": .number(Double(TestServer.sdkAppId)), "TaskId": .string(taskId)], in: scope)
+        #expect(stop["Response"]?["Error"]?["Code"] == "FailedOperation.TaskNotExist", "\(stop.jsonText)")
+    }
+
+    @Test func dismissingTheRoomStopsItsTasksAndBadRequestsGetCodes() async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let nginx = try NginxRTMPServer()
+        try nginx.start()
+        defer { nginx.stop() }
+        let server = try await TestServer.start(in: scope)
+        let host = try await server.enteredWithMedia("host", role: "anchor", media: ["--publish", "color:FF0000"] + Self.small, in: scope)
+        try await host.waitForEvent("onPublishAnswer")
+        let fan = try await server.entered("fan", in: scope)
+
+        // An audience member may not start a task; a malformed one gets the field's code.
+        fan.send("start-publish \(Self.startRequest(url: nginx.url(stream: "fan")))")
+        let refused = try await fan.waitForEvent("onStartPublishMediaStream")
+        #expect(refused["code"] == .number(Double(ErrorCode.anchorOnly)), "\(refused.jsonText)")
+        host.send(#"start-publish {"target":{"mode":"mixStreamToCdn","cdnUrlList":[{"rtmpUrl":"http://not-rtmp"}]},"encoderParam":{"videoEncodedWidth":640,"videoEncodedHeight":360}}"#)
+        let bad = try await host.waitForEvent("onStartPublishMediaStream")
+        #expect(bad["code"] == -7201, "\(bad.jsonText)")
+
+        host.send("start-publish \(Self.startRequest(url: nginx.url(stream: "dismiss")))")
+        let started = try await host.waitForEvent("onStartPublishMediaStream", count: 2)
+        #expect(started["code"] == 0, "\(started.jsonText)")
+        try await host.waitForEvent("onCdnStreamStateChanged", timeout: .seconds(15)) { $0["status"] == 2 }
+        let (dismissed, _) = try await server.admin("DismissRoomByStrRoomId", ["SdkAppId": .number(Double(TestServer.sdkAppId)), "RoomId": "room1"], in: scope)
+        #expect(dismissed["Response"]?["Error"] == nil)
+        let (stop, _) = try await server.admin(
+            "StopPublishCdnStream", ["SdkAppId": .number(Double(TestServer.sdkAppId)), "TaskId": .string(started["taskId"]?.stringValue ?? "")], in: scope)
+        #expect(stop["Response"]?["Error"]?["Code"] == "FailedOperation.TaskNotExist", "\(stop.jsonText)")
+        #expect(server.process.isRunning)
+    }
+}

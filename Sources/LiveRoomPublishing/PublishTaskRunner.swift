@@ -26,6 +26,12 @@ public final class PublishTaskRunner: @unchecked Sendable {
         case rtmpFailed(url: String, message: String)
     }
 
+    /// Where a ``PublishMode/mixStreamToRoom`` task's mix goes: RTP packets (H.264 and
+    /// Opus, unprotected) handed to the media port as a local publisher of the room.
+    public typealias RoomOutput = @Sendable ([(packet: [UInt8], kind: RoomOutputKind)]) -> Void
+
+    public enum RoomOutputKind: Sendable { case audio, video }
+
     /// Counters since the task started.
     public struct Statistics: Sendable, Hashable {
         public var videoFrames = 0
@@ -43,6 +49,8 @@ public final class PublishTaskRunner: @unchecked Sendable {
     private let onEvent: @Sendable (Event) -> Void
     private let requestKeyframe: @Sendable (MixUser) -> Void
     private let log: @Sendable (String) -> Void
+    private let roomOutput: RoomOutput?
+    private var roomStream: RoomStream?
 
     // The inbox, guarded by `condition`.
     private let condition = NSCondition()
@@ -88,14 +96,16 @@ public final class PublishTaskRunner: @unchecked Sendable {
     public init(
         taskId: String, roomId: String, config: PublishTaskConfig,
         onEvent: @escaping @Sendable (Event) -> Void, requestKeyframe: @escaping @Sendable (MixUser) -> Void,
-        log: @escaping @Sendable (String) -> Void = { _ in }
+        roomOutput: RoomOutput? = nil, log: @escaping @Sendable (String) -> Void = { _ in }
     ) throws {
         self.taskId = taskId
         self.roomId = roomId
         self.config = config
         self.onEvent = onEvent
         self.requestKeyframe = requestKeyframe
+        self.roomOutput = roomOutput
         self.log = log
+        if roomOutput != nil { roomStream = try RoomStream() }
         let param = config.encoderParam ?? StreamEncoderParam(audioEncodedChannelNum: 2, audioEncodedKbps: 64)
         aac = try AACEncoder(sampleRate: param.audioEncodedSampleRate, channels: param.audioEncodedChannelNum, bitrateKbps: param.audioEncodedKbps)
         audioMixer = AudioMixer(sampleRate: param.audioEncodedSampleRate, channels: param.audioEncodedChannelNum, samplesPerFrame: AACEncoder.samplesPerFrame)
@@ -146,6 +156,11 @@ public final class PublishTaskRunner: @unchecked Sendable {
     /// Closes the connection to `url`.
     public func disconnect(url: String) {
         post { $0.inboxConnections.append((url, false)) }
+    }
+
+    /// A subscriber of the room output needs a keyframe.
+    public func requestOutputKeyframe() {
+        post { $0.keyframeWanted = true }
     }
 
     /// Ends the task: the thread closes every connection and exits. Does not wait.
@@ -317,9 +332,15 @@ public final class PublishTaskRunner: @unchecked Sendable {
             }
             do {
                 let mixed = try audioMixer.mix(mixInputs, pts: pts)
-                for encoded in try aac.encode(mixed) {
-                    let timestamp = encoded.ptsMilliseconds
-                    for publisher in publishers.values { publisher.write(audio: encoded, timestampMs: timestamp) }
+                if let roomStream, let roomOutput {
+                    let packets = try roomStream.audioPackets(mixed)
+                    if !packets.isEmpty { roomOutput(packets.map { ($0, .audio) }) }
+                }
+                if !publishers.isEmpty {
+                    for encoded in try aac.encode(mixed) {
+                        let timestamp = encoded.ptsMilliseconds
+                        for publisher in publishers.values { publisher.write(audio: encoded, timestampMs: timestamp) }
+                    }
                 }
                 count { $0.audioFrames += 1 }
             } catch {
@@ -361,6 +382,9 @@ public final class PublishTaskRunner: @unchecked Sendable {
             let frames = try encoder.encode(compositor.frame(pts: timestamp * 90), forceKeyframe: forceKeyframe)
             for frame in frames {
                 for publisher in publishers.values { publisher.write(video: frame, timestampMs: timestamp) }
+                if let roomStream, let roomOutput {
+                    roomOutput(roomStream.videoPackets(frame, parameterSets: encoder.parameterSets, timestampMs: timestamp).map { ($0, .video) })
+                }
             }
             count { $0.videoFrames += 1 }
         } catch {
@@ -537,5 +561,53 @@ public final class PublishTaskRunner: @unchecked Sendable {
 extension PixelRect {
     init(_ rect: MixRect) {
         self.init(x: rect.x, y: rect.y, width: rect.width, height: rect.height)
+    }
+}
+
+/// The RTP streams of a mix published into the room: H.264 packetized for RTP (parameter
+/// sets before every keyframe) and the mixed audio re-encoded as 20 ms Opus frames.
+final class RoomStream {
+    private let packetizer = H264Packetizer(maxPayloadSize: 1100)
+    private let opus: OpusEncoder
+    private let resampler: AudioResampler
+    private var pending: [Int16] = []
+    private var videoSequence = UInt16.random(in: 0...0x7FFF)
+    private var audioSequence = UInt16.random(in: 0...0x7FFF)
+    private let videoSSRC = UInt32.random(in: 1...UInt32.max)
+    private let audioSSRC = UInt32.random(in: 1...UInt32.max)
+    private let videoBase = UInt32.random(in: 0...UInt32.max)
+    private var audioTimestamp = UInt32.random(in: 0...UInt32.max)
+
+    init() throws {
+        opus = try OpusEncoder(sampleRate: 48_000, channels: 2, bitrateKbps: 64)
+        resampler = try AudioResampler(outputRate: 48_000, outputChannels: 2)
+    }
+
+    func videoPackets(_ frame: EncodedVideoFrame, parameterSets: [UInt8]?, timestampMs: Int64) -> [[UInt8]] {
+        var data = frame.data
+        if frame.isKeyframe, AnnexB.parameterSets(in: data) == nil, let parameterSets { data = parameterSets + data }
+        guard let payloads = try? packetizer.packetize(annexB: ByteBuffer(bytes: data)) else { return [] }
+        let timestamp = videoBase &+ UInt32(truncatingIfNeeded: timestampMs * 90)
+        return payloads.enumerated().compactMap { index, payload in
+            defer { videoSequence &+= 1 }
+            let header = RTPHeader(marker: index == payloads.count - 1, payloadType: 0, sequenceNumber: videoSequence, timestamp: timestamp, ssrc: videoSSRC)
+            return (try? RTPPacket(header: header, payload: payload).serialize()).map { Array(buffer: $0) }
+        }
+    }
+
+    func audioPackets(_ mixed: AudioFrame) throws -> [[UInt8]] {
+        pending += try resampler.convert(mixed).samples
+        let block = opus.frameSize * 2
+        var packets: [[UInt8]] = []
+        while pending.count >= block {
+            let frame = try AudioFrame(samples: Array(pending.prefix(block)), sampleRate: 48_000, channels: 2, pts: 0)
+            pending.removeFirst(block)
+            let encoded = try opus.encode(frame)
+            let header = RTPHeader(payloadType: 0, sequenceNumber: audioSequence, timestamp: audioTimestamp, ssrc: audioSSRC)
+            audioSequence &+= 1
+            audioTimestamp &+= UInt32(opus.frameSize)
+            if let bytes = try? RTPPacket(header: header, payload: ByteBuffer(bytes: encoded.data)).serialize() { packets.append(Array(buffer: bytes)) }
+        }
+        return packets
     }
 }

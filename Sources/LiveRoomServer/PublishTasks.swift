@@ -1,4 +1,5 @@
 import Foundation
+import LiveRoomAuth
 import LiveRoomCore
 import LiveRoomMedia
 import LiveRoomMixer
@@ -17,6 +18,8 @@ struct PublishTaskBook {
     var taps: [String: SFURouter.TapID] = [:]
     /// The session that started a client task: it hears the task's callbacks.
     var owners: [String: SessionID] = [:]
+    /// The robot user of a mixStreamToRoom task: its session in the room core and its key on the media port.
+    var robots: [String: (session: SessionID, key: SFURouter.PublisherKey)] = [:]
     /// The anchors each runner was last told about.
     var anchors: [String: [MixAnchor]] = [:]
     var nextTap: SFURouter.TapID = 1
@@ -112,16 +115,38 @@ extension RoomHub {
         let tap = tasks.nextTap
         tasks.nextTap += 1
         let logger = self.logger
+        let robot = config.target.mode == .mixStreamToRoom ? config.target.mixStreamIdentity?.resolved(in: roomId) : nil
+        let robotKey = robot.map { SFURouter.PublisherKey(roomId: $0.roomId, userId: $0.userId) }
+        let onEvent: @Sendable (PublishTaskRunner.Event) -> Void = { [weak self] event in
+            Task { await self?.runnerReported(event, taskId: taskId) }
+        }
         let runner: PublishTaskRunner
         do {
+            if let robot, machine.describe(robot.roomId)?.users.contains(where: { $0.userId == robot.userId }) == true {
+                throw LiveRoomError(
+                    MixerErrorCode.conflictingTask, "\(robot.userId) is already in room \(robot.roomId); mixStreamIdentity needs a user id of its own")
+            }
             runner = try PublishTaskRunner(
                 taskId: taskId, roomId: roomId, config: config,
-                onEvent: { [weak self] event in Task { await self?.runnerReported(event, taskId: taskId) } },
+                onEvent: onEvent,
                 requestKeyframe: { user in media.requestKeyframe(for: tap, of: SFURouter.PublisherKey(roomId: user.roomId, userId: user.userId)) },
+                roomOutput: robotKey.map(Self.roomOutput(media)),
                 log: { logger.info("\($0)", metadata: [LogKey.task: "\(taskId)"]) })
+        } catch let error as LiveRoomError {
+            tasks.registry.taskEnded(taskId)
+            throw error
         } catch {
             tasks.registry.taskEnded(taskId)
             throw LiveRoomError(MixerErrorCode.invalidVideoEncoding, "the task's encoders cannot start: \(error)")
+        }
+        if let robot, let robotKey {
+            do {
+                try enterRobot(robot, key: robotKey, runner: runner, hasVideo: config.hasVideo, taskId: taskId)
+            } catch {
+                runner.stop()
+                tasks.registry.taskEnded(taskId)
+                throw error
+            }
         }
         tasks.runners[taskId] = runner
         tasks.taps[taskId] = tap
@@ -146,6 +171,34 @@ extension RoomHub {
         try tasks.registry.update(taskId: taskId, config: config, by: owner, sequenceNumber: sequenceNumber)
         carryOut(actions, taskId: taskId)
         if let record = tasks.registry.task(taskId) { feed(taskId, anchors: mixAnchors(in: record.roomId), force: true) }
+    }
+
+    /// Hands a runner's room output to the media port as the robot's local publisher.
+    private static func roomOutput(_ media: MediaService) -> (SFURouter.PublisherKey) -> PublishTaskRunner.RoomOutput {
+        { key in
+            { packets in
+                media.sendLocal(packets.map { (packet: $0.packet, kind: $0.kind == .audio ? MediaKind.audio : MediaKind.video) }, of: key)
+            }
+        }
+    }
+
+    /// The robot user of a mixStreamToRoom task enters the room as an anchor and publishes
+    /// the mix: everyone is told as for any anchor, and subscribes to it the same way.
+    private func enterRobot(_ robot: MixUser, key: SFURouter.PublisherKey, runner: PublishTaskRunner, hasVideo: Bool, taskId: String) throws(LiveRoomError) {
+        let session = newSession()
+        let configuration = machine.configuration
+        let sig = UserSig.make(
+            sdkAppId: configuration.sdkAppId, secretKey: configuration.secretKey, identifier: robot.userId,
+            time: Int64(Date().timeIntervalSince1970), expire: 86_400 * 365
+        ).encoded()
+        let params = EnterRoomParams(sdkAppId: configuration.sdkAppId, userId: robot.userId, userSig: sig, strRoomId: robot.roomId, role: .anchor)
+        let actions = machine.handle(.enterRoom(params), from: session, at: .now())
+        for case .send(session, .onEnterRoom(let result, let message), _) in actions where result < 0 {
+            throw LiveRoomError(result, "the mix's user \(robot.userId) cannot enter room \(robot.roomId): \(message ?? "refused")")
+        }
+        media?.publishLocal(key, codecs: hasVideo ? [.h264, .opus] : [.opus]) { runner.requestOutputKeyframe() }
+        tasks.robots[taskId] = (session, key)
+        execute(actions + machine.publishStarted(session, audio: true, video: hasVideo))
     }
 
     /// Stops a task the registry has already let go of.
@@ -229,6 +282,10 @@ extension RoomHub {
         tasks.owners[taskId] = nil
         tasks.anchors[taskId] = nil
         tasks.registry.taskEnded(taskId)
+        if let robot = tasks.robots.removeValue(forKey: taskId) {
+            media?.stopLocal(robot.key)
+            execute(machine.handle(.exitRoom, from: robot.session, at: .now()))
+        }
         logger.info("Publish task ended", metadata: [LogKey.task: "\(taskId)", "liveroom.reason": "\(reason)"])
     }
 

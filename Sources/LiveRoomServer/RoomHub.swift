@@ -6,7 +6,7 @@ import Logging
 /// Owns the room state machine and the open connections, and carries out the machine's
 /// actions: messages go to connection outboxes, records to the history recorder.
 actor RoomHub {
-    private(set) var machine: RoomsStateMachine
+    var machine: RoomsStateMachine
     private var outboxes: [SessionID: ConnectionOutbox] = [:]
     private var nextSession: SessionID = 1
     private let recorder: RoomRecorder
@@ -37,10 +37,15 @@ actor RoomHub {
         execute(machine.publishEnded(session))
     }
 
+    /// A new session id (a connection, a WHIP/WHEP client, a task's robot user).
+    func newSession() -> SessionID {
+        defer { nextSession += 1 }
+        return nextSession
+    }
+
     /// Registers a new signaling connection.
     func connect() -> (SessionID, ConnectionOutbox) {
-        let session = nextSession
-        nextSession += 1
+        let session = newSession()
         let outbox = ConnectionOutbox()
         outboxes[session] = outbox
         return (session, outbox)
@@ -93,8 +98,7 @@ actor RoomHub {
     /// for WHEP. Returns the session, which names the WHIP/WHEP resource.
     func enterForHTTP(roomId: String, userId: String, userSig: String, publish: Bool, anchor: String?, offer: String) async throws(HTTPRefusal) -> (SessionID, String) {
         guard let media else { throw HTTPRefusal(status: 503, message: "the media port is not running") }
-        let session = nextSession
-        nextSession += 1
+        let session = newSession()
         let params = EnterRoomParams(sdkAppId: machine.configuration.sdkAppId, userId: userId, userSig: userSig, strRoomId: roomId, role: publish ? .anchor : .audience)
         let actions = machine.handle(.enterRoom(params), from: session, at: .now())
         for case .send(session, .onEnterRoom(let result, let message), _) in actions where result < 0 {
@@ -165,7 +169,7 @@ actor RoomHub {
         for outbox in outboxes.values { outbox.close() }
     }
 
-    private func execute(_ actions: [RoomsStateMachine.Action]) {
+    func execute(_ actions: [RoomsStateMachine.Action]) {
         var records: [RoomRecord] = []
         for action in actions {
             switch action {

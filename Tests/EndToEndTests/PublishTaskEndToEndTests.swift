@@ -249,4 +249,41 @@ struct PublishTaskEndToEndTests {
         #expect(stop["Response"]?["Error"]?["Code"] == "FailedOperation.TaskNotExist", "\(stop.jsonText)")
         #expect(server.process.isRunning)
     }
+
+    @Test func mixIntoTheRoomAppearsAsAUserOthersReceive() async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let server = try await TestServer.start(in: scope)
+        let red = try await server.enteredWithMedia("red", role: "anchor", media: ["--publish", "color:FF0000"] + Self.small, in: scope)
+        let blue = try await server.enteredWithMedia("blue", role: "anchor", media: ["--publish", "color:0000FF"] + Self.small, in: scope)
+        try await red.waitForEvent("onPublishAnswer")
+        try await blue.waitForEvent("onPublishAnswer")
+        let recordings = scope.dataDirectory.appendingPathComponent("rec")
+        let fan = try await server.enteredWithMedia("fan", media: ["--record", recordings.path], in: scope)
+
+        red.send(
+            "start-publish " + #"{"target":{"mode":"mixStreamToRoom","mixStreamIdentity":{"userId":"mix","strRoomId":"room1"}},"#
+                + #""encoderParam":{"videoEncodedWidth":640,"videoEncodedHeight":360,"videoEncodedFPS":15,"videoEncodedGOP":1,"videoEncodedKbps":800},"#
+                + #""mixingConfig":\#(Self.mixingConfig(left: "red", boxed: "blue"))}"#)
+        let started = try await red.waitForEvent("onStartPublishMediaStream")
+        #expect(started["code"] == 0, "\(started.jsonText)")
+        try await fan.waitForEvent("onRemoteUserEnterRoom") { $0["userId"] == "mix" }
+        try await fan.waitForEvent("onUserVideoAvailable") { $0["userId"] == "mix" && $0["available"] == true }
+        let first = try await fan.waitForEvent("onFirstVideoFrame", timeout: .seconds(15)) { $0["userId"] == "mix" }
+        #expect(first["width"] == 640 && first["height"] == 360, "\(first.jsonText)")
+        try await Task.sleep(for: .seconds(3))
+
+        // Stopping the task takes the mix's user out of the room.
+        red.send("stop-publish \(started["taskId"]?.stringValue ?? "")")
+        try await fan.waitForEvent("onRemoteUserLeaveRoom", timeout: .seconds(10)) { $0["userId"] == "mix" }
+        fan.send("leave")
+        #expect(try await fan.waitForExit(timeout: .seconds(10)) == 0)
+        let recording = recordings.appendingPathComponent("mix.mkv").path
+        let video = try probeVideo(recording)
+        #expect(video.width == 640 && video.height == 360 && video.codec == "h264", "\(video)")
+        let frame = try decodeFrame(recording, width: 640, height: 360, before: ["-sseof", "-1"])
+        #expect(frame.pixel(x: 160, y: 180, is: Self.red), "\(frame.color(x: 160, y: 180))")
+        #expect(frame.pixel(x: 500, y: 180, is: Self.blue), "\(frame.color(x: 500, y: 180))")
+        #expect(frame.pixel(x: 360, y: 20, is: Self.green), "\(frame.color(x: 360, y: 20))")
+    }
 }

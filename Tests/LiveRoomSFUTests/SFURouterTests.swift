@@ -193,6 +193,57 @@ struct Network {
         }
     }
 
+    @Test func tapsReceivePublishersPacketsAndLocalPublishersReachSubscribers() throws {
+        let router = SFURouter(certificate: try DTLSCertificate(), host: "127.0.0.1", port: 7882)
+        let publisher = try FakeClient(
+            port: 40_011, sections: [SDPNegotiation.OfferedSection(kind: .video, direction: .sendonly, codecs: [(.vp8, 96)], localSSRC: 2222)],
+            negotiate: { try router.publish(owner: 1, roomId: "room", userId: "anchor", offer: $0, now: now).answer }, now: now)
+        var network = Network(router: router, clients: [publisher])
+        network.send(from: publisher, publisher.transport.start(now: now), now: now)
+        let key = SFURouter.PublisherKey(roomId: "room", userId: "anchor")
+
+        // A tap gets every packet of the publishers it names, decrypted, until it lets go.
+        _ = router.setTap(7, publishers: [key], now: now)
+        let packet = rtpPacket(pt: 96, seq: 10, ts: 900, ssrc: 2222, payload: [0x10, 0x10, 0x02, 0x00, 0x9D, 0x01, 0x2A])
+        var out = packet
+        let outputs = router.receive(try #require(publisher.transport.protectRTP(&out)), from: publisher.address, now: now)
+        let tapped = outputs.compactMap { output -> (SFURouter.TapID, SFURouter.PublisherKey, RTPCodec, [UInt8])? in
+            if case .tapped(let tap, let publisher, let codec, let bytes) = output { return (tap, publisher, codec, bytes) }
+            return nil
+        }
+        #expect(tapped.count == 1)
+        #expect(tapped.first?.0 == 7 && tapped.first?.1 == key && tapped.first?.2 == .vp8 && tapped.first?.3 == packet)
+        let later = now.advanced(by: .seconds(2))
+        let pli = router.requestKeyframe(for: 7, of: key, now: later)
+        #expect(pli.count == 1, "a tap may ask the publisher for a keyframe")
+        #expect(router.requestKeyframe(for: 8, of: key, now: later).isEmpty, "an unknown tap may not")
+        _ = router.setTap(7, publishers: [], now: now)
+        var again = rtpPacket(pt: 96, seq: 11, ts: 900, ssrc: 2222, payload: [0x00, 0x00, 0x01])
+        let untapped = router.receive(try #require(publisher.transport.protectRTP(&again)), from: publisher.address, now: now)
+        #expect(!untapped.contains { if case .tapped = $0 { true } else { false } })
+
+        // A local publisher (the mix in the room) reaches subscribers like any other.
+        let mix = SFURouter.PublisherKey(roomId: "room", userId: "mix")
+        router.publishLocal(mix, codecs: [.h264, .opus])
+        let subscriber = try FakeClient(
+            port: 40_012, sections: [SDPNegotiation.OfferedSection(kind: .video, direction: .recvonly, codecs: [(.h264, 102)])],
+            negotiate: { try router.subscribe(owner: 2, roomId: "room", publisherId: "mix", offer: $0, now: now) }, now: now)
+        network.clients.append(subscriber)
+        network.send(from: subscriber, subscriber.transport.start(now: now), now: now)
+        #expect(subscriber.transport.isConnected)
+        let local = rtpPacket(pt: 0, seq: 1, ts: 0, ssrc: 77, payload: [0x65, 0x88, 0x84])
+        network.deliver(router: router.sendLocal(local, kind: .video, of: mix, now: now), now: now)
+        let received = try #require(subscriber.rtp.last)
+        #expect(received[1] & 0x7F == 102 && Array(received[12...]) == [0x65, 0x88, 0x84])
+        // Its subscribers' keyframe requests go to whoever feeds it.
+        let downSSRC = try #require(subscriber.tracks.first?.remoteSSRCs.first)
+        var request = try Array(buffer: RTCPPacket.pictureLossIndication(RTCPPictureLossIndication(senderSSRC: 5, mediaSSRC: downSSRC)).serialize())
+        let feedback = router.receive(try #require(subscriber.transport.protectRTCP(&request)), from: subscriber.address, now: later)
+        #expect(feedback.contains { if case .localKeyframeRequest(mix) = $0 { true } else { false } })
+        router.stopLocal(mix)
+        #expect(router.sendLocal(local, kind: .video, of: mix, now: now).isEmpty)
+    }
+
     @Test func badOffersAreRefused() throws {
         let router = SFURouter(certificate: try DTLSCertificate(), host: "127.0.0.1", port: 7882)
         #expect(throws: NegotiationError.self) { try router.publish(owner: 1, roomId: "r", userId: "u", offer: "garbage", now: now) }

@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "LiveRoomCore", targets: ["LiveRoomCore"]),
         .library(name: "LiveRoomClientKit", targets: ["LiveRoomClientKit"]),
         .library(name: "LiveRoomWire", targets: ["LiveRoomWire"]),
+        .library(name: "LiveRoomMixer", targets: ["LiveRoomMixer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -140,6 +141,10 @@ let package = Package(
         ]),
         .testTarget(name: "LiveRoomClientKitTests", dependencies: ["LiveRoomClientKit"]),
         .testTarget(name: "LiveRoomMixerTests", dependencies: ["LiveRoomMixer", "LiveRoomCore"]),
+        .testTarget(name: "LiveRoomPublishingTests", dependencies: [
+            "LiveRoomPublishing", "LiveRoomMixer", "LiveRoomMedia", "LiveRoomWire",
+            .product(name: "NIOCore", package: "swift-nio"),
+        ]),
         .testTarget(name: "EndToEndTests", dependencies: [
             "LiveRoomAuth", "LiveRoomCore", "RTMPTestSupport",
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),

@@ -1,0 +1,119 @@
+import Foundation
+import LiveRoomMedia
+import LiveRoomMixer
+import LiveRoomWire
+import NIOCore
+import Synchronization
+import Testing
+
+@testable import LiveRoomPublishing
+
+func rtp(_ payload: ByteBuffer, seq: UInt16, ts: UInt32, marker: Bool = false, pt: UInt8 = 96) throws -> RTPPacket {
+    try RTPPacket.parse(RTPPacket(header: RTPHeader(marker: marker, payloadType: pt, sequenceNumber: seq, timestamp: ts, ssrc: 42), payload: payload).serialize())
+}
+
+@Suite struct MixInputTests {
+    let now = ContinuousClock.now
+
+    @Test func opusIsDecodedToTheOutputFormatAndQueuedWithinBounds() throws {
+        let input = try MixInput(user: MixUser(userId: "a", roomId: "r"), outputRate: 44_100, outputChannels: 1)
+        let encoder = try OpusEncoder()
+        let tone = ToneSource(frequency: 440)
+        #expect(input.takeAudio(count: 1024, pts: 0) == nil, "nothing queued yet")
+        for index in 0..<2 { input.receiveAudio(try encoder.encode(tone.nextFrame(index: index)).data) }
+        #expect(input.takeAudio(count: 1024, pts: 0) == nil, "40 ms is below the 60 ms priming")
+        for index in 2..<5 { input.receiveAudio(try encoder.encode(tone.nextFrame(index: index)).data) }
+        let frame = try #require(input.takeAudio(count: 1024, pts: 7))
+        #expect(frame.sampleRate == 44_100 && frame.channels == 1 && frame.samples.count == 1024 && frame.pts == 7)
+        #expect(frame.samples.contains { abs(Int($0)) > 1000 }, "the tone, not silence")
+        // Two seconds arrive while nobody takes any: the queue keeps at most 300 ms.
+        for index in 5..<105 { input.receiveAudio(try encoder.encode(tone.nextFrame(index: index)).data) }
+        var taken = 0
+        while let block = input.takeAudio(count: 1024, pts: 0), block.samples.contains(where: { $0 != 0 }) { taken += 1 }
+        #expect(taken <= 13, "at most 300 ms at 44.1 kHz in 1024-sample blocks, took \(taken)")
+    }
+
+    @Test func vp8PacketsBecomeAPicture() throws {
+        let input = try MixInput(user: MixUser(userId: "a", roomId: "r"), outputRate: 48_000, outputChannels: 2)
+        let encoder = try VP8Encoder(width: 320, height: 240, fps: 15, bitrateKbps: 500)
+        let source = ColorSource(rgb: 0x00FF00, width: 320, height: 240)
+        var packetizer = VP8Packetizer(maxPayloadSize: 1000)
+        var seq: UInt16 = 100
+        var frames: [MixInput.EncodedFrame] = []
+        for index in 0..<3 {
+            for encoded in try encoder.encode(source.nextFrame(index: index)) {
+                let payloads = try packetizer.packetize(frame: ByteBuffer(bytes: encoded.data))
+                for (i, payload) in payloads.enumerated() {
+                    for case .frame(let frame) in input.receiveVideo(try rtp(payload, seq: seq, ts: UInt32(index) * 6000, marker: i == payloads.count - 1), codec: .vp8, now: now) {
+                        frames.append(frame)
+                    }
+                    seq &+= 1
+                }
+            }
+        }
+        #expect(frames.count == 3 && frames.first?.isKeyframe == true)
+        for frame in frames { #expect(input.decode(frame)) }
+        let picture = try #require(input.picture)
+        #expect(picture.width == 320 && picture.height == 240)
+        let pixel = picture.pixel(x: 160, y: 120)
+        #expect(abs(Int(pixel.y) - Int(YUVColor(rgb: 0x00FF00).y)) < 12)
+    }
+}
+
+@Suite struct RoomStreamTests {
+    @Test func keyframesCarryParameterSetsAndAudioIsCutInto20msOpus() throws {
+        let stream = try RoomStream()
+        let encoder = try H264Encoder(width: 320, height: 240, fps: 15, bitrateKbps: 300, globalHeader: true)
+        let frame = VideoFrame(width: 320, height: 240, color: YUVColor(rgb: 0xFF0000))
+        let keyframe = try #require(try encoder.encode(frame, forceKeyframe: true).first)
+        let packets = stream.videoPackets(keyframe, parameterSets: encoder.parameterSets, timestampMs: 1000)
+        let parsed = try packets.map { try RTPPacket.parse(ByteBuffer(bytes: $0)) }
+        #expect(parsed.last?.header.marker == true && parsed.dropLast().allSatisfy { !$0.header.marker })
+        #expect(Set(parsed.map(\.header.timestamp)).count == 1)
+        #expect(zip(parsed, parsed.dropFirst()).allSatisfy { $0.header.sequenceNumber &+ 1 == $1.header.sequenceNumber })
+        var depacketizer = H264Depacketizer()
+        var units: [H264AccessUnit] = []
+        for packet in parsed {
+            units += try depacketizer.push(payload: packet.payload, sequenceNumber: packet.header.sequenceNumber, timestamp: packet.header.timestamp, marker: packet.header.marker)
+        }
+        let unit = try #require(units.last)
+        #expect(AnnexB.parameterSets(in: Array(buffer: unit.annexB)) != nil, "SPS and PPS travel with the keyframe")
+
+        // 1024-sample blocks at 44.1 kHz mono in, 960-sample Opus frames at 48 kHz out.
+        var audio: [[UInt8]] = []
+        for index in 0..<10 {
+            let block = try AudioFrame(samples: [Int16](repeating: 1000, count: 1024), sampleRate: 44_100, channels: 1, pts: Int64(index * 1024))
+            audio += try stream.audioPackets(block)
+        }
+        let headers = try audio.map { try RTPPacket.parse(ByteBuffer(bytes: $0)).header }
+        #expect((10...11).contains(headers.count), "232 ms of audio is 11 frames of 20 ms, less what the resampler holds")
+        #expect(zip(headers, headers.dropFirst()).allSatisfy { $0.timestamp &+ 960 == $1.timestamp })
+    }
+}
+
+@Suite struct PublishTaskRunnerTests {
+    @Test func aMixRunsWithNobodyPresentAndWritesFLV() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("runner-\(UUID().uuidString).flv").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let config = PublishTaskConfig(
+            target: PublishTarget(mode: .mixStreamToCdn, cdnUrlList: [PublishCdnUrl(rtmpUrl: "rtmp://unused/live/x")]),
+            encoderParam: StreamEncoderParam(videoEncodedWidth: 320, videoEncodedHeight: 240, videoEncodedFPS: 15, videoEncodedKbps: 300),
+            mixingConfig: StreamMixingConfig(backgroundColor: 0x0000FF))
+        let events = Mutex<[PublishTaskRunner.Event]>([])
+        let runner = try PublishTaskRunner(
+            taskId: "t", roomId: "r", config: config, onEvent: { event in events.withLock { $0.append(event) } }, requestKeyframe: { _ in })
+        runner.connect(url: path)
+        try await Task.sleep(for: .seconds(1.5))
+        let statistics = runner.statistics
+        runner.stop()
+        #expect(events.withLock { $0 } == [.rtmpConnected(url: path)])
+        #expect(statistics.videoFrames >= 15, "a frame every 1/15 s: \(statistics)")
+        #expect(statistics.audioFrames >= 50, "a 1024-sample block every 21 ms: \(statistics)")
+        #expect(statistics.skippedVideoFrames == 0 && statistics.encodeErrors == 0)
+        let deadline = ContinuousClock.now + .seconds(5)
+        while ContinuousClock.now < deadline, ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) < 1000 {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) >= 1000, "the FLV file was written")
+    }
+}

@@ -182,11 +182,14 @@ struct PublishTaskEndToEndTests {
 
         // A relay of an H.264 anchor: its own size, no re-encoding.
         let url = nginx.url(stream: "relay")
-        let start: JSONValue = [
-            "SdkAppId": .number(Double(TestServer.sdkAppId)), "RoomId": "room1", "RoomIdType": 1, "WithTranscoding": 0,
-            "SingleSubscribeParams": ["UserMediaStream": ["UserInfo": ["RoomId": "room1", "UserId": "host"], "StreamType": 0]],
-            "PublishCdnParams": [["PublishCdnUrl": .string(url)]],
-        ]
+        func relay(_ user: String, to url: String) -> JSONValue {
+            [
+                "SdkAppId": .number(Double(TestServer.sdkAppId)), "RoomId": "room1", "RoomIdType": 1, "WithTranscoding": 0,
+                "SingleSubscribeParams": ["UserMediaStream": ["UserInfo": ["RoomId": "room1", "UserId": .string(user)], "StreamType": 0]],
+                "PublishCdnParams": [["PublishCdnUrl": .string(url)]],
+            ]
+        }
+        let start = relay("host", to: url)
         let (started, status) = try await server.admin("StartPublishCdnStream", start, in: scope)
         #expect(status == 0, "\(started.jsonText)")
         let taskId = try #require(started["Response"]?["TaskId"]?.stringValue, "\(started.jsonText)")
@@ -195,6 +198,18 @@ struct PublishTaskEndToEndTests {
         #expect(video.width == 320 && video.height == 240 && video.codec == "h264", "\(video)")
         let frame = try decodeFrame(url, width: 320, height: 240)
         #expect(frame.pixel(x: 160, y: 120, is: Self.blue), "\(frame.color(x: 160, y: 120))")
+
+        // A VP8 anchor cannot go into FLV as it is: its relay is transcoded to H.264 at its size.
+        let vp8 = try await server.enteredWithMedia("vp8host", role: "anchor", media: ["--publish", "color:FF0000", "--video-codec", "vp8"] + Self.small, in: scope)
+        try await vp8.waitForEvent("onPublishAnswer")
+        let (vp8Started, _) = try await server.admin("StartPublishCdnStream", relay("vp8host", to: nginx.url(stream: "relay-vp8")), in: scope)
+        #expect(vp8Started["Response"]?["TaskId"] != nil, "\(vp8Started.jsonText)")
+        try await Task.sleep(for: .seconds(2))
+        let transcoded = try probeVideo(nginx.url(stream: "relay-vp8"))
+        #expect(transcoded.width == 320 && transcoded.height == 240 && transcoded.codec == "h264", "\(transcoded)")
+        let red = try decodeFrame(nginx.url(stream: "relay-vp8"), width: 320, height: 240)
+        #expect(red.pixel(x: 160, y: 120, is: Self.red), "\(red.color(x: 160, y: 120))")
+        vp8.send("leave")
 
         // The same URL twice is refused; a stale sequence number is refused.
         let (duplicate, _) = try await server.admin("StartPublishCdnStream", start, in: scope)

@@ -251,6 +251,13 @@ public final class PublishTaskRunner: @unchecked Sendable {
     private func updateAnchors(_ newAnchors: [MixAnchor]) {
         anchors = newAnchors
         dropInputsNotPresent()
+        // A relayed user who publishes no video: the output is audio-only.
+        if case .passthrough(nil) = video, let source = config.relaySource?.resolved(in: roomId),
+            let anchor = anchors.first(where: { $0.user.resolved(in: roomId) == source }), !anchor.hasVideo
+        {
+            video = .none
+            openWaitingURLs()
+        }
     }
 
     /// Frees the decoders of users who left.

@@ -105,7 +105,7 @@ let package = Package(
         ], path: "Client"),
 
         .executableTarget(name: "codec-bench", dependencies: ["LiveRoomMedia"], path: "Benchmarks/codec-bench"),
-        .executableTarget(name: "mix-bench", dependencies: ["LiveRoomMedia"], path: "Benchmarks/mix-bench"),
+        .executableTarget(name: "mix-bench", dependencies: ["LiveRoomMedia", "LiveRoomMixer", "LiveRoomPublishing", "LiveRoomWire", .product(name: "NIOCore", package: "swift-nio")], path: "Benchmarks/mix-bench"),
         .executableTarget(name: "srtp-bench", dependencies: ["LiveRoomSecureTransport"], path: "Benchmarks/srtp-bench"),
         .executableTarget(name: "sfu-bench", dependencies: [
             "LiveRoomTransport", "LiveRoomWire", "LiveRoomSecureTransport", "LiveRoomMedia", "LiveRoomAuth", "LiveRoomCore",

@@ -1,5 +1,5 @@
-// mix-bench: the cost of server-side mixing with LiveRoomMedia, next to the ffmpeg
-// command line doing the same mix in the same run.
+// mix-bench: the cost of server-side mixing, with LiveRoomMedia's parts and with the server's
+// PublishTaskRunner, next to the ffmpeg command line doing the same mix in the same run.
 //
 //   mix-bench [--inputs 4,9,16] [--seconds 10] [--threads 1]
 //
@@ -12,11 +12,27 @@
 // does the same from the WebM files and lavfi sine sources (xstack + pad, amix, libx264,
 // aac, -f flv /dev/null). Both loop the 5 s inputs for --seconds of output.
 //
+// The server task runner measurement runs the server's own path for the same mix: each
+// input's VP8 frames are cut into RTP packets (VP8Packetizer, one SSRC per input, 90 kHz
+// timestamps) and its tone into 20 ms Opus packets, and a feeder (the main thread) hands
+// them to a PublishTaskRunner in real time, a frame per input every 1/15 s and an Opus
+// packet per input every 20 ms, for --seconds. The runner reassembles, decodes, lays out
+// the grid template, composes, encodes H.264 + AAC and writes FLV to /dev/null, paced by
+// its own clock, on its own thread.
+//
 // CPU s/s is user+system CPU seconds (getrusage) per second of output; RT is output
 // seconds per wall-clock second (above 1 keeps up with real time). ffmpeg's figures
 // include its start-up and the tone synthesis; LiveRoom's exclude the up-front encode.
+// The runner's figure is the whole process (runner and publisher threads, encoder set-up)
+// minus the feeder thread's own CPU time (CLOCK_THREAD_CPUTIME_ID, printed apart); it
+// runs in real time, so instead of RT it shows the frames it wrote against 15 x seconds
+// and the ticks it skipped for falling behind.
 import Foundation
 import LiveRoomMedia
+import LiveRoomMixer
+import LiveRoomPublishing
+import LiveRoomWire
+import NIOCore
 
 struct Options {
     var inputs = [4, 9, 16]
@@ -46,6 +62,17 @@ func cpuSeconds(_ who: Int32) -> Double {
     getrusage(__rusage_who_t(who), &usage)
     return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
         + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+}
+
+/// CPU seconds of the calling thread.
+func threadCPUSeconds() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+}
+
+func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
 }
 
 func wallSeconds(since start: ContinuousClock.Instant) -> Double {
@@ -129,6 +156,140 @@ let tones: [[AudioFrame]] = (0..<maxInputs).map { index in
     return (cpuSeconds(RUSAGE_SELF.rawValue) - cpuStart, wallSeconds(since: start), publisher.statistics.droppedPackets)
 }
 
+// MARK: - Server task runner
+
+// Each input's frames as VP8 RTP payloads, and its tone as 50 Opus packets (one second).
+let inputPayloads: [[[ByteBuffer]]] = try inputs.map { frames in
+    var packetizer = VP8Packetizer(maxPayloadSize: 1_200)
+    return try frames.map { try packetizer.packetize(frame: ByteBuffer(bytes: $0.data)) }
+}
+let opusPayloads: [[ByteBuffer]] = try tones.map { frames in
+    let encoder = try OpusEncoder(sampleRate: 48_000, channels: 2, bitrateKbps: 32)
+    return try frames.map { ByteBuffer(bytes: try encoder.encode($0).data) }
+}
+
+/// What the runner reported through its callbacks.
+final class RunnerEvents: @unchecked Sendable {
+    private let lock = NSLock()
+    private var _keyframeRequests = 0
+    private var _failures: [String] = []
+
+    func keyframeRequested() { lock.withLock { _keyframeRequests += 1 } }
+    func record(_ event: PublishTaskRunner.Event) {
+        guard case .rtmpFailed(let url, let message) = event else { return }
+        lock.withLock { _failures.append("\(url): \(message)") }
+    }
+    var keyframeRequests: Int { lock.withLock { _keyframeRequests } }
+    var failures: [String] { lock.withLock { _failures } }
+}
+
+struct RunnerResult {
+    /// Process CPU seconds, feeder excluded.
+    var cpu: Double
+    /// The feeder thread's CPU seconds.
+    var feederCPU: Double
+    var statistics: PublishTaskRunner.Statistics
+    var framesSent: Int
+    var keyframeRequests: Int
+}
+
+/// One input's RTP state: sequence numbers and SSRCs as a browser would keep them.
+struct RTPSender {
+    static let videoPayloadType: UInt8 = 96
+    static let opusPayloadType: UInt8 = 111
+
+    var videoSSRC: UInt32, audioSSRC: UInt32
+    var videoSequence: UInt16, audioSequence: UInt16
+
+    init(input: Int) {
+        videoSSRC = 0x1000 + UInt32(input)
+        audioSSRC = 0x2000 + UInt32(input)
+        videoSequence = UInt16(truncatingIfNeeded: input * 1_000)
+        audioSequence = UInt16(truncatingIfNeeded: input * 1_000 + 500)
+    }
+
+    mutating func videoPackets(_ payloads: [ByteBuffer], timestamp: UInt32) throws -> [[UInt8]] {
+        try payloads.indices.map { index in
+            videoSequence &+= 1
+            let header = RTPHeader(
+                marker: index == payloads.count - 1, payloadType: Self.videoPayloadType, sequenceNumber: videoSequence, timestamp: timestamp, ssrc: videoSSRC)
+            return Array(buffer: try RTPPacket(header: header, payload: payloads[index]).serialize())
+        }
+    }
+
+    mutating func audioPacket(_ payload: ByteBuffer, timestamp: UInt32) throws -> [UInt8] {
+        audioSequence &+= 1
+        let header = RTPHeader(payloadType: Self.opusPayloadType, sequenceNumber: audioSequence, timestamp: timestamp, ssrc: audioSSRC)
+        return Array(buffer: try RTPPacket(header: header, payload: payload).serialize())
+    }
+}
+
+@MainActor func runTaskRunner(count: Int) throws -> RunnerResult {
+    let roomId = "bench"
+    let users = (0..<count).map { MixUser(userId: "user\($0)", roomId: roomId) }
+    let events = RunnerEvents()
+    let config = PublishTaskConfig(
+        target: PublishTarget(mode: .mixStreamToCdn, cdnUrlList: [PublishCdnUrl(rtmpUrl: "/dev/null")]),
+        encoderParam: StreamEncoderParam(
+            videoEncodedWidth: width, videoEncodedHeight: height, videoEncodedFPS: fps, videoEncodedGOP: 2, videoEncodedKbps: bitrateKbps,
+            audioEncodedSampleRate: 48_000, audioEncodedChannelNum: 2, audioEncodedKbps: 128),
+        mixingConfig: StreamMixingConfig(template: .grid))
+
+    let cpuStart = cpuSeconds(RUSAGE_SELF.rawValue)
+    var runner: PublishTaskRunner? = try PublishTaskRunner(
+        taskId: "mix-bench-\(count)", roomId: roomId, config: config,
+        onEvent: { events.record($0) }, requestKeyframe: { _ in events.keyframeRequested() })
+    runner!.setAnchors(users.map { MixAnchor(user: $0, hasVideo: true, hasAudio: true) })
+    runner!.connect(url: "/dev/null")
+
+    // The feeder: this thread, sending each input's packets at their due times.
+    let feederStart = threadCPUSeconds()
+    var senders = (0..<count).map(RTPSender.init(input:))
+    let start = ContinuousClock.now
+    let end = start.advanced(by: .seconds(options.seconds))
+    let frameInterval = Duration.nanoseconds(1_000_000_000 / Int64(fps))
+    let audioPackets = options.seconds * 50
+    var videoIndex = 0, audioIndex = 0
+    while videoIndex < outputFrames || audioIndex < audioPackets {
+        let videoDue = videoIndex < outputFrames ? start.advanced(by: frameInterval * videoIndex) : end
+        let audioDue = audioIndex < audioPackets ? start.advanced(by: .milliseconds(20 * audioIndex)) : end
+        let wait = ContinuousClock.now.duration(to: min(videoDue, audioDue))
+        if wait > .zero { Thread.sleep(forTimeInterval: seconds(wait)) }
+        if videoDue <= audioDue {
+            for input in 0..<count {
+                let payloads = inputPayloads[input][videoIndex % inputPayloads[input].count]
+                for packet in try senders[input].videoPackets(payloads, timestamp: UInt32(truncatingIfNeeded: videoIndex * 90_000 / fps)) {
+                    runner!.receive(from: users[input], videoCodec: .vp8, packet: packet)
+                }
+            }
+            videoIndex += 1
+        } else {
+            for input in 0..<count {
+                let packet = try senders[input].audioPacket(opusPayloads[input][audioIndex % 50], timestamp: UInt32(truncatingIfNeeded: audioIndex * 960))
+                runner!.receive(from: users[input], videoCodec: nil, packet: packet)
+            }
+            audioIndex += 1
+        }
+    }
+    let feederCPU = threadCPUSeconds() - feederStart
+    let remaining = ContinuousClock.now.duration(to: end)
+    if remaining > .zero { Thread.sleep(forTimeInterval: seconds(remaining)) }
+
+    // Stop, let the last tick finish, then wait for the task's thread (which holds the runner) to end.
+    runner!.stop()
+    Thread.sleep(forTimeInterval: 0.2)
+    let statistics = runner!.statistics
+    weak let finished = runner
+    runner = nil
+    let deadline = ContinuousClock.now.advanced(by: .seconds(5))
+    while finished != nil, ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.01) }
+    if finished != nil { print("warning: the runner's thread had not ended 5 s after stop(); its CPU figure may be short") }
+    for failure in events.failures { print("runner RTMP failure: \(failure)") }
+    return RunnerResult(
+        cpu: cpuSeconds(RUSAGE_SELF.rawValue) - cpuStart - feederCPU, feederCPU: feederCPU, statistics: statistics,
+        framesSent: videoIndex * count, keyframeRequests: events.keyframeRequests)
+}
+
 // MARK: - ffmpeg
 
 @MainActor func ffmpegArguments(count: Int) -> [String] {
@@ -180,26 +341,33 @@ func shellQuoted(_ argument: String) -> String {
     argument.allSatisfy { $0.isLetter || $0.isNumber || "-_./:=,".contains($0) } ? argument : "'\(argument)'"
 }
 
-print("output: \(options.seconds) s of \(width)x\(height)@\(fps) H.264 \(bitrateKbps) kbps + AAC 128 kbps, FLV to /dev/null, \(options.threads) encoder thread(s)")
+print("output: \(options.seconds) s of \(width)x\(height)@\(fps) H.264 \(bitrateKbps) kbps + AAC 128 kbps, FLV to /dev/null, \(options.threads) encoder thread(s) (the runner: 1)")
 print("")
 var rows: [String] = []
 for count in options.inputs where count <= maxInputs {
     let ours = try runLiveRoom(count: count)
+    let runner = try runTaskRunner(count: count)
     let theirs = try runFFmpeg(count: count)
     let seconds = Double(options.seconds)
     func cell(_ value: Double?, _ width: Int) -> String {
         let text = value.map { String(format: "%.3f", $0) } ?? "n/a"
         return String(repeating: " ", count: max(0, width - text.count)) + text
     }
-    func cell(_ value: Int, _ width: Int) -> String { String(repeating: " ", count: max(0, width - String(value).count)) + String(value) }
+    func cell(_ text: String, _ width: Int) -> String { String(repeating: " ", count: max(0, width - text.count)) + text }
+    func cell(_ value: Int, _ width: Int) -> String { cell(String(value), width) }
+    let stats = runner.statistics
     rows.append([
-        cell(count, 6), cell(ours.cpu / seconds, 16), cell(seconds / ours.wall, 11),
-        cell(theirs.map { $0.cpu / seconds }, 14), cell(theirs.map { seconds / $0.wall }, 9), cell(ours.dropped, 7),
+        cell(count, 6), cell(ours.cpu / seconds, 16), cell(seconds / ours.wall, 11), cell(ours.dropped, 7),
+        cell(runner.cpu / seconds, 14), cell("\(stats.videoFrames)/\(outputFrames)", 13), cell(stats.skippedVideoFrames, 7),
+        cell(theirs.map { $0.cpu / seconds }, 14), cell(theirs.map { seconds / $0.wall }, 9),
     ].joined(separator: " | "))
+    print("server task runner, \(count) inputs: \(stats.videoFrames) video frames (\(outputFrames) expected), \(stats.skippedVideoFrames) skipped, "
+        + "\(stats.audioFrames) AAC frames, \(stats.decodedFrames) of \(runner.framesSent) input frames decoded, \(stats.decodeErrors) decode errors, "
+        + "\(stats.inputPackets) RTP packets, \(runner.keyframeRequests) keyframe requests; feeder thread \(String(format: "%.3f", runner.feederCPU)) CPU s (not counted)")
     print("ffmpeg command for \(count) inputs:")
     print("  ffmpeg " + ffmpegArguments(count: count).map(shellQuoted).joined(separator: " "))
     print("")
 }
-print("inputs | LiveRoom CPU s/s | LiveRoom RT | ffmpeg CPU s/s | ffmpeg RT | dropped")
-print("-------+------------------+-------------+----------------+-----------+--------")
+print("inputs | LiveRoom CPU s/s | LiveRoom RT | dropped | runner CPU s/s | runner frames | skipped | ffmpeg CPU s/s | ffmpeg RT")
+print("-------+------------------+-------------+---------+----------------+---------------+---------+----------------+----------")
 for row in rows { print(row) }

@@ -73,6 +73,8 @@ public final class PublishTaskRunner: @unchecked Sendable {
     private var audioMixer: AudioMixer
     private let aac: AACEncoder
     private var images: [String: VideoFrame?] = [:]
+    /// A relayed RTP timestamp and the output time it maps to.
+    private var relayClock: (rtpTimestamp: UInt32, milliseconds: Int64)?
     private let start = ContinuousClock.now
     private var nextVideo: ContinuousClock.Instant
     private var nextAudioFrame: Int64 = 0
@@ -467,10 +469,22 @@ public final class PublishTaskRunner: @unchecked Sendable {
             video = .passthrough(RTMPPublisher.VideoTrack(width: size.width, height: size.height, fps: config.encoderParam?.videoEncodedFPS ?? 15, parameterSets: sets))
             openWaitingURLs()
         }
-        let timestamp = milliseconds(since: now)
+        let timestamp = relayTimestamp(of: frame, arrival: milliseconds(since: now))
         let encoded = EncodedVideoFrame(codec: .h264, data: frame.data, isKeyframe: frame.isKeyframe, pts: timestamp * 90)
         for publisher in publishers.values { publisher.write(video: encoded, timestampMs: timestamp) }
         count { $0.videoFrames += 1 }
+    }
+
+    /// A relayed frame's time: its RTP timestamp's distance from a reference frame, so the
+    /// CDN sees the sender's spacing rather than the network's jitter. The reference moves to
+    /// the arrival time when the two drift a second apart (a republish, a clock jump).
+    private func relayTimestamp(of frame: MixInput.EncodedFrame, arrival: Int64) -> Int64 {
+        if let clock = relayClock {
+            let fromReference = clock.milliseconds + Int64(Int32(bitPattern: frame.rtpTimestamp &- clock.rtpTimestamp)) / 90
+            if abs(fromReference - arrival) < 1000 { return fromReference }
+        }
+        relayClock = (frame.rtpTimestamp, arrival)
+        return arrival
     }
 
     private func startTranscodedRelay(size: VideoSize) {

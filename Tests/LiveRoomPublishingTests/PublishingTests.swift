@@ -116,4 +116,44 @@ func rtp(_ payload: ByteBuffer, seq: UInt16, ts: UInt32, marker: Bool = false, p
         }
         #expect(((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) >= 1000, "the FLV file was written")
     }
+
+    /// Runs ffmpeg to the end and returns its standard output.
+    static func ffmpeg(_ arguments: [String]) throws -> Data {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
+        process.arguments = ["-v", "error", "-y"] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return data
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/ffmpeg")))
+    func watermarkImagesAreDrawnFromLocalFiles() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("runner-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let image = directory.appendingPathComponent("mark.png").path
+        let output = directory.appendingPathComponent("out.flv").path
+        _ = try Self.ffmpeg(["-f", "lavfi", "-i", "color=c=0xFF00FF:s=64x64", "-frames:v", "1", image])
+        let config = PublishTaskConfig(
+            target: PublishTarget(mode: .mixStreamToCdn, cdnUrlList: [PublishCdnUrl(rtmpUrl: "rtmp://unused/live/x")]),
+            encoderParam: StreamEncoderParam(videoEncodedWidth: 320, videoEncodedHeight: 240, videoEncodedFPS: 15, videoEncodedKbps: 500),
+            mixingConfig: StreamMixingConfig(
+                backgroundColor: 0x0000FF,
+                watermarkList: [Watermark(watermarkUrl: "file://" + image, rect: MixRect(x: 0, y: 0, width: 160, height: 120))]))
+        let runner = try PublishTaskRunner(taskId: "t", roomId: "r", config: config, onEvent: { _ in }, requestKeyframe: { _ in })
+        runner.connect(url: output)
+        try await Task.sleep(for: .seconds(1.2))
+        runner.stop()
+        try await Task.sleep(for: .milliseconds(500))
+        let pixels = [UInt8](try Self.ffmpeg(["-i", output, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"]))
+        try #require(pixels.count == 320 * 240 * 3)
+        func color(_ x: Int, _ y: Int) -> [Int] { (0..<3).map { Int(pixels[(y * 320 + x) * 3 + $0]) } }
+        #expect(zip(color(80, 60), [255, 0, 255]).allSatisfy { abs($0 - $1) < 48 }, "the watermark: \(color(80, 60))")
+        #expect(zip(color(240, 180), [0, 0, 255]).allSatisfy { abs($0 - $1) < 48 }, "the background: \(color(240, 180))")
+    }
 }

@@ -21,14 +21,14 @@ struct RGBFrame {
     }
 }
 
-/// Runs a tool to the end, or kills it after `timeout`; returns standard output.
-func runTool(_ path: String, _ arguments: [String], timeout: Duration = .seconds(20)) throws -> Data {
+/// Runs a tool to the end, or kills it after `timeout`; returns standard output (or error).
+func runTool(_ path: String, _ arguments: [String], timeout: Duration = .seconds(20), standardError: Bool = false) throws -> Data {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments
     let output = Pipe()
-    process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
+    process.standardOutput = standardError ? FileHandle.nullDevice : output
+    process.standardError = standardError ? output : FileHandle.nullDevice
     process.standardInput = FileHandle.nullDevice
     try process.run()
     let collected = Locked(Data())
@@ -130,6 +130,10 @@ struct PublishTaskEndToEndTests {
         #expect(mixed.pixel(x: 500, y: 180, is: Self.blue), "box: \(mixed.color(x: 500, y: 180))")
         #expect(mixed.pixel(x: 360, y: 20, is: Self.green), "background: \(mixed.color(x: 360, y: 20))")
         #expect(mixed.pixel(x: 620, y: 340, is: Self.green), "background: \(mixed.color(x: 620, y: 340))")
+        // Both anchors' tones are in the mix: the CDN audio is far from silence.
+        let levels = String(decoding: try runTool("/usr/bin/ffmpeg", ["-i", url, "-t", "2", "-vn", "-af", "volumedetect", "-f", "null", "-"], standardError: true), as: UTF8.self)
+        let mean = levels.split(separator: "\n").first { $0.contains("mean_volume:") }.flatMap { Double($0.split(separator: " ").dropLast().last ?? "") }
+        #expect((mean ?? -100) > -40, "mean volume \(mean.map { "\($0) dB" } ?? "missing"): \(levels)")
 
         // Record the CDN stream across an update that swaps the rects: one unbroken recording.
         let recording = scope.dataDirectory.appendingPathComponent("swap.flv").path

@@ -19,6 +19,9 @@ let package = Package(
             .product(name: "LiveRoomWire", package: "LiveRoom"),
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
+        .executableTarget(name: "FuzzPublishTaskConfig", dependencies: [
+            "FuzzSupport", .product(name: "LiveRoomCore", package: "LiveRoom"), .product(name: "LiveRoomMixer", package: "LiveRoom"),
+        ]),
         .executableTarget(name: "FuzzClientCommand", dependencies: ["FuzzSupport", .product(name: "LiveRoomClientKit", package: "LiveRoom")]),
     ]
 )

@@ -80,11 +80,20 @@ final class FFmpegMuxer {
     }
 
     /// Writes one packet now (no interleaving buffer: the caller sends in time order).
-    func write(_ data: [UInt8], stream: Int32, dtsMilliseconds: Int64, ptsMilliseconds: Int64, keyframe: Bool) throws {
+    /// `newExtradata` replaces the stream's codec configuration from this packet on (FLV
+    /// writes a new sequence header before it).
+    func write(_ data: [UInt8], stream: Int32, dtsMilliseconds: Int64, ptsMilliseconds: Int64, keyframe: Bool, newExtradata: [UInt8]? = nil) throws {
         guard headerWritten else { throw MediaFormatError("muxer for \(url) is not open") }
         guard !data.isEmpty else { throw MediaFormatError("empty packet") }
         try packet.fill(with: data)
         let p = packet.pointer
+        if let newExtradata, !newExtradata.isEmpty {
+            guard let side = av_packet_new_side_data(p, AV_PKT_DATA_NEW_EXTRADATA, newExtradata.count) else {
+                packet.unref()
+                throw CodecError.ffmpeg(liveroom_averror(ENOMEM), "av_packet_new_side_data")
+            }
+            side.update(from: newExtradata, count: newExtradata.count)
+        }
         let timeBase = context.pointee.streams[Int(stream)]!.pointee.time_base
         let milliseconds = AVRational(num: 1, den: 1000)
         p.pointee.dts = av_rescale_q(dtsMilliseconds, milliseconds, timeBase)

@@ -108,9 +108,14 @@ public final class RTMPPublisher: @unchecked Sendable {
         var data: [UInt8]
         var timestampMs: Int64
         var isKeyframe: Bool
+        /// A new H.264 track starts with this keyframe.
+        var newTrack: VideoTrack? = nil
     }
 
-    private let videoTrack: VideoTrack?
+    /// The H.264 track; a (re)connect announces the latest (guarded by `condition`).
+    private var videoTrack: VideoTrack?
+    /// A track change waiting for its first keyframe (guarded by `condition`).
+    private var pendingVideoTrack: VideoTrack?
     private let audioTrack: AudioTrack?
     private let onStateChange: @Sendable (State) -> Void
     private let interrupt = FFmpegInterrupt()
@@ -175,6 +180,10 @@ public final class RTMPPublisher: @unchecked Sendable {
             counters.discardedPackets += 1
             return
         }
+        if pendingVideoTrack != nil && !frame.isKeyframe {
+            counters.skippedVideoFrames += 1
+            return
+        }
         if waitingForKeyframe {
             guard frame.isKeyframe else {
                 counters.skippedVideoFrames += 1
@@ -182,7 +191,23 @@ public final class RTMPPublisher: @unchecked Sendable {
             }
             waitingForKeyframe = false
         }
-        enqueue(Packet(isVideo: true, data: frame.data, timestampMs: timestampMs, isKeyframe: frame.isKeyframe))
+        var packet = Packet(isVideo: true, data: frame.data, timestampMs: timestampMs, isKeyframe: frame.isKeyframe)
+        if let track = pendingVideoTrack {
+            packet.newTrack = track
+            videoTrack = track
+            pendingVideoTrack = nil
+        }
+        enqueue(packet)
+    }
+
+    /// Switches the H.264 stream to another encoder (another size or parameter sets) on the
+    /// same connection: frames are skipped until the new stream's first keyframe, which goes
+    /// out after a new sequence header. A relay that becomes a mix, and back, does this.
+    public func changeVideoTrack(_ track: VideoTrack) {
+        condition.lock()
+        defer { condition.unlock() }
+        guard videoTrack != nil else { return }
+        pendingVideoTrack = track
     }
 
     /// Queues one raw AAC frame stamped `timestampMs` from the task start.
@@ -236,11 +261,15 @@ public final class RTMPPublisher: @unchecked Sendable {
         let dropped = queue.removeFirst()
         counters.droppedPackets += 1
         guard dropped.isVideo else { return }
-        // The frames after a dropped video frame reference it: drop them up to the next key frame.
+        // The frames after a dropped video frame reference it: drop them up to the next key
+        // frame, which takes over a track change the dropped frame carried.
         var index = 0
         while index < queue.count {
             if queue[index].isVideo {
-                if queue[index].isKeyframe { return }
+                if queue[index].isKeyframe {
+                    if queue[index].newTrack == nil { queue[index].newTrack = dropped.newTrack }
+                    return
+                }
                 queue.remove(at: index)
                 counters.droppedPackets += 1
             } else {
@@ -248,6 +277,7 @@ public final class RTMPPublisher: @unchecked Sendable {
             }
         }
         waitingForKeyframe = true
+        if let track = dropped.newTrack, pendingVideoTrack == nil { pendingVideoTrack = track }
     }
 
     // MARK: - The I/O thread
@@ -257,6 +287,9 @@ public final class RTMPPublisher: @unchecked Sendable {
         var muxer: FFmpegMuxer?
         var videoStream: Int32 = -1, audioStream: Int32 = -1
         var lastVideoDts: Int64 = -1, lastAudioDts: Int64 = -1
+        // FLV refuses a packet older than a connection's first (libavformat's flv muxer
+        // answers EINVAL): nothing goes out below it.
+        var sessionFloor: Int64? = nil
 
         while true {
             condition.lock()
@@ -272,7 +305,9 @@ public final class RTMPPublisher: @unchecked Sendable {
                 if let muxer {
                     for packet in remaining {
                         do {
-                            try send(packet, muxer: muxer, videoStream: videoStream, audioStream: audioStream, lastVideoDts: &lastVideoDts, lastAudioDts: &lastAudioDts)
+                            try send(
+                                packet, muxer: muxer, videoStream: videoStream, audioStream: audioStream, lastVideoDts: &lastVideoDts,
+                                lastAudioDts: &lastAudioDts, floor: &sessionFloor)
                         } catch {
                             break
                         }
@@ -305,9 +340,13 @@ public final class RTMPPublisher: @unchecked Sendable {
                     muxer = nil
                 }
                 interrupt.reset()
+                sessionFloor = nil
                 onStateChange(.connecting)
                 do {
                     let opened = try FFmpegMuxer(url: url, format: "flv", interrupt: interrupt)
+                    condition.lock()
+                    let videoTrack = self.videoTrack
+                    condition.unlock()
                     if let videoTrack {
                         videoStream = try opened.addH264Stream(
                             width: videoTrack.width, height: videoTrack.height, fps: videoTrack.fps, parameterSets: videoTrack.parameterSets)
@@ -339,7 +378,9 @@ public final class RTMPPublisher: @unchecked Sendable {
             let packet = queue.removeFirst()
             condition.unlock()
             do {
-                try send(packet, muxer: muxer!, videoStream: videoStream, audioStream: audioStream, lastVideoDts: &lastVideoDts, lastAudioDts: &lastAudioDts)
+                try send(
+                    packet, muxer: muxer!, videoStream: videoStream, audioStream: audioStream, lastVideoDts: &lastVideoDts,
+                    lastAudioDts: &lastAudioDts, floor: &sessionFloor)
             } catch {
                 muxer = nil  // closing aborts instead of waiting on a broken connection
                 fail(error, generation: sessionGeneration)
@@ -349,21 +390,23 @@ public final class RTMPPublisher: @unchecked Sendable {
 
     private func send(
         _ packet: Packet, muxer: FFmpegMuxer, videoStream: Int32, audioStream: Int32,
-        lastVideoDts: inout Int64, lastAudioDts: inout Int64
+        lastVideoDts: inout Int64, lastAudioDts: inout Int64, floor: inout Int64?
     ) throws {
-        // Strictly increasing per stream, whatever the caller or a reconnect did.
+        // Strictly increasing per stream, whatever the caller or a reconnect did, and never
+        // below the connection's first packet.
         let dts: Int64
         if packet.isVideo {
-            dts = max(packet.timestampMs, lastVideoDts + 1)
+            dts = max(packet.timestampMs, lastVideoDts + 1, floor ?? .min)
             lastVideoDts = dts
         } else {
-            dts = max(packet.timestampMs, lastAudioDts + 1)
+            dts = max(packet.timestampMs, lastAudioDts + 1, floor ?? .min)
             lastAudioDts = dts
         }
+        if floor == nil { floor = dts }
         interrupt.arm(timeout: writeTimeout)
         try muxer.write(
             packet.data, stream: packet.isVideo ? videoStream : audioStream,
-            dtsMilliseconds: dts, ptsMilliseconds: dts, keyframe: packet.isKeyframe)
+            dtsMilliseconds: dts, ptsMilliseconds: dts, keyframe: packet.isKeyframe, newExtradata: packet.newTrack?.parameterSets)
         condition.lock()
         if packet.isVideo { counters.videoFramesWritten += 1 } else { counters.audioFramesWritten += 1 }
         condition.unlock()

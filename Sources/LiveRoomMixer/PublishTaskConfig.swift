@@ -36,6 +36,10 @@ public struct PublishTaskConfig: Sendable, Hashable {
         self.seiParams = seiParams
     }
 
+    /// The output encoding: the task's, or TRTC's defaults (a relay may leave it out; its
+    /// audio is encoded with these settings).
+    public var effectiveEncoderParam: StreamEncoderParam { encoderParam ?? StreamEncoderParam() }
+
     /// Whether the output carries video. Relays pass on what the source publishes, taken as audio+video.
     public var hasVideo: Bool { target.mode.isMixing ? encoderParam?.hasVideo ?? false : true }
 

@@ -232,8 +232,10 @@ public struct PublishTaskStateMachine: Sendable {
                 MixerErrorCode.mediaKindChange,
                 "an update cannot switch between audio-only and audio+video output (\(old.hasVideo ? "audio+video" : "audio-only") → \(new.hasVideo ? "audio+video" : "audio-only")); stop the task and start a new one")
         }
-        guard let oldParam = old.encoderParam, let newParam = new.encoderParam, old.target.mode.isMixing, new.target.mode.isMixing else { return }
-        if oldParam.hasVideo, oldParam.canvas != newParam.canvas {
+        // A relay's audio is encoded with its encoder parameters (or the defaults) too, so a
+        // relay that becomes a mix keeps its audio format; its picture size may change.
+        let oldParam = old.effectiveEncoderParam, newParam = new.effectiveEncoderParam
+        if old.target.mode.isMixing, new.target.mode.isMixing, oldParam.hasVideo, oldParam.canvas != newParam.canvas {
             throw LiveRoomError(
                 MixerErrorCode.resolutionChange,
                 "an update cannot change the output resolution (\(oldParam.canvas) → \(newParam.canvas)); keep videoEncodedWidth and videoEncodedHeight, or stop the task and start a new one")

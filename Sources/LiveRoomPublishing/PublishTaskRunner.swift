@@ -91,6 +91,18 @@ public final class PublishTaskRunner: @unchecked Sendable {
         case passthrough(RTMPPublisher.VideoTrack?)
     }
 
+    /// The video pipeline a config starts with: a mix's encoder now, a relay's at its first frame.
+    static func videoPipeline(for config: PublishTaskConfig) throws -> VideoPipeline {
+        guard config.target.mode.isMixing else { return .passthrough(nil) }
+        let param = config.effectiveEncoderParam
+        guard param.hasVideo else { return .none }
+        let compositor = try VideoCompositor(width: param.videoEncodedWidth, height: param.videoEncodedHeight)
+        let encoder = try H264Encoder(
+            width: param.videoEncodedWidth, height: param.videoEncodedHeight, fps: param.videoEncodedFPS,
+            bitrateKbps: param.effectiveVideoKbps, gopSeconds: param.videoEncodedGOP, globalHeader: true)
+        return .mix(compositor, encoder)
+    }
+
     /// Builds the encoders for `config` (so a bad config fails here, not later) and starts the thread.
     /// - Parameters:
     ///   - onEvent: RTMP connections that came up or failed; called on other threads.
@@ -108,22 +120,10 @@ public final class PublishTaskRunner: @unchecked Sendable {
         self.roomOutput = roomOutput
         self.log = log
         if roomOutput != nil { roomStream = try RoomStream() }
-        let param = config.encoderParam ?? StreamEncoderParam(audioEncodedChannelNum: 2, audioEncodedKbps: 64)
+        let param = config.effectiveEncoderParam
         aac = try AACEncoder(sampleRate: param.audioEncodedSampleRate, channels: param.audioEncodedChannelNum, bitrateKbps: param.audioEncodedKbps)
         audioMixer = AudioMixer(sampleRate: param.audioEncodedSampleRate, channels: param.audioEncodedChannelNum, samplesPerFrame: AACEncoder.samplesPerFrame)
-        if config.target.mode.isMixing {
-            if param.hasVideo {
-                let compositor = try VideoCompositor(width: param.videoEncodedWidth, height: param.videoEncodedHeight)
-                let encoder = try H264Encoder(
-                    width: param.videoEncodedWidth, height: param.videoEncodedHeight, fps: param.videoEncodedFPS,
-                    bitrateKbps: param.effectiveVideoKbps, gopSeconds: param.videoEncodedGOP, globalHeader: true)
-                video = .mix(compositor, encoder)
-            } else {
-                video = .none
-            }
-        } else {
-            video = .passthrough(nil)
-        }
+        video = try Self.videoPipeline(for: config)
         nextVideo = start
         let thread = Thread { [self] in run() }
         thread.name = "publish-task-\(taskId)"
@@ -243,11 +243,37 @@ public final class PublishTaskRunner: @unchecked Sendable {
     }
 
     private func reconfigure(_ newConfig: PublishTaskConfig) {
+        let wasMixing = config.target.mode.isMixing
         config = newConfig
-        if case .mix(_, let encoder) = video, let param = newConfig.encoderParam, param.effectiveVideoKbps != encoder.bitrateKbps {
-            encoder.setBitrate(kbps: param.effectiveVideoKbps)
+        if newConfig.target.mode.isMixing != wasMixing {
+            switchVideoPipeline()
+        } else if case .mix(_, let encoder) = video, newConfig.effectiveEncoderParam.effectiveVideoKbps != encoder.bitrateKbps {
+            encoder.setBitrate(kbps: newConfig.effectiveEncoderParam.effectiveVideoKbps)
         }
         dropInputsNotPresent()
+    }
+
+    /// A relay became a mix or a mix a relay: the same connections carry the new picture
+    /// after a new sequence header.
+    private func switchVideoPipeline() {
+        // Audio-only output stays audio-only (the state machine refuses that change).
+        if case .none = video { return }
+        do {
+            video = try Self.videoPipeline(for: config)
+        } catch {
+            log("the new video pipeline cannot start: \(error)")
+            count { $0.encodeErrors += 1 }
+            video = .none
+        }
+        // A mix's track is known now; a relay's at the relayed user's next keyframe.
+        announceVideoTrack()
+        if let source = config.relaySource, !config.target.mode.isMixing { requestKeyframe(source.resolved(in: roomId)) }
+    }
+
+    /// Tells the open connections about a new video track.
+    private func announceVideoTrack() {
+        guard let track = videoTrack else { return }
+        for publisher in publishers.values { publisher.changeVideoTrack(track) }
     }
 
     private func updateAnchors(_ newAnchors: [MixAnchor]) {
@@ -467,6 +493,7 @@ public final class PublishTaskRunner: @unchecked Sendable {
                 return
             }
             video = .passthrough(RTMPPublisher.VideoTrack(width: size.width, height: size.height, fps: config.encoderParam?.videoEncodedFPS ?? 15, parameterSets: sets))
+            announceVideoTrack()
             openWaitingURLs()
         }
         let timestamp = relayTimestamp(of: frame, arrival: milliseconds(since: now))
@@ -498,6 +525,7 @@ public final class PublishTaskRunner: @unchecked Sendable {
             return
         }
         video = .transcodeRelay(compositor, encoder)
+        announceVideoTrack()
         openWaitingURLs()
     }
 

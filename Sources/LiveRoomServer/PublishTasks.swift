@@ -226,7 +226,7 @@ extension RoomHub {
         case .rtmpConnected(let url):
             withMachine(taskId) { $0.rtmpConnected(url: url) }
         case .rtmpFailed(let url, let message):
-            logger.info("RTMP connection failed", metadata: [LogKey.task: "\(taskId)", "liveroom.url": "\(url)", LogKey.error: "\(message)"])
+            logger.warning("RTMP connection failed", metadata: [LogKey.task: "\(taskId)", "liveroom.url": "\(url)", LogKey.error: "\(message)"])
             withMachine(taskId) { $0.rtmpFailed(url: url, message: message, now: .now) }
         }
     }

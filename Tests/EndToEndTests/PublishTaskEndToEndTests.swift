@@ -305,4 +305,55 @@ struct PublishTaskEndToEndTests {
         #expect(frame.pixel(x: 500, y: 180, is: Self.blue), "\(frame.color(x: 500, y: 180))")
         #expect(frame.pixel(x: 360, y: 20, is: Self.green), "\(frame.color(x: 360, y: 20))")
     }
+
+    /// TRTC's e-commerce flow: a relay while the anchor is alone, updated to a mix when a
+    /// co-host comes on, and back; the CDN stream stays one unbroken stream.
+    @Test func aRelayBecomesAMixAndBackOnTheSameStream() async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let nginx = try NginxRTMPServer()
+        try nginx.start()
+        defer { nginx.stop() }
+        let server = try await TestServer.start(in: scope)
+        let host = try await server.enteredWithMedia("host", role: "anchor", media: ["--publish", "color:FF0000", "--video-codec", "h264"] + Self.small, in: scope)
+        let guest = try await server.enteredWithMedia("guest", role: "anchor", media: ["--publish", "color:0000FF"] + Self.small, in: scope)
+        try await host.waitForEvent("onPublishAnswer")
+        try await guest.waitForEvent("onPublishAnswer")
+
+        let url = nginx.url(stream: "shop")
+        let target = #"{"mode":"bigStreamToCdn","cdnUrlList":[{"rtmpUrl":"\#(url)"}]}"#
+        let mixTarget = #"{"mode":"mixStreamToCdn","cdnUrlList":[{"rtmpUrl":"\#(url)"}]}"#
+        let encoder = #"{"videoEncodedWidth":640,"videoEncodedHeight":360,"videoEncodedFPS":15,"videoEncodedGOP":1,"videoEncodedKbps":800}"#
+        host.send(#"start-publish {"target":\#(target),"encoderParam":\#(encoder)}"#)
+        let started = try await host.waitForEvent("onStartPublishMediaStream")
+        let taskId = try #require(started["taskId"]?.stringValue, "\(started.jsonText)")
+        try await host.waitForEvent("onCdnStreamStateChanged", timeout: .seconds(15)) { $0["status"] == 2 }
+        try await Task.sleep(for: .seconds(1))
+        let relayed = try probeVideo(url)
+        #expect(relayed.width == 320 && relayed.height == 240, "the relay has the anchor's own size: \(relayed)")
+
+        let recording = scope.dataDirectory.appendingPathComponent("switch.flv").path
+        let recorder = try scope.start("/usr/bin/ffmpeg", ["-v", "error", "-i", url, "-t", "8", "-c", "copy", "-y", recording], name: "recorder")
+        try await Task.sleep(for: .seconds(2))
+        host.send("update-publish \(taskId) " + #"{"target":\#(mixTarget),"mixingConfig":\#(Self.mixingConfig(left: "host", boxed: "guest"))}"#)
+        let updated = try await host.waitForEvent("onUpdatePublishMediaStream")
+        #expect(updated["code"] == 0, "\(updated.jsonText)")
+        try await Task.sleep(for: .seconds(2))
+        let mixedVideo = try probeVideo(url)
+        #expect(mixedVideo.width == 640 && mixedVideo.height == 360, "\(mixedVideo)")
+        let mixed = try decodeFrame(url, width: 640, height: 360)
+        #expect(mixed.pixel(x: 160, y: 180, is: Self.red) && mixed.pixel(x: 500, y: 180, is: Self.blue), "\(mixed.color(x: 500, y: 180))")
+        #expect(try await recorder.waitForExit(timeout: .seconds(20)) == 0, "\(recorder.standardError)")
+        let duration = try runTool("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", recording])
+        #expect((Double(String(decoding: duration, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 7.5, "the stream broke off")
+
+        // And back to the relay when the co-host leaves the stage.
+        host.send("update-publish \(taskId) " + #"{"target":\#(target)}"#)
+        let back = try await host.waitForEvent("onUpdatePublishMediaStream", count: 2)
+        #expect(back["code"] == 0, "\(back.jsonText)")
+        try await Task.sleep(for: .seconds(2))
+        let relayedAgain = try probeVideo(url)
+        #expect(relayedAgain.width == 320 && relayedAgain.height == 240, "\(relayedAgain)")
+        #expect(host.events(named: "onCdnStreamStateChanged").filter { $0["status"] == 3 }.isEmpty, "the task reconnected")
+    }
 }

@@ -220,6 +220,58 @@ enum PulledVideo {
         if let frame = try Self.firstFrame(path) { MixFixture.expectLayout(frame) }
     }
 
+    @Test func aPacketOlderThanTheConnectionsFirstIsLiftedNotRefused() throws {
+        let path = TestSupport.temporaryPath(".flv")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let mix = try MixFixture()
+        let states = StateRecorder()
+        let publisher = try RTMPPublisher(url: path, video: mix.videoTrack, audio: mix.audioTrack, onStateChange: states.callback)
+        #expect(states.wait(count: 2, timeout: .seconds(5)))
+        // A relay's first keyframe at 2000 ms, then audio the AAC encoder stamped 21 ms earlier.
+        let keyframe = try #require(try mix.video.encode(VideoFrame(width: 320, height: 240, color: .black), forceKeyframe: true).first)
+        publisher.write(video: keyframe, timestampMs: 2000)
+        let tone = try (0..<10).flatMap { try mix.audio.encode(ToneSource().nextFrame(index: $0)) }
+        try #require(tone.count >= 3)
+        for (index, frame) in tone.enumerated() { publisher.write(audio: frame, timestampMs: 1979 + Int64(index) * 21) }
+        publisher.stop()
+        #expect(states.names == ["connecting", "pushing", "stopped"], "no failure")
+        #expect(publisher.statistics.videoFramesWritten == 1 && publisher.statistics.audioFramesWritten == tone.count)
+    }
+
+    @Test func aTrackChangeSendsANewSequenceHeaderOnTheSameConnection() throws {
+        let path = TestSupport.temporaryPath(".flv")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let small = try H264Encoder(width: 320, height: 240, fps: 15, bitrateKbps: 400, gopSeconds: 1, globalHeader: true)
+        let large = try H264Encoder(width: 640, height: 360, fps: 15, bitrateKbps: 800, gopSeconds: 1, globalHeader: true)
+        let states = StateRecorder()
+        let publisher = try RTMPPublisher(
+            url: path, video: .init(width: 320, height: 240, fps: 15, parameterSets: small.parameterSets!), audio: nil, onStateChange: states.callback)
+        for index in 0..<10 {
+            for frame in try small.encode(VideoFrame(width: 320, height: 240, color: YUVColor(rgb: 0xFF0000))) {
+                publisher.write(video: frame, timestampMs: Int64(index) * 66)
+            }
+        }
+        publisher.changeVideoTrack(.init(width: 640, height: 360, fps: 15, parameterSets: large.parameterSets!))
+        for index in 10..<20 {
+            for frame in try large.encode(VideoFrame(width: 640, height: 360, color: YUVColor(rgb: 0x0000FF))) {
+                publisher.write(video: frame, timestampMs: Int64(index) * 66)
+            }
+        }
+        publisher.stop()
+        #expect(states.names == ["connecting", "pushing", "stopped"])
+        #expect(publisher.statistics.videoFramesWritten == 20 && publisher.statistics.connections == 1)
+        guard let ffmpeg = TestSupport.tool("ffmpeg") else { return }
+        // Every frame decodes, the last ones at the new size.
+        let result = try TestSupport.run(ffmpeg, ["-v", "error", "-i", path, "-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", "640x360", "-"])
+        #expect(result.status == 0 && result.stderr.isEmpty, "ffmpeg: \(result.stderr)")
+        #expect(result.stdout.count == 20 * 640 * 360 * 3 / 2, "20 frames decoded")
+        let sizes = try TestSupport.run(try #require(TestSupport.tool("ffprobe")), [
+            "-v", "error", "-select_streams", "v", "-show_entries", "frame=width", "-of", "csv=p=0", path,
+        ])
+        let widths = String(decoding: sizes.stdout, as: UTF8.self).split(separator: "\n").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: ",")) }
+        #expect(widths.first == "320" && widths.last == "640", "\(widths)")
+    }
+
     @Test func reconnectContinuesTheTimelineFromTheNextKeyFrame() throws {
         let path = TestSupport.temporaryPath(".flv")
         defer { try? FileManager.default.removeItem(atPath: path) }

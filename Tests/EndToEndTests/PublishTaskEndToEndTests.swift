@@ -244,21 +244,34 @@ struct PublishTaskEndToEndTests {
         let nginx = try NginxRTMPServer()
         try nginx.start()
         defer { nginx.stop() }
-        let server = try await TestServer.start(in: scope)
+        let server = try await TestServer.start(in: scope, extra: ["--task-retry-count", "2", "--task-retry-interval-ms", "200"])
         let host = try await server.enteredWithMedia("host", role: "anchor", media: ["--publish", "color:FF0000"] + Self.small, in: scope)
         try await host.waitForEvent("onPublishAnswer")
         let fan = try await server.entered("fan", in: scope)
+
+        // Nobody listens at the URL: two retries, then the URL fails and the task ends.
+        let nowhere = "rtmp://127.0.0.1:\(try NginxRTMPServer.freeLoopbackPort())/live/x"
+        host.send("start-publish \(Self.startRequest(url: nowhere))")
+        let doomed = try await host.waitForEvent("onStartPublishMediaStream")
+        #expect(doomed["code"] == 0, "\(doomed.jsonText)")
+        let failed = try await host.waitForEvent("onCdnStreamStateChanged", timeout: .seconds(20)) { $0["status"] == 4 }
+        #expect(failed["code"] == -7228 && failed["cdnUrl"] == .string(nowhere), "\(failed.jsonText)")
+        let states = host.events(named: "onCdnStreamStateChanged").compactMap { $0["status"]?.intValue }
+        #expect(states == [1, 3, 3, 4], "connecting, two retries, failed: \(states)")
+        host.send("stop-publish \(doomed["taskId"]?.stringValue ?? "")")
+        let gone = try await host.waitForEvent("onStopPublishMediaStream")
+        #expect(gone["code"] == -7220, "the task ended by itself: \(gone.jsonText)")
 
         // An audience member may not start a task; a malformed one gets the field's code.
         fan.send("start-publish \(Self.startRequest(url: nginx.url(stream: "fan")))")
         let refused = try await fan.waitForEvent("onStartPublishMediaStream")
         #expect(refused["code"] == .number(Double(ErrorCode.anchorOnly)), "\(refused.jsonText)")
         host.send(#"start-publish {"target":{"mode":"mixStreamToCdn","cdnUrlList":[{"rtmpUrl":"http://not-rtmp"}]},"encoderParam":{"videoEncodedWidth":640,"videoEncodedHeight":360}}"#)
-        let bad = try await host.waitForEvent("onStartPublishMediaStream")
+        let bad = try await host.waitForEvent("onStartPublishMediaStream", count: 2)
         #expect(bad["code"] == -7201, "\(bad.jsonText)")
 
         host.send("start-publish \(Self.startRequest(url: nginx.url(stream: "dismiss")))")
-        let started = try await host.waitForEvent("onStartPublishMediaStream", count: 2)
+        let started = try await host.waitForEvent("onStartPublishMediaStream", count: 3)
         #expect(started["code"] == 0, "\(started.jsonText)")
         try await host.waitForEvent("onCdnStreamStateChanged", timeout: .seconds(15)) { $0["status"] == 2 }
         let (dismissed, _) = try await server.admin("DismissRoomByStrRoomId", ["SdkAppId": .number(Double(TestServer.sdkAppId)), "RoomId": "room1"], in: scope)

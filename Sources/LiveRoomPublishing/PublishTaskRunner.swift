@@ -234,7 +234,7 @@ public final class PublishTaskRunner: @unchecked Sendable {
     }
 
     private var frameInterval: Duration {
-        .nanoseconds(1_000_000_000 / Int64(max(1, config.encoderParam?.videoEncodedFPS ?? 15)))
+        .nanoseconds(1_000_000_000 / Int64(max(1, config.effectiveEncoderParam.videoEncodedFPS)))
     }
 
     private func milliseconds(since instant: ContinuousClock.Instant) -> Int64 {
@@ -492,7 +492,7 @@ public final class PublishTaskRunner: @unchecked Sendable {
             guard frame.isKeyframe, let sets = AnnexB.parameterSets(in: frame.data), let size = try? VideoSize(keyframe: frame.data, codec: .h264) else {
                 return
             }
-            video = .passthrough(RTMPPublisher.VideoTrack(width: size.width, height: size.height, fps: config.encoderParam?.videoEncodedFPS ?? 15, parameterSets: sets))
+            video = .passthrough(RTMPPublisher.VideoTrack(width: size.width, height: size.height, fps: config.effectiveEncoderParam.videoEncodedFPS, parameterSets: sets))
             announceVideoTrack()
             openWaitingURLs()
         }
@@ -515,11 +515,13 @@ public final class PublishTaskRunner: @unchecked Sendable {
     }
 
     private func startTranscodedRelay(size: VideoSize) {
-        let param = config.encoderParam
-        let fps = param?.videoEncodedFPS ?? 15
-        let kbps = param?.videoEncodedKbps ?? 0 > 0 ? param!.videoEncodedKbps : max(300, size.width * size.height * fps * 15 / 100_000)
+        // The task's rate, GOP and bitrate; without a bitrate, about 0.15 bit per pixel of the relayed size.
+        var param = config.effectiveEncoderParam
+        (param.videoEncodedWidth, param.videoEncodedHeight) = (size.width, size.height)
         guard let compositor = try? VideoCompositor(width: size.width, height: size.height),
-            let encoder = try? H264Encoder(width: size.width, height: size.height, fps: fps, bitrateKbps: kbps, gopSeconds: param?.videoEncodedGOP ?? 2, globalHeader: true)
+            let encoder = try? H264Encoder(
+                width: size.width, height: size.height, fps: param.videoEncodedFPS, bitrateKbps: param.effectiveVideoKbps,
+                gopSeconds: param.videoEncodedGOP, globalHeader: true)
         else {
             count { $0.encodeErrors += 1 }
             return
@@ -610,53 +612,5 @@ public final class PublishTaskRunner: @unchecked Sendable {
 extension PixelRect {
     init(_ rect: MixRect) {
         self.init(x: rect.x, y: rect.y, width: rect.width, height: rect.height)
-    }
-}
-
-/// The RTP streams of a mix published into the room: H.264 packetized for RTP (parameter
-/// sets before every keyframe) and the mixed audio re-encoded as 20 ms Opus frames.
-final class RoomStream {
-    private let packetizer = H264Packetizer(maxPayloadSize: 1100)
-    private let opus: OpusEncoder
-    private let resampler: AudioResampler
-    private var pending: [Int16] = []
-    private var videoSequence = UInt16.random(in: 0...0x7FFF)
-    private var audioSequence = UInt16.random(in: 0...0x7FFF)
-    private let videoSSRC = UInt32.random(in: 1...UInt32.max)
-    private let audioSSRC = UInt32.random(in: 1...UInt32.max)
-    private let videoBase = UInt32.random(in: 0...UInt32.max)
-    private var audioTimestamp = UInt32.random(in: 0...UInt32.max)
-
-    init() throws {
-        opus = try OpusEncoder(sampleRate: 48_000, channels: 2, bitrateKbps: 64)
-        resampler = try AudioResampler(outputRate: 48_000, outputChannels: 2)
-    }
-
-    func videoPackets(_ frame: EncodedVideoFrame, parameterSets: [UInt8]?, timestampMs: Int64) -> [[UInt8]] {
-        var data = frame.data
-        if frame.isKeyframe, AnnexB.parameterSets(in: data) == nil, let parameterSets { data = parameterSets + data }
-        guard let payloads = try? packetizer.packetize(annexB: ByteBuffer(bytes: data)) else { return [] }
-        let timestamp = videoBase &+ UInt32(truncatingIfNeeded: timestampMs * 90)
-        return payloads.enumerated().compactMap { index, payload in
-            defer { videoSequence &+= 1 }
-            let header = RTPHeader(marker: index == payloads.count - 1, payloadType: 0, sequenceNumber: videoSequence, timestamp: timestamp, ssrc: videoSSRC)
-            return (try? RTPPacket(header: header, payload: payload).serialize()).map { Array(buffer: $0) }
-        }
-    }
-
-    func audioPackets(_ mixed: AudioFrame) throws -> [[UInt8]] {
-        pending += try resampler.convert(mixed).samples
-        let block = opus.frameSize * 2
-        var packets: [[UInt8]] = []
-        while pending.count >= block {
-            let frame = try AudioFrame(samples: Array(pending.prefix(block)), sampleRate: 48_000, channels: 2, pts: 0)
-            pending.removeFirst(block)
-            let encoded = try opus.encode(frame)
-            let header = RTPHeader(payloadType: 0, sequenceNumber: audioSequence, timestamp: audioTimestamp, ssrc: audioSSRC)
-            audioSequence &+= 1
-            audioTimestamp &+= UInt32(opus.frameSize)
-            if let bytes = try? RTPPacket(header: header, payload: ByteBuffer(bytes: encoded.data)).serialize() { packets.append(Array(buffer: bytes)) }
-        }
-        return packets
     }
 }

@@ -8,4 +8,8 @@ enum LogKey {
     static let error = "liveroom.error"
     static let address = "liveroom.address"
     static let task = "liveroom.task"
+    static let mode = "liveroom.mode"
+    static let url = "liveroom.url"
+    static let state = "liveroom.state"
+    static let reason = "liveroom.reason"
 }

@@ -104,9 +104,6 @@ extension RoomHub {
         stopTask(taskId)
     }
 
-    /// The task ids running, for tests and logs.
-    var publishTaskIds: [String] { tasks.registry.tasks.map { $0.taskId } }
-
     // MARK: Running tasks
 
     private func startTask(_ config: PublishTaskConfig, roomId: String, owner: PublishTaskOwner, session: SessionID?) throws(LiveRoomError) -> String {
@@ -155,7 +152,7 @@ extension RoomHub {
         let anchors = mixAnchors(in: roomId)
         let actions = stateMachine.start(presentUserCount: Self.presentInputs(config, anchors, roomId: roomId), now: .now)
         tasks.machines[taskId] = stateMachine
-        logger.info("Publish task started", metadata: [LogKey.task: "\(taskId)", LogKey.room: "\(roomId)", "liveroom.mode": "\(config.target.mode.name)"])
+        logger.info("Publish task started", metadata: [LogKey.task: "\(taskId)", LogKey.room: "\(roomId)", LogKey.mode: "\(config.target.mode.name)"])
         feed(taskId, anchors: anchors, force: true)
         carryOut(actions, taskId: taskId)
         return taskId
@@ -226,7 +223,7 @@ extension RoomHub {
         case .rtmpConnected(let url):
             withMachine(taskId) { $0.rtmpConnected(url: url) }
         case .rtmpFailed(let url, let message):
-            logger.warning("RTMP connection failed", metadata: [LogKey.task: "\(taskId)", "liveroom.url": "\(url)", LogKey.error: "\(message)"])
+            logger.warning("RTMP connection failed", metadata: [LogKey.task: "\(taskId)", LogKey.url: "\(url)", LogKey.error: "\(message)"])
             withMachine(taskId) { $0.rtmpFailed(url: url, message: message, now: .now) }
         }
     }
@@ -269,7 +266,7 @@ extension RoomHub {
             case .reconnecting(let attempt): (3, 0, "reconnecting, attempt \(attempt) of \(tasks.configuration.retryCount)")
             case .failed(let message): (4, MixerErrorCode.cdnPushFailed, message)
             }
-        logger.info("CDN stream state", metadata: [LogKey.task: "\(taskId)", "liveroom.url": "\(url)", "liveroom.state": "\(message)"])
+        logger.info("CDN stream state", metadata: [LogKey.task: "\(taskId)", LogKey.url: "\(url)", LogKey.state: "\(message)"])
         if let session = tasks.owners[taskId] {
             send(.onCdnStreamStateChanged(taskId: taskId, cdnUrl: url, status: status, code: code, message: message), to: session)
         }
@@ -286,7 +283,7 @@ extension RoomHub {
             media?.stopLocal(robot.key)
             execute(machine.handle(.exitRoom, from: robot.session, at: .now()))
         }
-        logger.info("Publish task ended", metadata: [LogKey.task: "\(taskId)", "liveroom.reason": "\(reason)"])
+        logger.info("Publish task ended", metadata: [LogKey.task: "\(taskId)", LogKey.reason: "\(reason)"])
     }
 
     /// Stops every task (server shutdown).

@@ -96,13 +96,13 @@ final class MediaService: Service, Sendable {
     }
 
     func stopPublishing(roomId: String, userId: String) {
-        let (router, channel) = (self.router, self.channel)
-        eventLoop.execute { MediaChannelHandler.write(router.value.stopPublishing(roomId: roomId, userId: userId), to: channel) }
+        let (router, handler, channel) = (self.router, self.handler, self.channel)
+        eventLoop.execute { handler.value.emit(router.value.stopPublishing(roomId: roomId, userId: userId), to: channel) }
     }
 
     func close(owner: UInt64) {
-        let (router, channel) = (self.router, self.channel)
-        eventLoop.execute { MediaChannelHandler.write(router.value.close(owner: owner), to: channel) }
+        let (router, handler, channel) = (self.router, self.handler, self.channel)
+        eventLoop.execute { handler.value.emit(router.value.close(owner: owner), to: channel) }
     }
 
     /// Where a tap's packets go; called on the media loop, so it must only hand them on.
@@ -113,14 +113,14 @@ final class MediaService: Service, Sendable {
         let (router, handler, channel) = (self.router, self.handler, self.channel)
         eventLoop.execute {
             handler.value.sinks[tap] = publishers.isEmpty ? nil : sink
-            MediaChannelHandler.write(router.value.setTap(tap, publishers: publishers, now: .now), to: channel)
+            handler.value.emit(router.value.setTap(tap, publishers: publishers, now: .now), to: channel)
         }
     }
 
     /// A tap asks a publisher for a keyframe.
     func requestKeyframe(for tap: SFURouter.TapID, of publisher: SFURouter.PublisherKey) {
-        let (router, channel) = (self.router, self.channel)
-        eventLoop.execute { MediaChannelHandler.write(router.value.requestKeyframe(for: tap, of: publisher, now: .now), to: channel) }
+        let (router, handler, channel) = (self.router, self.handler, self.channel)
+        eventLoop.execute { handler.value.emit(router.value.requestKeyframe(for: tap, of: publisher, now: .now), to: channel) }
     }
 
     /// Starts a publisher the server feeds itself (a mix published into a room).
@@ -193,10 +193,7 @@ final class MediaChannelHandler: ChannelInboundHandler {
     }
 
     func runTimers(channel: any Channel) {
-        let outputs = router.handleTimers(now: .now)
-        guard !outputs.isEmpty else { return }
-        for output in outputs { dispatch(output) { channel.write(NIOAny($0), promise: nil) } }
-        channel.flush()
+        emit(router.handleTimers(now: .now), to: channel)
     }
 
     private func handle(_ outputs: [SFURouter.Output], context: ChannelHandlerContext) {
@@ -217,22 +214,10 @@ final class MediaChannelHandler: ChannelInboundHandler {
         }
     }
 
-    /// Carries out outputs produced outside a read (on the loop), then flushes.
+    /// Carries out outputs produced outside a read (a command or a timer, on the loop), then flushes.
     func emit(_ outputs: [SFURouter.Output], to channel: any Channel) {
         guard !outputs.isEmpty else { return }
         for output in outputs { dispatch(output) { channel.write(NIOAny($0), promise: nil) } }
         channel.flush()
-    }
-
-    /// Writes the send outputs of a command to the channel (on its loop).
-    static func write(_ outputs: [SFURouter.Output], to channel: any Channel) {
-        var wrote = false
-        for case .send(let bytes, let address) in outputs {
-            if let remote = address.socketAddress {
-                channel.write(NIOAny(AddressedEnvelope(remoteAddress: remote, data: bytes)), promise: nil)
-                wrote = true
-            }
-        }
-        if wrote { channel.flush() }
     }
 }

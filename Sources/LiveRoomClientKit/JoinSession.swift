@@ -196,6 +196,8 @@ public struct JoinSession: Sendable {
                 do {
                     receiving: for try await message in inbound.messages(maxSize: 1 << 20) {
                         guard case .text(let text) = message, let event = try? JSONValue.parse(text) else { continue }
+                        // Nothing about the session is printed after onExitRoom.
+                        if event["event"]?.stringValue == "onExitRoom" { await media.leftRoom() }
                         printer.print(event)
                         switch event["event"]?.stringValue {
                         case "onEnterRoom":

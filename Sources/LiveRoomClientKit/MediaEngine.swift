@@ -56,6 +56,8 @@ final class MediaEngine {
     private var audioMuted = false
     private var calculator = StatisticsCalculator()
     private var nextStatistics: ContinuousClock.Instant?
+    /// Cleared when the user has left the room: nothing is reported after onExitRoom.
+    private var reportsStatistics = true
     /// How often onStatistics is printed.
     static let statisticsInterval = Duration.seconds(2)
 
@@ -179,10 +181,14 @@ final class MediaEngine {
         }
         let due = nextStatistics ?? now + Self.statisticsInterval
         nextStatistics = due
-        if now >= due {
+        if reportsStatistics, now >= due {
             nextStatistics = now + Self.statisticsInterval
             environment.event(calculator.event(for: statisticsSnapshot(now: now)))
         }
+    }
+
+    func stopStatistics() {
+        reportsStatistics = false
     }
 
     func statisticsSnapshot(now: ContinuousClock.Instant) -> StatisticsSnapshot {

@@ -174,6 +174,11 @@ public final class MediaSession: Sendable {
         try? await onLoop { $0.closeSubscription(userId: userId, now: .now) }
     }
 
+    /// The user left the room: no more `onStatistics` (the connections close at ``shutdown()``).
+    public func leftRoom() async {
+        try? await onLoop { $0.stopStatistics() }
+    }
+
     /// Stops or resumes sending video or audio.
     public func setMuted(_ kind: MediaKind, _ muted: Bool) async {
         try? await onLoop { $0.setMuted(kind, muted) }

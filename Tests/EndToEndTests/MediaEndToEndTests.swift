@@ -72,6 +72,9 @@ struct MediaEndToEndTests {
         try await Task.sleep(for: .seconds(2))
         fan.send("leave")
         #expect(try await fan.waitForExit(timeout: .seconds(10)) == 0)
+        let names = fan.events.compactMap { $0["event"]?.stringValue }
+        let exit = try #require(names.lastIndex(of: "onExitRoom"))
+        #expect(!names[exit...].contains("onStatistics"), "nothing after onExitRoom: \(names[exit...])")
 
         let streams = try probe(recordings.appendingPathComponent("host.mkv").path)
         let video = try #require(streams.first { $0.width != nil })

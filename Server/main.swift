@@ -26,6 +26,7 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
     @Option(help: "Retries of a failed RTMP connection of a publish task (LIVEROOM_TASK_RETRY_COUNT, default 5).") var taskRetryCount: Int?
     @Option(help: "Milliseconds between those retries (LIVEROOM_TASK_RETRY_INTERVAL_MS, default 1000).") var taskRetryIntervalMs: Int?
     @Option(help: "Seconds a publish task lives on after every input has left (LIVEROOM_TASK_IDLE_TIMEOUT, default 30).") var taskIdleTimeout: Int?
+    @Option(help: "Most publish media stream tasks one room may run at once (LIVEROOM_MAX_TASKS_PER_ROOM, default 10).") var maxTasksPerRoom: Int?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical (LIVEROOM_LOG_LEVEL).") var logLevel: String?
 
     func validate() throws {
@@ -54,12 +55,15 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
             maxAnchorsPerRoom: try maxAnchors ?? number("LIVEROOM_MAX_ANCHORS") ?? defaults.maxAnchorsPerRoom,
             taskRetryCount: try taskRetryCount ?? number("LIVEROOM_TASK_RETRY_COUNT") ?? defaults.taskRetryCount,
             taskRetryInterval: .milliseconds(try taskRetryIntervalMs ?? number("LIVEROOM_TASK_RETRY_INTERVAL_MS") ?? 1000),
-            taskIdleTimeout: .seconds(try taskIdleTimeout ?? number("LIVEROOM_TASK_IDLE_TIMEOUT") ?? 30))
+            taskIdleTimeout: .seconds(try taskIdleTimeout ?? number("LIVEROOM_TASK_IDLE_TIMEOUT") ?? 30),
+            maxTasksPerRoom: try maxTasksPerRoom ?? number("LIVEROOM_MAX_TASKS_PER_ROOM") ?? defaults.maxTasksPerRoom)
         let levelText = logLevel ?? env["LIVEROOM_LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelText) else { throw ValidationError("unknown log level \(levelText)") }
         guard configuration.maxAnchorsPerRoom > 0 else { throw ValidationError("--max-anchors must be at least 1") }
-        guard configuration.taskRetryCount >= 0, configuration.taskRetryInterval > .zero, configuration.taskIdleTimeout > .zero else {
-            throw ValidationError("--task-retry-count must be at least 0, --task-retry-interval-ms and --task-idle-timeout at least 1")
+        guard configuration.taskRetryCount >= 0, configuration.taskRetryInterval > .zero, configuration.taskIdleTimeout > .zero,
+            configuration.maxTasksPerRoom > 0
+        else {
+            throw ValidationError("--task-retry-count must be at least 0; --task-retry-interval-ms, --task-idle-timeout and --max-tasks-per-room at least 1")
         }
 
         LoggingSystem.bootstrap { label in

@@ -68,6 +68,8 @@ public enum MixerErrorCode {
     public static let cdnPushFailed = -7228
     /// The admin API named a room that does not exist.
     public static let roomNotFound = -7229
+    /// The room already runs as many tasks as the server allows (`--max-tasks-per-room`).
+    public static let tooManyTasks = -7230
 
     /// The Tencent Cloud API 3.0 error name for an error of this module, for the admin REST API
     /// (`{"Response": {"Error": {"Code": …}}}`). Codes of other modules answer `InvalidParameter`.
@@ -96,6 +98,7 @@ public enum MixerErrorCode {
         case notTaskOwner: "UnauthorizedOperation.TaskId"
         case cdnPushFailed: "FailedOperation.PublishCdnFailed"
         case roomNotFound: "FailedOperation.RoomNotExist"
+        case tooManyTasks: "LimitExceeded.Task"
         default: "InvalidParameter"
         }
     }

@@ -12,11 +12,16 @@ public struct PublishTaskRegistry: Sendable {
     private var order: [String] = []
     private var nextNumber = 1
     private let taskIdPrefix: String
+    /// The most tasks one room may run at once: each one takes a thread and encoders.
+    public let maxTasksPerRoom: Int
 
-    /// - Parameter taskIdPrefix: put before the task counter (`<prefix>1`, `<prefix>2`…); a
-    ///   random prefix per server run keeps ids unique across restarts.
-    public init(taskIdPrefix: String = "task-") {
+    /// - Parameters:
+    ///   - taskIdPrefix: put before the task counter (`<prefix>1`, `<prefix>2`…); a random
+    ///     prefix per server run keeps ids unique across restarts.
+    ///   - maxTasksPerRoom: the most tasks one room may run at once.
+    public init(taskIdPrefix: String = "task-", maxTasksPerRoom: Int = 10) {
         self.taskIdPrefix = taskIdPrefix
+        self.maxTasksPerRoom = maxTasksPerRoom
     }
 
     /// Every task, oldest first.
@@ -30,6 +35,10 @@ public struct PublishTaskRegistry: Sendable {
 
     /// Registers a new, validated task and gives it an id.
     public mutating func add(_ config: PublishTaskConfig, roomId: String, owner: PublishTaskOwner) throws(LiveRoomError) -> PublishTaskRecord {
+        guard tasks(inRoom: roomId).count < maxTasksPerRoom else {
+            throw LiveRoomError(
+                MixerErrorCode.tooManyTasks, "room \"\(roomId)\" already runs \(maxTasksPerRoom) publish media stream tasks; stop one first")
+        }
         try checkConflicts(config, roomId: roomId, ignoring: nil)
         var taskId = "\(taskIdPrefix)\(nextNumber)"
         while records[taskId] != nil {

@@ -55,6 +55,7 @@ public struct LiveRoomServer: Sendable {
                 sdkAppId: credentials.sdkAppId, secretKey: credentials.secretKey, maxAnchorsPerRoom: configuration.maxAnchorsPerRoom),
             taskConfiguration: .init(
                 retryCount: configuration.taskRetryCount, retryInterval: configuration.taskRetryInterval, idleTimeout: configuration.taskIdleTimeout),
+            maxTasksPerRoom: configuration.maxTasksPerRoom,
             recorder: recorder, logger: logger)
         let certificate = try DTLSCertificate()
         let media = try await MediaService.bind(

@@ -12,7 +12,7 @@ import Logging
 /// task, with the runner that carries out each machine's actions and the media port tap
 /// that feeds it.
 struct PublishTaskBook {
-    var registry = PublishTaskRegistry(taskIdPrefix: String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 36) + "-")
+    var registry: PublishTaskRegistry
     var machines: [String: PublishTaskStateMachine] = [:]
     var runners: [String: PublishTaskRunner] = [:]
     var taps: [String: SFURouter.TapID] = [:]
@@ -24,6 +24,11 @@ struct PublishTaskBook {
     var anchors: [String: [MixAnchor]] = [:]
     var nextTap: SFURouter.TapID = 1
     let configuration: PublishTaskStateMachine.Configuration
+
+    init(configuration: PublishTaskStateMachine.Configuration, maxTasksPerRoom: Int) {
+        self.configuration = configuration
+        registry = PublishTaskRegistry(taskIdPrefix: String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 36) + "-", maxTasksPerRoom: maxTasksPerRoom)
+    }
 }
 
 extension RoomHub {

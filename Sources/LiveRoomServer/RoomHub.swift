@@ -17,10 +17,10 @@ actor RoomHub {
 
     init(
         configuration: RoomsStateMachine.Configuration, taskConfiguration: PublishTaskStateMachine.Configuration = .init(),
-        recorder: RoomRecorder, logger: Logger
+        maxTasksPerRoom: Int = 10, recorder: RoomRecorder, logger: Logger
     ) {
         self.machine = RoomsStateMachine(configuration: configuration)
-        self.tasks = PublishTaskBook(configuration: taskConfiguration)
+        self.tasks = PublishTaskBook(configuration: taskConfiguration, maxTasksPerRoom: maxTasksPerRoom)
         self.recorder = recorder
         self.logger = logger
     }

@@ -22,12 +22,16 @@ public struct ServerConfiguration: Sendable {
     public var taskRetryInterval: Duration
     /// How long a publish task lives on after every input has left (unless the task sets its own).
     public var taskIdleTimeout: Duration
+    /// The most publish media stream tasks one room may run at once.
+    public var maxTasksPerRoom: Int
 
     public init(
         host: String = "127.0.0.1", port: Int = 7880, mediaPort: Int = 7882, sdkAppId: UInt64? = nil, secretKey: String? = nil,
         dataDirectory: String = "liveroom-data", webhookURL: String? = nil, maxAnchorsPerRoom: Int = 50,
-        taskRetryCount: Int = 5, taskRetryInterval: Duration = .milliseconds(1000), taskIdleTimeout: Duration = .seconds(30)
+        taskRetryCount: Int = 5, taskRetryInterval: Duration = .milliseconds(1000), taskIdleTimeout: Duration = .seconds(30),
+        maxTasksPerRoom: Int = 10
     ) {
+        self.maxTasksPerRoom = maxTasksPerRoom
         self.taskRetryCount = taskRetryCount
         self.taskRetryInterval = taskRetryInterval
         self.taskIdleTimeout = taskIdleTimeout

@@ -24,6 +24,20 @@ struct PublishTaskRegistryTests {
         #expect(registry.tasks.count == 3)
     }
 
+    @Test func aRoomRunsAtMostItsTaskLimit() throws {
+        var registry = PublishTaskRegistry(maxTasksPerRoom: 2)
+        _ = try registry.add(mixConfig(urls: ["rtmp://h/live/1"]), roomId: "room1", owner: .admin)
+        let second = try registry.add(mixConfig(urls: ["rtmp://h/live/2"]), roomId: "room1", owner: .admin)
+        expectError(MixerErrorCode.tooManyTasks, "room1", "2") {
+            _ = try registry.add(mixConfig(urls: ["rtmp://h/live/3"]), roomId: "room1", owner: .admin)
+        }
+        // Another room has its own count, and a stopped task frees its place.
+        _ = try registry.add(mixConfig(urls: ["rtmp://h/live/3"]), roomId: "room2", owner: .admin)
+        registry.taskEnded(second.taskId)
+        _ = try registry.add(mixConfig(urls: ["rtmp://h/live/4"]), roomId: "room1", owner: .admin)
+        #expect(registry.tasks(inRoom: "room1").count == 2)
+    }
+
     @Test func theSameModeAndURLTwiceIsRefused() throws {
         var registry = PublishTaskRegistry()
         let first = try registry.add(mixConfig(urls: ["rtmp://cdn.example.com/live/shop"]), roomId: "room1", owner: .user(alice))

@@ -281,6 +281,14 @@ public struct RoomsStateMachine: Sendable {
 
     public var roomIds: [String] { rooms.keys.sorted() }
 
+    /// Users in rooms, and how many of them publish (for metrics).
+    public var population: (users: Int, publishers: Int) {
+        rooms.values.reduce(into: (0, 0)) { total, room in
+            total.0 += room.members.count
+            total.1 += room.members.values.filter { $0.publishing != nil }.count
+        }
+    }
+
     /// Anchors of a room who publish, in the order they became anchors.
     public func publishers(in roomId: String) -> [String] {
         guard let room = rooms[roomId] else { return [] }

@@ -38,6 +38,8 @@ public final class SFURouter {
         public var nacksForwarded = 0
         public var keyframeRequests = 0
         public var dropped = 0
+
+        public init() {}
     }
 
     public struct PublisherKey: Hashable, Sendable {

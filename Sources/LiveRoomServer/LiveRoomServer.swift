@@ -107,6 +107,16 @@ public struct LiveRoomServer: Sendable {
 
         router.get("/healthz") { _, _ in "ok" }
 
+        // Prometheus metrics, read from the hub and the media port when scraped.
+        let metrics = ServerMetrics()
+        router.get("/metrics") { _, _ -> Response in
+            let rooms = await hub.metricsSnapshot()
+            let media = try? await hub.media?.statistics()
+            let text = metrics.exposition(rooms: rooms, router: media?.counters ?? .init(), peerCount: media?.peers ?? 0)
+            return Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: text)))
+        }
+
         router.ws("/ws") { _, _ in
             .upgrade([:])
         } onUpgrade: { inbound, outbound, _ in

@@ -151,10 +151,10 @@ final class MediaService: Service, Sendable {
         }
     }
 
-    /// The router's counters, read on its loop.
-    func counters() async throws -> SFURouter.Counters {
+    /// The router's counters and its number of peer connections, read on its loop.
+    func statistics() async throws -> (counters: SFURouter.Counters, peers: Int) {
         let router = self.router
-        return try await eventLoop.submit { router.value.counters }.get()
+        return try await eventLoop.submit { (router.value.counters, router.value.peerCount) }.get()
     }
 }
 

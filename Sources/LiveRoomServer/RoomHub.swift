@@ -160,6 +160,14 @@ actor RoomHub {
         machine.describe(roomId)
     }
 
+    /// Counts for `GET /metrics`.
+    func metricsSnapshot() -> ServerMetrics.Rooms {
+        let population = machine.population
+        return ServerMetrics.Rooms(
+            rooms: machine.roomIds.count, users: population.users, publishers: population.publishers,
+            signalingConnections: outboxes.count, publishTasks: tasks.runners.count)
+    }
+
     /// Tells every connection the server is going away: each user in a room gets onExitRoom(2).
     func shutdown() {
         stopAllTasks()

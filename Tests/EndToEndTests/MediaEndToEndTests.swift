@@ -222,4 +222,34 @@ struct MediaEndToEndTests {
         #expect((response as! HTTPURLResponse).statusCode == 204)
         #expect((response as! HTTPURLResponse).value(forHTTPHeaderField: "Accept-Post") == "application/sdp")
     }
+
+    @Test func metricsCountRoomsUsersAndForwardedPackets() async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let server = try await TestServer.start(in: scope)
+        let host = try await server.enteredWithMedia("host", role: "anchor", media: ["--publish", "testsrc"] + Self.small, in: scope)
+        try await host.waitForEvent("onPublishAnswer")
+        let fan = try await server.enteredWithMedia("fan", media: [], in: scope)
+        try await fan.waitForEvent("onFirstVideoFrame", timeout: .seconds(15))
+        try await Task.sleep(for: .seconds(1))
+
+        func metrics() async throws -> [String: Double] {
+            let (data, response) = try await URLSession.shared.data(from: try #require(URL(string: server.url + "/metrics")))
+            #expect((response as? HTTPURLResponse)?.statusCode == 200)
+            var values: [String: Double] = [:]
+            for line in String(decoding: data, as: UTF8.self).split(separator: "\n") where !line.hasPrefix("#") {
+                let parts = line.split(separator: " ")
+                if parts.count == 2, let value = Double(parts[1]) { values[String(parts[0])] = value }
+            }
+            return values
+        }
+        let first = try await metrics()
+        #expect(first["liveroom_rooms"] == 1 && first["liveroom_users"] == 2 && first["liveroom_publishers"] == 1, "\(first)")
+        #expect(first["liveroom_signaling_connections"] == 2 && first["liveroom_media_peer_connections"] == 2, "\(first)")
+        let received = try #require(first["liveroom_rtp_received_total"])
+        #expect(received > 0 && (first["liveroom_rtp_forwarded_total"] ?? 0) > 0, "\(first)")
+        try await Task.sleep(for: .seconds(1))
+        let second = try await metrics()
+        #expect((second["liveroom_rtp_received_total"] ?? 0) > received, "counters keep counting: \(second)")
+    }
 }

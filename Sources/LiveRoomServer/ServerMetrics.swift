@@ -1,0 +1,67 @@
+import LiveRoomSFU
+import Prometheus
+import Synchronization
+
+/// The server's Prometheus metrics, served at `GET /metrics`. Values are read from the room
+/// hub and the media port when scraped.
+final class ServerMetrics: Sendable {
+    /// What the hub reports.
+    struct Rooms: Sendable {
+        var rooms: Int
+        var users: Int
+        var publishers: Int
+        var signalingConnections: Int
+        var publishTasks: Int
+    }
+
+    private let registry = PrometheusCollectorRegistry()
+    private let rooms: Gauge
+    private let users: Gauge
+    private let publishers: Gauge
+    private let connections: Gauge
+    private let tasks: Gauge
+    private let peers: Gauge
+    /// The router's running totals as Prometheus counters, and the totals last added.
+    private let rtpReceived, rtpForwarded, bytesForwarded, retransmitted, nacksForwarded, keyframeRequests, dropped: Counter
+    private let lastRouterCounters = Mutex(SFURouter.Counters())
+
+    init() {
+        rooms = registry.makeGauge(name: "liveroom_rooms", help: "Rooms open now.")
+        users = registry.makeGauge(name: "liveroom_users", help: "Users in rooms now.")
+        publishers = registry.makeGauge(name: "liveroom_publishers", help: "Anchors publishing media now.")
+        connections = registry.makeGauge(name: "liveroom_signaling_connections", help: "Open signaling WebSocket connections.")
+        tasks = registry.makeGauge(name: "liveroom_publish_tasks", help: "Publish media stream tasks running now.")
+        peers = registry.makeGauge(name: "liveroom_media_peer_connections", help: "Peer connections on the media port.")
+        rtpReceived = registry.makeCounter(name: "liveroom_rtp_received_total", help: "RTP packets received from publishers.")
+        rtpForwarded = registry.makeCounter(name: "liveroom_rtp_forwarded_total", help: "RTP packets forwarded to subscribers.")
+        bytesForwarded = registry.makeCounter(name: "liveroom_rtp_forwarded_bytes_total", help: "Bytes of RTP forwarded to subscribers.")
+        retransmitted = registry.makeCounter(name: "liveroom_rtp_retransmitted_total", help: "Packets resent from the history for NACKs.")
+        nacksForwarded = registry.makeCounter(name: "liveroom_nacks_forwarded_total", help: "NACKs passed on to publishers.")
+        keyframeRequests = registry.makeCounter(name: "liveroom_keyframe_requests_total", help: "PLIs sent to publishers.")
+        dropped = registry.makeCounter(name: "liveroom_media_dropped_total", help: "Datagrams and packets dropped as unknown or malformed.")
+    }
+
+    /// The Prometheus text exposition of the values given.
+    func exposition(rooms snapshot: Rooms, router: SFURouter.Counters, peerCount: Int) -> String {
+        rooms.set(Double(snapshot.rooms))
+        users.set(Double(snapshot.users))
+        publishers.set(Double(snapshot.publishers))
+        connections.set(Double(snapshot.signalingConnections))
+        tasks.set(Double(snapshot.publishTasks))
+        peers.set(Double(peerCount))
+        lastRouterCounters.withLock { last in
+            let totals: [(Counter, Int, Int)] = [
+                (rtpReceived, router.rtpReceived, last.rtpReceived), (rtpForwarded, router.rtpForwarded, last.rtpForwarded),
+                (bytesForwarded, router.bytesForwarded, last.bytesForwarded), (retransmitted, router.retransmitted, last.retransmitted),
+                (nacksForwarded, router.nacksForwarded, last.nacksForwarded), (keyframeRequests, router.keyframeRequests, last.keyframeRequests),
+                (dropped, router.dropped, last.dropped),
+            ]
+            for (counter, now, before) in totals where now > before { counter.increment(by: Int64(now - before)) }
+            last = router
+        }
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(4096)
+        registry.emit(into: &buffer)
+        return String(decoding: buffer, as: UTF8.self)
+    }
+}

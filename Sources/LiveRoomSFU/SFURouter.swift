@@ -367,8 +367,9 @@ public final class SFURouter {
             track.keyframeRequests.keyframeReceived()
         }
         var outputs: [Output] = []
-        for tap in taps[key] ?? [] {
-            outputs.append(.tapped(tap, publisher: key, codec: track.codec, packet: packet))
+        // Most rooms have no task: skip hashing the key for every packet then.
+        if !taps.isEmpty, let tapIDs = taps[key] {
+            for tap in tapIDs { outputs.append(.tapped(tap, publisher: key, codec: track.codec, packet: packet)) }
         }
         for subscriberID in track.subscribers {
             guard let subscriber = peers[subscriberID], subscriber.transport.isConnected,

@@ -1,3 +1,5 @@
+import LiveRoomWire
+
 /// When a synthetic source's frames are due, and their presentation times.
 ///
 /// Video frame `i` is due at `start + i / fps` with `pts = i * 90000 / fps` (90 kHz); audio

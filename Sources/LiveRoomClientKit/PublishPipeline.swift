@@ -1,5 +1,6 @@
 import Foundation
 import LiveRoomMedia
+import LiveRoomWire
 import Synchronization
 
 /// Produces our encoded media on a thread of its own: renders or reads frames, paces them

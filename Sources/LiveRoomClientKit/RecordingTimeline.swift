@@ -1,3 +1,5 @@
+import LiveRoomWire
+
 /// Presentation times for recording one remote user: RTP timestamps turned into times
 /// from the user's first packet (video in 90 kHz, audio in 48 kHz samples), so audio and
 /// video line up, and never decreasing within a stream, also across re-subscriptions.

@@ -1,4 +1,5 @@
 import LiveRoomCore
+import LiveRoomWire
 
 /// Computes `onStatistics` from successive ``StatisticsSnapshot``s: bitrates in kbit/s and
 /// frame rates over the interval since the previous snapshot, loss in percent, delays in ms.

@@ -145,6 +145,6 @@ final class MixInput {
     }
 
     static func samples(_ duration: Duration, rate: Int) -> Int {
-        Int(duration.components.seconds) * rate + Int(duration.components.attoseconds / 1_000_000_000_000) * rate / 1_000_000
+        Int(duration.ticks(rate: UInt32(rate)))
     }
 }

@@ -50,7 +50,7 @@ public final class PublishTaskRunner: @unchecked Sendable {
     private let requestKeyframe: @Sendable (MixUser) -> Void
     private let log: @Sendable (String) -> Void
     private let roomOutput: RoomOutput?
-    private var roomStream: RoomStream?
+    private let roomStream: RoomStream?
 
     // The inbox, guarded by `condition`.
     private let condition = NSCondition()
@@ -119,7 +119,7 @@ public final class PublishTaskRunner: @unchecked Sendable {
         self.requestKeyframe = requestKeyframe
         self.roomOutput = roomOutput
         self.log = log
-        if roomOutput != nil { roomStream = try RoomStream() }
+        roomStream = roomOutput == nil ? nil : try RoomStream()
         let param = config.effectiveEncoderParam
         aac = try AACEncoder(sampleRate: param.audioEncodedSampleRate, channels: param.audioEncodedChannelNum, bitrateKbps: param.audioEncodedKbps)
         audioMixer = AudioMixer(sampleRate: param.audioEncodedSampleRate, channels: param.audioEncodedChannelNum, samplesPerFrame: AACEncoder.samplesPerFrame)
@@ -191,7 +191,7 @@ public final class PublishTaskRunner: @unchecked Sendable {
             let due = nextDue()
             while !stopRequested && inboxConnections.isEmpty && inboxConfig == nil && inboxAnchors == nil && ContinuousClock.now < due {
                 let wait = ContinuousClock.now.duration(to: due)
-                _ = condition.wait(until: Date(timeIntervalSinceNow: Double(wait.components.attoseconds) / 1e18 + Double(wait.components.seconds)))
+                _ = condition.wait(until: Date(timeIntervalSinceNow: wait.inSeconds))
             }
             if stopRequested {
                 condition.unlock()
@@ -238,8 +238,7 @@ public final class PublishTaskRunner: @unchecked Sendable {
     }
 
     private func milliseconds(since instant: ContinuousClock.Instant) -> Int64 {
-        let elapsed = start.duration(to: instant)
-        return elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000
+        start.duration(to: instant).ticks(rate: 1000)
     }
 
     private func reconfigure(_ newConfig: PublishTaskConfig) {

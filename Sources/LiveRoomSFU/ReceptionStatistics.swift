@@ -40,9 +40,7 @@ public struct ReceptionStatistics: Sendable {
         let fraction = expectedInterval == 0 ? 0 : UInt8(min(255, (lostInterval << 8) / expectedInterval))
         var delay: UInt32 = 0
         if let arrival = lastSenderReportArrival {
-            let elapsed = now - arrival
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
-            delay = UInt32(clamping: Int64(seconds * 65_536))
+            delay = UInt32(clamping: (now - arrival).ticks(rate: 65_536))
         }
         return RTCPReportBlock(
             ssrc: ssrc, fractionLost: fraction, cumulativeLost: Int32(clamping: lost),

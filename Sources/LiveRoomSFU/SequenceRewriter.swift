@@ -34,9 +34,8 @@ public struct SequenceRewriter: Sendable {
             let nextSequence = (lastOutputSequence ?? 0) &+ 1
             var nextTimestamp = lastOutputTimestamp &+ 1
             if let lastOutputTime {
-                let elapsed = now - lastOutputTime
-                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
-                nextTimestamp = lastOutputTimestamp &+ max(1, UInt32(truncatingIfNeeded: Int64(max(0, seconds) * Double(clockRate))))
+                let ticks = max(0, (now - lastOutputTime).ticks(rate: clockRate))
+                nextTimestamp = lastOutputTimestamp &+ max(1, UInt32(truncatingIfNeeded: ticks))
             }
             source = ssrc
             sequenceOffset = nextSequence &- sequence

@@ -155,7 +155,7 @@ extension RoomHub {
         tasks.owners[taskId] = session
         var stateMachine = PublishTaskStateMachine(config: config, configuration: tasks.configuration)
         let anchors = mixAnchors(in: roomId)
-        let actions = stateMachine.start(presentUserCount: Self.presentInputs(config, anchors, roomId: roomId), now: .now)
+        let actions = stateMachine.start(presentUserCount: Self.inputUsers(config, anchors, roomId: roomId).count, now: .now)
         tasks.machines[taskId] = stateMachine
         logger.info("Publish task started", metadata: [LogKey.task: "\(taskId)", LogKey.room: "\(roomId)", LogKey.mode: "\(config.target.mode.name)"])
         feed(taskId, anchors: anchors, force: true)
@@ -314,11 +314,6 @@ extension RoomHub {
         machine.publisherStates(in: roomId).map {
             MixAnchor(user: MixUser(userId: $0.userId, roomId: roomId), hasVideo: $0.video, hasAudio: $0.audio && !$0.audioMuted, videoMuted: $0.videoMuted)
         }
-    }
-
-    /// How many of a task's inputs are present: the relayed user, or every publishing anchor of a mix.
-    private static func presentInputs(_ config: PublishTaskConfig, _ anchors: [MixAnchor], roomId: String) -> Int {
-        inputUsers(config, anchors, roomId: roomId).count
     }
 
     /// The users whose media a task takes: the relayed user, or the publishing anchors of a mix (at most 16, robot excluded).

@@ -1,6 +1,7 @@
 import Foundation
 import LiveRoomCore
 import LiveRoomMixer
+import LiveRoomWire
 import Logging
 
 /// Owns the room state machine and the open connections, and carries out the machine's
@@ -75,8 +76,7 @@ actor RoomHub {
             break
         }
         let now = EventTime.now()
-        let elapsed = now.monotonic - connectedAt
-        let elapsedMs = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
+        let elapsedMs = Int((now.monotonic - connectedAt).ticks(rate: 1000))
         execute(machine.handle(request, from: session, elapsedMs: elapsedMs, at: now))
     }
 

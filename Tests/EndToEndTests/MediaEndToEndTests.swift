@@ -15,14 +15,8 @@ struct ProbedStream: Equatable {
 }
 
 func probe(_ path: String) throws -> [ProbedStream] {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/ffprobe")
-    process.arguments = ["-v", "error", "-count_frames", "-show_entries", "stream=codec_name,width,height,nb_read_frames", "-of", "json", path]
-    let output = Pipe()
-    process.standardOutput = output
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
+    let data = try runTool(
+        "/usr/bin/ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=codec_name,width,height,nb_read_frames", "-of", "json", path])
     let json = try JSONValue.parse(String(decoding: data, as: UTF8.self))
     return (json["streams"]?.arrayValue ?? []).map {
         ProbedStream(

@@ -130,10 +130,12 @@ let package = Package(
             "LiveRoomTransport", "LiveRoomWire",
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
+        // The external programs tests run, and the trait that skips (or, under scripts/test.sh and CI, fails) a test without them.
+        .target(name: "TestTools", path: "Tests/TestTools"),
         // A real RTMP server (nginx with libnginx-mod-rtmp) for tests.
-        .target(name: "RTMPTestSupport", path: "Tests/RTMPTestSupport"),
+        .target(name: "RTMPTestSupport", dependencies: ["TestTools"], path: "Tests/RTMPTestSupport"),
         .testTarget(name: "LiveRoomMediaTests", dependencies: [
-            "LiveRoomMedia", "LiveRoomWire", "RTMPTestSupport",
+            "LiveRoomMedia", "LiveRoomWire", "RTMPTestSupport", "TestTools",
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
         .testTarget(name: "LiveRoomSecureTransportTests", dependencies: ["LiveRoomSecureTransport"]),
@@ -144,11 +146,11 @@ let package = Package(
         .testTarget(name: "LiveRoomClientKitTests", dependencies: ["LiveRoomClientKit"]),
         .testTarget(name: "LiveRoomMixerTests", dependencies: ["LiveRoomMixer", "LiveRoomCore"]),
         .testTarget(name: "LiveRoomPublishingTests", dependencies: [
-            "LiveRoomPublishing", "LiveRoomMixer", "LiveRoomMedia", "LiveRoomWire",
+            "LiveRoomPublishing", "LiveRoomMixer", "LiveRoomMedia", "LiveRoomWire", "TestTools",
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
         .testTarget(name: "EndToEndTests", dependencies: [
-            "LiveRoomAuth", "LiveRoomCore", "RTMPTestSupport",
+            "LiveRoomAuth", "LiveRoomCore", "RTMPTestSupport", "TestTools",
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
         ]),
     ]

@@ -8,4 +8,6 @@ bash scripts/install-deps.sh
 swift build --build-tests
 LIVEROOM_BIN_DIR="$(swift build --show-bin-path)"
 export LIVEROOM_BIN_DIR
+# Every tool the tests run is installed now: a test that finds one missing fails rather than skips.
+export LIVEROOM_REQUIRE_TOOLS=1
 swift test --skip-build --no-parallel

@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import LiveRoomAuth
 import LiveRoomCore
+import TestTools
 import Testing
 
 /// What ffprobe says of a recorded file's streams.
@@ -16,7 +17,7 @@ struct ProbedStream: Equatable {
 
 func probe(_ path: String) throws -> [ProbedStream] {
     let data = try runTool(
-        "/usr/bin/ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=codec_name,width,height,nb_read_frames", "-of", "json", path])
+        .ffprobe, ["-v", "error", "-count_frames", "-show_entries", "stream=codec_name,width,height,nb_read_frames", "-of", "json", path])
     let json = try JSONValue.parse(String(decoding: data, as: UTF8.self))
     return (json["streams"]?.arrayValue ?? []).map {
         ProbedStream(
@@ -45,7 +46,7 @@ extension TestServer {
 struct MediaEndToEndTests {
     static let small = ["--resolution", "320x240", "--fps", "15", "--bitrate", "500"]
 
-    @Test(arguments: [("vp8", "vp8"), ("h264", "h264")])
+    @Test(.requires(.ffprobe), arguments: [("vp8", "vp8"), ("h264", "h264")])
     func anchorPublishesAudienceRecords(codec: String, probeName: String) async throws {
         let scope = try ProcessScope()
         defer { scope.stopAll() }
@@ -155,13 +156,13 @@ struct MediaEndToEndTests {
         #expect(events.compactMap { $0["errCode"]?.intValue } == [ErrorCode.audienceCannotPublish])
     }
 
-    @Test func webrtcbinPublishesOverWHIPAndTheCLIRecordsIt() async throws {
+    @Test(.requires(.gstreamerWebRTC, .ffprobe)) func webrtcbinPublishesOverWHIPAndTheCLIRecordsIt() async throws {
         let scope = try ProcessScope()
         defer { scope.stopAll() }
         let server = try await TestServer.start(in: scope)
         let recordings = scope.dataDirectory.appendingPathComponent("rec-whip")
         let fan = try await server.enteredWithMedia("fan", media: ["--record", recordings.path], in: scope)
-        let gst = try scope.startPython("Tests/Interop/whip_publish.py", [server.url + "/whip/room1/gst", server.userSig("gst"), "6"], name: "webrtcbin WHIP")
+        let gst = try scope.startPython("whip_publish.py", [server.url + "/whip/room1/gst", server.userSig("gst"), "6"], name: "webrtcbin WHIP")
         try await fan.waitForEvent("onUserVideoAvailable", timeout: .seconds(15)) { $0["userId"] == "gst" }
         let first = try await fan.waitForEvent("onFirstVideoFrame", timeout: .seconds(15)) { $0["userId"] == "gst" }
         #expect(first["width"] == 320 && first["height"] == 240)
@@ -177,13 +178,13 @@ struct MediaEndToEndTests {
         #expect(streams.contains { $0.codec == "opus" && $0.frames > 50 })
     }
 
-    @Test func webrtcbinPlaysTheCLIAnchorOverWHEP() async throws {
+    @Test(.requires(.gstreamerWebRTC)) func webrtcbinPlaysTheCLIAnchorOverWHEP() async throws {
         let scope = try ProcessScope()
         defer { scope.stopAll() }
         let server = try await TestServer.start(in: scope)
         let host = try await server.enteredWithMedia("host", role: "anchor", media: ["--publish", "testsrc"] + Self.small, in: scope)
         try await host.waitForEvent("onPublishAnswer")
-        let gst = try scope.startPython("Tests/Interop/whep_play.py", [server.url + "/whep/room1/gstviewer", server.userSig("gstviewer"), "5"], name: "webrtcbin WHEP")
+        let gst = try scope.startPython("whep_play.py", [server.url + "/whep/room1/gstviewer", server.userSig("gstviewer"), "5"], name: "webrtcbin WHEP")
         #expect(try await gst.waitForExit(timeout: .seconds(20)) == 0, "webrtcbin: \(gst.output) \(gst.standardError.suffix(2000))")
         let result = try JSONValue.parse(try #require(gst.output.last))
         #expect((result["videoFrames"]?.intValue ?? 0) >= 20, "\(result.jsonText)")

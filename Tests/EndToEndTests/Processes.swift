@@ -1,6 +1,7 @@
 import Foundation
 import LiveRoomCore
 import Synchronization
+import TestTools
 import Testing
 
 /// Where `liveroom-server` and `liveroom` were built: $LIVEROOM_BIN_DIR, the test bundle's
@@ -19,9 +20,6 @@ final class Locked<Value: Sendable>: Sendable {
     init(_ value: Value) { mutex = Mutex(value) }
     func withLock<R>(_ body: (inout Value) -> R) -> R { mutex.withLock { body(&$0) } }
 }
-
-/// The package's root directory.
-let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
 struct TimedOut: Error, CustomStringConvertible {
     var description: String
@@ -157,9 +155,10 @@ final class ProcessScope: Sendable {
         return child
     }
 
-    /// Runs one of the package's Python scripts with Debian's python3 (which has python3-gi).
+    /// Runs one of the GStreamer scripts in `Tests/Interop` with Debian's python3 (which has
+    /// python3-gi); the test carries `.requires(.gstreamerWebRTC)`.
     func startPython(_ script: String, _ arguments: [String], name: String) throws -> ChildProcess {
-        try start("/usr/bin/python3", [packageRoot.appendingPathComponent(script).path] + arguments, name: name)
+        try start(RequiredTool.gstreamerWebRTC.path, [RequiredTool.interopDirectory.appendingPathComponent(script).path] + arguments, name: name)
     }
 
     func stopAll() {

@@ -1,6 +1,7 @@
 import Foundation
 import LiveRoomCore
 import RTMPTestSupport
+import TestTools
 import Testing
 
 /// One decoded picture as RGB24, from ffmpeg.
@@ -22,9 +23,9 @@ struct RGBFrame {
 }
 
 /// Runs a tool to the end, or kills it after `timeout`; returns standard output (or error).
-func runTool(_ path: String, _ arguments: [String], timeout: Duration = .seconds(20), standardError: Bool = false) throws -> Data {
+func runTool(_ tool: RequiredTool, _ arguments: [String], timeout: Duration = .seconds(20), standardError: Bool = false) throws -> Data {
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
+    process.executableURL = URL(fileURLWithPath: tool.path)
     process.arguments = arguments
     let output = Pipe()
     process.standardOutput = standardError ? FileHandle.nullDevice : output
@@ -42,7 +43,7 @@ func runTool(_ path: String, _ arguments: [String], timeout: Duration = .seconds
     if process.isRunning {
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
-        throw TimedOut(description: "\(path) \(arguments.joined(separator: " ")) did not finish in \(timeout)")
+        throw TimedOut(description: "\(tool.path) \(arguments.joined(separator: " ")) did not finish in \(timeout)")
     }
     process.waitUntilExit()
     while !reader.isFinished { usleep(5_000) }
@@ -51,7 +52,7 @@ func runTool(_ path: String, _ arguments: [String], timeout: Duration = .seconds
 
 /// The first video frame of `input` (a URL or file; `before` goes ahead of `-i`), decoded.
 func decodeFrame(_ input: String, width: Int, height: Int, before: [String] = []) throws -> RGBFrame {
-    let data = try runTool("/usr/bin/ffmpeg", ["-v", "error"] + before + ["-i", input, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+    let data = try runTool(.ffmpeg, ["-v", "error"] + before + ["-i", input, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
     guard data.count == width * height * 3 else {
         throw TimedOut(description: "ffmpeg gave \(data.count) bytes for a \(width)x\(height) frame of \(input)")
     }
@@ -61,7 +62,7 @@ func decodeFrame(_ input: String, width: Int, height: Int, before: [String] = []
 /// The video stream of `input`: width, height, frame rate.
 func probeVideo(_ input: String) throws -> (width: Int, height: Int, fps: String, codec: String) {
     let data = try runTool(
-        "/usr/bin/ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "stream=codec_name,width,height,r_frame_rate", "-of", "json", input])
+        .ffprobe, ["-v", "error", "-select_streams", "v", "-show_entries", "stream=codec_name,width,height,r_frame_rate", "-of", "json", input])
     let stream = try JSONValue.parse(String(decoding: data, as: UTF8.self))["streams"]?.arrayValue?.first
     return (
         stream?["width"]?.intValue ?? 0, stream?["height"]?.intValue ?? 0, stream?["r_frame_rate"]?.stringValue ?? "",
@@ -71,7 +72,7 @@ func probeVideo(_ input: String) throws -> (width: Int, height: Int, fps: String
 
 /// Publish media stream tasks through the server to a real RTMP server (nginx-rtmp), pulled
 /// back with ffmpeg.
-@Suite(.serialized, .timeLimit(.minutes(4)), .enabled(if: NginxRTMPServer.isAvailable && FileManager.default.fileExists(atPath: "/usr/bin/ffmpeg")))
+@Suite(.serialized, .timeLimit(.minutes(4)), .requires(.nginxRTMP, .ffmpeg, .ffprobe))
 struct PublishTaskEndToEndTests {
     static let small = ["--resolution", "320x240", "--fps", "15", "--bitrate", "400"]
     static let red: UInt32 = 0xFF0000
@@ -131,13 +132,13 @@ struct PublishTaskEndToEndTests {
         #expect(mixed.pixel(x: 360, y: 20, is: Self.green), "background: \(mixed.color(x: 360, y: 20))")
         #expect(mixed.pixel(x: 620, y: 340, is: Self.green), "background: \(mixed.color(x: 620, y: 340))")
         // Both anchors' tones are in the mix: the CDN audio is far from silence.
-        let levels = String(decoding: try runTool("/usr/bin/ffmpeg", ["-i", url, "-t", "2", "-vn", "-af", "volumedetect", "-f", "null", "-"], standardError: true), as: UTF8.self)
+        let levels = String(decoding: try runTool(.ffmpeg, ["-i", url, "-t", "2", "-vn", "-af", "volumedetect", "-f", "null", "-"], standardError: true), as: UTF8.self)
         let mean = levels.split(separator: "\n").first { $0.contains("mean_volume:") }.flatMap { Double($0.split(separator: " ").dropLast().last ?? "") }
         #expect((mean ?? -100) > -40, "mean volume \(mean.map { "\($0) dB" } ?? "missing"): \(levels)")
 
         // Record the CDN stream across an update that swaps the rects: one unbroken recording.
         let recording = scope.dataDirectory.appendingPathComponent("swap.flv").path
-        let recorder = try scope.start("/usr/bin/ffmpeg", ["-v", "error", "-i", url, "-t", "9", "-c", "copy", "-y", recording], name: "recorder")
+        let recorder = try scope.start(RequiredTool.ffmpeg.path, ["-v", "error", "-i", url, "-t", "9", "-c", "copy", "-y", recording], name: "recorder")
         try await Task.sleep(for: .seconds(3))
         red.send("update-publish \(taskId) {\"mixingConfig\":\(Self.mixingConfig(left: "blue", boxed: "red"))}")
         let updated = try await red.waitForEvent("onUpdatePublishMediaStream")
@@ -147,7 +148,7 @@ struct PublishTaskEndToEndTests {
         let last = try decodeFrame(recording, width: 640, height: 360, before: ["-sseof", "-0.5"])
         #expect(first.pixel(x: 160, y: 180, is: Self.red) && first.pixel(x: 500, y: 180, is: Self.blue), "before: \(first.color(x: 160, y: 180))")
         #expect(last.pixel(x: 160, y: 180, is: Self.blue) && last.pixel(x: 500, y: 180, is: Self.red), "after: \(last.color(x: 160, y: 180))")
-        let duration = try runTool("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", recording])
+        let duration = try runTool(.ffprobe, ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", recording])
         #expect((Double(String(decoding: duration, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 8.5, "the recording broke off")
         #expect(red.events(named: "onCdnStreamStateChanged").filter { $0["status"] == 3 }.isEmpty, "the task reconnected during the update")
 
@@ -346,7 +347,7 @@ struct PublishTaskEndToEndTests {
         #expect(relayed.width == 320 && relayed.height == 240, "the relay has the anchor's own size: \(relayed)")
 
         let recording = scope.dataDirectory.appendingPathComponent("switch.flv").path
-        let recorder = try scope.start("/usr/bin/ffmpeg", ["-v", "error", "-i", url, "-t", "8", "-c", "copy", "-y", recording], name: "recorder")
+        let recorder = try scope.start(RequiredTool.ffmpeg.path, ["-v", "error", "-i", url, "-t", "8", "-c", "copy", "-y", recording], name: "recorder")
         try await Task.sleep(for: .seconds(2))
         host.send("update-publish \(taskId) " + #"{"target":\#(mixTarget),"mixingConfig":\#(Self.mixingConfig(left: "host", boxed: "guest"))}"#)
         let updated = try await host.waitForEvent("onUpdatePublishMediaStream")
@@ -357,7 +358,7 @@ struct PublishTaskEndToEndTests {
         let mixed = try decodeFrame(url, width: 640, height: 360)
         #expect(mixed.pixel(x: 160, y: 180, is: Self.red) && mixed.pixel(x: 500, y: 180, is: Self.blue), "\(mixed.color(x: 500, y: 180))")
         #expect(try await recorder.waitForExit(timeout: .seconds(20)) == 0, "\(recorder.standardError)")
-        let duration = try runTool("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", recording])
+        let duration = try runTool(.ffprobe, ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", recording])
         #expect((Double(String(decoding: duration, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 7.5, "the stream broke off")
 
         // And back to the relay when the co-host leaves the stage.

@@ -66,3 +66,18 @@ class Exchange:
                                                           headers={"Authorization": "Bearer " + self.token}), timeout=5)
         except Exception as error:  # noqa: BLE001
             result["deleteError"] = str(error)
+
+
+# The GStreamer elements the WHIP publisher and the WHEP player use.
+ELEMENTS = ["webrtcbin", "nicesrc", "nicesink", "videotestsrc", "audiotestsrc", "videoconvert", "audioconvert", "audioresample",
+            "vp8enc", "vp8dec", "rtpvp8pay", "rtpvp8depay", "opusenc", "opusdec", "rtpopuspay", "rtpopusdepay", "decodebin", "fakesink"]
+
+if __name__ == "__main__":
+    # Run by itself, this checks that everything the scripts need is installed (the imports
+    # above, and every element); the Swift tests run it before they start a script.
+    import sys
+    Gst.init(None)
+    missing = [name for name in ELEMENTS if Gst.ElementFactory.find(name) is None]
+    if missing:
+        print("missing GStreamer elements: " + ", ".join(missing), file=sys.stderr)
+        sys.exit(1)

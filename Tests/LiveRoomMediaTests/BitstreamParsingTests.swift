@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import LiveRoomMedia
+import TestTools
 
 @Suite struct BitReaderTests {
     @Test func readsExpGolombCodes() throws {
@@ -142,16 +143,15 @@ import Testing
     }
 
     /// SPS from ffmpeg's libx264 for profiles our encoder does not produce.
-    @Test(arguments: [
+    @Test(.requires(.ffmpeg), arguments: [
         ("high", "yuv420p", 350, 198, 1),
         ("high422", "yuv422p", 350, 198, 2),
         ("high444", "yuv444p", 350, 198, 3),
     ])
     func parsesLibx264Output(profile: String, pixelFormat: String, width: Int, height: Int, chroma: Int) throws {
-        guard let ffmpeg = TestSupport.tool("ffmpeg") else { return }
         let path = TestSupport.temporaryPath(".h264")
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let result = try TestSupport.run(ffmpeg, [
+        let result = try TestSupport.run(.ffmpeg, [
             "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
             "-f", "lavfi", "-i", "testsrc=size=\(width)x\(height):rate=15", "-frames:v", "1",
             "-pix_fmt", pixelFormat, "-c:v", "libx264", "-profile:v", profile, "-f", "h264", path,

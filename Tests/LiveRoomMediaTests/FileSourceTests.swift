@@ -1,13 +1,13 @@
 import Foundation
 import Testing
 @testable import LiveRoomMedia
+import TestTools
 
 @Suite struct FileSourceTests {
     /// A 1 s file (testsrc at 10 fps, 320x240, plus a 44.1 kHz mono 1 kHz sine in AAC) made by ffmpeg.
-    static func makeFile() throws -> String? {
-        guard let ffmpeg = TestSupport.tool("ffmpeg") else { return nil }
+    static func makeFile() throws -> String {
         let path = TestSupport.temporaryPath(".mp4")
-        let result = try TestSupport.run(ffmpeg, [
+        let result = try TestSupport.run(.ffmpeg, [
             "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
             "-f", "lavfi", "-i", "testsrc=size=320x240:rate=10:duration=1",
             "-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=44100:duration=1",
@@ -18,8 +18,8 @@ import Testing
         return path
     }
 
-    @Test func decodesScalesResamplesAndLoops() throws {
-        guard let path = try Self.makeFile() else { return }
+    @Test(.requires(.ffmpeg)) func decodesScalesResamplesAndLoops() throws {
+        let path = try Self.makeFile()
         defer { try? FileManager.default.removeItem(atPath: path) }
         let source = try FileSource(path: path, width: 160, height: 120)
         #expect(source.hasVideo && source.hasAudio)
@@ -63,11 +63,10 @@ import Testing
         #expect(abs(lastAudioEnd - lastVideo) < 0.25, "audio \(lastAudioEnd) s vs video \(lastVideo) s")
     }
 
-    @Test func videoOnlyFileLoopsWithContinuousTimestamps() throws {
-        guard let ffmpeg = TestSupport.tool("ffmpeg") else { return }
+    @Test(.requires(.ffmpeg)) func videoOnlyFileLoopsWithContinuousTimestamps() throws {
         let path = TestSupport.temporaryPath(".y4m")
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let made = try TestSupport.run(ffmpeg, [
+        let made = try TestSupport.run(.ffmpeg, [
             "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
             "-f", "lavfi", "-i", "testsrc=size=64x48:rate=5:duration=1", "-pix_fmt", "yuv420p", path,
         ])

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import LiveRoomMedia
+import TestTools
 
 @Suite struct MediaRecorderTests {
     struct ProbedStream: Decodable {
@@ -15,9 +16,8 @@ import Testing
     struct Probe: Decodable { var streams: [ProbedStream] }
     struct ProbedFormat: Decodable { var format: Format; struct Format: Decodable { var duration: String? } }
 
-    static func probe(_ path: String) throws -> (streams: [ProbedStream], duration: Double?)? {
-        guard let ffprobe = TestSupport.tool("ffprobe") else { return nil }
-        let result = try TestSupport.run(ffprobe, ["-v", "error", "-show_streams", "-show_format", "-count_frames", "-of", "json", path])
+    static func probe(_ path: String) throws -> (streams: [ProbedStream], duration: Double?) {
+        let result = try TestSupport.run(.ffprobe, ["-v", "error", "-show_streams", "-show_format", "-count_frames", "-of", "json", path])
         try #require(result.status == 0, "ffprobe: \(result.stderr)")
         #expect(result.stderr.isEmpty, "ffprobe reported: \(result.stderr)")
         let streams = try JSONDecoder().decode(Probe.self, from: result.stdout).streams
@@ -58,11 +58,11 @@ import Testing
         return path
     }
 
-    @Test(arguments: [(VideoCodec.vp8, false), (.h264, false), (.h264, true)])
+    @Test(.requires(.ffprobe), arguments: [(VideoCodec.vp8, false), (.h264, false), (.h264, true)])
     func recordingOpensInFFprobe(codec: VideoCodec, parameterSetsUpFront: Bool) throws {
         let path = try Self.record(codec: codec, parameterSetsUpFront: parameterSetsUpFront)
         defer { try? FileManager.default.removeItem(atPath: path) }
-        guard let (streams, duration) = try Self.probe(path) else { return }
+        let (streams, duration) = try Self.probe(path)
         try #require(streams.count == 2)
         let video = try #require(streams.first { $0.codec_type == "video" })
         #expect(video.codec_name == (codec == .vp8 ? "vp8" : "h264"))
@@ -81,7 +81,7 @@ import Testing
         #expect(head == Array("OpusHead".utf8) + [1, 2, 0x38, 0x01, 0x80, 0xBB, 0x00, 0x00, 0, 0, 0])
     }
 
-    @Test func dropsVideoBeforeTheFirstKeyFrameAndRejectsLateStreams() throws {
+    @Test(.requires(.ffprobe)) func dropsVideoBeforeTheFirstKeyFrameAndRejectsLateStreams() throws {
         let path = TestSupport.temporaryPath(".mkv")
         defer { try? FileManager.default.removeItem(atPath: path) }
         let encoder = try VP8Encoder(width: 160, height: 120, fps: 15, bitrateKbps: 300)
@@ -96,7 +96,7 @@ import Testing
         #expect(throws: MediaFormatError.self) { try recorder.writeAudio(EncodedAudioFrame(data: [0xfc], pts: 0, duration: 960)) }
         try recorder.finish()
         try recorder.finish()
-        guard let (streams, _) = try Self.probe(path) else { return }
+        let (streams, _) = try Self.probe(path)
         #expect(streams.first?.nb_read_frames == "3")
     }
 }

@@ -3,6 +3,7 @@ import RTMPTestSupport
 import Synchronization
 import Testing
 @testable import LiveRoomMedia
+import TestTools
 
 /// A mix as a mix task would make it: a 320x240 canvas with a red rectangle on the left
 /// and a blue one on the right over green, H.264 at 15 fps with 1 s GOPs, and two mixed
@@ -90,10 +91,10 @@ final class ExternalProcess {
     let outputPath = TestSupport.temporaryPath(".out")
     let errorPath = TestSupport.temporaryPath(".err")
 
-    init(_ executable: String, _ arguments: [String]) throws {
+    init(_ tool: RequiredTool, _ arguments: [String]) throws {
         _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
         _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
-        process.executableURL = URL(fileURLWithPath: executable)
+        process.executableURL = URL(fileURLWithPath: tool.path)
         process.arguments = arguments
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
@@ -180,21 +181,20 @@ enum PulledVideo {
     struct ProbedPacket: Decodable { var codec_type: String; var pts: Int?; var pts_time: String?; var flags: String }
     struct PacketProbe: Decodable { var packets: [ProbedPacket] }
 
-    static func packets(_ path: String) throws -> [ProbedPacket]? {
-        guard let ffprobe = TestSupport.tool("ffprobe") else { return nil }
-        let result = try TestSupport.run(ffprobe, ["-v", "error", "-show_packets", "-of", "json", path])
+    static func packets(_ path: String) throws -> [ProbedPacket] {
+        let result = try TestSupport.run(.ffprobe, ["-v", "error", "-show_packets", "-of", "json", path])
         try #require(result.status == 0, "ffprobe: \(result.stderr)")
         return try JSONDecoder().decode(PacketProbe.self, from: result.stdout).packets
     }
 
+    /// The first picture of `path`, decoded by ffmpeg; nil if ffmpeg gave less than a whole picture.
     static func firstFrame(_ path: String) throws -> VideoFrame? {
-        guard let ffmpeg = TestSupport.tool("ffmpeg") else { return nil }
-        let result = try TestSupport.run(ffmpeg, ["-v", "error", "-i", path, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"])
+        let result = try TestSupport.run(.ffmpeg, ["-v", "error", "-i", path, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"])
         try #require(result.status == 0, "ffmpeg: \(result.stderr)")
         return PulledVideo.lastFrame(result.stdout, width: MixFixture.width, height: MixFixture.height)
     }
 
-    @Test func writesAMixToAnFLVFile() throws {
+    @Test(.requires(.ffmpeg, .ffprobe)) func writesAMixToAnFLVFile() throws {
         let path = TestSupport.temporaryPath(".flv")
         defer { try? FileManager.default.removeItem(atPath: path) }
         let mix = try MixFixture()
@@ -208,7 +208,7 @@ enum PulledVideo {
         #expect(stats.audioFramesWritten >= 90)
         #expect(stats.droppedPackets == 0 && stats.skippedVideoFrames == 0 && stats.discardedPackets == 0 && stats.connections == 1)
 
-        guard let (streams, duration) = try MediaRecorderTests.probe(path) else { return }
+        let (streams, duration) = try MediaRecorderTests.probe(path)
         let video = try #require(streams.first { $0.codec_type == "video" })
         #expect(video.codec_name == "h264" && video.width == 320 && video.height == 240)
         #expect(video.nb_read_frames == String(stats.videoFramesWritten))
@@ -217,7 +217,7 @@ enum PulledVideo {
         #expect(audio.nb_read_frames == String(stats.audioFramesWritten))
         let seconds = try #require(duration)
         #expect(seconds > 1.9 && seconds < 2.3, "duration \(seconds)")
-        if let frame = try Self.firstFrame(path) { MixFixture.expectLayout(frame) }
+        MixFixture.expectLayout(try #require(try Self.firstFrame(path), "ffmpeg decoded no picture of \(path)"))
     }
 
     @Test func aPacketOlderThanTheConnectionsFirstIsLiftedNotRefused() throws {
@@ -238,7 +238,7 @@ enum PulledVideo {
         #expect(publisher.statistics.videoFramesWritten == 1 && publisher.statistics.audioFramesWritten == tone.count)
     }
 
-    @Test func aTrackChangeSendsANewSequenceHeaderOnTheSameConnection() throws {
+    @Test(.requires(.ffmpeg, .ffprobe)) func aTrackChangeSendsANewSequenceHeaderOnTheSameConnection() throws {
         let path = TestSupport.temporaryPath(".flv")
         defer { try? FileManager.default.removeItem(atPath: path) }
         let small = try H264Encoder(width: 320, height: 240, fps: 15, bitrateKbps: 400, gopSeconds: 1, globalHeader: true)
@@ -260,19 +260,18 @@ enum PulledVideo {
         publisher.stop()
         #expect(states.names == ["connecting", "pushing", "stopped"])
         #expect(publisher.statistics.videoFramesWritten == 20 && publisher.statistics.connections == 1)
-        guard let ffmpeg = TestSupport.tool("ffmpeg") else { return }
         // Every frame decodes, the last ones at the new size.
-        let result = try TestSupport.run(ffmpeg, ["-v", "error", "-i", path, "-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", "640x360", "-"])
+        let result = try TestSupport.run(.ffmpeg, ["-v", "error", "-i", path, "-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", "640x360", "-"])
         #expect(result.status == 0 && result.stderr.isEmpty, "ffmpeg: \(result.stderr)")
         #expect(result.stdout.count == 20 * 640 * 360 * 3 / 2, "20 frames decoded")
-        let sizes = try TestSupport.run(try #require(TestSupport.tool("ffprobe")), [
+        let sizes = try TestSupport.run(.ffprobe, [
             "-v", "error", "-select_streams", "v", "-show_entries", "frame=width", "-of", "csv=p=0", path,
         ])
         let widths = String(decoding: sizes.stdout, as: UTF8.self).split(separator: "\n").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: ",")) }
         #expect(widths.first == "320" && widths.last == "640", "\(widths)")
     }
 
-    @Test func reconnectContinuesTheTimelineFromTheNextKeyFrame() throws {
+    @Test(.requires(.ffprobe)) func reconnectContinuesTheTimelineFromTheNextKeyFrame() throws {
         let path = TestSupport.temporaryPath(".flv")
         defer { try? FileManager.default.removeItem(atPath: path) }
         let mix = try MixFixture()
@@ -291,7 +290,7 @@ enum PulledVideo {
         #expect(stats.skippedVideoFrames == 14, "skipped \(stats.skippedVideoFrames)")
         #expect(states.names == ["connecting", "pushing", "connecting", "pushing", "stopped"])
 
-        guard let packets = try Self.packets(path) else { return }
+        let packets = try Self.packets(path)
         let video = packets.filter { $0.codec_type == "video" }
         let audio = packets.filter { $0.codec_type == "audio" }
         let first = try #require(video.first)
@@ -349,16 +348,16 @@ enum PulledVideo {
         #expect(states.names.last == "stopped")
     }
 
-    @Test(.enabled(if: NginxRTMPServer.isAvailable && TestSupport.tool("ffmpeg") != nil))
+    @Test(.requires(.nginxRTMP, .ffmpeg, .ffprobe))
     func pushesAMixToNginxThatFFmpegPullsBack() throws {
         let server = try NginxRTMPServer()
         try server.start()
         defer { server.stop() }
         let url = server.url(stream: "test")
         // Players join first and wait for the stream (nginx-rtmp's idle streams).
-        let pull = try ExternalProcess(TestSupport.tool("ffmpeg")!, [
+        let pull = try ExternalProcess(.ffmpeg, [
             "-v", "error", "-i", url, "-frames:v", "5", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"])
-        let probe = try ExternalProcess(TestSupport.tool("ffprobe")!, ["-v", "error", "-show_streams", "-of", "json", url])
+        let probe = try ExternalProcess(.ffprobe, ["-v", "error", "-show_streams", "-of", "json", url])
         Thread.sleep(forTimeInterval: 0.3)
 
         let mix = try MixFixture()
@@ -383,7 +382,7 @@ enum PulledVideo {
         #expect(audio.codec_name == "aac" && audio.sample_rate == "48000" && audio.channels == 2)
     }
 
-    @Test(.enabled(if: NginxRTMPServer.isAvailable && TestSupport.tool("ffmpeg") != nil))
+    @Test(.requires(.nginxRTMP, .ffmpeg))
     func reportsAFailureWhenNginxDiesAndReconnectsAfterItIsBack() throws {
         signal(SIGPIPE, SIG_IGN)  // a write to the dead connection must come back as EPIPE
         let server = try NginxRTMPServer()
@@ -412,7 +411,7 @@ enum PulledVideo {
         mix.forceKeyframe = true
         try mix.push(to: publisher, milliseconds: 3000, realTime: true) { states.names.last == "pushing" }
         try #require(states.names.last == "pushing", "states \(states.names)\n\(server.errorLog)")
-        let pull = try ExternalProcess(TestSupport.tool("ffmpeg")!, [
+        let pull = try ExternalProcess(.ffmpeg, [
             "-v", "error", "-i", url, "-frames:v", "3", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"])
         // A player joining mid-stream takes a few seconds to probe; keep the stream going until it has its frames.
         try mix.push(to: publisher, milliseconds: 12_000, realTime: true) { !pull.process.isRunning }

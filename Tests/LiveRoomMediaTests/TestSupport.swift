@@ -1,18 +1,9 @@
 import Foundation
 @testable import LiveRoomMedia
+import TestTools
 
 /// Helpers shared by the media tests: external tools, temporary files, signal analysis.
 enum TestSupport {
-    /// Absolute path of a command-line tool on PATH, or nil.
-    static func tool(_ name: String) -> String? {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        for directory in path.split(separator: ":") {
-            let candidate = "\(directory)/\(name)"
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        }
-        return nil
-    }
-
     struct ProcessResult {
         var status: Int32
         var stdout: Data
@@ -20,9 +11,9 @@ enum TestSupport {
     }
 
     /// Runs a tool to completion and captures its output.
-    static func run(_ executable: String, _ arguments: [String]) throws -> ProcessResult {
+    static func run(_ tool: RequiredTool, _ arguments: [String]) throws -> ProcessResult {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
+        process.executableURL = URL(fileURLWithPath: tool.path)
         process.arguments = arguments
         // stderr goes to a file so a chatty tool cannot block on a full pipe while we read stdout.
         let errPath = temporaryPath(".stderr")

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import LiveRoomMedia
+import TestTools
 
 @Suite struct VideoCompositorTests {
     static let red = YUVColor(rgb: 0xFF0000)
@@ -86,13 +87,12 @@ import Testing
         #expect(throws: MediaFormatError.self) { try compositor.fill(PixelRect(x: 0, y: 0, width: 0, height: 16), color: .white) }
     }
 
-    @Test(arguments: ["png", "jpg"])
+    @Test(.requires(.ffmpeg), arguments: ["png", "jpg"])
     func loadsAnImageFileAndDrawsIt(format: String) throws {
-        guard let ffmpeg = TestSupport.tool("ffmpeg") else { return }
         let path = TestSupport.temporaryPath(".\(format)")
         defer { try? FileManager.default.removeItem(atPath: path) }
         // Left half red, right half blue, 64x48.
-        let result = try TestSupport.run(ffmpeg, [
+        let result = try TestSupport.run(.ffmpeg, [
             "-v", "error", "-y", "-f", "lavfi", "-i", "color=c=0xFF0000:s=32x48,pad=64:48:0:0:color=0x0000FF",
             "-frames:v", "1", "-q:v", "2", path])
         try #require(result.status == 0, "ffmpeg: \(result.stderr)")

@@ -4,6 +4,7 @@ import LiveRoomMixer
 import LiveRoomWire
 import NIOCore
 import Synchronization
+import TestTools
 import Testing
 
 @testable import LiveRoomPublishing
@@ -120,7 +121,7 @@ func rtp(_ payload: ByteBuffer, seq: UInt16, ts: UInt32, marker: Bool = false, p
     /// Runs ffmpeg to the end and returns its standard output.
     static func ffmpeg(_ arguments: [String]) throws -> Data {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
+        process.executableURL = URL(fileURLWithPath: RequiredTool.ffmpeg.path)
         process.arguments = ["-v", "error", "-y"] + arguments
         let output = Pipe()
         process.standardOutput = output
@@ -131,7 +132,7 @@ func rtp(_ payload: ByteBuffer, seq: UInt16, ts: UInt32, marker: Bool = false, p
         return data
     }
 
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/ffmpeg")))
+    @Test(.requires(.ffmpeg))
     func watermarkImagesAreDrawnFromLocalFiles() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("runner-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -1,7 +1,9 @@
 import Foundation
+import TestTools
 
 /// A real RTMP server for tests: Debian's nginx with `libnginx-mod-rtmp`, started on a free
-/// loopback port with its own configuration and files in a temporary directory.
+/// loopback port with its own configuration and files in a temporary directory. Tests that
+/// start one carry the `.requires(.nginxRTMP)` trait.
 ///
 /// The configuration it writes (`DIR` is the temporary directory, `PORT` the port):
 ///
@@ -32,14 +34,6 @@ import Foundation
 /// let url = server.url(stream: "test")  // rtmp://127.0.0.1:PORT/live/test
 /// ```
 public final class NginxRTMPServer: @unchecked Sendable {
-    public static let nginxPath = "/usr/sbin/nginx"
-    public static let modulePath = "/usr/lib/nginx/modules/ngx_rtmp_module.so"
-
-    /// Whether nginx and the RTMP module are installed.
-    public static var isAvailable: Bool {
-        FileManager.default.isExecutableFile(atPath: nginxPath) && FileManager.default.fileExists(atPath: modulePath)
-    }
-
     /// The loopback port nginx listens on; kept across ``stop()`` and ``start()``.
     public let port: Int
     /// The temporary directory with the configuration, pid file and logs.
@@ -62,7 +56,7 @@ public final class NginxRTMPServer: @unchecked Sendable {
 
     public static func configuration(directory: String, port: Int) -> String {
         """
-        load_module \(modulePath);
+        load_module \(RequiredTool.rtmpModulePath);
         daemon off;
         master_process off;
         pid \(directory)/nginx.pid;
@@ -89,7 +83,7 @@ public final class NginxRTMPServer: @unchecked Sendable {
     public func start(timeout: Duration = .seconds(10)) throws {
         precondition(process == nil, "nginx already running")
         let nginx = Process()
-        nginx.executableURL = URL(fileURLWithPath: Self.nginxPath)
+        nginx.executableURL = URL(fileURLWithPath: RequiredTool.nginxRTMP.path)
         nginx.arguments = ["-c", directory + "/nginx.conf", "-p", directory + "/", "-e", directory + "/error.log"]
         nginx.standardInput = FileHandle.nullDevice
         nginx.standardOutput = FileHandle.nullDevice

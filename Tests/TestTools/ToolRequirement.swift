@@ -1,0 +1,35 @@
+import Testing
+
+/// A trait that runs a test or suite only where its ``RequiredTool``s are installed. Without
+/// one, the test is skipped with a message naming the tool and its Debian packages; under
+/// `scripts/test.sh` and CI (``RequiredTool/missingFails``) it fails with that message instead.
+public struct ToolRequirement: TestTrait, SuiteTrait {
+    let tools: [RequiredTool]
+
+    /// What is missing, or nil when every tool is installed.
+    var missing: String? {
+        let missing = tools.filter { !$0.isInstalled }
+        guard !missing.isEmpty else { return nil }
+        return missing.map { "\($0.name) is not installed (Debian packages: \($0.packages))" }.joined(separator: "; ")
+    }
+
+    public func prepare(for test: Test) async throws {
+        guard let missing else { return }
+        if RequiredTool.missingFails {
+            throw MissingTool(description: missing + "; scripts/test.sh and CI install every tool, so the test fails")
+        }
+        try await ConditionTrait.disabled(Comment(rawValue: missing + "; skipped (scripts/install-deps.sh installs it)")).prepare(for: test)
+    }
+}
+
+/// A tool a test needs is missing where every tool must be installed.
+public struct MissingTool: Error, CustomStringConvertible {
+    public let description: String
+}
+
+extension Trait where Self == ToolRequirement {
+    /// Runs the test only where `tools` are installed; see ``ToolRequirement``.
+    public static func requires(_ tools: RequiredTool...) -> Self {
+        ToolRequirement(tools: tools)
+    }
+}

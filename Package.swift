@@ -138,7 +138,10 @@ let package = Package(
             "LiveRoomMedia", "LiveRoomWire", "RTMPTestSupport", "TestTools",
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
-        .testTarget(name: "LiveRoomSecureTransportTests", dependencies: ["LiveRoomSecureTransport"]),
+        .testTarget(name: "LiveRoomSecureTransportTests", dependencies: [
+            "LiveRoomSecureTransport", "CSRTP",
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
         .testTarget(name: "LiveRoomSFUTests", dependencies: [
             "LiveRoomSFU", "LiveRoomTransport", "LiveRoomWire", "LiveRoomSecureTransport",
             .product(name: "NIOCore", package: "swift-nio"),

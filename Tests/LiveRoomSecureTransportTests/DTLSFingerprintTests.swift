@@ -17,9 +17,13 @@ import Testing
 
     @Test func fingerprintIsStableAndMatchesTheDEREncoding() throws {
         let certificate = Certificates.client
-        #expect(certificate.fingerprint == certificate.fingerprint)
-        #expect(certificate.fingerprint.sdpValue == certificate.fingerprint.sdpValue)
+        // Computed again, from the certificate or from its SDP form, it is the one stored.
+        #expect(certificate.certificate.fingerprint(.sha256) == certificate.fingerprint)
+        #expect(DTLSFingerprint(sdpValue: certificate.fingerprint.sdpValue) == certificate.fingerprint)
         #expect(DTLSCertificate.fingerprint(ofCertificateDER: certificate.derEncoded) == certificate.fingerprint)
+        // It is SHA-256 of the DER bytes: FIPS 180-2's vector for "abc".
+        #expect(DTLSCertificate.fingerprint(ofCertificateDER: Array("abc".utf8)).sdpValue
+            == "sha-256 BA:78:16:BF:8F:01:CF:EA:41:41:40:DE:5D:AE:22:23:B0:03:61:A3:96:17:7A:9C:B4:10:FF:61:F2:00:15:AD")
         #expect(certificate.derEncoded.first == 0x30, "DER SEQUENCE")
         #expect(Certificates.server.fingerprint != certificate.fingerprint, "fresh certificates must differ")
     }

@@ -28,6 +28,52 @@ import Testing
         try UserSig.verify(text, sdkAppId: 1_400_000_000, secretKey: Self.secret, identifier: "xiaojun", now: 1_700_000_100)
     }
 
+    /// UserSigs made by Tencent's published TLSSigAPIv2 library, PyPI `tls-sig-api-v2` 1.1
+    /// (https://github.com/tencentyun/tls-sig-api-v2-python), with its clock fixed:
+    ///
+    ///     pip install --no-deps --target /tmp/tls tls-sig-api-v2==1.1
+    ///     PYTHONPATH=/tmp/tls python3 - <<'EOF'
+    ///     import time
+    ///     import TLSSigAPIv2
+    ///     time.time = lambda: 1700000000
+    ///     api = TLSSigAPIv2.TLSSigAPIv2(1400000000, "5bd2850fff3ecb11d7c805251c51ee463a25727bddc2385f3fa8bfee1bb93b5e")
+    ///     print(api.gen_sig("xiaojun", 86400 * 180))
+    ///     print(api.gen_sig_with_userbuf("xiaojun", 86400 * 180, b"abc"))
+    ///     EOF
+    ///
+    /// (Python 3.11; the library's JSON has spaces after `:` and `,`, and its own field order.)
+    static let tencentUserSig =
+        "eJyrVgrxCdYrSy1SslJQMtIzUNJRAItkpqTmlWSmZUIkKjIT87NK82CSxSnZiQUFmSlAKUMTAyiAyqVWFGQWpYJkTE1NjRDiJZm5YFFzNPXFmekgG3zKHM1T9D3LzdODi-OKs8vCqpxcAvydnV2SSv2cy03cPcpDnA2SMgu0nUxslWoBHdYzUg__"
+    static let tencentUserSigWithUserbuf =
+        "eJyrVgrxCdYrSy1SslJQMtIzUNJRAItkpqTmlWSmZUIkKjIT87NK82CSxSnZiQUFmSlAKUMTAyiAyqVWFGQWpYJkTE1NjRDiJZm5YFFzNPWlxalFSaVpIFsiw72y4FZkpoOEArNCjAwMKwKyI7L1E30NU7UrDcoSs6OSDLyNMgOK3EpTtbUNik0rzZLcfG2VagHdkjl6"
+
+    @Test func aUserSigFromTencentsLibraryDecodesAndVerifies() throws {
+        let expected = UserSig(
+            identifier: "xiaojun", sdkAppId: 1_400_000_000, time: 1_700_000_000, expire: 15_552_000,
+            signature: "LvA7d/Iw7gSsnskvVzBDPOCCDbuNCw4GHwTC0bip+B4=")
+        #expect(try UserSig.decode(Self.tencentUserSig) == expected)
+        #expect(UserSig.make(sdkAppId: 1_400_000_000, secretKey: Self.secret, identifier: "xiaojun", time: 1_700_000_000, expire: 15_552_000) == expected)
+        let lastValidSecond: Int64 = 1_700_000_000 + 15_552_000 - 1
+        #expect(try UserSig.verify(Self.tencentUserSig, sdkAppId: 1_400_000_000, secretKey: Self.secret, identifier: "xiaojun", now: lastValidSecond) == expected)
+        #expect(throws: UserSigError.checkFailed("UserSig signature does not match this SDKAppID's secret key")) {
+            try UserSig.verify(Self.tencentUserSig, sdkAppId: 1_400_000_000, secretKey: "another-secret-key", identifier: "xiaojun", now: 1_700_000_000)
+        }
+        #expect(throws: UserSigError.checkFailed("UserSig expired at 1715552000 (now 1715552000)")) {
+            try UserSig.verify(Self.tencentUserSig, sdkAppId: 1_400_000_000, secretKey: Self.secret, identifier: "xiaojun", now: lastValidSecond + 1)
+        }
+    }
+
+    /// With a userbuf (what a PrivateMapKey carries) the library signs `TLS.userbuf:` too.
+    /// LiveRoom reads the other fields but does not take userbufs: the signature does not match.
+    @Test func aUserSigWithAUserbufFromTencentsLibraryDecodesButDoesNotVerify() throws {
+        #expect(try UserSig.decode(Self.tencentUserSigWithUserbuf) == UserSig(
+            identifier: "xiaojun", sdkAppId: 1_400_000_000, time: 1_700_000_000, expire: 15_552_000,
+            signature: "QjT201xPkXk/aM1e+y0vakZb0K2iPrFue++0s5y6bFM="))
+        #expect(throws: UserSigError.checkFailed("UserSig signature does not match this SDKAppID's secret key")) {
+            try UserSig.verify(Self.tencentUserSigWithUserbuf, sdkAppId: 1_400_000_000, secretKey: Self.secret, identifier: "xiaojun", now: 1_700_000_000)
+        }
+    }
+
     @Test func expiredIsRefused() {
         let text = UserSig.make(sdkAppId: 1_400_000_000, secretKey: Self.secret, identifier: "u", time: 1000, expire: 60).encoded()
         #expect(throws: UserSigError.self) {

@@ -334,6 +334,8 @@ enum PulledVideo {
         #expect(ContinuousClock.now - started < .seconds(4))
         if case .failed(let error) = publisher.state {
             #expect(String(describing: error).contains("avio_open2"), "\(error)")
+        } else {
+            Issue.record("not failed: \(publisher.state)")
         }
         // Writes after the failure are discarded, not queued.
         try mix.push(to: publisher, milliseconds: 200, realTime: false)

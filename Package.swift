@@ -64,9 +64,16 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
+        // The RTP session toolkit shared by the SFU, the client and the task runner: send history,
+        // receive statistics, keyframe-request limiting, outbound streams, sequence rewriting,
+        // frame assembly and keyframe detection per payload format.
+        .target(name: "LiveRoomRTP", dependencies: [
+            "LiveRoomWire",
+            .product(name: "NIOCore", package: "swift-nio"),
+        ]),
         // The SFU: routes publishers' RTP to subscribers with sequence rewriting, NACK, PLI.
         .target(name: "LiveRoomSFU", dependencies: [
-            "LiveRoomWire", "LiveRoomTransport", "LiveRoomSecureTransport",
+            "LiveRoomWire", "LiveRoomRTP", "LiveRoomTransport", "LiveRoomSecureTransport",
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
         // Media: frames, synthetic and file sources, VP8/H.264/Opus codecs, Matroska recording.
@@ -85,12 +92,12 @@ let package = Package(
         .target(name: "LiveRoomMixer", dependencies: ["LiveRoomCore"]),
         // Runs publish media stream tasks: decodes inputs, composes, encodes, pushes FLV over RTMP.
         .target(name: "LiveRoomPublishing", dependencies: [
-            "LiveRoomMixer", "LiveRoomMedia", "LiveRoomWire",
+            "LiveRoomMixer", "LiveRoomMedia", "LiveRoomRTP", "LiveRoomWire",
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
         // The client kit behind the `liveroom` command line.
         .target(name: "LiveRoomClientKit", dependencies: [
-            "LiveRoomAuth", "LiveRoomCore", "LiveRoomTransport", "LiveRoomMedia", "LiveRoomWire", "LiveRoomSecureTransport",
+            "LiveRoomAuth", "LiveRoomCore", "LiveRoomTransport", "LiveRoomMedia", "LiveRoomRTP", "LiveRoomWire", "LiveRoomSecureTransport",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
@@ -142,8 +149,12 @@ let package = Package(
             "LiveRoomSecureTransport", "CSRTP",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
+        .testTarget(name: "LiveRoomRTPTests", dependencies: [
+            "LiveRoomRTP", "LiveRoomWire",
+            .product(name: "NIOCore", package: "swift-nio"),
+        ]),
         .testTarget(name: "LiveRoomSFUTests", dependencies: [
-            "LiveRoomSFU", "LiveRoomTransport", "LiveRoomWire", "LiveRoomSecureTransport",
+            "LiveRoomSFU", "LiveRoomRTP", "LiveRoomTransport", "LiveRoomWire", "LiveRoomSecureTransport",
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
         .testTarget(name: "LiveRoomClientKitTests", dependencies: ["LiveRoomClientKit"]),

@@ -1,5 +1,6 @@
 import LiveRoomCore
 import LiveRoomMedia
+import LiveRoomRTP
 import LiveRoomTransport
 import LiveRoomWire
 import NIOCore

@@ -1,4 +1,5 @@
 import LiveRoomMedia
+import LiveRoomWire
 
 /// What a `liveroom join` publishes: a synthetic picture with a tone, or a media file.
 public enum PublishSource: Sendable, Hashable {

@@ -1,5 +1,6 @@
 import Foundation
 import LiveRoomCore
+import LiveRoomRTP
 import LiveRoomTransport
 import NIOCore
 import NIOPosix

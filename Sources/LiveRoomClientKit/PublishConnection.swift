@@ -1,4 +1,5 @@
 import LiveRoomMedia
+import LiveRoomRTP
 import LiveRoomTransport
 import LiveRoomWire
 import NIOCore
@@ -25,7 +26,7 @@ final class PublishConnection {
     private(set) var video: OutboundRTPStream?
     private var vp8Packetizer = VP8Packetizer(maxPayloadSize: PublishConnection.maxPayloadSize)
     private let h264Packetizer = H264Packetizer(maxPayloadSize: PublishConnection.maxPayloadSize)
-    private var keyframeThrottle = KeyframeRequestThrottle(interval: .milliseconds(500))
+    private var keyframeRequests = KeyframeRequestLimiter(interval: .milliseconds(500))
     private var lastReport: ContinuousClock.Instant?
     /// The latest round-trip time from a report block about our streams.
     private(set) var roundTripTime: Duration?
@@ -123,10 +124,7 @@ final class PublishConnection {
     }
 
     private func sendRTCP(_ packets: [RTCPPacket]) -> [Event] {
-        guard let buffer = try? RTCPPacket.serializeCompound(packets), let address = transport.remoteAddress else { return [] }
-        var bytes = Array(buffer: buffer)
-        guard let protected = transport.protectRTCP(&bytes) else { return [] }
-        return [.send(protected, to: address)]
+        transport.protectRTCP(packets).map { [.send($0.datagram, to: $0.to)] } ?? []
     }
 
     private func map(_ events: [PeerTransport.Event], now: ContinuousClock.Instant?, wallClock: NTPTime? = nil) -> [Event] {
@@ -176,7 +174,7 @@ final class PublishConnection {
         }
         if wantsKeyframe {
             keyframeRequestsReceived += 1
-            if keyframeThrottle.shouldForce(now: now) { events.append(.keyframeRequested) }
+            if keyframeRequests.request(now: now) { events.append(.keyframeRequested) }
         }
         return events
     }

@@ -1,4 +1,5 @@
 import LiveRoomMedia
+import LiveRoomRTP
 import LiveRoomTransport
 import LiveRoomWire
 import NIOCore
@@ -74,8 +75,8 @@ final class SubscribeConnection {
         if lastReport.map({ now - $0 >= .seconds(1) }) ?? true {
             lastReport = now
             var blocks: [RTCPReportBlock] = []
-            if let ssrc = videoSSRC, videoStatistics.packetsReceived > 0 { blocks.append(videoStatistics.reportBlock(ssrc: ssrc, now: now)) }
-            if let ssrc = audioSSRC, audioStatistics.packetsReceived > 0 { blocks.append(audioStatistics.reportBlock(ssrc: ssrc, now: now)) }
+            if let ssrc = videoSSRC, let block = videoStatistics.reportBlock(ssrc: ssrc, now: now) { blocks.append(block) }
+            if let ssrc = audioSSRC, let block = audioStatistics.reportBlock(ssrc: ssrc, now: now) { blocks.append(block) }
             events += sendRTCP([.receiverReport(RTCPReceiverReport(ssrc: localSSRC, reportBlocks: blocks))])
         }
         return events
@@ -185,9 +186,6 @@ final class SubscribeConnection {
     }
 
     private func sendRTCP(_ packets: [RTCPPacket]) -> [Event] {
-        guard let buffer = try? RTCPPacket.serializeCompound(packets), let address = transport.remoteAddress else { return [] }
-        var bytes = Array(buffer: buffer)
-        guard let protected = transport.protectRTCP(&bytes) else { return [] }
-        return [.send(protected, to: address)]
+        transport.protectRTCP(packets).map { [.send($0.datagram, to: $0.to)] } ?? []
     }
 }

@@ -1,3 +1,5 @@
+import LiveRoomWire
+
 /// One compressed video frame: a VP8 frame, or an H.264 access unit in Annex B form.
 public struct EncodedVideoFrame: Sendable, Equatable {
     /// The codec of `data`.

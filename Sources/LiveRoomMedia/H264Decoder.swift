@@ -1,4 +1,5 @@
 import CFFmpeg
+import LiveRoomWire
 
 /// An H.264 decoder (libavcodec's native `h264`) taking Annex B access units and
 /// producing I420 frames, in low-delay mode: one access unit in, its picture out.

@@ -1,4 +1,5 @@
 import CFFmpeg
+import LiveRoomWire
 
 /// An H.264 encoder (libx264 through libavcodec) for real-time streaming: ultrafast preset,
 /// zerolatency tune, constrained baseline profile (no B-frames, CAVLC), CBR-like VBV, and

@@ -1,4 +1,5 @@
 import CFFmpeg
+import LiveRoomWire
 
 /// Writes already-encoded VP8 or H.264 video and Opus audio into a Matroska file (or
 /// another container libavformat picks from the file name) without re-encoding.

@@ -1,4 +1,5 @@
 import CVPX
+import LiveRoomWire
 
 /// A libvpx VP8 decoder producing I420 frames. The output `pts` is the input frame's.
 public final class VP8Decoder: VideoDecoding {

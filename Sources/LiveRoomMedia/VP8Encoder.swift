@@ -1,4 +1,5 @@
 import CVPX
+import LiveRoomWire
 
 /// A libvpx VP8 encoder with real-time settings: CBR, no lag, `deadline` realtime,
 /// cpu-used 8, error resilient, one token partition, and a key frame at least every

@@ -1,3 +1,5 @@
+import LiveRoomWire
+
 /// A video encoder: I420 frames in, compressed frames out. Not thread-safe; use from one
 /// isolation domain.
 public protocol VideoEncoding: AnyObject {

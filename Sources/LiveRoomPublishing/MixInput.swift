@@ -1,5 +1,6 @@
 import LiveRoomMedia
 import LiveRoomMixer
+import LiveRoomRTP
 import LiveRoomWire
 import NIOCore
 

@@ -54,7 +54,7 @@ public final class PublishTaskRunner: @unchecked Sendable {
 
     // The inbox, guarded by `condition`.
     private let condition = NSCondition()
-    private var inboxPackets: [(MixUser, VideoCodec?, [UInt8])] = []
+    private var inboxPackets: [(MixUser, VideoCodec?, RTPPacket)] = []
     private var inboxConfig: PublishTaskConfig?
     private var inboxAnchors: [MixAnchor]?
     private var inboxConnections: [(url: String, open: Bool)] = []
@@ -119,7 +119,7 @@ public final class PublishTaskRunner: @unchecked Sendable {
         self.requestKeyframe = requestKeyframe
         self.roomOutput = roomOutput
         self.log = log
-        roomStream = roomOutput == nil ? nil : try RoomStream()
+        roomStream = roomOutput == nil ? nil : try RoomStream(mediaStart: start)
         let param = config.effectiveEncoderParam
         aac = try AACEncoder(sampleRate: param.audioEncodedSampleRate, channels: param.audioEncodedChannelNum, bitrateKbps: param.audioEncodedKbps)
         audioMixer = AudioMixer(sampleRate: param.audioEncodedSampleRate, channels: param.audioEncodedChannelNum, samplesPerFrame: AACEncoder.samplesPerFrame)
@@ -132,8 +132,9 @@ public final class PublishTaskRunner: @unchecked Sendable {
 
     // MARK: Calls from the server (any thread)
 
-    /// An RTP packet of an input (decrypted), from the media port. Video packets carry their codec.
-    public func receive(from user: MixUser, videoCodec: VideoCodec?, packet: [UInt8]) {
+    /// An RTP packet of an input (decrypted and parsed by the media port, which hands the
+    /// parsed form on). Video packets carry their codec.
+    public func receive(from user: MixUser, videoCodec: VideoCodec?, packet: RTPPacket) {
         condition.lock()
         defer { condition.unlock() }
         guard !stopRequested, inboxPackets.count < 4096 else { return }
@@ -293,13 +294,12 @@ public final class PublishTaskRunner: @unchecked Sendable {
         for user in inputs.keys where !present.contains(user) { inputs[user] = nil }
     }
 
-    private func receive(_ packets: [(MixUser, VideoCodec?, [UInt8])], now: ContinuousClock.Instant) {
+    private func receive(_ packets: [(MixUser, VideoCodec?, RTPPacket)], now: ContinuousClock.Instant) {
         var decoded = 0
         var errors = 0
         var keyframeRequests = Set<MixUser>()
         let relaySource = config.target.mode.isMixing ? nil : config.relaySource?.resolved(in: roomId)
-        for (user, codec, bytes) in packets {
-            guard let packet = try? RTPPacket.parse(ByteBuffer(bytes: bytes)) else { continue }
+        for (user, codec, packet) in packets {
             guard let input = input(for: user) else { continue }
             guard let codec else {
                 input.receiveAudio(Array(buffer: packet.payload))

@@ -1,3 +1,4 @@
+import LiveRoomRTP
 import LiveRoomSecureTransport
 import LiveRoomTransport
 import LiveRoomWire
@@ -20,8 +21,9 @@ public final class SFURouter {
         case send(ByteBuffer, to: TransportAddress)
         /// A publisher's connection closed by itself (consent expired, DTLS closed).
         case publisherClosed(owner: OwnerID, roomId: String, userId: String, reason: String)
-        /// A publisher's RTP packet (decrypted) for a tap inside the server, such as a mixer.
-        case tapped(TapID, publisher: PublisherKey, codec: RTPCodec, packet: [UInt8])
+        /// A publisher's RTP packet (decrypted, parsed once on its way through) for a tap
+        /// inside the server, such as a mixer.
+        case tapped(TapID, publisher: PublisherKey, codec: RTPCodec, packet: RTPPacket)
         /// A subscriber asks a local publisher (one the server feeds) for a keyframe.
         case localKeyframeRequest(PublisherKey)
     }
@@ -56,10 +58,12 @@ public final class SFURouter {
         let kind: MediaKind
         let codec: RTPCodec
         let payloadType: UInt8
+        /// The video payload format whose keyframes the track notices; nil for audio.
+        let videoCodec: VideoCodec?
         var ssrc: UInt32?
         var history = PacketHistory()
         var keyframeRequests = KeyframeRequestLimiter()
-        var reception = ReceptionStatistics()
+        var reception: ReceiveStatistics
         /// Subscriber peers receiving this track.
         var subscribers: [PeerID] = []
 
@@ -67,6 +71,8 @@ public final class SFURouter {
             self.kind = kind
             self.codec = codec
             self.payloadType = payloadType
+            videoCodec = kind == .video ? VideoCodec(rawValue: codec.name) : nil
+            reception = ReceiveStatistics(clockRate: codec.clockRate)
         }
     }
 
@@ -238,8 +244,10 @@ public final class SFURouter {
 
     /// One RTP packet (unprotected) of a local publisher's `kind` track, to its subscribers and taps.
     public func sendLocal(_ packet: [UInt8], kind: MediaKind, of key: PublisherKey, now: ContinuousClock.Instant) -> [Output] {
-        guard let track = localPublishers[key]?.first(where: { $0.kind == kind }), packet.count >= 12 else { return [] }
-        return forward(packet, on: track, of: key, now: now)
+        guard let track = localPublishers[key]?.first(where: { $0.kind == kind }), let parsed = try? RTPPacket.parse(ByteBuffer(bytes: packet)) else {
+            return []
+        }
+        return forward(packet, parsed: parsed, on: track, of: key, now: now)
     }
 
     /// The tracks of a publisher, remote or local.
@@ -274,18 +282,26 @@ public final class SFURouter {
     // MARK: Packets and timers
 
     public func receive(_ datagram: ByteBuffer, from source: TransportAddress, now: ContinuousClock.Instant) -> [Output] {
-        let peerID: PeerID
+        // The demultiplexer classifies the datagram and parses STUN once; the transport takes it from there.
         switch demux.route(datagram, from: source) {
-        case .stun(let id, _), .dtls(let id), .rtp(let id), .rtcp(let id):
-            peerID = id
+        case .stun(let id, let message):
+            guard let peer = peers[id] else { return [] }
+            return handle(peer.transport.receive(stun: message, datagram: datagram, from: source, now: now), of: peer, now: now)
+        case .dtls(let id):
+            guard let peer = peers[id] else { return [] }
+            return handle(peer.transport.receive(dtls: datagram, from: source, now: now), of: peer, now: now)
+        case .rtp(let id):
+            guard let peer = peers[id] else { return [] }
+            return handle(peer.transport.receive(rtp: datagram, from: source), of: peer, now: now)
+        case .rtcp(let id):
+            guard let peer = peers[id] else { return [] }
+            return handle(peer.transport.receive(rtcp: datagram, from: source), of: peer, now: now)
         case .drop(.keepalive):
             return []
         case .drop:
             counters.dropped += 1
             return []
         }
-        guard let peer = peers[peerID] else { return [] }
-        return handle(peer.transport.receive(datagram, from: source, now: now), of: peer, now: now)
     }
 
     /// How often publishers get receiver reports.
@@ -310,7 +326,7 @@ public final class SFURouter {
                     peer.nextReport = now + Self.reportInterval
                     let blocks = tracks.compactMap { track in track.ssrc.flatMap { track.reception.reportBlock(ssrc: $0, now: now) } }
                     if !blocks.isEmpty {
-                        outputs += sendRTCP(.receiverReport(RTCPReceiverReport(ssrc: feedbackSSRC, reportBlocks: blocks)), to: peer)
+                        outputs += sendRTCP([.receiverReport(RTCPReceiverReport(ssrc: feedbackSSRC, reportBlocks: blocks))], to: peer)
                     }
                 }
             }
@@ -346,44 +362,45 @@ public final class SFURouter {
 
     /// A publisher's RTP to every subscriber of its track, and to the taps on the publisher.
     private func forward(_ packet: [UInt8], from peer: Peer, now: ContinuousClock.Instant) -> [Output] {
-        guard case .publisher(let key, let tracks) = peer.role, packet.count >= 12,
-            let track = tracks.first(where: { $0.payloadType == packet[1] & 0x7F })
+        guard case .publisher(let key, let tracks) = peer.role, let parsed = try? RTPPacket.parse(ByteBuffer(bytes: packet)),
+            let track = tracks.first(where: { $0.payloadType == parsed.header.payloadType })
         else {
             counters.dropped += 1
             return []
         }
-        return forward(packet, on: track, of: key, now: now)
+        return forward(packet, parsed: parsed, on: track, of: key, now: now)
     }
 
-    private func forward(_ packet: [UInt8], on track: UpTrack, of key: PublisherKey, now: ContinuousClock.Instant) -> [Output] {
+    /// Forwards one packet, parsed once here: the header and payload view serve the
+    /// statistics, keyframe detection and taps; each subscriber's copy is rewritten in place.
+    private func forward(_ packet: [UInt8], parsed: RTPPacket, on track: UpTrack, of key: PublisherKey, now: ContinuousClock.Instant) -> [Output] {
         counters.rtpReceived += 1
-        let sequence = UInt16(packet[2]) << 8 | UInt16(packet[3])
-        let timestamp = Self.timestamp(of: packet)
-        let ssrc = Self.bigEndian32(packet, at: 8)
-        track.ssrc = ssrc
-        track.history.store(sequence: sequence, packet: packet)
-        track.reception.packet(sequence: sequence)
-        if track.kind == .video, Self.startsKeyframe(packet, codec: track.codec) {
+        let header = parsed.header
+        track.ssrc = header.ssrc
+        track.history.store(sequenceNumber: header.sequenceNumber, packet: packet)
+        track.reception.record(sequenceNumber: header.sequenceNumber, timestamp: header.timestamp, bytes: packet.count, arrival: now)
+        if let codec = track.videoCodec, VideoPayloadFormat.describe(parsed.payload, codec: codec).marksKeyframe {
             track.keyframeRequests.keyframeReceived()
         }
         var outputs: [Output] = []
         // Most rooms have no task: skip hashing the key for every packet then.
         if !taps.isEmpty, let tapIDs = taps[key] {
-            for tap in tapIDs { outputs.append(.tapped(tap, publisher: key, codec: track.codec, packet: packet)) }
+            for tap in tapIDs { outputs.append(.tapped(tap, publisher: key, codec: track.codec, packet: parsed)) }
         }
         for subscriberID in track.subscribers {
             guard let subscriber = peers[subscriberID], subscriber.transport.isConnected,
-                let output = send(packet, ssrc: ssrc, sequence: sequence, timestamp: timestamp, kind: track.kind, to: subscriber, now: now)
+                let output = send(packet, header: header, kind: track.kind, to: subscriber, now: now)
             else { continue }
             outputs.append(output)
         }
         return outputs
     }
 
-    /// Rewrites and encrypts one packet for one subscriber.
-    private func send(_ packet: [UInt8], ssrc: UInt32, sequence: UInt16, timestamp: UInt32, kind: MediaKind, to subscriber: Peer, now: ContinuousClock.Instant) -> Output? {
+    /// Rewrites (in place, in a copy of the bytes) and encrypts one packet for one subscriber.
+    private func send(_ packet: [UInt8], header: RTPHeader, kind: MediaKind, to subscriber: Peer, now: ContinuousClock.Instant) -> Output? {
         guard case .subscriber(let key, var tracks) = subscriber.role, var down = tracks[kind], let address = subscriber.transport.remoteAddress else { return nil }
-        let (outSequence, outTimestamp) = down.rewriter.rewrite(ssrc: ssrc, sequence: sequence, timestamp: timestamp, now: now)
+        let (outSequence, outTimestamp) = down.rewriter.rewrite(
+            ssrc: header.ssrc, sequence: header.sequenceNumber, timestamp: header.timestamp, now: now)
         tracks[kind] = down
         subscriber.role = .subscriber(publisher: key, tracks: tracks)
         var out = packet
@@ -420,18 +437,20 @@ public final class SFURouter {
                     else { continue }
                     var missing: [UInt16] = []
                     for lost in nack.lostSequenceNumbers {
-                        guard let source = down.rewriter.sourceSequence(for: lost), let stored = up.history.packet(sequence: source) else {
-                            if let source = down.rewriter.sourceSequence(for: lost) { missing.append(source) }
+                        guard let source = down.rewriter.sourceSequence(for: lost) else { continue }
+                        guard let stored = up.history.packet(sequenceNumber: source), let header = try? RTPPacket.parse(ByteBuffer(bytes: stored)).header
+                        else {
+                            missing.append(source)
                             continue
                         }
-                        if let output = send(stored, ssrc: upSSRC, sequence: source, timestamp: Self.timestamp(of: stored), kind: kind, to: peer, now: now) {
+                        if let output = send(stored, header: header, kind: kind, to: peer, now: now) {
                             counters.retransmitted += 1
                             outputs.append(output)
                         }
                     }
                     if !missing.isEmpty, let publisher {
                         counters.nacksForwarded += 1
-                        outputs += sendRTCP(.genericNACK(RTCPGenericNACK(senderSSRC: feedbackSSRC, mediaSSRC: upSSRC, lostSequenceNumbers: missing)), to: publisher)
+                        outputs += sendRTCP([.genericNACK(RTCPGenericNACK(senderSSRC: feedbackSSRC, mediaSSRC: upSSRC, lostSequenceNumbers: missing))], to: publisher)
                     }
                 case .pictureLossIndication(let pli):
                     if tracks[.video]?.ssrc == pli.mediaSSRC { outputs += requestKeyframe(of: key, now: now) }
@@ -445,7 +464,7 @@ public final class SFURouter {
             // Each subscriber gets the publisher's sender reports in its own SSRC and timestamps.
             for case .senderReport(let report) in packets {
                 guard let up = upTracks.first(where: { $0.ssrc == report.ssrc }) else { continue }
-                up.reception.senderReport(compactNTP: report.compactNTP, now: now)
+                up.reception.receivedSenderReport(report, at: now)
                 for subscriberID in up.subscribers {
                     guard let subscriber = peers[subscriberID], case .subscriber(_, let tracks) = subscriber.role,
                         let down = tracks[up.kind], let rtpTimestamp = down.rewriter.outputTimestamp(for: report.rtpTimestamp)
@@ -454,7 +473,7 @@ public final class SFURouter {
                     rewritten.ssrc = down.ssrc
                     rewritten.rtpTimestamp = rtpTimestamp
                     rewritten.reportBlocks = []
-                    outputs += sendRTCP(.senderReport(rewritten), to: subscriber)
+                    outputs += sendRTCP([.senderReport(rewritten)], to: subscriber)
                 }
             }
             _ = key
@@ -476,14 +495,11 @@ public final class SFURouter {
     private func sendPLI(to publisher: Peer, track: UpTrack) -> [Output] {
         guard let ssrc = track.ssrc else { return [] }
         counters.keyframeRequests += 1
-        return sendRTCP(.pictureLossIndication(RTCPPictureLossIndication(senderSSRC: feedbackSSRC, mediaSSRC: ssrc)), to: publisher)
+        return sendRTCP([.pictureLossIndication(RTCPPictureLossIndication(senderSSRC: feedbackSSRC, mediaSSRC: ssrc))], to: publisher)
     }
 
-    private func sendRTCP(_ packet: RTCPPacket, to peer: Peer) -> [Output] {
-        guard let address = peer.transport.remoteAddress, var bytes = try? Array(buffer: packet.serialize()),
-            let protected = peer.transport.protectRTCP(&bytes)
-        else { return [] }
-        return [.send(protected, to: address)]
+    private func sendRTCP(_ packets: [RTCPPacket], to peer: Peer) -> [Output] {
+        peer.transport.protectRTCP(packets).map { [.send($0.datagram, to: $0.to)] } ?? []
     }
 
     // MARK: Peers
@@ -533,24 +549,5 @@ public final class SFURouter {
             outputs.append(.send(bytes, to: to))
         }
         return outputs
-    }
-
-    static func bigEndian32(_ bytes: [UInt8], at offset: Int) -> UInt32 {
-        var value: UInt32 = 0
-        for i in offset..<offset + 4 { value = value << 8 | UInt32(bytes[i]) }
-        return value
-    }
-
-    /// The RTP timestamp of a packet (at least 12 bytes).
-    static func timestamp(of packet: [UInt8]) -> UInt32 { bigEndian32(packet, at: 4) }
-
-    /// Whether an RTP packet begins a keyframe (VP8 or H.264).
-    static func startsKeyframe(_ packet: [UInt8], codec: RTPCodec) -> Bool {
-        guard let parsed = try? RTPPacket.parse(ByteBuffer(bytes: packet)) else { return false }
-        switch codec.name {
-        case "VP8": return (try? VP8RTPPayload.parse(parsed.payload))?.startsKeyframe ?? false
-        case "H264": return (try? H264RTPPayload.parse(parsed.payload))?.startsKeyframe ?? false
-        default: return false
-        }
     }
 }

@@ -106,7 +106,7 @@ final class MediaService: Service, Sendable {
     }
 
     /// Where a tap's packets go; called on the media loop, so it must only hand them on.
-    typealias TapSink = @Sendable (SFURouter.PublisherKey, RTPCodec, [UInt8]) -> Void
+    typealias TapSink = @Sendable (SFURouter.PublisherKey, RTPCodec, RTPPacket) -> Void
 
     /// Sets the publishers `tap` receives (an empty set removes the tap) and where their packets go.
     func setTap(_ tap: SFURouter.TapID, publishers: Set<SFURouter.PublisherKey>, sink: @escaping TapSink) {

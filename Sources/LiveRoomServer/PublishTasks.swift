@@ -6,6 +6,7 @@ import LiveRoomMixer
 import LiveRoomPublishing
 import LiveRoomSFU
 import LiveRoomTransport
+import LiveRoomWire
 import Logging
 
 /// The publish media stream tasks of a hub: the pure registry and one state machine per

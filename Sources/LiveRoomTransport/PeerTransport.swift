@@ -116,22 +116,43 @@ public final class PeerTransport {
         return events
     }
 
-    /// One datagram from the media port that the demultiplexer routed here.
+    /// One datagram from the peer's socket, classified here (RFC 7983).
     public func receive(_ datagram: ByteBuffer, from source: TransportAddress, now: ContinuousClock.Instant) -> [Event] {
         guard !isClosed else { return [] }
         switch DatagramKind(datagram: datagram) {
         case .stun:
-            return receiveSTUN(datagram, from: source, now: now)
+            guard let message = try? STUNMessage.parse(datagram) else {
+                drops.badSTUN += 1
+                return []
+            }
+            return receive(stun: message, datagram: datagram, from: source, now: now)
         case .dtls:
-            guard source == remoteAddress else { return [] }
-            return handle(dtls.receive(datagram: Array(buffer: datagram), now: now))
+            return receive(dtls: datagram, from: source, now: now)
         case .rtp:
-            return unprotect(datagram, from: source, rtcp: false).map { [.rtp($0)] } ?? []
+            return receive(rtp: datagram, from: source)
         case .rtcp:
-            return unprotect(datagram, from: source, rtcp: true).map { [.rtcp($0)] } ?? []
+            return receive(rtcp: datagram, from: source)
         case .unknown:
             return []
         }
+    }
+
+    /// A DTLS record the media port classified and routed here.
+    public func receive(dtls datagram: ByteBuffer, from source: TransportAddress, now: ContinuousClock.Instant) -> [Event] {
+        guard !isClosed, source == remoteAddress else { return [] }
+        return handle(dtls.receive(datagram: Array(buffer: datagram), now: now))
+    }
+
+    /// An SRTP packet the media port classified and routed here.
+    public func receive(rtp datagram: ByteBuffer, from source: TransportAddress) -> [Event] {
+        guard !isClosed else { return [] }
+        return unprotect(datagram, from: source, rtcp: false).map { [.rtp($0)] } ?? []
+    }
+
+    /// An SRTCP packet the media port classified and routed here.
+    public func receive(rtcp datagram: ByteBuffer, from source: TransportAddress) -> [Event] {
+        guard !isClosed else { return [] }
+        return unprotect(datagram, from: source, rtcp: true).map { [.rtcp($0)] } ?? []
     }
 
     /// Decrypts SRTP or SRTCP from the selected address; nil (and counted) otherwise.
@@ -156,10 +177,14 @@ public final class PeerTransport {
         return ByteBuffer(bytes: packet)
     }
 
-    /// Encrypts an RTCP compound packet for the peer; nil until connected.
-    public func protectRTCP(_ packet: inout [UInt8]) -> ByteBuffer? {
-        guard let srtpOut, remoteAddress != nil, (try? srtpOut.protectRTCP(&packet)) != nil else { return nil }
-        return ByteBuffer(bytes: packet)
+    /// Builds one compound RTCP packet of `packets` (RFC 3550 §6.1) and encrypts it for the
+    /// peer: the datagram and where it goes; nil until connected. The SFU and the client
+    /// send all their RTCP through here.
+    public func protectRTCP(_ packets: [RTCPPacket]) -> (datagram: ByteBuffer, to: TransportAddress)? {
+        guard let srtpOut, let remoteAddress, let compound = try? RTCPPacket.serializeCompound(packets) else { return nil }
+        var bytes = Array(buffer: compound)
+        guard (try? srtpOut.protectRTCP(&bytes)) != nil else { return nil }
+        return (ByteBuffer(bytes: bytes), remoteAddress)
     }
 
     /// Starts the transport: the client sends its first check.
@@ -179,11 +204,9 @@ public final class PeerTransport {
         return events
     }
 
-    private func receiveSTUN(_ datagram: ByteBuffer, from source: TransportAddress, now: ContinuousClock.Instant) -> [Event] {
-        guard let message = try? STUNMessage.parse(datagram) else {
-            drops.badSTUN += 1
-            return []
-        }
+    /// A STUN message (already parsed) from the peer: ICE checks and responses.
+    public func receive(stun message: STUNMessage, datagram: ByteBuffer, from source: TransportAddress, now: ContinuousClock.Instant) -> [Event] {
+        guard !isClosed else { return [] }
         var events: [Event] = []
         switch ice {
         case .lite(var agent):

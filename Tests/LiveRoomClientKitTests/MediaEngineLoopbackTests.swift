@@ -1,5 +1,6 @@
 import LiveRoomCore
 import LiveRoomMedia
+import LiveRoomRTP
 import LiveRoomSecureTransport
 import LiveRoomTransport
 import LiveRoomWire
@@ -93,9 +94,8 @@ final class EngineHarness {
 
     /// Sends RTCP or RTP from the server to the client connection `id`.
     func serverSendRTCP(_ packets: [RTCPPacket], id: MediaEngine.ConnectionID, now: ContinuousClock.Instant) throws {
-        var bytes = Array(buffer: try RTCPPacket.serializeCompound(packets))
-        let protected = try #require(server?.protectRTCP(&bytes))
-        engine.receive(protected, connection: id, from: serverAddress, now: now)
+        let protected = try #require(server?.protectRTCP(packets))
+        engine.receive(protected.datagram, connection: id, from: serverAddress, now: now)
         pump(now: now)
     }
 

@@ -51,6 +51,6 @@ import Testing
 /// Video codecs as test arguments.
 enum VideoCodecChoice: Sendable, CustomTestStringConvertible {
     case vp8, h264
-    var codec: LiveRoomMedia.VideoCodec { self == .vp8 ? .vp8 : .h264 }
+    var codec: LiveRoomWire.VideoCodec { self == .vp8 ? .vp8 : .h264 }
     var testDescription: String { self == .vp8 ? "VP8" : "H.264" }
 }

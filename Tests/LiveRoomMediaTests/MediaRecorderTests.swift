@@ -1,4 +1,5 @@
 import Foundation
+import LiveRoomWire
 import Testing
 @testable import LiveRoomMedia
 import TestTools

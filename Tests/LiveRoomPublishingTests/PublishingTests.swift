@@ -63,7 +63,7 @@ func rtp(_ payload: ByteBuffer, seq: UInt16, ts: UInt32, marker: Bool = false, p
 
 @Suite struct RoomStreamTests {
     @Test func keyframesCarryParameterSetsAndAudioIsCutInto20msOpus() throws {
-        let stream = try RoomStream()
+        let stream = try RoomStream(mediaStart: .now)
         let encoder = try H264Encoder(width: 320, height: 240, fps: 15, bitrateKbps: 300, globalHeader: true)
         let frame = VideoFrame(width: 320, height: 240, color: YUVColor(rgb: 0xFF0000))
         let keyframe = try #require(try encoder.encode(frame, forceKeyframe: true).first)

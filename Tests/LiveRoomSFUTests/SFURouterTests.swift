@@ -79,6 +79,10 @@ struct Network {
         return p + payload
     }
 
+    func header(_ packet: [UInt8]) throws -> RTPHeader {
+        try RTPPacket.parse(ByteBuffer(bytes: packet)).header
+    }
+
     @Test func forwardsRewritesRetransmitsAndRequestsKeyframes() throws {
         let certificate = try DTLSCertificate()
         let router = SFURouter(certificate: certificate, host: "127.0.0.1", port: 7882)
@@ -118,7 +122,7 @@ struct Network {
         network.send(from: publisher, [.send(try #require(publisher.transport.protectRTP(&out)), to: publisher.address)], now: now)
         let forwarded = try #require(subscriber.rtp.last)
         #expect(forwarded[1] & 0x7F == 98, "payload type rewritten to the subscriber's")
-        #expect(SFURouter.bigEndian32(forwarded, at: 8) == downSSRC, "SSRC rewritten")
+        #expect(try header(forwarded).ssrc == downSSRC, "SSRC rewritten")
         #expect(Array(forwarded[12...]) == Array(keyframe[12...]), "payload untouched")
         let forwardedSeq = UInt16(forwarded[2]) << 8 | UInt16(forwarded[3])
 
@@ -135,17 +139,17 @@ struct Network {
         var lostOut = lost
         let dropped = router.receive(try #require(publisher.transport.protectRTP(&lostOut)), from: publisher.address, now: now)
         #expect(dropped.count == 1, "forwarded once, and lost")
-        var nack = try Array(buffer: RTCPPacket.genericNACK(RTCPGenericNACK(senderSSRC: 5, mediaSSRC: downSSRC, lostSequenceNumbers: [forwardedSeq &+ 1])).serialize())
+        let nack: [RTCPPacket] = [.genericNACK(RTCPGenericNACK(senderSSRC: 5, mediaSSRC: downSSRC, lostSequenceNumbers: [forwardedSeq &+ 1]))]
         let count = subscriber.rtp.count
-        network.send(from: subscriber, [.send(try #require(subscriber.transport.protectRTCP(&nack)), to: subscriber.address)], now: now)
+        network.send(from: subscriber, [.send(try #require(subscriber.transport.protectRTCP(nack)).datagram, to: subscriber.address)], now: now)
         #expect(subscriber.rtp.count == count + 1)
         #expect(subscriber.rtp.last.map { Array($0[12...]) } == Array(lost[12...]))
         #expect(subscriber.rtp.last.map { UInt16($0[2]) << 8 | UInt16($0[3]) } == forwardedSeq &+ 1)
         #expect(router.counters.retransmitted == 1)
 
         // A NACK for something never seen is forwarded to the publisher.
-        var unknown = try Array(buffer: RTCPPacket.genericNACK(RTCPGenericNACK(senderSSRC: 5, mediaSSRC: downSSRC, lostSequenceNumbers: [forwardedSeq &- 3])).serialize())
-        network.send(from: subscriber, [.send(try #require(subscriber.transport.protectRTCP(&unknown)), to: subscriber.address)], now: now)
+        let unknown: [RTCPPacket] = [.genericNACK(RTCPGenericNACK(senderSSRC: 5, mediaSSRC: downSSRC, lostSequenceNumbers: [forwardedSeq &- 3]))]
+        network.send(from: subscriber, [.send(try #require(subscriber.transport.protectRTCP(unknown)).datagram, to: subscriber.address)], now: now)
         #expect(router.counters.nacksForwarded == 1)
         let publisherNACKs = publisher.rtcp.compactMap { try? RTCPPacket.parseCompound(ByteBuffer(bytes: $0)) }.joined().compactMap {
             if case .genericNACK(let n) = $0 { n } else { nil }
@@ -156,20 +160,20 @@ struct Network {
         // PLI from the subscriber reaches the publisher, rate-limited.
         let plisBefore = router.counters.keyframeRequests
         for _ in 0..<3 {
-            var pli = try Array(buffer: RTCPPacket.pictureLossIndication(RTCPPictureLossIndication(senderSSRC: 5, mediaSSRC: downSSRC)).serialize())
-            network.send(from: subscriber, [.send(try #require(subscriber.transport.protectRTCP(&pli)), to: subscriber.address)], now: now.advanced(by: .seconds(2)))
+            let pli: [RTCPPacket] = [.pictureLossIndication(RTCPPictureLossIndication(senderSSRC: 5, mediaSSRC: downSSRC))]
+            network.send(from: subscriber, [.send(try #require(subscriber.transport.protectRTCP(pli)).datagram, to: subscriber.address)], now: now.advanced(by: .seconds(2)))
         }
         #expect(router.counters.keyframeRequests == plisBefore + 1)
 
         // Sender reports are rewritten per subscriber.
-        var sr = try Array(buffer: RTCPPacket.senderReport(RTCPSenderReport(ssrc: 2222, ntpTimestamp: 42 << 32, rtpTimestamp: 9000, packetCount: 1, octetCount: 7)).serialize())
-        network.send(from: publisher, [.send(try #require(publisher.transport.protectRTCP(&sr)), to: publisher.address)], now: now)
+        let sr: [RTCPPacket] = [.senderReport(RTCPSenderReport(ssrc: 2222, ntpTimestamp: 42 << 32, rtpTimestamp: 9000, packetCount: 1, octetCount: 7))]
+        network.send(from: publisher, [.send(try #require(publisher.transport.protectRTCP(sr)).datagram, to: publisher.address)], now: now)
         let reports = subscriber.rtcp.compactMap { try? RTCPPacket.parseCompound(ByteBuffer(bytes: $0)) }.joined().compactMap {
             if case .senderReport(let r) = $0 { r } else { nil }
         }
         #expect(reports.last?.ssrc == downSSRC)
         #expect(reports.last?.ntpTimestamp == 42 << 32)
-        #expect(reports.last?.rtpTimestamp == SFURouter.timestamp(of: forwarded))
+        #expect(try reports.last?.rtpTimestamp == header(forwarded).timestamp)
 
         // The publisher reconnects (a new publish, new SSRC and sequence base): the subscriber's
         // stream continues with its SSRC and the next sequence number.
@@ -183,7 +187,7 @@ struct Network {
         var again = rtpPacket(pt: 96, seq: 7, ts: 1, ssrc: 4444, payload: [0x10, 0x10, 0x02, 0x00, 0x9D, 0x01, 0x2A])
         network.send(from: republisher, [.send(try #require(republisher.transport.protectRTP(&again)), to: republisher.address)], now: now)
         let continued = try #require(subscriber.rtp.last)
-        #expect(SFURouter.bigEndian32(continued, at: 8) == downSSRC)
+        #expect(try header(continued).ssrc == downSSRC)
         #expect(UInt16(continued[2]) << 8 | UInt16(continued[3]) == lastSeq &+ 1)
 
         // Stopping the publisher ends forwarding.
@@ -191,6 +195,31 @@ struct Network {
         #expect(throws: NegotiationError.self) {
             try router.subscribe(owner: 3, roomId: "room", publisherId: "anchor", offer: "v=0", now: now)
         }
+    }
+
+    @Test func receiverReportsToPublishersCarryInterarrivalJitter() throws {
+        let router = SFURouter(certificate: try DTLSCertificate(), host: "127.0.0.1", port: 7882)
+        let publisher = try FakeClient(
+            port: 40_021, sections: [SDPNegotiation.OfferedSection(kind: .video, direction: .sendonly, codecs: [(.vp8, 96)], localSSRC: 2222)],
+            negotiate: { try router.publish(owner: 1, roomId: "room", userId: "anchor", offer: $0, now: now).answer }, now: now)
+        let network = Network(router: router, clients: [publisher])
+        network.send(from: publisher, publisher.transport.start(now: now), now: now)
+        #expect(publisher.transport.isConnected)
+        // Frames 3000 ticks (33.3 ms at 90 kHz) apart, arriving alternately 10 ms late and on time:
+        // |D| is 900 ticks each time, so the RFC 3550 A.8 estimate converges to 900.
+        for i in 0..<200 {
+            var packet = rtpPacket(pt: 96, seq: UInt16(i), ts: UInt32(i * 3000), ssrc: 2222, payload: [0x00, 0x00, 0x01])
+            let arrival = now + .nanoseconds(Int64(i) * 33_333_333) + (i % 2 == 0 ? .milliseconds(10) : .zero)
+            _ = router.receive(try #require(publisher.transport.protectRTP(&packet)), from: publisher.address, now: arrival)
+        }
+        network.deliver(router: router.handleTimers(now: now + .seconds(7)), now: now + .seconds(7))
+        let reports = publisher.rtcp.compactMap { try? RTCPPacket.parseCompound(ByteBuffer(bytes: $0)) }.joined().compactMap {
+            if case .receiverReport(let r) = $0 { r } else { nil }
+        }
+        let block = try #require(reports.last?.reportBlocks.first)
+        #expect(block.ssrc == 2222)
+        #expect(block.extendedHighestSequenceNumber == 199)
+        #expect(abs(Int(block.jitter) - 900) < 20, "jitter \(block.jitter), not 0")
     }
 
     @Test func tapsReceivePublishersPacketsAndLocalPublishersReachSubscribers() throws {
@@ -207,12 +236,13 @@ struct Network {
         let packet = rtpPacket(pt: 96, seq: 10, ts: 900, ssrc: 2222, payload: [0x10, 0x10, 0x02, 0x00, 0x9D, 0x01, 0x2A])
         var out = packet
         let outputs = router.receive(try #require(publisher.transport.protectRTP(&out)), from: publisher.address, now: now)
-        let tapped = outputs.compactMap { output -> (SFURouter.TapID, SFURouter.PublisherKey, RTPCodec, [UInt8])? in
+        let tapped = outputs.compactMap { output -> (SFURouter.TapID, SFURouter.PublisherKey, RTPCodec, RTPPacket)? in
             if case .tapped(let tap, let publisher, let codec, let bytes) = output { return (tap, publisher, codec, bytes) }
             return nil
         }
         #expect(tapped.count == 1)
-        #expect(tapped.first?.0 == 7 && tapped.first?.1 == key && tapped.first?.2 == .vp8 && tapped.first?.3 == packet)
+        let parsed = try RTPPacket.parse(ByteBuffer(bytes: packet))
+        #expect(tapped.first?.0 == 7 && tapped.first?.1 == key && tapped.first?.2 == .vp8 && tapped.first?.3 == parsed, "parsed once: header and payload")
         let later = now.advanced(by: .seconds(2))
         let pli = router.requestKeyframe(for: 7, of: key, now: later)
         #expect(pli.count == 1, "a tap may ask the publisher for a keyframe")
@@ -237,8 +267,8 @@ struct Network {
         #expect(received[1] & 0x7F == 102 && Array(received[12...]) == [0x65, 0x88, 0x84])
         // Its subscribers' keyframe requests go to whoever feeds it.
         let downSSRC = try #require(subscriber.tracks.first?.remoteSSRCs.first)
-        var request = try Array(buffer: RTCPPacket.pictureLossIndication(RTCPPictureLossIndication(senderSSRC: 5, mediaSSRC: downSSRC)).serialize())
-        let feedback = router.receive(try #require(subscriber.transport.protectRTCP(&request)), from: subscriber.address, now: later)
+        let request: [RTCPPacket] = [.pictureLossIndication(RTCPPictureLossIndication(senderSSRC: 5, mediaSSRC: downSSRC))]
+        let feedback = router.receive(try #require(subscriber.transport.protectRTCP(request)).datagram, from: subscriber.address, now: later)
         #expect(feedback.contains { if case .localKeyframeRequest(mix) = $0 { true } else { false } })
         router.stopLocal(mix)
         #expect(router.sendLocal(local, kind: .video, of: mix, now: now).isEmpty)

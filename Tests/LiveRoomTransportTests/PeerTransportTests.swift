@@ -82,9 +82,9 @@ struct TransportPair {
 
         // RTCP from the server to the client.
         let pli: [UInt8] = [0x81, 206, 0, 2, 0, 0, 0, 1, 0xCA, 0xFE, 0xBA, 0xBE]
-        var rtcp = pli
-        let protectedRTCP = try #require(pair.server.protectRTCP(&rtcp))
-        guard case .rtcp(let plainRTCP)? = pair.client.receive(protectedRTCP, from: pair.serverAddress, now: now).first else {
+        let protectedRTCP = try #require(pair.server.protectRTCP([.pictureLossIndication(RTCPPictureLossIndication(senderSSRC: 1, mediaSSRC: 0xCAFE_BABE))]))
+        #expect(protectedRTCP.to == pair.clientAddress)
+        guard case .rtcp(let plainRTCP)? = pair.client.receive(protectedRTCP.datagram, from: pair.serverAddress, now: now).first else {
             Issue.record("no RTCP")
             return
         }

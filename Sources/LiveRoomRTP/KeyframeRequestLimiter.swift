@@ -1,5 +1,5 @@
-/// Rate-limits keyframe requests (PLI/FIR) to one publisher stream: subscribers that join or
-/// lose packets at the same moment cause one request, not one each.
+/// Rate-limits keyframe requests (PLI/FIR) for one video stream: requests that arrive at the
+/// same moment (subscribers joining, a burst of PLIs) cause one keyframe, not one each.
 public struct KeyframeRequestLimiter: Sendable {
     public let interval: Duration
     private var lastSent: ContinuousClock.Instant?
@@ -9,7 +9,7 @@ public struct KeyframeRequestLimiter: Sendable {
         self.interval = interval
     }
 
-    /// Whether to send a request now. A refused request is remembered and ``due(now:)``
+    /// Whether to act on a request now. A refused request is remembered and ``due(now:)``
     /// reports it once the interval has passed.
     public mutating func request(now: ContinuousClock.Instant) -> Bool {
         if let lastSent, now - lastSent < interval {

@@ -3,6 +3,7 @@ import NIOCore
 
 /// One RTP stream we send: sequence numbers, timestamps, the send history for NACK and the
 /// counts an RTCP sender report carries. Pure; the owner protects and writes the packets.
+/// The client publishes with it, and the task runner feeds a mix into a room with it.
 ///
 /// Media time zero is `mediaStart`: a frame with presentation time `pts` (in the stream's
 /// clock) gets the RTP timestamp `timestampBase + pts`, and a sender report at `now` maps
@@ -22,7 +23,7 @@ public struct OutboundRTPStream: Sendable {
     /// Bytes sent including headers and retransmissions, for bitrate figures.
     public private(set) var bytesSent: UInt64 = 0
     public private(set) var retransmittedPackets: UInt64 = 0
-    public private(set) var history: RTPSendHistory
+    public private(set) var history: PacketHistory
     /// Whether a packet was sent since the last sender report.
     public private(set) var sentSinceReport = false
 
@@ -37,7 +38,7 @@ public struct OutboundRTPStream: Sendable {
         self.mediaStart = mediaStart
         self.timestampBase = timestampBase
         self.nextSequenceNumber = firstSequenceNumber
-        self.history = RTPSendHistory(capacity: historyCapacity)
+        self.history = PacketHistory(capacity: historyCapacity)
     }
 
     /// The RTP timestamp of media time `pts`.

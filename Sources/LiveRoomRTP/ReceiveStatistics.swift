@@ -1,8 +1,9 @@
 import LiveRoomWire
 
 /// Reception statistics of one incoming RTP stream (RFC 3550 §6.4.1 and appendix A):
-/// expected and lost packets, interarrival jitter, and the last sender report for
-/// LSR/DLSR and for mapping RTP timestamps to the sender's wall clock.
+/// expected and lost packets, interarrival jitter (appendix A.8), and the last sender report
+/// for LSR/DLSR and for mapping RTP timestamps to the sender's wall clock. The SFU reports
+/// them to publishers, the client to the server.
 public struct ReceiveStatistics: Sendable {
     public let clockRate: UInt32
     private var unwrapper = SequenceNumberUnwrapper()
@@ -25,8 +26,7 @@ public struct ReceiveStatistics: Sendable {
     /// Records one packet: its sequence number, RTP timestamp, size and arrival time.
     public mutating func record(sequenceNumber: UInt16, timestamp: UInt32, bytes: Int, arrival: ContinuousClock.Instant) {
         guard let extended = unwrapper.unwrap(sequenceNumber) else { return }
-        if baseSequence == nil { baseSequence = extended }
-        baseSequence = min(baseSequence!, extended)
+        baseSequence = min(baseSequence ?? extended, extended)
         packetsReceived += 1
         bytesReceived += UInt64(bytes)
         // Appendix A.8: transit = arrival - timestamp, both in the media clock.
@@ -64,8 +64,10 @@ public struct ReceiveStatistics: Sendable {
         lastSenderReport = (report, arrival)
     }
 
-    /// The report block for an RR at `now`; starts a new fraction-lost interval.
-    public mutating func reportBlock(ssrc: UInt32, now: ContinuousClock.Instant) -> RTCPReportBlock {
+    /// The report block for an RR at `now`, or nil before any packet; starts a new
+    /// fraction-lost interval.
+    public mutating func reportBlock(ssrc: UInt32, now: ContinuousClock.Instant) -> RTCPReportBlock? {
+        guard packetsReceived > 0 else { return nil }
         let expected = self.expected
         let expectedInterval = expected - min(expected, expectedPrior)
         let receivedInterval = packetsReceived - min(packetsReceived, receivedPrior)

@@ -4,60 +4,8 @@ import Testing
 
 @testable import LiveRoomClientKit
 
-@Suite struct ReceiveStatisticsTests {
+@Suite struct StatisticsTests {
     let t0 = ContinuousClock.now
-
-    @Test func lossAndFractionLost() {
-        var stats = ReceiveStatistics(clockRate: 90_000)
-        for seq: UInt16 in [65530, 65531, 65533, 65534, 0, 1, 3] {
-            stats.record(sequenceNumber: seq, timestamp: 0, bytes: 100, arrival: t0)
-        }
-        #expect(stats.expected == 10)
-        #expect(stats.cumulativeLost == 3)
-        let block = stats.reportBlock(ssrc: 9, now: t0)
-        #expect(block.cumulativeLost == 3)
-        #expect(block.fractionLost == UInt8(3 * 256 / 10))
-        #expect(block.extendedHighestSequenceNumber == 0x1_0003)
-        // The next interval has no loss.
-        stats.record(sequenceNumber: 4, timestamp: 0, bytes: 100, arrival: t0)
-        #expect(stats.reportBlock(ssrc: 9, now: t0).fractionLost == 0)
-    }
-
-    @Test func jitterFollowsAppendixA8() {
-        var stats = ReceiveStatistics(clockRate: 90_000)
-        // Frames 3000 ticks (33.3 ms) apart arriving alternately 10 ms early and late.
-        for i in 0..<200 {
-            let offset = i % 2 == 0 ? Duration.milliseconds(10) : .zero
-            stats.record(sequenceNumber: UInt16(i), timestamp: UInt32(i * 3000), bytes: 1, arrival: t0 + .nanoseconds(Int64(i) * 33_333_333) + offset)
-        }
-        // |D| = 10 ms = 900 ticks each time, so J converges to 900.
-        #expect(abs(Int(stats.jitter) - 900) < 20)
-        #expect(abs(stats.jitterMilliseconds - 10) < 0.3)
-    }
-
-    @Test func senderReportGivesCaptureTimeAndLSR() {
-        var stats = ReceiveStatistics(clockRate: 90_000)
-        let wall = NTPTime(unixSeconds: 1_000_000)
-        stats.receivedSenderReport(RTCPSenderReport(ssrc: 1, ntpTimestamp: wall.value, rtpTimestamp: 90_000, packetCount: 0, octetCount: 0), at: t0)
-        #expect(stats.senderTime(ofRTPTimestamp: 135_000) == 1_000_000.5)
-        #expect(stats.senderTime(ofRTPTimestamp: 45_000) == 999_999.5)
-        stats.record(sequenceNumber: 1, timestamp: 0, bytes: 1, arrival: t0)
-        let block = stats.reportBlock(ssrc: 1, now: t0 + .milliseconds(500))
-        #expect(block.lastSenderReport == wall.compact)
-        #expect(block.delaySinceLastSenderReport == 32_768)
-    }
-
-    @Test func roundTripTimeFromReportBlock() throws {
-        let sent = NTPTime(unixSeconds: 2_000_000)
-        let block = RTCPReportBlock(
-            ssrc: 1, fractionLost: 0, cumulativeLost: 0, extendedHighestSequenceNumber: 0, jitter: 0,
-            lastSenderReport: sent.compact, delaySinceLastSenderReport: 65_536 / 10)
-        let rtt = try #require(ReceiveStatistics.roundTripTime(of: block, arrival: NTPTime(unixSeconds: 2_000_000.15)))
-        #expect(abs(rtt.inMilliseconds - 50) < 1)
-        var none = block
-        none.lastSenderReport = 0
-        #expect(ReceiveStatistics.roundTripTime(of: none, arrival: sent) == nil)
-    }
 
     @Test func statisticsEvent() throws {
         var calculator = StatisticsCalculator()

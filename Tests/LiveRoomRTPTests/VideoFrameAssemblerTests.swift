@@ -2,7 +2,7 @@ import LiveRoomWire
 import NIOCore
 import Testing
 
-@testable import LiveRoomMedia
+@testable import LiveRoomRTP
 
 @Suite struct VideoFrameAssemblerTests {
     let t0 = ContinuousClock.now

@@ -1,11 +1,13 @@
-/// The last packets sent on one RTP stream, by sequence number, for NACK retransmission.
+/// The last packets sent on one RTP stream, by sequence number, to answer NACKs (RFC 4585).
 ///
 /// A fixed ring of `capacity` slots indexed by `sequenceNumber % capacity`: a packet is
-/// found only while it is one of the newest `capacity` sent.
-public struct RTPSendHistory: Sendable {
+/// found only while it is one of the newest `capacity` stored.
+public struct PacketHistory: Sendable {
     public let capacity: Int
     private var slots: [(sequenceNumber: UInt16, packet: [UInt8])?]
 
+    /// - Parameter capacity: how many packets to keep (1...32768). About one second of
+    ///   1.3 Mbps video is ~150 packets; 512 covers loss bursts with margin.
     public init(capacity: Int = 512) {
         precondition(capacity > 0 && capacity <= 32_768, "history capacity must be 1...32768")
         self.capacity = capacity
@@ -17,7 +19,7 @@ public struct RTPSendHistory: Sendable {
         slots[Int(sequenceNumber) % capacity] = (sequenceNumber, packet)
     }
 
-    /// The unprotected packet with this sequence number, if still held.
+    /// The unprotected packet with this sequence number, if still kept.
     public func packet(sequenceNumber: UInt16) -> [UInt8]? {
         guard let slot = slots[Int(sequenceNumber) % capacity], slot.sequenceNumber == sequenceNumber else { return nil }
         return slot.packet

@@ -3,8 +3,10 @@ import NIOCore
 
 /// The codec-specific parts of receiving video over RTP: where frames start, which are
 /// keyframes, and how a frame's payloads become a VP8 frame or an H.264 access unit.
+/// The one place that reads video payloads: the SFU, the client and the task runner use it.
 public enum VideoPayloadFormat {
-    /// Whether a payload starts a frame, and whether it shows a keyframe.
+    /// Whether a payload starts a frame, and whether it shows a keyframe (VP8: a key frame's
+    /// first partition; H.264: an IDR slice or a sequence parameter set).
     public static func describe(_ payload: ByteBuffer, codec: VideoCodec) -> (startsFrame: Bool, marksKeyframe: Bool) {
         switch codec {
         case .vp8:
@@ -22,16 +24,18 @@ public enum VideoPayloadFormat {
             (type == H264NALUnitType.idrSlice || type == 1) && (headerBits ?? 0) & 0x80 != 0
         }
         // SPS, SEI and access unit delimiters open an access unit; a PPS follows an SPS.
-        let parameterTypes: Set<UInt8> = [H264NALUnitType.sps, H264NALUnitType.sei, H264NALUnitType.accessUnitDelimiter]
+        func opensAccessUnit(_ type: UInt8) -> Bool {
+            type == H264NALUnitType.sps || type == H264NALUnitType.sei || type == H264NALUnitType.accessUnitDelimiter
+        }
         switch parsed {
         case .singleNALUnit(let unit):
             let type = H264NALUnitType.of(headerByte: unit.getInteger(at: unit.readerIndex, as: UInt8.self) ?? 0)
-            let starts = parameterTypes.contains(type) || firstSlice(type: type, headerBits: unit.getInteger(at: unit.readerIndex + 1, as: UInt8.self))
+            let starts = opensAccessUnit(type) || firstSlice(type: type, headerBits: unit.getInteger(at: unit.readerIndex + 1, as: UInt8.self))
             return (starts, type == H264NALUnitType.idrSlice || type == H264NALUnitType.sps)
         case .aggregation(let units):
             let types = units.map { H264NALUnitType.of(headerByte: $0.getInteger(at: $0.readerIndex, as: UInt8.self) ?? 0) }
             let first = units.first
-            let starts = types.first.map { parameterTypes.contains($0) || firstSlice(type: $0, headerBits: first?.getInteger(at: first!.readerIndex + 1, as: UInt8.self)) } ?? false
+            let starts = types.first.map { opensAccessUnit($0) || firstSlice(type: $0, headerBits: first?.getInteger(at: first!.readerIndex + 1, as: UInt8.self)) } ?? false
             return (starts, types.contains(H264NALUnitType.idrSlice) || types.contains(H264NALUnitType.sps))
         case .fragment(let piece):
             let starts = piece.isStart && firstSlice(type: piece.nalType, headerBits: piece.data.getInteger(at: piece.data.readerIndex, as: UInt8.self))

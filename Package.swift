@@ -113,9 +113,19 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], path: "Client"),
 
-        .executableTarget(name: "codec-bench", dependencies: ["LiveRoomMedia"], path: "Benchmarks/codec-bench"),
-        .executableTarget(name: "mix-bench", dependencies: ["LiveRoomMedia", "LiveRoomMixer", "LiveRoomPublishing", "LiveRoomWire", .product(name: "NIOCore", package: "swift-nio")], path: "Benchmarks/mix-bench"),
-        .executableTarget(name: "srtp-bench", dependencies: ["LiveRoomSecureTransport"], path: "Benchmarks/srtp-bench"),
+        .executableTarget(name: "codec-bench", dependencies: [
+            "LiveRoomMedia",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ], path: "Benchmarks/codec-bench"),
+        .executableTarget(name: "mix-bench", dependencies: [
+            "LiveRoomMedia", "LiveRoomMixer", "LiveRoomPublishing", "LiveRoomWire",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ], path: "Benchmarks/mix-bench"),
+        .executableTarget(name: "srtp-bench", dependencies: [
+            "LiveRoomSecureTransport",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ], path: "Benchmarks/srtp-bench"),
         .executableTarget(name: "sfu-bench", dependencies: [
             "LiveRoomTransport", "LiveRoomWire", "LiveRoomSecureTransport", "LiveRoomMedia", "LiveRoomAuth", "LiveRoomCore",
             .product(name: "NIOCore", package: "swift-nio"),

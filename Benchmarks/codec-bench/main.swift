@@ -6,32 +6,29 @@
 // LiveRoomMedia rows time only the encoder calls (frames are rendered beforehand). The
 // ffmpeg rows time the whole process by wall clock: start-up, lavfi testsrc rendering and
 // RGB→YUV conversion included, so they slightly flatter LiveRoomMedia.
+import ArgumentParser
 import Foundation
 import LiveRoomMedia
 
-struct Options {
-    var seconds = 10
-    var rounds = 5
-    var threads = 1
+struct Options: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "codec-bench",
+        abstract: "Measures LiveRoomMedia's VP8 and H.264 encoders on a 540x960@15 test card, next to ffmpeg doing the same encode.")
 
-    init(_ arguments: [String]) {
-        var iterator = arguments.dropFirst().makeIterator()
-        while let flag = iterator.next() {
-            guard let value = iterator.next().flatMap(Int.init), value > 0 else {
-                fatalError("usage: codec-bench [--seconds N] [--rounds N] [--threads N]")
-            }
-            switch flag {
-            case "--seconds": seconds = value
-            case "--rounds": rounds = value
-            case "--threads": threads = value
-            default: fatalError("unknown option \(flag)")
-            }
-        }
+    @Option(help: "Seconds of video per round.")
+    var seconds: Int = 10
+    @Option(help: "Rounds; the median is reported.")
+    var rounds: Int = 5
+    @Option(help: "Encoder threads.")
+    var threads: Int = 1
+
+    func validate() throws {
+        guard seconds >= 1, rounds >= 1, threads >= 1 else { throw ValidationError("--seconds, --rounds and --threads must be at least 1") }
     }
 }
 
 let width = 540, height = 960, fps = 15, bitrateKbps = 1_300
-let options = Options(CommandLine.arguments)
+let options = Options.parseOrExit()
 let frameCount = options.seconds * fps
 
 struct Result {

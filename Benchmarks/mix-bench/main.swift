@@ -27,6 +27,7 @@
 // minus the feeder thread's own CPU time (CLOCK_THREAD_CPUTIME_ID, printed apart); it
 // runs in real time, so instead of RT it shows the frames it wrote against 15 x seconds
 // and the ticks it skipped for falling behind.
+import ArgumentParser
 import Foundation
 import LiveRoomMedia
 import LiveRoomMixer
@@ -34,27 +35,33 @@ import LiveRoomPublishing
 import LiveRoomWire
 import NIOCore
 
-struct Options {
-    var inputs = [4, 9, 16]
-    var seconds = 10
-    var threads = 1
+struct Options: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mix-bench",
+        abstract: "Measures server-side mixing: LiveRoomMedia's parts and the PublishTaskRunner, next to ffmpeg doing the same mix.")
 
-    init(_ arguments: [String]) {
-        var iterator = arguments.dropFirst().makeIterator()
-        while let flag = iterator.next() {
-            guard let value = iterator.next() else { fatalError("usage: mix-bench [--inputs 4,9,16] [--seconds N] [--threads N]") }
-            switch flag {
-            case "--inputs": inputs = value.split(separator: ",").compactMap { Int($0) }.filter { $0 > 0 }
-            case "--seconds": seconds = max(1, Int(value) ?? 10)
-            case "--threads": threads = max(1, Int(value) ?? 1)
-            default: fatalError("unknown option \(flag)")
-            }
+    @Option(help: "Input counts to measure, comma separated.")
+    var inputs: String = "4,9,16"
+    @Option(help: "Seconds of output per measurement.")
+    var seconds: Int = 10
+    @Option(help: "Encoder threads for LiveRoomMedia's H.264 encoder and ffmpeg.")
+    var threads: Int = 1
+
+    /// The input counts of ``inputs``.
+    var inputCounts: [Int] { inputs.split(separator: ",").compactMap { Int($0) } }
+
+    func validate() throws {
+        let parts = inputs.split(separator: ",")
+        guard !parts.isEmpty, parts.allSatisfy({ Int($0).map { $0 > 0 } ?? false }) else {
+            throw ValidationError("--inputs takes positive counts separated by commas, such as 4,9,16")
         }
+        guard seconds >= 1 else { throw ValidationError("--seconds must be at least 1") }
+        guard threads >= 1 else { throw ValidationError("--threads must be at least 1") }
     }
 }
 
 let width = 540, height = 960, fps = 15, bitrateKbps = 1_300, inputSeconds = 5
-let options = Options(CommandLine.arguments)
+let options = Options.parseOrExit()
 let outputFrames = options.seconds * fps
 
 func cpuSeconds(_ who: Int32) -> Double {
@@ -92,7 +99,7 @@ func toneFrequency(_ input: Int) -> Int { 300 + 50 * input }
 
 // MARK: - Inputs, encoded once
 
-let maxInputs = options.inputs.max() ?? 4
+let maxInputs = options.inputCounts.max() ?? 4
 let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mix-bench-\(getpid())").path
 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -208,19 +215,20 @@ struct RTPSender {
         audioSequence = UInt16(truncatingIfNeeded: input * 1_000 + 500)
     }
 
-    mutating func videoPackets(_ payloads: [ByteBuffer], timestamp: UInt32) throws -> [[UInt8]] {
+    /// The packets of one frame, serialized and parsed back as the media port hands them to taps.
+    mutating func videoPackets(_ payloads: [ByteBuffer], timestamp: UInt32) throws -> [RTPPacket] {
         try payloads.indices.map { index in
             videoSequence &+= 1
             let header = RTPHeader(
                 marker: index == payloads.count - 1, payloadType: Self.videoPayloadType, sequenceNumber: videoSequence, timestamp: timestamp, ssrc: videoSSRC)
-            return Array(buffer: try RTPPacket(header: header, payload: payloads[index]).serialize())
+            return try RTPPacket.parse(RTPPacket(header: header, payload: payloads[index]).serialize())
         }
     }
 
-    mutating func audioPacket(_ payload: ByteBuffer, timestamp: UInt32) throws -> [UInt8] {
+    mutating func audioPacket(_ payload: ByteBuffer, timestamp: UInt32) throws -> RTPPacket {
         audioSequence &+= 1
         let header = RTPHeader(payloadType: Self.opusPayloadType, sequenceNumber: audioSequence, timestamp: timestamp, ssrc: audioSSRC)
-        return Array(buffer: try RTPPacket(header: header, payload: payload).serialize())
+        return try RTPPacket.parse(RTPPacket(header: header, payload: payload).serialize())
     }
 }
 
@@ -344,7 +352,7 @@ func shellQuoted(_ argument: String) -> String {
 print("output: \(options.seconds) s of \(width)x\(height)@\(fps) H.264 \(bitrateKbps) kbps + AAC 128 kbps, FLV to /dev/null, \(options.threads) encoder thread(s) (the runner: 1)")
 print("")
 var rows: [String] = []
-for count in options.inputs where count <= maxInputs {
+for count in options.inputCounts where count <= maxInputs {
     let ours = try runLiveRoom(count: count)
     let runner = try runTaskRunner(count: count)
     let theirs = try runFFmpeg(count: count)

@@ -1,9 +1,10 @@
 // srtp-bench: median cost of SRTP protect and unprotect of a 1200-byte RTP packet with
 // libsrtp2, for AEAD_AES_128_GCM against the baseline AES_CM_128_HMAC_SHA1_80.
 //
-// Usage: srtp-bench [packets per round, default 200000] [rounds, default 5]
+// Usage: srtp-bench [<packets-per-round>] [<rounds>] (defaults 200000 and 5; --help)
 // Build with -c release.
 
+import ArgumentParser
 import LiveRoomSecureTransport
 
 #if canImport(Glibc)
@@ -12,9 +13,25 @@ import Glibc
 import Darwin
 #endif
 
-let arguments = CommandLine.arguments
-let packetsPerRound = arguments.count > 1 ? max(1_000, Int(arguments[1]) ?? 200_000) : 200_000
-let rounds = arguments.count > 2 ? max(1, Int(arguments[2]) ?? 5) : 5
+struct Options: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "srtp-bench",
+        abstract: "Measures libsrtp2 protect and unprotect of a 1200-byte RTP packet, AEAD_AES_128_GCM against AES_CM_128_HMAC_SHA1_80.")
+
+    @Argument(help: "Packets per round (at least 1000).")
+    var packetsPerRound: Int = 200_000
+    @Argument(help: "Rounds; the median is reported.")
+    var rounds: Int = 5
+
+    func validate() throws {
+        guard packetsPerRound >= 1_000 else { throw ValidationError("packets per round must be at least 1000") }
+        guard rounds >= 1 else { throw ValidationError("rounds must be at least 1") }
+    }
+}
+
+let options = Options.parseOrExit()
+let packetsPerRound = options.packetsPerRound
+let rounds = options.rounds
 let packetSize = 1_200
 let batchSize = 1_000
 

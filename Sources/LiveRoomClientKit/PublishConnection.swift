@@ -10,7 +10,7 @@ import NIOCore
 /// stream every second. Confined to the media event loop; the owner does the I/O.
 final class PublishConnection {
     /// What the connection asks of its owner.
-    enum Event {
+    enum Event: ConnectionEvent {
         case send(ByteBuffer, to: TransportAddress)
         /// DTLS is up: media may flow.
         case connected
@@ -27,7 +27,7 @@ final class PublishConnection {
     private var vp8Packetizer = VP8Packetizer(maxPayloadSize: PublishConnection.maxPayloadSize)
     private let h264Packetizer = H264Packetizer(maxPayloadSize: PublishConnection.maxPayloadSize)
     private var keyframeRequests = KeyframeRequestLimiter(interval: .milliseconds(500))
-    private var lastReport: ContinuousClock.Instant?
+    private var reports = ReportSchedule()
     /// The latest round-trip time from a report block about our streams.
     private(set) var roundTripTime: Duration?
     /// The latest loss the server reported for our streams, in percent.
@@ -66,8 +66,7 @@ final class PublishConnection {
     func tick(now: ContinuousClock.Instant, wallClock: NTPTime) -> [Event] {
         var events = map(transport.handleTimers(now: now), now: now)
         guard transport.isConnected, !transport.isClosed else { return events }
-        if lastReport.map({ now - $0 >= .seconds(1) }) ?? true {
-            lastReport = now
+        if reports.due(now: now) {
             var packets: [RTCPPacket] = []
             var ssrcs: [UInt32] = []
             if var stream = audio, stream.packetCount > 0 {
@@ -128,19 +127,8 @@ final class PublishConnection {
     }
 
     private func map(_ events: [PeerTransport.Event], now: ContinuousClock.Instant?, wallClock: NTPTime? = nil) -> [Event] {
-        var result: [Event] = []
-        for event in events {
-            switch event {
-            case .send(let bytes, let to): result.append(.send(bytes, to: to))
-            case .selected: break
-            case .connected: result.append(.connected)
-            case .rtp: break  // the server sends no media on a publishing connection
-            case .rtcp(let bytes):
-                if let now { result += handleRTCP(bytes, now: now, wallClock: wallClock) }
-            case .closed(let reason): result.append(.closed(reason: reason))
-            }
-        }
-        return result
+        // The server sends no media on a publishing connection.
+        Event.of(events, rtp: { _ in [] }, rtcp: { bytes in now.map { handleRTCP(bytes, now: $0, wallClock: wallClock) } ?? [] })
     }
 
     private func handleRTCP(_ bytes: [UInt8], now: ContinuousClock.Instant, wallClock: NTPTime?) -> [Event] {

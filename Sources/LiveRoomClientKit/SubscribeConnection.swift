@@ -17,7 +17,7 @@ final class SubscribeConnection {
         var arrival: ContinuousClock.Instant
     }
 
-    enum Event {
+    enum Event: ConnectionEvent {
         case send(ByteBuffer, to: TransportAddress)
         case connected
         case video(VideoFrame)
@@ -38,7 +38,7 @@ final class SubscribeConnection {
     private var assembler = VideoFrameAssembler()
     private var videoStatistics = ReceiveStatistics(clockRate: 90_000)
     private var audioStatistics = ReceiveStatistics(clockRate: 48_000)
-    private var lastReport: ContinuousClock.Instant?
+    private var reports = ReportSchedule()
     /// Cumulative counters for statistics.
     private(set) var sample: StatisticsSnapshot.Remote
 
@@ -72,8 +72,7 @@ final class SubscribeConnection {
         if videoPayloadType != nil {
             events += handle(assembler.tick(now: now), now: now, wallClock: wallClock)
         }
-        if lastReport.map({ now - $0 >= .seconds(1) }) ?? true {
-            lastReport = now
+        if reports.due(now: now) {
             var blocks: [RTCPReportBlock] = []
             if let ssrc = videoSSRC, let block = videoStatistics.reportBlock(ssrc: ssrc, now: now) { blocks.append(block) }
             if let ssrc = audioSSRC, let block = audioStatistics.reportBlock(ssrc: ssrc, now: now) { blocks.append(block) }
@@ -87,20 +86,16 @@ final class SubscribeConnection {
     }
 
     private func map(_ events: [PeerTransport.Event], now: ContinuousClock.Instant?, wallClock: NTPTime?) -> [Event] {
-        var result: [Event] = []
-        for event in events {
-            switch event {
-            case .send(let bytes, let to): result.append(.send(bytes, to: to))
-            case .selected: break
-            case .connected: result.append(.connected)
-            case .rtp(let bytes):
-                if let now, let wallClock { result += receiveRTP(bytes, now: now, wallClock: wallClock) }
-            case .rtcp(let bytes):
+        Event.of(
+            events,
+            rtp: { bytes in
+                guard let now, let wallClock else { return [] }
+                return receiveRTP(bytes, now: now, wallClock: wallClock)
+            },
+            rtcp: { bytes in
                 if let now { receiveRTCP(bytes, now: now) }
-            case .closed(let reason): result.append(.closed(reason: reason))
-            }
-        }
-        return result
+                return []
+            })
     }
 
     private func receiveRTP(_ bytes: [UInt8], now: ContinuousClock.Instant, wallClock: NTPTime) -> [Event] {
@@ -111,12 +106,7 @@ final class SubscribeConnection {
             guard header.ssrc == videoSSRC else { return [] }
             videoStatistics.record(sequenceNumber: header.sequenceNumber, timestamp: header.timestamp, bytes: bytes.count, arrival: now)
             sample.videoBytes += UInt64(bytes.count)
-            let (startsFrame, marksKeyframe) = VideoPayloadFormat.describe(packet.payload, codec: codec)
-            let actions = assembler.insert(
-                .init(
-                    sequenceNumber: header.sequenceNumber, timestamp: header.timestamp, marker: header.marker, payload: packet.payload,
-                    startsFrame: startsFrame, marksKeyframe: marksKeyframe, arrival: now),
-                now: now)
+            let actions = assembler.insert(packet, codec: codec, now: now)
             updateCounters()
             return handle(actions, now: now, wallClock: wallClock)
         }

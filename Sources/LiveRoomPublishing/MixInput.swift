@@ -66,13 +66,7 @@ final class MixInput {
             decoder = nil
             assembler = VideoFrameAssembler()
         }
-        let header = packet.header
-        let (startsFrame, marksKeyframe) = VideoPayloadFormat.describe(packet.payload, codec: codec)
-        let actions = assembler.insert(
-            .init(
-                sequenceNumber: header.sequenceNumber, timestamp: header.timestamp, marker: header.marker, payload: packet.payload,
-                startsFrame: startsFrame, marksKeyframe: marksKeyframe, arrival: now),
-            now: now)
+        let actions = assembler.insert(packet, codec: codec, now: now)
         return actions.compactMap { action in
             switch action {
             case .frame(let frame):

@@ -97,7 +97,7 @@ public final class SFURouter {
         let transport: PeerTransport
         var role: Role
         /// When a publisher is next sent a receiver report.
-        var nextReport: ContinuousClock.Instant?
+        var reports = ReportSchedule(interval: SFURouter.reportInterval)
 
         init(id: PeerID, owner: OwnerID, transport: PeerTransport, role: Role) {
             self.id = id
@@ -322,8 +322,7 @@ public final class SFURouter {
                     outputs += sendPLI(to: peer, track: track)
                 }
                 // A receiver report a second: loss and LSR/DLSR (the publisher's RTT) per stream.
-                if now >= peer.nextReport ?? now {
-                    peer.nextReport = now + Self.reportInterval
+                if peer.reports.due(now: now) {
                     let blocks = tracks.compactMap { track in track.ssrc.flatMap { track.reception.reportBlock(ssrc: $0, now: now) } }
                     if !blocks.isEmpty {
                         outputs += sendRTCP([.receiverReport(RTCPReceiverReport(ssrc: feedbackSSRC, reportBlocks: blocks))], to: peer)

@@ -163,4 +163,19 @@ import Testing
         #expect(VideoPayloadFormat.describe(ByteBuffer(bytes: [0x41, 0x9A, 0x00]), codec: .h264) == (true, false))
         #expect(VideoPayloadFormat.describe(ByteBuffer(bytes: [0x41, 0x1A, 0x00]), codec: .h264) == (false, false))
     }
+
+    @Test func rtpPacketsOfACodecAreDescribedByTheirPayloadFormat() throws {
+        var packetizer = VP8Packetizer(maxPayloadSize: 100)
+        let keyframe: [UInt8] = [0x10, 0x02, 0x00, 0x9D, 0x01, 0x2A] + Array(repeating: 7, count: 250)
+        let payloads = try packetizer.packetize(frame: ByteBuffer(bytes: keyframe))
+        var assembler = VideoFrameAssembler()
+        var out: [VideoFrameAssembler.Action] = []
+        for (i, payload) in payloads.enumerated() {
+            let header = RTPHeader(marker: i == payloads.count - 1, payloadType: 96, sequenceNumber: UInt16(i), timestamp: 1, ssrc: 5)
+            out += assembler.insert(RTPPacket(header: header, payload: payload), codec: .vp8, now: t0)
+        }
+        let released = try #require(frames(out).first)
+        #expect(released.isKeyframe)
+        #expect(VideoPayloadFormat.bitstream(of: released, codec: .vp8) == keyframe)
+    }
 }

@@ -31,14 +31,15 @@ public enum VideoPayloadFormat {
         case .singleNALUnit(let unit):
             let type = H264NALUnitType.of(headerByte: unit.getInteger(at: unit.readerIndex, as: UInt8.self) ?? 0)
             let starts = opensAccessUnit(type) || firstSlice(type: type, headerBits: unit.getInteger(at: unit.readerIndex + 1, as: UInt8.self))
-            return (starts, type == H264NALUnitType.idrSlice || type == H264NALUnitType.sps)
+            return (starts, parsed.startsKeyframe)
         case .aggregation(let units):
             let types = units.map { H264NALUnitType.of(headerByte: $0.getInteger(at: $0.readerIndex, as: UInt8.self) ?? 0) }
             let first = units.first
             let starts = types.first.map { opensAccessUnit($0) || firstSlice(type: $0, headerBits: first?.getInteger(at: first!.readerIndex + 1, as: UInt8.self)) } ?? false
-            return (starts, types.contains(H264NALUnitType.idrSlice) || types.contains(H264NALUnitType.sps))
+            return (starts, parsed.startsKeyframe)
         case .fragment(let piece):
             let starts = piece.isStart && firstSlice(type: piece.nalType, headerBits: piece.data.getInteger(at: piece.data.readerIndex, as: UInt8.self))
+            // Every fragment of an IDR slice marks the frame, not only the first.
             return (starts, piece.nalType == H264NALUnitType.idrSlice)
         }
     }

@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "liveroom-server", targets: ["liveroom-server"]),
         .executable(name: "liveroom", targets: ["liveroom"]),
         .library(name: "LiveRoomAuth", targets: ["LiveRoomAuth"]),
+        .library(name: "LiveRoomProtocol", targets: ["LiveRoomProtocol"]),
         .library(name: "LiveRoomCore", targets: ["LiveRoomCore"]),
         .library(name: "LiveRoomClientKit", targets: ["LiveRoomClientKit"]),
         .library(name: "LiveRoomWire", targets: ["LiveRoomWire"]),
@@ -40,8 +41,11 @@ let package = Package(
             "CZlib",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
-        // Pure room core: rooms, roles, mic-connection, room messages, the signaling protocol.
-        .target(name: "LiveRoomCore", dependencies: ["LiveRoomAuth"]),
+        // The signaling protocol (pure, Foundation only): JSON values and the one JSON field reader,
+        // signaling requests, server events, every error code.
+        .target(name: "LiveRoomProtocol"),
+        // Pure room core: rooms, roles, mic-connection, room messages.
+        .target(name: "LiveRoomCore", dependencies: ["LiveRoomProtocol", "LiveRoomAuth"]),
         // SQLite storage (GRDB): settings, room history.
         .target(name: "LiveRoomStore", dependencies: [
             "LiveRoomCore",
@@ -49,7 +53,7 @@ let package = Package(
         ]),
         // The room server: WebSocket signaling, admin REST, services.
         .target(name: "LiveRoomServer", dependencies: [
-            "LiveRoomAuth", "LiveRoomCore", "LiveRoomStore", "LiveRoomSFU", "LiveRoomTransport", "LiveRoomSecureTransport", "LiveRoomWire",
+            "LiveRoomAuth", "LiveRoomCore", "LiveRoomProtocol", "LiveRoomStore", "LiveRoomSFU", "LiveRoomTransport", "LiveRoomSecureTransport", "LiveRoomWire",
             "LiveRoomMixer", "LiveRoomPublishing", "LiveRoomMedia",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
@@ -89,7 +93,7 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
         // Publish media stream tasks (pure): TRTC mixing config, layout math, task state machine, registry.
-        .target(name: "LiveRoomMixer", dependencies: ["LiveRoomCore"]),
+        .target(name: "LiveRoomMixer", dependencies: ["LiveRoomProtocol"]),
         // Runs publish media stream tasks: decodes inputs, composes, encodes, pushes FLV over RTMP.
         .target(name: "LiveRoomPublishing", dependencies: [
             "LiveRoomMixer", "LiveRoomMedia", "LiveRoomRTP", "LiveRoomWire",
@@ -97,7 +101,7 @@ let package = Package(
         ]),
         // The client kit behind the `liveroom` command line.
         .target(name: "LiveRoomClientKit", dependencies: [
-            "LiveRoomAuth", "LiveRoomCore", "LiveRoomTransport", "LiveRoomMedia", "LiveRoomRTP", "LiveRoomWire", "LiveRoomSecureTransport",
+            "LiveRoomAuth", "LiveRoomProtocol", "LiveRoomTransport", "LiveRoomMedia", "LiveRoomRTP", "LiveRoomWire", "LiveRoomSecureTransport",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
@@ -127,7 +131,7 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], path: "Benchmarks/srtp-bench"),
         .executableTarget(name: "sfu-bench", dependencies: [
-            "LiveRoomTransport", "LiveRoomWire", "LiveRoomSecureTransport", "LiveRoomMedia", "LiveRoomAuth", "LiveRoomCore",
+            "LiveRoomTransport", "LiveRoomWire", "LiveRoomSecureTransport", "LiveRoomMedia", "LiveRoomAuth", "LiveRoomProtocol",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOPosix", package: "swift-nio"),
@@ -137,7 +141,8 @@ let package = Package(
 
         .testTarget(name: "CLibraryTests", dependencies: ["CSRTP", "COpus", "CVPX", "CFFmpeg", "COpenSSL"]),
         .testTarget(name: "LiveRoomAuthTests", dependencies: ["LiveRoomAuth"]),
-        .testTarget(name: "LiveRoomCoreTests", dependencies: ["LiveRoomCore"]),
+        .testTarget(name: "LiveRoomProtocolTests", dependencies: ["LiveRoomProtocol"]),
+        .testTarget(name: "LiveRoomCoreTests", dependencies: ["LiveRoomCore", "LiveRoomProtocol"]),
         .testTarget(name: "LiveRoomStoreTests", dependencies: ["LiveRoomStore"]),
         .testTarget(name: "LiveRoomWireTests", dependencies: [
             "LiveRoomWire",
@@ -167,14 +172,14 @@ let package = Package(
             "LiveRoomSFU", "LiveRoomRTP", "LiveRoomTransport", "LiveRoomWire", "LiveRoomSecureTransport",
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
-        .testTarget(name: "LiveRoomClientKitTests", dependencies: ["LiveRoomClientKit"]),
-        .testTarget(name: "LiveRoomMixerTests", dependencies: ["LiveRoomMixer", "LiveRoomCore"]),
+        .testTarget(name: "LiveRoomClientKitTests", dependencies: ["LiveRoomClientKit", "LiveRoomProtocol"]),
+        .testTarget(name: "LiveRoomMixerTests", dependencies: ["LiveRoomMixer", "LiveRoomProtocol"]),
         .testTarget(name: "LiveRoomPublishingTests", dependencies: [
             "LiveRoomPublishing", "LiveRoomMixer", "LiveRoomMedia", "LiveRoomWire", "TestTools",
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
         .testTarget(name: "EndToEndTests", dependencies: [
-            "LiveRoomAuth", "LiveRoomCore", "RTMPTestSupport", "TestTools",
+            "LiveRoomAuth", "LiveRoomProtocol", "LiveRoomTransport", "LiveRoomMedia", "LiveRoomRTP", "LiveRoomWire", "LiveRoomSecureTransport",
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
         ]),
     ]

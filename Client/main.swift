@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import LiveRoomAuth
 import LiveRoomClientKit
-import LiveRoomCore
+import LiveRoomProtocol
 import Logging
 
 @main

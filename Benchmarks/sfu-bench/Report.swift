@@ -1,5 +1,5 @@
 import Foundation
-import LiveRoomCore
+import LiveRoomProtocol
 import NIOCore
 
 /// The figures of one subscriber count. CPU percentages are of one core; "per packet" is

@@ -11,7 +11,7 @@
 import ArgumentParser
 import Foundation
 import LiveRoomAuth
-import LiveRoomCore
+import LiveRoomProtocol
 import LiveRoomSecureTransport
 import LiveRoomTransport
 import LiveRoomWire
@@ -157,7 +157,7 @@ struct Bench: Sendable {
         let offer = SDPNegotiation.offer(sections, local: local, sessionID: UInt64.random(in: 1...UInt64(Int64.max)), streamID: Self.anchorId)
         let signaling = try await SignalingSession.open(
             url: server.signalingURL, enter: enterParams(userId: Self.anchorId, role: .anchor), request: .publish(sdp: offer.serialize()),
-            answerEvent: "onPublishAnswer", logger: logger)
+            logger: logger)
         let (certificate, media) = (self.certificate, self.media)
         try await loop.run { state in
             let (transport, tracks) = try makeClientTransport(answer: signaling.answer, offered: sections, local: local, ice: ice, certificate: certificate, now: .now)
@@ -223,7 +223,7 @@ struct Bench: Sendable {
         do {
             signaling = try await SignalingSession.open(
                 url: server.signalingURL, enter: enterParams(userId: "viewer\(id)", role: .audience),
-                request: .subscribe(userId: Self.anchorId, sdp: offer.serialize()), answerEvent: "onSubscribeAnswer", logger: logger)
+                request: .subscribe(userId: Self.anchorId, sdp: offer.serialize()), logger: logger)
         } catch {
             try? await channel.close()
             throw error

@@ -1,5 +1,5 @@
 import HummingbirdWSClient
-import LiveRoomCore
+import LiveRoomProtocol
 import Logging
 
 /// One client's signaling WebSocket: enters the room, sends one `publish` or `subscribe`,
@@ -17,10 +17,10 @@ final class SignalingSession: Sendable {
         self.task = task
     }
 
-    /// Connects, enters with `enter`, sends `request` once `onEnterRoom` succeeds and waits
-    /// for `answerEvent` (`onPublishAnswer` or `onSubscribeAnswer`).
+    /// Connects, enters with `enter`, sends `request` (`publish` or `subscribe`) once `onEnterRoom`
+    /// succeeds and waits for its answer (`onPublishAnswer` or `onSubscribeAnswer`).
     static func open(
-        url: String, enter: EnterRoomParams, request: SignalingRequest, answerEvent: String, logger: Logger,
+        url: String, enter: EnterRoomParams, request: RoomRequest, logger: Logger,
         timeout: Duration = .seconds(20)
     ) async throws -> SignalingSession {
         let (answers, answerContinuation) = AsyncThrowingStream<String, any Error>.makeStream()
@@ -28,7 +28,7 @@ final class SignalingSession: Sendable {
         let task = Task {
             do {
                 try await WebSocketClient.connect(url: url, configuration: .init(maxFrameSize: 1 << 20), logger: logger) { inbound, outbound, _ in
-                    try await outbound.write(.text(SignalingRequest.enterRoom(enter).json.jsonText))
+                    try await outbound.write(.text(RoomRequest.enterRoom(enter).json.jsonText))
                     await withTaskGroup(of: Void.self) { group in
                         // Closing our side ends the server's, which ends `inbound`.
                         group.addTask {
@@ -37,20 +37,18 @@ final class SignalingSession: Sendable {
                         }
                         do {
                             for try await message in inbound.messages(maxSize: 1 << 20) {
-                                guard case .text(let text) = message, let event = try? JSONValue.parse(text) else { continue }
-                                switch event["event"]?.stringValue {
-                                case "onEnterRoom":
-                                    if let result = event["result"]?.intValue, result < 0 {
+                                guard case .text(let text) = message, let event = try? ServerEvent.parse(text) else { continue }
+                                switch event {
+                                case .onEnterRoom(let result, _):
+                                    if result < 0 {
                                         answerContinuation.finish(throwing: BenchError("enterRoom refused: \(text)"))
                                     } else {
                                         try await outbound.write(.text(request.json.jsonText))
                                     }
-                                case answerEvent:
-                                    if let sdp = event["sdp"]?.stringValue {
-                                        answerContinuation.yield(sdp)
-                                        answerContinuation.finish()
-                                    }
-                                case "onError", "onExitRoom":
+                                case .onPublishAnswer(let sdp), .onSubscribeAnswer(_, let sdp):
+                                    answerContinuation.yield(sdp)
+                                    answerContinuation.finish()
+                                case .onError, .onExitRoom:
                                     answerContinuation.finish(throwing: BenchError("server said \(text)"))
                                 default:
                                     break
@@ -68,9 +66,9 @@ final class SignalingSession: Sendable {
             }
         }
         do {
-            let answer = try await withTimeout(timeout, "no \(answerEvent) from \(url)") {
+            let answer = try await withTimeout(timeout, "no answer to \(request.type) from \(url)") {
                 for try await answer in answers { return answer }
-                throw BenchError("the signaling connection closed before \(answerEvent)")
+                throw BenchError("the signaling connection closed before the answer to \(request.type)")
             }
             return SignalingSession(answer: answer, leave: leave, task: task)
         } catch {

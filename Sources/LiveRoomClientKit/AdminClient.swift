@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import LiveRoomAuth
-import LiveRoomCore
+import LiveRoomProtocol
 
 /// Calls the admin API as `administrator`, signing a fresh UserSig for each call.
 public struct AdminClient: Sendable {

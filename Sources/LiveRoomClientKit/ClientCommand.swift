@@ -1,5 +1,5 @@
 import Foundation
-import LiveRoomCore
+import LiveRoomProtocol
 
 /// One line a user types on `liveroom join`'s standard input.
 public enum ClientCommand: Sendable, Hashable {
@@ -56,27 +56,27 @@ public enum ClientCommand: Sendable, Hashable {
             guard let cmdID = Int(idText), !text.isEmpty else {
                 throw LiveRoomError(ErrorCode.missingField, "usage: custom <cmdID> <text>")
             }
-            return .request(.sendCustomCmdMsg(CustomCmdMsg(cmdID: cmdID, data: text)))
+            return .request(.room(.sendCustomCmdMsg(CustomCmdMsg(cmdID: cmdID, data: text))))
         case "switch-role":
             guard let role = Role(rawValue: rest) else {
                 throw LiveRoomError(ErrorCode.invalidField, "usage: switch-role anchor|audience")
             }
-            return .request(.switchRole(role))
+            return .request(.room(.switchRole(role)))
         case "request-mic":
             try noArgument()
-            return .request(.requestMic)
-        case "accept-mic": return .request(.acceptMic(userId: try user()))
-        case "reject-mic": return .request(.rejectMic(userId: try user()))
-        case "invite-mic": return .request(.inviteMic(userId: try user()))
-        case "end-mic": return .request(.endMic(userId: try user()))
+            return .request(.room(.requestMic))
+        case "accept-mic": return .request(.room(.acceptMic(userId: try user())))
+        case "reject-mic": return .request(.room(.rejectMic(userId: try user())))
+        case "invite-mic": return .request(.room(.inviteMic(userId: try user())))
+        case "end-mic": return .request(.room(.endMic(userId: try user())))
         case "accept-invite":
             try noArgument()
-            return .request(.acceptInvitation)
+            return .request(.room(.acceptInvitation))
         case "reject-invite":
             try noArgument()
-            return .request(.rejectInvitation)
-        case "mute-video": return .request(.muteLocalVideo(try onOff()))
-        case "mute-audio": return .request(.muteLocalAudio(try onOff()))
+            return .request(.room(.rejectInvitation))
+        case "mute-video": return .request(.room(.muteLocalVideo(try onOff())))
+        case "mute-audio": return .request(.room(.muteLocalAudio(try onOff())))
         case "start-publish":
             let usage = #"usage: start-publish {"target":{…},"encoderParam":{…},"mixingConfig":{…}}"#
             let object = try publishObject(rest, usage: usage)
@@ -94,7 +94,7 @@ public enum ClientCommand: Sendable, Hashable {
         case "stop-publish":
             let (taskId, extra) = split(rest)
             guard extra.isEmpty else { throw LiveRoomError(ErrorCode.invalidField, "usage: stop-publish [task]") }
-            return .request(.stopPublishMediaStream(taskId: taskId))
+            return .request(.publishTask(.stopPublishMediaStream(taskId: taskId)))
         case "leave":
             try noArgument()
             return .leave

@@ -1,5 +1,5 @@
 import Foundation
-import LiveRoomCore
+import LiveRoomProtocol
 
 /// Prints events: one JSON object a line (`--json`), or readable lines for a person.
 public struct EventPrinter: Sendable {
@@ -9,7 +9,8 @@ public struct EventPrinter: Sendable {
         self.json = json
     }
 
-    /// Prints an event received from the server (a JSON object with `"event"`).
+    /// Prints an event as a JSON object with `"event"`: one received from the server (printed as
+    /// received, fields a newer server adds included) or one the client makes (`onStatistics`).
     public func print(_ event: JSONValue) {
         write(json ? event.jsonText : Self.readable(event))
     }
@@ -24,11 +25,13 @@ public struct EventPrinter: Sendable {
     public static func readable(_ event: JSONValue) -> String {
         guard let object = event.objectValue else { return event.jsonText }
         let name = object["event"]?.stringValue ?? "event"
+        var statusName: String?
+        if case .onCdnStreamStateChanged(_, _, let status, _, _)? = try? ServerEvent.parse(event) {
+            statusName = ServerEvent.cdnStreamStatusName(status)
+        }
         let fields = object.filter { $0.key != "event" }.sorted { $0.key < $1.key }.map { key, value in
             var text = value.stringValue.map { $0.contains(" ") || $0.isEmpty ? JSONValue.string($0).jsonText : $0 } ?? value.jsonText
-            if name == "onCdnStreamStateChanged", key == "status", let status = ServerEvent.cdnStreamStatusName(value.intValue ?? -1) {
-                text += "(\(status))"
-            }
+            if key == "status", let statusName { text += "(\(statusName))" }
             return "\(key)=\(text)"
         }
         return ([name] + fields).joined(separator: " ")

@@ -1,6 +1,6 @@
 import Foundation
 import HummingbirdWSClient
-import LiveRoomCore
+import LiveRoomProtocol
 import LiveRoomTransport
 import Logging
 import Synchronization
@@ -98,14 +98,14 @@ public struct JoinSession: Sendable {
         let options = self.options
         let printer = self.printer
         try await WebSocketClient.connect(url: url, configuration: .init(maxFrameSize: 1 << 16), logger: logger) { inbound, outbound, _ in
-            let enter = SignalingRequest.enterRoom(
+            let enter = RoomRequest.enterRoom(
                 EnterRoomParams(sdkAppId: options.sdkAppId, userId: options.userId, userSig: options.userSig, strRoomId: options.roomId, role: options.role))
             try await outbound.write(.text(enter.json.jsonText))
 
             /// Sends exitRoom once; if onExitRoom does not come within 5 s, closes the connection.
             @Sendable func leave() async {
                 guard state.leaving.withLock({ let was = $0; $0 = true; return !was }) else { return }
-                try? await outbound.write(.text(SignalingRequest.exitRoom.json.jsonText))
+                try? await outbound.write(.text(RoomRequest.exitRoom.json.jsonText))
                 try? await Task.sleep(for: .seconds(5))
                 if !Task.isCancelled { try? await outbound.close(.normalClosure, reason: "no answer to exitRoom") }
             }
@@ -117,15 +117,15 @@ public struct JoinSession: Sendable {
                         switch action {
                         case .publish:
                             let offer = try await media.makePublishOffer()
-                            try await outbound.write(.text(SignalingRequest.publish(sdp: offer).json.jsonText))
+                            try await outbound.write(.text(RoomRequest.publish(sdp: offer).json.jsonText))
                         case .unpublish:
                             await media.stopPublishing()
-                            try await outbound.write(.text(SignalingRequest.unpublish.json.jsonText))
+                            try await outbound.write(.text(RoomRequest.unpublish.json.jsonText))
                         case .subscribe(let userId):
                             let offer = try await media.makeSubscribeOffer(userId: userId)
-                            try await outbound.write(.text(SignalingRequest.subscribe(userId: userId, sdp: offer).json.jsonText))
+                            try await outbound.write(.text(RoomRequest.subscribe(userId: userId, sdp: offer).json.jsonText))
                         case .unsubscribe(let userId):
-                            try await outbound.write(.text(SignalingRequest.unsubscribe(userId: userId).json.jsonText))
+                            try await outbound.write(.text(RoomRequest.unsubscribe(userId: userId).json.jsonText))
                         case .startPublishing(let answer):
                             do {
                                 try await media.startPublishing(answer: answer)
@@ -172,9 +172,9 @@ public struct JoinSession: Sendable {
                                 return
                             case .request(let request):
                                 switch request {
-                                case .switchRole(let role): state.media.withLock { $0.requestedRoleSwitch(to: role) }
-                                case .muteLocalVideo(let mute): await media.setMuted(.video, mute)
-                                case .muteLocalAudio(let mute): await media.setMuted(.audio, mute)
+                                case .room(.switchRole(let role)): state.media.withLock { $0.requestedRoleSwitch(to: role) }
+                                case .room(.muteLocalVideo(let mute)): await media.setMuted(.video, mute)
+                                case .room(.muteLocalAudio(let mute)): await media.setMuted(.audio, mute)
                                 default: break
                                 }
                                 try? await outbound.write(.text(request.json.jsonText))
@@ -195,40 +195,37 @@ public struct JoinSession: Sendable {
                 // Events from the server; the session ends on onExitRoom or a refused enterRoom.
                 do {
                     receiving: for try await message in inbound.messages(maxSize: 1 << 20) {
-                        guard case .text(let text) = message, let event = try? JSONValue.parse(text) else { continue }
+                        guard case .text(let text) = message, let json = try? JSONValue.parse(text) else { continue }
+                        // An event this client does not know is printed and otherwise ignored.
+                        let event = try? ServerEvent.parse(json)
                         // Nothing about the session is printed after onExitRoom.
-                        if event["event"]?.stringValue == "onExitRoom" { await media.leftRoom() }
-                        printer.print(event)
-                        switch event["event"]?.stringValue {
-                        case "onEnterRoom":
-                            if let result = event["result"]?.intValue, result < 0 {
+                        if case .onExitRoom = event { await media.leftRoom() }
+                        printer.print(json)
+                        switch event {
+                        case .onEnterRoom(let result, _)?:
+                            if result < 0 {
                                 state.outcome.withLock { $0 = .refused(code: result) }
                                 break receiving
                             }
                             await perform(state.media.withLock { $0.entered(role: options.role) })
-                        case "onSwitchRole":
-                            await perform(state.media.withLock { $0.switchedRole(errCode: event["errCode"]?.intValue ?? 0, reported: event["role"]?.stringValue.flatMap(Role.init(rawValue:))) })
-                        case "onPublishAnswer":
-                            if let sdp = event["sdp"]?.stringValue { await perform(state.media.withLock { $0.publishAnswered(sdp: sdp) }) }
-                        case "onSubscribeAnswer":
-                            if let userId = event["userId"]?.stringValue, let sdp = event["sdp"]?.stringValue {
-                                await perform(state.media.withLock { $0.subscribeAnswered(userId: userId, sdp: sdp) })
-                            }
-                        case "onUserVideoAvailable", "onUserAudioAvailable":
-                            if let userId = event["userId"]?.stringValue, let available = event["available"]?.boolValue {
-                                let kind: MediaKind = event["event"]?.stringValue == "onUserVideoAvailable" ? .video : .audio
-                                await perform(state.media.withLock { $0.availabilityChanged(userId: userId, kind: kind, available: available) })
-                            }
-                        case "onRemoteUserLeaveRoom":
-                            if let userId = event["userId"]?.stringValue { await perform(state.media.withLock { $0.remoteUserLeft(userId: userId) }) }
-                        case "onError":
-                            switch event["requestType"]?.stringValue {
-                            case "publish": await perform(state.media.withLock { $0.publishFailed() })
-                            case "subscribe": await perform(state.media.withLock { $0.subscribeFailed() })
-                            default: break
-                            }
-                        case "onExitRoom":
-                            state.outcome.withLock { $0 = .exited(reason: event["reason"]?.intValue ?? 0) }
+                        case .onSwitchRole(let errCode, _, let role)?:
+                            await perform(state.media.withLock { $0.switchedRole(errCode: errCode, reported: role) })
+                        case .onPublishAnswer(let sdp)?:
+                            await perform(state.media.withLock { $0.publishAnswered(sdp: sdp) })
+                        case .onSubscribeAnswer(let userId, let sdp)?:
+                            await perform(state.media.withLock { $0.subscribeAnswered(userId: userId, sdp: sdp) })
+                        case .onUserVideoAvailable(let userId, let available)?:
+                            await perform(state.media.withLock { $0.availabilityChanged(userId: userId, kind: .video, available: available) })
+                        case .onUserAudioAvailable(let userId, let available)?:
+                            await perform(state.media.withLock { $0.availabilityChanged(userId: userId, kind: .audio, available: available) })
+                        case .onRemoteUserLeaveRoom(let userId, _)?:
+                            await perform(state.media.withLock { $0.remoteUserLeft(userId: userId) })
+                        case .onError(_, _, "publish"?)?:
+                            await perform(state.media.withLock { $0.publishFailed() })
+                        case .onError(_, _, "subscribe"?)?:
+                            await perform(state.media.withLock { $0.subscribeFailed() })
+                        case .onExitRoom(let reason)?:
+                            state.outcome.withLock { $0 = .exited(reason: reason) }
                             break receiving
                         default:
                             break

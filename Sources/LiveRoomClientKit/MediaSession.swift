@@ -1,5 +1,5 @@
 import Foundation
-import LiveRoomCore
+import LiveRoomProtocol
 import LiveRoomRTP
 import LiveRoomTransport
 import NIOCore

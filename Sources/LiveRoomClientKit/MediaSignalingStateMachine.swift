@@ -1,4 +1,4 @@
-import LiveRoomCore
+import LiveRoomProtocol
 import LiveRoomTransport
 
 /// The client's media signaling: when to publish and unpublish (role changes), when to

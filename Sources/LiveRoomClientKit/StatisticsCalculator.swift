@@ -1,4 +1,4 @@
-import LiveRoomCore
+import LiveRoomProtocol
 import LiveRoomWire
 
 /// Computes `onStatistics` from successive ``StatisticsSnapshot``s: bitrates in kbit/s and

@@ -1,4 +1,5 @@
 import LiveRoomAuth
+import LiveRoomProtocol
 
 /// Identifies one signaling connection.
 public typealias SessionID = UInt64
@@ -131,8 +132,8 @@ public struct RoomsStateMachine: Sendable {
 
     // MARK: Requests from a session
 
-    /// Handles one parsed signaling request.
-    public mutating func handle(_ request: SignalingRequest, from session: SessionID, elapsedMs: Int = 0, at now: EventTime) -> [Action] {
+    /// Handles one parsed room request.
+    public mutating func handle(_ request: RoomRequest, from session: SessionID, elapsedMs: Int = 0, at now: EventTime) -> [Action] {
         if case .enterRoom(let params) = request {
             return enter(params, session: session, elapsedMs: elapsedMs, at: now)
         }
@@ -183,9 +184,6 @@ public struct RoomsStateMachine: Sendable {
                 actions = setMuted(userId, in: roomId) { $0.videoMuted = mute }
             case .muteLocalAudio(let mute):
                 actions = setMuted(userId, in: roomId) { $0.audioMuted = mute }
-            case .startPublishMediaStream, .updatePublishMediaStream, .stopPublishMediaStream:
-                // The server's publish task service handles these before the machine; rooms have no part in them.
-                return []
             }
         } catch {
             if case .switchRole = request {

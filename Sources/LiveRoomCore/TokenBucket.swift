@@ -1,3 +1,5 @@
+import LiveRoomProtocol
+
 /// A token bucket: `capacity` tokens, refilled at `ratePerSecond`. Time is a parameter.
 public struct TokenBucket: Sendable, Hashable {
     public let capacity: Double

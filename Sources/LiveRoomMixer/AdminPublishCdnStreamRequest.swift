@@ -1,5 +1,5 @@
 import Foundation
-import LiveRoomCore
+import LiveRoomProtocol
 
 /// The admin API's `StartPublishCdnStream` and `UpdatePublishCdnStream` parameters, in TRTC's
 /// shapes, read into a ``PublishTaskConfig``.
@@ -25,7 +25,7 @@ public struct AdminPublishCdnStreamRequest: Sendable {
 
     /// Parses `StartPublishCdnStream`'s parameters and the task they describe.
     public static func parseStart(_ params: JSONValue) throws(LiveRoomError) -> (request: AdminPublishCdnStreamRequest, config: PublishTaskConfig) {
-        let fields = try JSONFields(params, path: "", code: MixerErrorCode.invalidParameter)
+        let fields = try JSONFields(params, missingCode: ErrorCode.missingParameter, code: ErrorCode.invalidParameter)
         var request = try AdminPublishCdnStreamRequest(fields: fields)
         guard !request.roomId.isEmpty else { throw fields.missing("RoomId") }
         request.taskId = ""
@@ -37,33 +37,33 @@ public struct AdminPublishCdnStreamRequest: Sendable {
 
     /// Parses `UpdatePublishCdnStream`'s `TaskId` and `SequenceNumber`; the changes are applied by ``applied(to:)``.
     public static func parseUpdate(_ params: JSONValue) throws(LiveRoomError) -> AdminPublishCdnStreamRequest {
-        let fields = try JSONFields(params, path: "", code: MixerErrorCode.invalidParameter)
+        let fields = try JSONFields(params, missingCode: ErrorCode.missingParameter, code: ErrorCode.invalidParameter)
         let request = try AdminPublishCdnStreamRequest(fields: fields)
         guard !request.taskId.isEmpty else { throw fields.missing("TaskId") }
         guard let sequence = request.sequenceNumber else { throw fields.missing("SequenceNumber") }
         guard sequence >= 0 else {
-            throw LiveRoomError(MixerErrorCode.invalidParameter, "SequenceNumber must not be negative")
+            throw LiveRoomError(ErrorCode.invalidParameter, "SequenceNumber must not be negative")
         }
         return request
     }
 
     /// Parses `StopPublishCdnStream`'s `TaskId`.
     public static func parseStopTaskId(_ params: JSONValue) throws(LiveRoomError) -> String {
-        let fields = try JSONFields(params, path: "", code: MixerErrorCode.invalidParameter)
-        let taskId = try fields.string("TaskId", code: MixerErrorCode.invalidParameter) ?? ""
+        let fields = try JSONFields(params, missingCode: ErrorCode.missingParameter, code: ErrorCode.invalidParameter)
+        let taskId = try fields.string("TaskId", code: ErrorCode.invalidParameter) ?? ""
         guard !taskId.isEmpty else { throw fields.missing("TaskId") }
         return taskId
     }
 
     private init(fields: JSONFields) throws(LiveRoomError) {
-        let code = MixerErrorCode.invalidParameter
+        let code = ErrorCode.invalidParameter
         self.fields = fields
         sdkAppId = try fields.int("SdkAppId", code: code)
         roomIdType = try fields.int("RoomIdType", code: code) ?? 1
         guard roomIdType == 0 || roomIdType == 1 else {
             throw LiveRoomError(code, "RoomIdType must be 0 (integer room) or 1 (string room), not \(roomIdType)")
         }
-        roomId = try Self.roomId(fields, key: "RoomId")
+        roomId = try fields.identifier("RoomId", code: ErrorCode.invalidParameter) ?? ""
         taskId = try fields.string("TaskId", code: code) ?? ""
         sequenceNumber = try fields.int("SequenceNumber", code: code)
     }
@@ -77,7 +77,7 @@ public struct AdminPublishCdnStreamRequest: Sendable {
     }
 
     private func apply(to config: inout PublishTaskConfig, isStart: Bool) throws(LiveRoomError) {
-        let code = MixerErrorCode.invalidParameter
+        let code = ErrorCode.invalidParameter
         if let agent = try fields.fields("AgentParams", code: code) {
             config.agentUserId = try agent.string("UserId", code: code)
             if let seconds = try agent.int("MaxIdleTime", code: code) {
@@ -85,20 +85,20 @@ public struct AdminPublishCdnStreamRequest: Sendable {
             }
         }
         try applyMode(to: &config, isStart: isStart)
-        if let list = try fields.objectArray("PublishCdnParams", code: MixerErrorCode.invalidPublishTarget) {
+        if let list = try fields.objectArray("PublishCdnParams", code: ErrorCode.invalidPublishTarget) {
             config.target.cdnUrlList = []
             for entry in list {
                 config.target.cdnUrlList.append(
                     PublishCdnUrl(
-                        rtmpUrl: try entry.requiredString("PublishCdnUrl", code: MixerErrorCode.invalidCdnUrl),
-                        isInternalLine: try entry.bool("IsTencentCdn", code: MixerErrorCode.invalidCdnUrl) ?? true))
+                        rtmpUrl: try entry.requiredString("PublishCdnUrl", code: ErrorCode.invalidCdnUrl),
+                        isInternalLine: try entry.bit("IsTencentCdn", code: ErrorCode.invalidCdnUrl) ?? true))
             }
         }
         if !config.target.mode.publishesToCdn { config.target.cdnUrlList = [] }
-        if let audio = try fields.fields("AudioParams", code: MixerErrorCode.invalidAudioEncoding) {
+        if let audio = try fields.fields("AudioParams", code: ErrorCode.invalidAudioEncoding) {
             try applyAudio(audio, to: &config)
         }
-        if let video = try fields.fields("VideoParams", code: MixerErrorCode.invalidVideoEncoding) {
+        if let video = try fields.fields("VideoParams", code: ErrorCode.invalidVideoEncoding) {
             try applyVideo(video, to: &config, isStart: isStart)
         }
         if let sei = fields.value("SeiParams") {
@@ -108,9 +108,9 @@ public struct AdminPublishCdnStreamRequest: Sendable {
 
     /// `WithTranscoding`, `SingleSubscribeParams` and `FeedBackRoomParams` decide the mode.
     private func applyMode(to config: inout PublishTaskConfig, isStart: Bool) throws(LiveRoomError) {
-        let code = MixerErrorCode.invalidParameter
-        let single = try fields.fields("SingleSubscribeParams", code: MixerErrorCode.invalidRelaySource)
-        let feedBack = try fields.objectArray("FeedBackRoomParams", code: MixerErrorCode.invalidPublishTarget)
+        let code = ErrorCode.invalidParameter
+        let single = try fields.fields("SingleSubscribeParams", code: ErrorCode.invalidRelaySource)
+        let feedBack = try fields.objectArray("FeedBackRoomParams", code: ErrorCode.invalidPublishTarget)
         var transcoding = try fields.int("WithTranscoding", code: code)
         if let value = transcoding, value != 0, value != 1 {
             throw LiveRoomError(code, "WithTranscoding must be 0 (relay one stream) or 1 (mix), not \(value)")
@@ -126,13 +126,13 @@ public struct AdminPublishCdnStreamRequest: Sendable {
         }
         if transcoding == 0 {
             if let single {
-                let stream = try single.requiredFields("UserMediaStream", code: MixerErrorCode.invalidRelaySource)
-                let (user, streamType) = try Self.userMediaStream(stream, code: MixerErrorCode.invalidRelaySource)
+                let stream = try single.requiredFields("UserMediaStream", code: ErrorCode.invalidRelaySource)
+                let (user, streamType) = try Self.userMediaStream(stream, code: ErrorCode.invalidRelaySource)
                 guard let user else { throw stream.missing("UserInfo") }
                 config.relaySource = user
                 config.target.mode = streamType == .sub ? .subStreamToCdn : .bigStreamToCdn
             } else if config.relaySource == nil {
-                throw LiveRoomError(MixerErrorCode.invalidRelaySource, "WithTranscoding 0 relays one stream: SingleSubscribeParams is required")
+                throw LiveRoomError(ErrorCode.invalidRelaySource, "WithTranscoding 0 relays one stream: SingleSubscribeParams is required")
             } else if config.target.mode.isMixing {
                 config.target.mode = .bigStreamToCdn
             }
@@ -143,13 +143,13 @@ public struct AdminPublishCdnStreamRequest: Sendable {
             if let feedBack, !feedBack.isEmpty {
                 guard feedBack.count == 1 else {
                     throw LiveRoomError(
-                        MixerErrorCode.invalidPublishTarget, "FeedBackRoomParams has \(feedBack.count) rooms; LiveRoom publishes a mix into one room per task")
+                        ErrorCode.invalidPublishTarget, "FeedBackRoomParams has \(feedBack.count) rooms; LiveRoom publishes a mix into one room per task")
                 }
                 let room = feedBack[0]
-                let userId = try room.string("UserId", code: MixerErrorCode.invalidPublishTarget) ?? ""
+                let userId = try room.string("UserId", code: ErrorCode.invalidPublishTarget) ?? ""
                 guard !userId.isEmpty else { throw room.missing("UserId") }
                 config.target.mode = .mixStreamToRoom
-                config.target.mixStreamIdentity = MixUser(userId: userId, roomId: try Self.roomId(room, key: "RoomId"))
+                config.target.mixStreamIdentity = MixUser(userId: userId, roomId: try room.identifier("RoomId", code: ErrorCode.invalidParameter) ?? "")
             } else if feedBack != nil || config.target.mode != .mixStreamToRoom {
                 config.target.mode = .mixStreamToCdn
                 config.target.mixStreamIdentity = nil
@@ -159,30 +159,30 @@ public struct AdminPublishCdnStreamRequest: Sendable {
     }
 
     private func applyAudio(_ audio: JSONFields, to config: inout PublishTaskConfig) throws(LiveRoomError) {
-        let code = MixerErrorCode.invalidAudioEncoding
+        let code = ErrorCode.invalidAudioEncoding
         var param = config.encoderParam ?? StreamEncoderParam()
         if let encode = try audio.fields("AudioEncode", code: code) {
             param.audioEncodedSampleRate = try encode.requiredInt("SampleRate", code: code)
             param.audioEncodedChannelNum = try encode.requiredInt("Channel", code: code)
             param.audioEncodedKbps = try encode.requiredInt("BitRate", code: code)
-            param.audioEncodedCodecType = try encode.int("Codec", code: MixerErrorCode.unsupportedCodec) ?? 0
+            param.audioEncodedCodecType = try encode.int("Codec", code: ErrorCode.unsupportedCodec) ?? 0
         }
         config.encoderParam = param
         guard config.target.mode.isMixing else { return }
         var mixing = config.mixingConfig ?? Self.defaultMixing
-        if let list = try audio.objectArray("SubscribeAudioList", code: MixerErrorCode.invalidAudioMixUser) {
+        if let list = try audio.objectArray("SubscribeAudioList", code: ErrorCode.invalidAudioMixUser) {
             var users: [AudioMixUser] = []
             for entry in list {
-                let user = try Self.userInfo(entry.requiredFields("UserInfo", code: MixerErrorCode.invalidAudioMixUser), code: MixerErrorCode.invalidAudioMixUser)
+                let user = try Self.userInfo(entry.requiredFields("UserInfo", code: ErrorCode.invalidAudioMixUser), code: ErrorCode.invalidAudioMixUser)
                 // LiveRoom extension: a per-user Volume (0–100).
-                users.append(AudioMixUser(user: user, volume: try entry.int("Volume", code: MixerErrorCode.invalidAudioMixUser) ?? 100))
+                users.append(AudioMixUser(user: user, volume: try entry.int("Volume", code: ErrorCode.invalidAudioMixUser) ?? 100))
             }
             mixing.audioMixUserList = users
         }
-        if let list = try audio.objectArray("UnSubscribeAudioList", code: MixerErrorCode.invalidAudioMixUser) {
+        if let list = try audio.objectArray("UnSubscribeAudioList", code: ErrorCode.invalidAudioMixUser) {
             var users: [MixUser] = []
             for entry in list {
-                users.append(try Self.userInfo(entry.requiredFields("UserInfo", code: MixerErrorCode.invalidAudioMixUser), code: MixerErrorCode.invalidAudioMixUser))
+                users.append(try Self.userInfo(entry.requiredFields("UserInfo", code: ErrorCode.invalidAudioMixUser), code: ErrorCode.invalidAudioMixUser))
             }
             mixing.audioExcludeUserList = users
         }
@@ -190,11 +190,11 @@ public struct AdminPublishCdnStreamRequest: Sendable {
     }
 
     private func applyVideo(_ video: JSONFields, to config: inout PublishTaskConfig, isStart: Bool) throws(LiveRoomError) {
-        let code = MixerErrorCode.invalidVideoEncoding
+        let code = ErrorCode.invalidVideoEncoding
         var param = config.encoderParam ?? StreamEncoderParam()
         if let encode = try video.fields("VideoEncode", code: code) {
-            param.videoEncodedWidth = try encode.requiredInt("Width", code: MixerErrorCode.invalidVideoResolution)
-            param.videoEncodedHeight = try encode.requiredInt("Height", code: MixerErrorCode.invalidVideoResolution)
+            param.videoEncodedWidth = try encode.requiredInt("Width", code: ErrorCode.invalidVideoResolution)
+            param.videoEncodedHeight = try encode.requiredInt("Height", code: ErrorCode.invalidVideoResolution)
             param.videoEncodedFPS = try encode.requiredInt("Fps", code: code)
             param.videoEncodedKbps = try encode.requiredInt("BitRate", code: code)
             param.videoEncodedGOP = try encode.requiredInt("Gop", code: code)
@@ -204,56 +204,53 @@ public struct AdminPublishCdnStreamRequest: Sendable {
         config.encoderParam = param
         guard config.target.mode.isMixing else { return }
         var mixing = config.mixingConfig ?? Self.defaultMixing
-        if let color = try video.color("BackGroundColor", code: MixerErrorCode.invalidBackground) {
+        if let color = try video.color("BackGroundColor", code: ErrorCode.invalidBackground) {
             mixing.backgroundColor = color
         }
-        if let image = try video.string("BackgroundImageUrl", code: MixerErrorCode.invalidBackground) {
+        if let image = try video.string("BackgroundImageUrl", code: ErrorCode.invalidBackground) {
             mixing.backgroundImage = image
         }
-        if let layout = try video.fields("LayoutParams", code: MixerErrorCode.invalidLayout) {
+        if let layout = try video.fields("LayoutParams", code: ErrorCode.invalidLayout) {
             try Self.applyLayoutParams(layout, to: &mixing)
         }
-        if let list = try video.objectArray("WaterMarkList", code: MixerErrorCode.invalidWatermark) {
+        if let list = try video.objectArray("WaterMarkList", code: ErrorCode.invalidWatermark) {
             mixing.watermarkList = []
             for entry in list {
-                let type = try entry.int("WaterMarkType", code: MixerErrorCode.invalidWatermark) ?? 0
+                let type = try entry.int("WaterMarkType", code: ErrorCode.invalidWatermark) ?? 0
                 guard type == 0 else {
-                    throw LiveRoomError(
-                        MixerErrorCode.invalidWatermark, "\(entry.name("WaterMarkType")) \(type) is not supported; only 0 (image) is")
+                    throw entry.invalid("WaterMarkType", "\(type) is not supported; only 0 (image) is", code: ErrorCode.invalidWatermark)
                 }
-                let image = try entry.requiredFields("WaterMarkImage", code: MixerErrorCode.invalidWatermark)
+                let image = try entry.requiredFields("WaterMarkImage", code: ErrorCode.invalidWatermark)
                 let rect = MixRect(
-                    x: try image.requiredInt("LocationX", code: MixerErrorCode.invalidLayoutRect),
-                    y: try image.requiredInt("LocationY", code: MixerErrorCode.invalidLayoutRect),
-                    width: try image.requiredInt("WaterMarkWidth", code: MixerErrorCode.invalidLayoutRect),
-                    height: try image.requiredInt("WaterMarkHeight", code: MixerErrorCode.invalidLayoutRect))
+                    x: try image.requiredInt("LocationX", code: ErrorCode.invalidLayoutRect),
+                    y: try image.requiredInt("LocationY", code: ErrorCode.invalidLayoutRect),
+                    width: try image.requiredInt("WaterMarkWidth", code: ErrorCode.invalidLayoutRect),
+                    height: try image.requiredInt("WaterMarkHeight", code: ErrorCode.invalidLayoutRect))
                 mixing.watermarkList.append(
                     Watermark(
-                        watermarkUrl: try image.requiredString("WaterMarkUrl", code: MixerErrorCode.invalidWatermark), rect: rect,
-                        zOrder: try image.int("ZOrder", code: MixerErrorCode.invalidZOrder) ?? 0))
+                        watermarkUrl: try image.requiredString("WaterMarkUrl", code: ErrorCode.invalidWatermark), rect: rect,
+                        zOrder: try image.int("ZOrder", code: ErrorCode.invalidZOrder) ?? 0))
             }
         }
         config.mixingConfig = mixing
     }
 
     private static func applyLayoutParams(_ layout: JSONFields, to mixing: inout StreamMixingConfig) throws(LiveRoomError) {
-        let code = MixerErrorCode.invalidLayout
-        if let mode = try layout.int("MixLayoutMode", code: MixerErrorCode.invalidLayoutMode) {
+        let code = ErrorCode.invalidLayout
+        if let mode = try layout.int("MixLayoutMode", code: ErrorCode.invalidLayoutMode) {
             guard let template = LayoutTemplate(rawValue: mode) else {
-                throw LiveRoomError(
-                    MixerErrorCode.invalidLayoutMode,
-                    "\(layout.name("MixLayoutMode")) \(mode) is not 1 (float), 2 (screen share), 3 (grid) or 4 (custom)")
+                throw layout.invalid("MixLayoutMode", "\(mode) is not 1 (float), 2 (screen share), 3 (grid) or 4 (custom)", code: ErrorCode.invalidLayoutMode)
             }
             mixing.template = template
         }
         if let hold = try layout.int("PureAudioHoldPlaceMode", code: code) {
             guard hold == 0 || hold == 1 else {
-                throw LiveRoomError(code, "\(layout.name("PureAudioHoldPlaceMode")) must be 0 or 1, not \(hold)")
+                throw layout.invalid("PureAudioHoldPlaceMode", "must be 0 or 1, not \(hold)", code: code)
             }
             mixing.pureAudioHoldsPlace = hold == 1
         }
-        if let renderMode = try layout.int("RenderMode", code: code) {
-            mixing.templateFillMode = try renderModeFill(renderMode, name: layout.name("RenderMode"))
+        if let fillMode = try renderModeFill(layout, "RenderMode") {
+            mixing.templateFillMode = fillMode
         }
         if let maxUser = try layout.fields("MaxVideoUser", code: code) {
             let stream = try maxUser.requiredFields("UserMediaStream", code: code)
@@ -270,14 +267,14 @@ public struct AdminPublishCdnStreamRequest: Sendable {
                     (user, streamType) = try userMediaStream(stream, code: code)
                 }
                 let rect = MixRect(
-                    x: try entry.int("LocationX", code: MixerErrorCode.invalidLayoutRect) ?? 0,
-                    y: try entry.int("LocationY", code: MixerErrorCode.invalidLayoutRect) ?? 0,
-                    width: try entry.int("ImageWidth", code: MixerErrorCode.invalidLayoutRect) ?? 0,
-                    height: try entry.int("ImageHeight", code: MixerErrorCode.invalidLayoutRect) ?? 0)
+                    x: try entry.int("LocationX", code: ErrorCode.invalidLayoutRect) ?? 0,
+                    y: try entry.int("LocationY", code: ErrorCode.invalidLayoutRect) ?? 0,
+                    width: try entry.int("ImageWidth", code: ErrorCode.invalidLayoutRect) ?? 0,
+                    height: try entry.int("ImageHeight", code: ErrorCode.invalidLayoutRect) ?? 0)
                 layouts.append(
                     VideoLayout(
-                        rect: rect, zOrder: try entry.int("ZOrder", code: MixerErrorCode.invalidZOrder) ?? 0,
-                        fillMode: try renderModeFill(entry.int("RenderMode", code: code) ?? 0, name: entry.name("RenderMode")),
+                        rect: rect, zOrder: try entry.int("ZOrder", code: ErrorCode.invalidZOrder) ?? 0,
+                        fillMode: try renderModeFill(entry, "RenderMode") ?? .fill,
                         backgroundColor: try entry.color("BackGroundColor", code: code) ?? 0,
                         placeHolderImage: try entry.string("BackgroundImageUrl", code: code) ?? "",
                         fixedVideoUser: user, fixedVideoStreamType: streamType))
@@ -320,13 +317,14 @@ public struct AdminPublishCdnStreamRequest: Sendable {
     static let defaultMixing = StreamMixingConfig(template: .grid, pureAudioHoldsPlace: false)
 
     /// Admin `RenderMode`: 0 crop to fill, 1 stretch, 2 fit with bars.
-    private static func renderModeFill(_ mode: Int, name: String) throws(LiveRoomError) -> VideoFillMode {
-        switch mode {
+    private static func renderModeFill(_ fields: JSONFields, _ key: String) throws(LiveRoomError) -> VideoFillMode? {
+        switch try fields.int(key, code: ErrorCode.invalidLayout) {
+        case nil: return nil
         case 0: return .fill
         case 1: return .stretch
         case 2: return .fit
-        default:
-            throw LiveRoomError(MixerErrorCode.invalidLayout, "\(name) \(mode) is not 0 (crop), 1 (stretch) or 2 (fit with bars)")
+        case let mode?:
+            throw fields.invalid(key, "\(mode) is not 0 (crop), 1 (stretch) or 2 (fit with bars)", code: ErrorCode.invalidLayout)
         }
     }
 
@@ -334,7 +332,7 @@ public struct AdminPublishCdnStreamRequest: Sendable {
     private static func userMediaStream(_ stream: JSONFields, code: Int) throws(LiveRoomError) -> (MixUser?, MixStreamType) {
         let type = try stream.int("StreamType", code: code) ?? 0
         guard type == 0 || type == 1 else {
-            throw LiveRoomError(code, "\(stream.name("StreamType")) must be 0 (camera) or 1 (screen share), not \(type)")
+            throw stream.invalid("StreamType", "must be 0 (camera) or 1 (screen share), not \(type)", code: code)
         }
         var user: MixUser?
         if let info = try stream.fields("UserInfo", code: code), (try info.string("UserId", code: code) ?? "") != "" {
@@ -347,16 +345,8 @@ public struct AdminPublishCdnStreamRequest: Sendable {
     private static func userInfo(_ info: JSONFields, code: Int) throws(LiveRoomError) -> MixUser {
         let userId = try info.string("UserId", code: code) ?? ""
         guard !userId.isEmpty else {
-            throw LiveRoomError(code, "\(info.name("UserId")) is missing or empty")
+            throw info.invalid("UserId", "is missing or empty", code: code)
         }
-        return MixUser(userId: userId, roomId: try roomId(info, key: "RoomId"))
-    }
-
-    /// A room id given as a string or an integer.
-    private static func roomId(_ fields: JSONFields, key: String) throws(LiveRoomError) -> String {
-        guard let value = fields.value(key) else { return "" }
-        if let text = value.stringValue { return text }
-        if let int = value.intValue { return String(int) }
-        throw LiveRoomError(MixerErrorCode.invalidParameter, "\(fields.name(key)) must be a string or an integer, not \(value.typeName)")
+        return MixUser(userId: userId, roomId: try info.identifier("RoomId", code: ErrorCode.invalidParameter) ?? "")
     }
 }

@@ -1,4 +1,4 @@
-import LiveRoomCore
+import LiveRoomProtocol
 
 /// Where a task publishes (TRTC's `TRTCPublishTarget`).
 public struct PublishTarget: Sendable, Hashable {
@@ -21,11 +21,11 @@ public struct PublishTarget: Sendable, Hashable {
     public func validate(field: String = "target") throws(LiveRoomError) {
         if mode.publishesToCdn {
             guard !cdnUrlList.isEmpty else {
-                throw LiveRoomError(MixerErrorCode.missingCdnUrl, "\(field).cdnUrlList must hold at least one RTMP URL for mode \(mode.name)")
+                throw LiveRoomError(ErrorCode.missingCdnUrl, "\(field).cdnUrlList must hold at least one RTMP URL for mode \(mode.name)")
             }
             guard cdnUrlList.count <= Self.maxCdnUrls else {
                 throw LiveRoomError(
-                    MixerErrorCode.tooManyCdnUrls,
+                    ErrorCode.tooManyCdnUrls,
                     "\(field).cdnUrlList holds \(cdnUrlList.count) URLs; a task pushes to at most \(Self.maxCdnUrls)")
             }
             var seen: [String: Int] = [:]
@@ -33,7 +33,7 @@ public struct PublishTarget: Sendable, Hashable {
                 try url.validate(field: "\(field).cdnUrlList[\(index)].rtmpUrl")
                 if let first = seen[url.normalizedURL] {
                     throw LiveRoomError(
-                        MixerErrorCode.duplicateCdnUrl,
+                        ErrorCode.duplicateCdnUrl,
                         "\(field).cdnUrlList[\(index)] repeats \(field).cdnUrlList[\(first)] \"\(url.rtmpUrl)\"")
                 }
                 seen[url.normalizedURL] = index
@@ -41,7 +41,7 @@ public struct PublishTarget: Sendable, Hashable {
         } else {
             guard let identity = mixStreamIdentity, !identity.userId.isEmpty else {
                 throw LiveRoomError(
-                    MixerErrorCode.invalidPublishTarget,
+                    ErrorCode.invalidPublishTarget,
                     "\(field).mixStreamIdentity.userId is required for mode mixStreamToRoom (the robot user that publishes the mix)")
             }
         }

@@ -1,4 +1,4 @@
-import LiveRoomCore
+import LiveRoomProtocol
 
 extension PublishTaskConfig {
     /// Parses the client API's `startPublishMediaStream(target, encoderParam, mixingConfig)`
@@ -12,15 +12,15 @@ extension PublishTaskConfig {
     public static func parseClient(
         target: JSONValue, encoderParam: JSONValue?, mixingConfig: JSONValue?, caller: MixUser
     ) throws(LiveRoomError) -> PublishTaskConfig {
-        let target = try parseClientTarget(JSONFields(target, path: "target", code: MixerErrorCode.invalidPublishTarget))
+        let target = try parseClientTarget(JSONFields(target, path: "target", missingCode: ErrorCode.missingParameter, code: ErrorCode.invalidPublishTarget))
         var config = PublishTaskConfig(target: target)
         if let encoderParam, encoderParam != .null {
             config.encoderParam = try parseClientEncoderParam(
-                JSONFields(encoderParam, path: "encoderParam", code: MixerErrorCode.invalidVideoEncoding))
+                JSONFields(encoderParam, path: "encoderParam", missingCode: ErrorCode.missingParameter, code: ErrorCode.invalidVideoEncoding))
         }
         if let mixingConfig, mixingConfig != .null, target.mode.isMixing {
             config.mixingConfig = try parseClientMixingConfig(
-                JSONFields(mixingConfig, path: "mixingConfig", code: MixerErrorCode.invalidLayout))
+                JSONFields(mixingConfig, path: "mixingConfig", missingCode: ErrorCode.missingParameter, code: ErrorCode.invalidLayout))
         }
         if !target.mode.isMixing {
             config.relaySource = caller
@@ -37,16 +37,16 @@ extension PublishTaskConfig {
     ) throws(LiveRoomError) -> PublishTaskConfig {
         var config = current
         if let target, target != .null {
-            config.target = try parseClientTarget(JSONFields(target, path: "target", code: MixerErrorCode.invalidPublishTarget))
+            config.target = try parseClientTarget(JSONFields(target, path: "target", missingCode: ErrorCode.missingParameter, code: ErrorCode.invalidPublishTarget))
         }
         if let encoderParam, encoderParam != .null {
             config.encoderParam = try parseClientEncoderParam(
-                JSONFields(encoderParam, path: "encoderParam", code: MixerErrorCode.invalidVideoEncoding))
+                JSONFields(encoderParam, path: "encoderParam", missingCode: ErrorCode.missingParameter, code: ErrorCode.invalidVideoEncoding))
         }
         if config.target.mode.isMixing {
             if let mixingConfig, mixingConfig != .null {
                 config.mixingConfig = try parseClientMixingConfig(
-                    JSONFields(mixingConfig, path: "mixingConfig", code: MixerErrorCode.invalidLayout))
+                    JSONFields(mixingConfig, path: "mixingConfig", missingCode: ErrorCode.missingParameter, code: ErrorCode.invalidLayout))
             }
             config.relaySource = nil
         } else {
@@ -59,14 +59,14 @@ extension PublishTaskConfig {
 
     /// Parses a client request object `{"target": …, "encoderParam": …, "mixingConfig": …}`.
     public static func parseClient(request: JSONValue, caller: MixUser) throws(LiveRoomError) -> PublishTaskConfig {
-        let fields = try JSONFields(request, path: "request", code: MixerErrorCode.invalidParameter)
+        let fields = try JSONFields(request, path: "request", missingCode: ErrorCode.missingParameter, code: ErrorCode.invalidParameter)
         guard let target = fields.value("target") else { throw fields.missing("target") }
         return try parseClient(
             target: target, encoderParam: fields.value("encoderParam"), mixingConfig: fields.value("mixingConfig"), caller: caller)
     }
 
     static func parseClientTarget(_ fields: JSONFields) throws(LiveRoomError) -> PublishTarget {
-        let code = MixerErrorCode.invalidPublishTarget
+        let code = ErrorCode.invalidPublishTarget
         guard
             let mode = try fields.enumeration(
                 "mode", code: code,
@@ -79,11 +79,11 @@ extension PublishTaskConfig {
         else { throw fields.missing("mode") }
         var target = PublishTarget(mode: mode)
         if mode.publishesToCdn {
-            for url in try fields.objectArray("cdnUrlList", code: MixerErrorCode.invalidCdnUrl) ?? [] {
+            for url in try fields.objectArray("cdnUrlList", code: ErrorCode.invalidCdnUrl) ?? [] {
                 target.cdnUrlList.append(
                     PublishCdnUrl(
-                        rtmpUrl: try url.requiredString("rtmpUrl", code: MixerErrorCode.invalidCdnUrl),
-                        isInternalLine: try url.bool("isInternalLine", code: MixerErrorCode.invalidCdnUrl) ?? true))
+                        rtmpUrl: try url.requiredString("rtmpUrl", code: ErrorCode.invalidCdnUrl),
+                        isInternalLine: try url.bit("isInternalLine", code: ErrorCode.invalidCdnUrl) ?? true))
             }
         } else if let identity = try fields.fields("mixStreamIdentity", code: code) {
             target.mixStreamIdentity = try parseClientUser(identity, code: code)
@@ -92,56 +92,56 @@ extension PublishTaskConfig {
     }
 
     static func parseClientEncoderParam(_ fields: JSONFields) throws(LiveRoomError) -> StreamEncoderParam {
-        let video = MixerErrorCode.invalidVideoEncoding
-        let audio = MixerErrorCode.invalidAudioEncoding
+        let video = ErrorCode.invalidVideoEncoding
+        let audio = ErrorCode.invalidAudioEncoding
         var param = StreamEncoderParam()
-        param.videoEncodedWidth = try fields.int("videoEncodedWidth", code: MixerErrorCode.invalidVideoResolution) ?? 0
-        param.videoEncodedHeight = try fields.int("videoEncodedHeight", code: MixerErrorCode.invalidVideoResolution) ?? 0
+        param.videoEncodedWidth = try fields.int("videoEncodedWidth", code: ErrorCode.invalidVideoResolution) ?? 0
+        param.videoEncodedHeight = try fields.int("videoEncodedHeight", code: ErrorCode.invalidVideoResolution) ?? 0
         param.videoEncodedFPS = try fields.int("videoEncodedFPS", code: video) ?? param.videoEncodedFPS
         param.videoEncodedGOP = try fields.int("videoEncodedGOP", code: video) ?? param.videoEncodedGOP
         param.videoEncodedKbps = try fields.int("videoEncodedKbps", code: video) ?? param.videoEncodedKbps
-        param.videoEncodedCodecType = try fields.int("videoEncodedCodecType", code: MixerErrorCode.unsupportedCodec) ?? 0
+        param.videoEncodedCodecType = try fields.int("videoEncodedCodecType", code: ErrorCode.unsupportedCodec) ?? 0
         param.audioEncodedSampleRate = try fields.int("audioEncodedSampleRate", code: audio) ?? param.audioEncodedSampleRate
         param.audioEncodedChannelNum = try fields.int("audioEncodedChannelNum", code: audio) ?? param.audioEncodedChannelNum
         param.audioEncodedKbps = try fields.int("audioEncodedKbps", code: audio) ?? param.audioEncodedKbps
-        param.audioEncodedCodecType = try fields.int("audioEncodedCodecType", code: MixerErrorCode.unsupportedCodec) ?? 0
+        param.audioEncodedCodecType = try fields.int("audioEncodedCodecType", code: ErrorCode.unsupportedCodec) ?? 0
         return param
     }
 
     static func parseClientMixingConfig(_ fields: JSONFields) throws(LiveRoomError) -> StreamMixingConfig {
         var config = StreamMixingConfig()
-        config.backgroundColor = try fields.color("backgroundColor", code: MixerErrorCode.invalidBackground) ?? 0
-        config.backgroundImage = try fields.string("backgroundImage", code: MixerErrorCode.invalidBackground) ?? ""
+        config.backgroundColor = try fields.color("backgroundColor", code: ErrorCode.invalidBackground) ?? 0
+        config.backgroundImage = try fields.string("backgroundImage", code: ErrorCode.invalidBackground) ?? ""
         // LiveRoom extension: TRTC's admin templates from the client API too.
         config.template =
             try fields.enumeration(
-                "layoutMode", code: MixerErrorCode.invalidLayoutMode,
+                "layoutMode", code: ErrorCode.invalidLayoutMode,
                 numbers: [1: LayoutTemplate.float, 2: .screenShare, 3: .grid, 4: .custom],
                 names: ["float": .float, "screenshare": .screenShare, "grid": .grid, "custom": .custom], prefixes: []) ?? .custom
-        for layout in try fields.objectArray("videoLayoutList", code: MixerErrorCode.invalidLayout) ?? [] {
+        for layout in try fields.objectArray("videoLayoutList", code: ErrorCode.invalidLayout) ?? [] {
             config.videoLayoutList.append(try parseClientVideoLayout(layout))
         }
-        for user in try fields.objectArray("audioMixUserList", code: MixerErrorCode.invalidAudioMixUser) ?? [] {
+        for user in try fields.objectArray("audioMixUserList", code: ErrorCode.invalidAudioMixUser) ?? [] {
             config.audioMixUserList.append(
                 AudioMixUser(
-                    user: try parseClientUser(user, code: MixerErrorCode.invalidAudioMixUser),
-                    volume: try user.int("volume", code: MixerErrorCode.invalidAudioMixUser) ?? 100))
+                    user: try parseClientUser(user, code: ErrorCode.invalidAudioMixUser),
+                    volume: try user.int("volume", code: ErrorCode.invalidAudioMixUser) ?? 100))
         }
-        for watermark in try fields.objectArray("watermarkList", code: MixerErrorCode.invalidWatermark) ?? [] {
-            guard let rect = try watermark.rect("rect", code: MixerErrorCode.invalidLayoutRect) else { throw watermark.missing("rect") }
+        for watermark in try fields.objectArray("watermarkList", code: ErrorCode.invalidWatermark) ?? [] {
+            guard let rect = try watermark.rect("rect", code: ErrorCode.invalidLayoutRect) else { throw watermark.missing("rect") }
             config.watermarkList.append(
                 Watermark(
-                    watermarkUrl: try watermark.requiredString("watermarkUrl", code: MixerErrorCode.invalidWatermark), rect: rect,
-                    zOrder: try watermark.int("zOrder", code: MixerErrorCode.invalidZOrder) ?? 0))
+                    watermarkUrl: try watermark.requiredString("watermarkUrl", code: ErrorCode.invalidWatermark), rect: rect,
+                    zOrder: try watermark.int("zOrder", code: ErrorCode.invalidZOrder) ?? 0))
         }
         return config
     }
 
     static func parseClientVideoLayout(_ fields: JSONFields) throws(LiveRoomError) -> VideoLayout {
-        let code = MixerErrorCode.invalidLayout
-        guard let rect = try fields.rect("rect", code: MixerErrorCode.invalidLayoutRect) else { throw fields.missing("rect") }
+        let code = ErrorCode.invalidLayout
+        guard let rect = try fields.rect("rect", code: ErrorCode.invalidLayoutRect) else { throw fields.missing("rect") }
         var layout = VideoLayout(rect: rect)
-        layout.zOrder = try fields.int("zOrder", code: MixerErrorCode.invalidZOrder) ?? 0
+        layout.zOrder = try fields.int("zOrder", code: ErrorCode.invalidZOrder) ?? 0
         layout.fillMode =
             try fields.enumeration(
                 "fillMode", code: code, numbers: [0: VideoFillMode.fill, 1: .fit],
@@ -164,20 +164,14 @@ extension PublishTaskConfig {
     static func parseClientUser(_ fields: JSONFields, code: Int, userIdRequired: Bool = true) throws(LiveRoomError) -> MixUser {
         let userId = try fields.string("userId", code: code) ?? ""
         if userIdRequired, userId.isEmpty {
-            throw LiveRoomError(code, "\(fields.name("userId")) is missing or empty")
+            throw fields.invalid("userId", "is missing or empty", code: code)
         }
         var roomId = try fields.string("strRoomId", code: code) ?? ""
         if roomId.isEmpty, let int = try fields.int("intRoomId", code: code), int != 0 {
             roomId = String(int)
         }
-        if roomId.isEmpty, let value = fields.value("roomId") {
-            if let text = value.stringValue {
-                roomId = text
-            } else if let int = value.intValue {
-                roomId = String(int)
-            } else {
-                throw LiveRoomError(code, "\(fields.name("roomId")) must be a string or an integer, not \(value.typeName)")
-            }
+        if roomId.isEmpty {
+            roomId = try fields.identifier("roomId", code: code) ?? ""
         }
         return MixUser(userId: userId, roomId: roomId)
     }

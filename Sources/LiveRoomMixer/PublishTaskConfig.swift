@@ -1,4 +1,4 @@
-import LiveRoomCore
+import LiveRoomProtocol
 
 /// Everything one publish media stream task does: where it publishes, how it encodes, and
 /// what it mixes. Both the client API (`startPublishMediaStream`) and the admin API
@@ -55,18 +55,18 @@ public struct PublishTaskConfig: Sendable, Hashable {
         if let encoderParam { try encoderParam.validate() }
         if target.mode.isMixing {
             guard let encoderParam else {
-                throw LiveRoomError(MixerErrorCode.missingParameter, "encoderParam is required for mode \(target.mode.name)")
+                throw LiveRoomError(ErrorCode.missingParameter, "encoderParam is required for mode \(target.mode.name)")
             }
             try mixingConfig?.validate(canvas: encoderParam.canvas)
         } else {
             guard let relaySource, !relaySource.userId.isEmpty else {
-                throw LiveRoomError(MixerErrorCode.invalidRelaySource, "mode \(target.mode.name) needs the user whose stream is relayed")
+                throw LiveRoomError(ErrorCode.invalidRelaySource, "mode \(target.mode.name) needs the user whose stream is relayed")
             }
         }
         if let idleTimeout {
             let range = Self.idleTimeoutSecondsRange
             guard idleTimeout >= .seconds(range.lowerBound), idleTimeout <= .seconds(range.upperBound) else {
-                throw LiveRoomError(MixerErrorCode.invalidParameter, "MaxIdleTime must be \(range.lowerBound) to \(range.upperBound) seconds")
+                throw LiveRoomError(ErrorCode.invalidParameter, "MaxIdleTime must be \(range.lowerBound) to \(range.upperBound) seconds")
             }
         }
     }

@@ -1,4 +1,4 @@
-import LiveRoomCore
+import LiveRoomProtocol
 
 /// The book of running publish media stream tasks: ids, rooms, owners, and the rules that
 /// span tasks. Pure; the server keeps one and a ``PublishTaskStateMachine`` per task.
@@ -37,7 +37,7 @@ public struct PublishTaskRegistry: Sendable {
     public mutating func add(_ config: PublishTaskConfig, roomId: String, owner: PublishTaskOwner) throws(LiveRoomError) -> PublishTaskRecord {
         guard tasks(inRoom: roomId).count < maxTasksPerRoom else {
             throw LiveRoomError(
-                MixerErrorCode.tooManyTasks, "room \"\(roomId)\" already runs \(maxTasksPerRoom) publish media stream tasks; stop one first")
+                ErrorCode.tooManyTasks, "room \"\(roomId)\" already runs \(maxTasksPerRoom) publish media stream tasks; stop one first")
         }
         try checkConflicts(config, roomId: roomId, ignoring: nil)
         var taskId = "\(taskIdPrefix)\(nextNumber)"
@@ -61,7 +61,7 @@ public struct PublishTaskRegistry: Sendable {
         let record = try ownedTask(taskId, by: owner)
         if let sequenceNumber, let last = record.sequenceNumber, sequenceNumber <= last {
             throw LiveRoomError(
-                MixerErrorCode.staleSequenceNumber,
+                ErrorCode.staleSequenceNumber,
                 "SequenceNumber \(sequenceNumber) of task \(taskId) is not above the last one (\(last)); each update must use a larger number")
         }
         try checkConflicts(config, roomId: record.roomId, ignoring: taskId)
@@ -116,13 +116,13 @@ public struct PublishTaskRegistry: Sendable {
 
     private func ownedTask(_ taskId: String, by owner: PublishTaskOwner) throws(LiveRoomError) -> PublishTaskRecord {
         guard !taskId.isEmpty else {
-            throw LiveRoomError(MixerErrorCode.missingParameter, "taskId is empty")
+            throw LiveRoomError(ErrorCode.missingParameter, "taskId is empty")
         }
         guard let record = records[taskId] else {
-            throw LiveRoomError(MixerErrorCode.taskNotFound, "no publish media stream task \"\(taskId)\" (it may have stopped)")
+            throw LiveRoomError(ErrorCode.taskNotFound, "no publish media stream task \"\(taskId)\" (it may have stopped)")
         }
         if case .user(let user) = owner, record.owner != owner {
-            throw LiveRoomError(MixerErrorCode.notTaskOwner, "task \"\(taskId)\" was not started by \(user.userId)")
+            throw LiveRoomError(ErrorCode.notTaskOwner, "task \"\(taskId)\" was not started by \(user.userId)")
         }
         return record
     }
@@ -132,7 +132,7 @@ public struct PublishTaskRegistry: Sendable {
         for record in tasks where record.taskId != ignoring {
             if let clash = record.claims.intersection(claims).first {
                 throw LiveRoomError(
-                    MixerErrorCode.conflictingTask,
+                    ErrorCode.conflictingTask,
                     "task \(record.taskId) already publishes \(clash); one destination takes one task per mode")
             }
         }

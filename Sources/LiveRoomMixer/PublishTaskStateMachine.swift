@@ -1,4 +1,4 @@
-import LiveRoomCore
+import LiveRoomProtocol
 
 /// The life of one publish media stream task, as a pure state machine: each event returns
 /// the actions for the task runner to execute (open and close RTMP connections, report
@@ -196,7 +196,7 @@ public struct PublishTaskStateMachine: Sendable {
     /// Throws, changing nothing, for changes that would break the stream.
     public mutating func update(_ newConfig: PublishTaskConfig, now: ContinuousClock.Instant) throws(LiveRoomError) -> [Action] {
         if case .stopped = state {
-            throw LiveRoomError(MixerErrorCode.taskNotFound, "the task has stopped; start a new one")
+            throw LiveRoomError(ErrorCode.taskNotFound, "the task has stopped; start a new one")
         }
         try Self.checkUpdate(from: config, to: newConfig)
         config = newConfig
@@ -224,12 +224,12 @@ public struct PublishTaskStateMachine: Sendable {
     public static func checkUpdate(from old: PublishTaskConfig, to new: PublishTaskConfig) throws(LiveRoomError) {
         if old.target.mode.publishesToCdn != new.target.mode.publishesToCdn {
             throw LiveRoomError(
-                MixerErrorCode.publishModeChange,
+                ErrorCode.publishModeChange,
                 "an update cannot change the mode from \(old.target.mode.name) to \(new.target.mode.name); stop the task and start a new one")
         }
         if old.hasVideo != new.hasVideo {
             throw LiveRoomError(
-                MixerErrorCode.mediaKindChange,
+                ErrorCode.mediaKindChange,
                 "an update cannot switch between audio-only and audio+video output (\(old.hasVideo ? "audio+video" : "audio-only") → \(new.hasVideo ? "audio+video" : "audio-only")); stop the task and start a new one")
         }
         // A relay's audio is encoded with its encoder parameters (or the defaults) too, so a
@@ -237,14 +237,14 @@ public struct PublishTaskStateMachine: Sendable {
         let oldParam = old.effectiveEncoderParam, newParam = new.effectiveEncoderParam
         if old.target.mode.isMixing, new.target.mode.isMixing, oldParam.hasVideo, oldParam.canvas != newParam.canvas {
             throw LiveRoomError(
-                MixerErrorCode.resolutionChange,
+                ErrorCode.resolutionChange,
                 "an update cannot change the output resolution (\(oldParam.canvas) → \(newParam.canvas)); keep videoEncodedWidth and videoEncodedHeight, or stop the task and start a new one")
         }
         if oldParam.audioEncodedSampleRate != newParam.audioEncodedSampleRate || oldParam.audioEncodedChannelNum != newParam.audioEncodedChannelNum
             || oldParam.audioEncodedCodecType != newParam.audioEncodedCodecType
         {
             throw LiveRoomError(
-                MixerErrorCode.audioFormatChange,
+                ErrorCode.audioFormatChange,
                 "an update cannot change the audio format (\(oldParam.audioEncodedSampleRate) Hz × \(oldParam.audioEncodedChannelNum) → \(newParam.audioEncodedSampleRate) Hz × \(newParam.audioEncodedChannelNum), codec \(oldParam.audioEncodedCodecType) → \(newParam.audioEncodedCodecType))")
         }
     }

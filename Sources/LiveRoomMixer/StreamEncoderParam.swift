@@ -1,4 +1,4 @@
-import LiveRoomCore
+import LiveRoomProtocol
 
 /// The output encoding of a task (TRTC's `TRTCStreamEncoderParam`; the admin API's
 /// `VideoEncode` and `AudioEncode`). A 0×0 video size means audio-only output.
@@ -64,44 +64,44 @@ public struct StreamEncoderParam: Sendable, Hashable {
             for (name, value) in [("videoEncodedWidth", videoEncodedWidth), ("videoEncodedHeight", videoEncodedHeight)] {
                 guard Self.sizeRange.contains(value), value % 2 == 0 else {
                     throw LiveRoomError(
-                        MixerErrorCode.invalidVideoResolution,
+                        ErrorCode.invalidVideoResolution,
                         "\(field).\(name) is \(value); it must be an even number from \(Self.sizeRange.lowerBound) to \(Self.sizeRange.upperBound) (or both sizes 0 for audio-only)")
                 }
             }
             guard videoEncodedWidth * videoEncodedHeight <= Self.maxPixels else {
                 throw LiveRoomError(
-                    MixerErrorCode.invalidVideoResolution,
+                    ErrorCode.invalidVideoResolution,
                     "\(field) size \(videoEncodedWidth)x\(videoEncodedHeight) has more pixels than 1920x1080")
             }
             guard Self.fpsRange.contains(videoEncodedFPS) else {
-                throw LiveRoomError(MixerErrorCode.invalidVideoEncoding, "\(field).videoEncodedFPS is \(videoEncodedFPS); it must be 1 to 60")
+                throw LiveRoomError(ErrorCode.invalidVideoEncoding, "\(field).videoEncodedFPS is \(videoEncodedFPS); it must be 1 to 60")
             }
             guard Self.gopRange.contains(videoEncodedGOP) else {
-                throw LiveRoomError(MixerErrorCode.invalidVideoEncoding, "\(field).videoEncodedGOP is \(videoEncodedGOP) s; it must be 1 to 8 seconds")
+                throw LiveRoomError(ErrorCode.invalidVideoEncoding, "\(field).videoEncodedGOP is \(videoEncodedGOP) s; it must be 1 to 8 seconds")
             }
             guard Self.videoKbpsRange.contains(videoEncodedKbps) else {
                 throw LiveRoomError(
-                    MixerErrorCode.invalidVideoEncoding, "\(field).videoEncodedKbps is \(videoEncodedKbps); it must be 0 (automatic) to 10000")
+                    ErrorCode.invalidVideoEncoding, "\(field).videoEncodedKbps is \(videoEncodedKbps); it must be 0 (automatic) to 10000")
             }
             guard videoEncodedCodecType == 0 else {
                 throw LiveRoomError(
-                    MixerErrorCode.unsupportedCodec, "\(field).videoEncodedCodecType \(videoEncodedCodecType) is not supported; only 0 (H.264) is")
+                    ErrorCode.unsupportedCodec, "\(field).videoEncodedCodecType \(videoEncodedCodecType) is not supported; only 0 (H.264) is")
             }
         }
         guard Self.supportedSampleRates.contains(audioEncodedSampleRate) else {
             throw LiveRoomError(
-                MixerErrorCode.invalidAudioEncoding,
+                ErrorCode.invalidAudioEncoding,
                 "\(field).audioEncodedSampleRate is \(audioEncodedSampleRate); it must be one of \(Self.supportedSampleRates.map(String.init).joined(separator: ", "))")
         }
         guard audioEncodedChannelNum == 1 || audioEncodedChannelNum == 2 else {
-            throw LiveRoomError(MixerErrorCode.invalidAudioEncoding, "\(field).audioEncodedChannelNum is \(audioEncodedChannelNum); it must be 1 or 2")
+            throw LiveRoomError(ErrorCode.invalidAudioEncoding, "\(field).audioEncodedChannelNum is \(audioEncodedChannelNum); it must be 1 or 2")
         }
         guard Self.audioKbpsRange.contains(audioEncodedKbps) else {
-            throw LiveRoomError(MixerErrorCode.invalidAudioEncoding, "\(field).audioEncodedKbps is \(audioEncodedKbps); it must be 8 to 500")
+            throw LiveRoomError(ErrorCode.invalidAudioEncoding, "\(field).audioEncodedKbps is \(audioEncodedKbps); it must be 8 to 500")
         }
         guard audioEncodedCodecType == 0 else {
             throw LiveRoomError(
-                MixerErrorCode.unsupportedCodec,
+                ErrorCode.unsupportedCodec,
                 "\(field).audioEncodedCodecType \(audioEncodedCodecType) is not supported; only 0 (LC-AAC) is")
         }
     }

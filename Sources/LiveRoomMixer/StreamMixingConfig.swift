@@ -1,4 +1,4 @@
-import LiveRoomCore
+import LiveRoomProtocol
 
 /// The layout and audio of a mix (TRTC's `TRTCStreamMixingConfig`, the admin API's
 /// `VideoParams.LayoutParams` and `AudioParams`).
@@ -54,60 +54,60 @@ public struct StreamMixingConfig: Sendable, Hashable {
     /// With an audio-only `canvas` (0×0) video layouts and watermarks are refused.
     public func validate(canvas: MixSize, field: String = "mixingConfig") throws(LiveRoomError) {
         guard backgroundColor <= 0xFF_FFFF else {
-            throw LiveRoomError(MixerErrorCode.invalidBackground, "\(field).backgroundColor must be 0xRRGGBB")
+            throw LiveRoomError(ErrorCode.invalidBackground, "\(field).backgroundColor must be 0xRRGGBB")
         }
         if canvas.isEmpty, !videoLayoutList.isEmpty || !watermarkList.isEmpty {
             throw LiveRoomError(
-                MixerErrorCode.invalidVideoResolution,
+                ErrorCode.invalidVideoResolution,
                 "\(field) has video layouts or watermarks but the output is audio-only (videoEncodedWidth and videoEncodedHeight are 0)")
         }
         guard videoLayoutList.count <= Self.maxInputs else {
             throw LiveRoomError(
-                MixerErrorCode.tooManyInputs,
+                ErrorCode.tooManyInputs,
                 "\(field).videoLayoutList has \(videoLayoutList.count) entries; a mix takes at most \(Self.maxInputs) inputs")
         }
         guard audioMixUserList.count <= Self.maxInputs else {
             throw LiveRoomError(
-                MixerErrorCode.tooManyInputs,
+                ErrorCode.tooManyInputs,
                 "\(field).audioMixUserList has \(audioMixUserList.count) users; a mix takes at most \(Self.maxInputs) inputs")
         }
         var zOrders: [Int: Int] = [:]
         for (index, layout) in videoLayoutList.enumerated() {
             let name = "\(field).videoLayoutList[\(index)]"
             guard Self.zOrderRange.contains(layout.zOrder) else {
-                throw LiveRoomError(MixerErrorCode.invalidZOrder, "\(name).zOrder is \(layout.zOrder); it must be 0 to 15")
+                throw LiveRoomError(ErrorCode.invalidZOrder, "\(name).zOrder is \(layout.zOrder); it must be 0 to 15")
             }
             if let other = zOrders[layout.zOrder] {
                 throw LiveRoomError(
-                    MixerErrorCode.invalidZOrder,
+                    ErrorCode.invalidZOrder,
                     "\(name).zOrder \(layout.zOrder) is already used by \(field).videoLayoutList[\(other)]; zOrders must be unique")
             }
             zOrders[layout.zOrder] = index
             try Self.checkRect(layout.rect, canvas: canvas, name: "\(name).rect")
             guard layout.backgroundColor <= 0xFF_FFFF else {
-                throw LiveRoomError(MixerErrorCode.invalidLayout, "\(name).backgroundColor must be 0xRRGGBB")
+                throw LiveRoomError(ErrorCode.invalidLayout, "\(name).backgroundColor must be 0xRRGGBB")
             }
             if let user = layout.fixedVideoUser, user.userId.isEmpty {
-                throw LiveRoomError(MixerErrorCode.invalidLayout, "\(name).fixedVideoUser.userId is empty; leave fixedVideoUser out to fill the place automatically")
+                throw LiveRoomError(ErrorCode.invalidLayout, "\(name).fixedVideoUser.userId is empty; leave fixedVideoUser out to fill the place automatically")
             }
         }
         for (index, watermark) in watermarkList.enumerated() {
             let name = "\(field).watermarkList[\(index)]"
             guard !watermark.watermarkUrl.isEmpty else {
-                throw LiveRoomError(MixerErrorCode.invalidWatermark, "\(name).watermarkUrl is empty")
+                throw LiveRoomError(ErrorCode.invalidWatermark, "\(name).watermarkUrl is empty")
             }
             guard Self.zOrderRange.contains(watermark.zOrder) else {
-                throw LiveRoomError(MixerErrorCode.invalidZOrder, "\(name).zOrder is \(watermark.zOrder); it must be 0 to 15")
+                throw LiveRoomError(ErrorCode.invalidZOrder, "\(name).zOrder is \(watermark.zOrder); it must be 0 to 15")
             }
             try Self.checkRect(watermark.rect, canvas: canvas, name: "\(name).rect")
         }
         for (index, entry) in audioMixUserList.enumerated() {
             let name = "\(field).audioMixUserList[\(index)]"
             guard !entry.user.userId.isEmpty else {
-                throw LiveRoomError(MixerErrorCode.invalidAudioMixUser, "\(name).userId is empty")
+                throw LiveRoomError(ErrorCode.invalidAudioMixUser, "\(name).userId is empty")
             }
             guard (0...100).contains(entry.volume) else {
-                throw LiveRoomError(MixerErrorCode.invalidAudioMixUser, "\(name).volume is \(entry.volume); it must be 0 to 100")
+                throw LiveRoomError(ErrorCode.invalidAudioMixUser, "\(name).volume is \(entry.volume); it must be 0 to 100")
             }
         }
         // Every distinct fixed user, audio user and automatically filled place is one input.
@@ -119,22 +119,22 @@ public struct StreamMixingConfig: Sendable, Hashable {
         let inputs = fixedUsers.union(audioMixUserList.map(\.user)).count + automaticPlaces
         guard inputs <= Self.maxInputs else {
             throw LiveRoomError(
-                MixerErrorCode.tooManyInputs,
+                ErrorCode.tooManyInputs,
                 "\(field) mixes \(inputs) inputs (video layouts and audio users together); at most \(Self.maxInputs), an audio-only user counts as one")
         }
     }
 
     static func checkRect(_ rect: MixRect, canvas: MixSize, name: String) throws(LiveRoomError) {
         guard !rect.isEmpty else {
-            throw LiveRoomError(MixerErrorCode.invalidLayoutRect, "\(name) \(rect) is empty; width and height must be positive")
+            throw LiveRoomError(ErrorCode.invalidLayoutRect, "\(name) \(rect) is empty; width and height must be positive")
         }
         guard rect.isInside(canvas) else {
             throw LiveRoomError(
-                MixerErrorCode.invalidLayoutRect,
+                ErrorCode.invalidLayoutRect,
                 "\(name) \(rect) (left \(rect.left), top \(rect.top), right \(rect.right), bottom \(rect.bottom)) is not inside the \(canvas) canvas")
         }
         guard !rect.evenAligned.isEmpty else {
-            throw LiveRoomError(MixerErrorCode.invalidLayoutRect, "\(name) \(rect) is empty once its edges are aligned to even pixels")
+            throw LiveRoomError(ErrorCode.invalidLayoutRect, "\(name) \(rect) is empty once its edges are aligned to even pixels")
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import LiveRoomCore
+import LiveRoomProtocol
 import LiveRoomMixer
 import LiveRoomStore
 
@@ -48,42 +49,45 @@ struct AdminAPI: Sendable {
         return ["Response": ["Error": ["Code": .string(code), "Message": .string(failure.message)], "RequestId": .string(UUID().uuidString.lowercased())]]
     }
 
-    private func parseBody(_ body: String) throws -> [String: JSONValue] {
+    private func parseBody(_ body: String) throws -> JSONFields {
         let text = body.trimmingCharacters(in: .whitespacesAndNewlines)
-        if text.isEmpty { return [:] }
-        guard let value = try? JSONValue.parse(text) else {
+        guard let value = text.isEmpty ? [:] : try? JSONValue.parse(text) else {
             throw CloudError("InvalidParameter.JsonParseError", "the request body is not valid JSON")
         }
-        guard let object = value.objectValue else {
+        guard value.objectValue != nil else {
             throw CloudError("InvalidParameter", "the request body must be a JSON object, not \(value.typeName)")
         }
-        return object
+        // Tencent Cloud callers may send integers as text ("SdkAppId": "1400000000").
+        return try JSONFields(value, integersMayBeText: true)
     }
 
-    private func run(_ action: String, _ params: [String: JSONValue]) async throws -> [String: JSONValue] {
+    private func run(_ action: String, _ p: JSONFields) async throws -> [String: JSONValue] {
         guard Self.actions.contains(action) else {
             throw CloudError("InvalidAction", "unknown action \"\(action)\"; known: \(Self.actions.joined(separator: ", "))")
         }
-        let p = Params(object: params)
-        let appId = try p.int("SdkAppId")
+        let params = JSONValue.object(p.object)
+        let appId = try Self.read { () throws(LiveRoomError) in try p.requiredInt("SdkAppId") }
         guard appId == Int(sdkAppId) else {
             throw CloudError("InvalidParameter.SdkAppId", "SdkAppId \(appId) is not this server's (\(sdkAppId))")
         }
         switch action {
         case "DismissRoomByStrRoomId":
-            let roomId = try p.roomId()
+            let roomId = try Self.roomId(p)
             try await Self.roomMustExist(roomId) { () async throws(LiveRoomError) in try await hub.dismissRoom(roomId) }
             return [:]
         case "RemoveUserByStrRoomId":
-            let roomId = try p.roomId()
-            let userIds = try p.stringArray("UserIds")
+            let roomId = try Self.roomId(p)
+            let userIds = try Self.read { () throws(LiveRoomError) in
+                guard let userIds = try p.stringArray("UserIds") else { throw p.missing("UserIds") }
+                return userIds
+            }
             guard !userIds.isEmpty, userIds.count <= 10 else {
                 throw CloudError("InvalidParameter.UserIds", "UserIds must hold 1 to 10 user ids, not \(userIds.count)")
             }
             let notFound = try await Self.roomMustExist(roomId) { () async throws(LiveRoomError) in try await hub.removeUsers(userIds, from: roomId) }
             return notFound.isEmpty ? [:] : ["NotFoundUserIds": .array(notFound.map { .string($0) })]
         case "DescribeRoom":
-            let roomId = try p.roomId()
+            let roomId = try Self.roomId(p)
             guard let room = await hub.describe(roomId) else {
                 throw CloudError("FailedOperation.RoomNotExist", "room \"\(roomId)\" does not exist")
             }
@@ -97,15 +101,13 @@ struct AdminAPI: Sendable {
             return ["RoomId": .string(room.roomId), "CreateTime": .number(Double(room.createdAt / 1000)), "UserList": .array(users)]
         case "DescribeRoomInfo":
             let now = Int(Date().timeIntervalSince1970)
-            let start = try p.optionalInt("StartTime") ?? (now - 86_400)
-            let end = try p.optionalInt("EndTime") ?? now
-            let pageNumber = try p.optionalInt("PageNumber") ?? 0
-            let pageSize = try p.optionalInt("PageSize") ?? 100
-            guard start <= end else { throw CloudError("InvalidParameter.StartTime", "StartTime is after EndTime") }
-            guard pageNumber >= 0, (1...100).contains(pageSize) else {
-                throw CloudError("InvalidParameter.PageSize", "PageNumber must be ≥ 0 and PageSize 1 to 100")
+            let (start, end, pageNumber, pageSize, roomId) = try Self.read { () throws(LiveRoomError) in
+                (
+                    try p.int("StartTime") ?? (now - 86_400), try p.int("EndTime") ?? now, try p.int("PageNumber", atLeast: 0) ?? 0,
+                    try p.int("PageSize", in: 1...100) ?? 100, try p.string("RoomId")
+                )
             }
-            let roomId = try p.optionalString("RoomId")
+            guard start <= end else { throw CloudError("InvalidParameter.StartTime", "StartTime is after EndTime") }
             let (total, rooms) = try store.roomHistory(
                 from: Int64(start) * 1000, to: Int64(end) * 1000 + 999, roomId: roomId, offset: pageNumber * pageSize, limit: pageSize)
             let list: [JSONValue] = rooms.map { room in
@@ -121,20 +123,40 @@ struct AdminAPI: Sendable {
             }
             return ["Total": .number(Double(total)), "RoomList": .array(list)]
         case "StartPublishCdnStream":
-            let (request, config) = try await Self.taskCall { () throws(LiveRoomError) in try AdminPublishCdnStreamRequest.parseStart(.object(params)) }
+            let (request, config) = try await Self.taskCall { () throws(LiveRoomError) in try AdminPublishCdnStreamRequest.parseStart(params) }
             let taskId = try await Self.taskCall { () async throws(LiveRoomError) in try await hub.startAdminTask(config, roomId: request.roomId) }
             return ["TaskId": .string(taskId)]
         case "UpdatePublishCdnStream":
-            let request = try await Self.taskCall { () throws(LiveRoomError) in try AdminPublishCdnStreamRequest.parseUpdate(.object(params)) }
+            let request = try await Self.taskCall { () throws(LiveRoomError) in try AdminPublishCdnStreamRequest.parseUpdate(params) }
             try await Self.taskCall { () async throws(LiveRoomError) in try await hub.updateAdminTask(request) }
             return ["TaskId": .string(request.taskId)]
         case "StopPublishCdnStream":
-            let taskId = try await Self.taskCall { () throws(LiveRoomError) in try AdminPublishCdnStreamRequest.parseStopTaskId(.object(params)) }
+            let taskId = try await Self.taskCall { () throws(LiveRoomError) in try AdminPublishCdnStreamRequest.parseStopTaskId(params) }
             try await Self.taskCall { () async throws(LiveRoomError) in try await hub.stopAdminTask(taskId) }
             return ["TaskId": .string(taskId)]
         default:
             throw CloudError("InvalidAction", "unknown action \"\(action)\"")
         }
+    }
+
+    /// Reads parameters, turning a reading error into `MissingParameter` or `InvalidParameter.<Name>`.
+    private static func read<T>(_ body: () throws(LiveRoomError) -> T) throws -> T {
+        do {
+            return try body()
+        } catch where error.code == ErrorCode.missingField {
+            throw CloudError("MissingParameter", error.message)
+        } catch {
+            throw CloudError("InvalidParameter.\(error.field ?? "")", error.message)
+        }
+    }
+
+    /// `RoomId`: a non-empty string.
+    private static func roomId(_ p: JSONFields) throws -> String {
+        let roomId = try read { () throws(LiveRoomError) in try p.string("RoomId") } ?? ""
+        guard !roomId.isEmpty else {
+            throw CloudError("InvalidParameter.RoomId", "RoomId is missing or empty")
+        }
+        return roomId
     }
 
     /// Runs a publish task operation, turning its error into the Tencent Cloud error name
@@ -143,7 +165,7 @@ struct AdminAPI: Sendable {
         do {
             return try await body()
         } catch {
-            throw CloudError(MixerErrorCode.cloudErrorName(for: error), "\(error.code): \(error.message)")
+            throw CloudError(ErrorCode.cloudErrorName(for: error), "\(error.code): \(error.message)")
         }
     }
 
@@ -210,45 +232,5 @@ struct AdminAPI: Sendable {
         case .refused(let c, _): code = c == ErrorCode.userSigCheckFailed ? 70009 : 70003
         }
         return ["ActionStatus": "FAIL", "ErrorCode": .number(Double(code)), "ErrorInfo": .string(failure.message)]
-    }
-}
-
-/// Typed access to an admin call's parameters.
-private struct Params {
-    var object: [String: JSONValue]
-
-    func int(_ key: String) throws -> Int {
-        guard let v = object[key], v != .null else { throw AdminAPI.CloudError("MissingParameter", "missing parameter \(key)") }
-        if let n = v.intValue { return n }
-        if let s = v.stringValue, let n = Int(s) { return n }
-        throw AdminAPI.CloudError("InvalidParameter.\(key)", "\(key) must be an integer, not \(v.typeName)")
-    }
-
-    func optionalInt(_ key: String) throws -> Int? {
-        guard let v = object[key], v != .null else { return nil }
-        return try int(key)
-    }
-
-    func optionalString(_ key: String) throws -> String? {
-        guard let v = object[key], v != .null else { return nil }
-        guard let s = v.stringValue else {
-            throw AdminAPI.CloudError("InvalidParameter.\(key)", "\(key) must be a string, not \(v.typeName)")
-        }
-        return s
-    }
-
-    func roomId() throws -> String {
-        guard let s = try optionalString("RoomId"), !s.isEmpty else {
-            throw AdminAPI.CloudError("InvalidParameter.RoomId", "RoomId is missing or empty")
-        }
-        return s
-    }
-
-    func stringArray(_ key: String) throws -> [String] {
-        guard let v = object[key], v != .null else { throw AdminAPI.CloudError("MissingParameter", "missing parameter \(key)") }
-        guard let a = v.arrayValue, a.allSatisfy({ $0.stringValue != nil }) else {
-            throw AdminAPI.CloudError("InvalidParameter.\(key)", "\(key) must be an array of strings")
-        }
-        return a.compactMap(\.stringValue)
     }
 }

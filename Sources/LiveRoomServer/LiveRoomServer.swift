@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdWebSocket
 import LiveRoomCore
+import LiveRoomProtocol
 import LiveRoomMixer
 import LiveRoomSecureTransport
 import LiveRoomStore

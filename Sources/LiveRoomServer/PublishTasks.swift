@@ -1,6 +1,7 @@
 import Foundation
 import LiveRoomAuth
 import LiveRoomCore
+import LiveRoomProtocol
 import LiveRoomMedia
 import LiveRoomMixer
 import LiveRoomPublishing
@@ -36,7 +37,7 @@ extension RoomHub {
     // MARK: Client API
 
     /// `startPublishMediaStream`, `updatePublishMediaStream`, `stopPublishMediaStream` from a connection.
-    func handlePublishTaskRequest(_ request: SignalingRequest, from session: SessionID) {
+    func handlePublishTaskRequest(_ request: PublishTaskRequest, from session: SessionID) {
         switch request {
         case .startPublishMediaStream(let target, let encoderParam, let mixingConfig):
             do throws(LiveRoomError) {
@@ -51,7 +52,7 @@ extension RoomHub {
             do throws(LiveRoomError) {
                 let caller = try taskCaller(session)
                 guard let record = tasks.registry.task(taskId) else {
-                    throw LiveRoomError(MixerErrorCode.taskNotFound, "no publish media stream task \"\(taskId)\" (it may have stopped)")
+                    throw LiveRoomError(ErrorCode.taskNotFound, "no publish media stream task \"\(taskId)\" (it may have stopped)")
                 }
                 let config = try PublishTaskConfig.parseClientUpdate(
                     target: target, encoderParam: encoderParam, mixingConfig: mixingConfig, caller: caller, current: record.config)
@@ -70,8 +71,6 @@ extension RoomHub {
             } catch {
                 send(.onStopPublishMediaStream(taskId: taskId, code: error.code, message: error.message), to: session)
             }
-        default:
-            break
         }
     }
 
@@ -91,7 +90,7 @@ extension RoomHub {
     /// `StartPublishCdnStream`: the room must exist.
     func startAdminTask(_ config: PublishTaskConfig, roomId: String) throws(LiveRoomError) -> String {
         guard machine.describe(roomId) != nil else {
-            throw LiveRoomError(MixerErrorCode.roomNotFound, "room \"\(roomId)\" does not exist; a task publishes an existing room")
+            throw LiveRoomError(ErrorCode.roomNotFound, "room \"\(roomId)\" does not exist; a task publishes an existing room")
         }
         return try startTask(config, roomId: roomId, owner: .admin, session: nil)
     }
@@ -99,7 +98,7 @@ extension RoomHub {
     /// `UpdatePublishCdnStream`.
     func updateAdminTask(_ request: AdminPublishCdnStreamRequest) throws(LiveRoomError) {
         guard let record = tasks.registry.task(request.taskId) else {
-            throw LiveRoomError(MixerErrorCode.taskNotFound, "no publish media stream task \"\(request.taskId)\" (it may have stopped)")
+            throw LiveRoomError(ErrorCode.taskNotFound, "no publish media stream task \"\(request.taskId)\" (it may have stopped)")
         }
         try updateTask(request.taskId, config: try request.applied(to: record.config), by: .admin, sequenceNumber: request.sequenceNumber)
     }
@@ -127,7 +126,7 @@ extension RoomHub {
         do {
             if let robot, machine.describe(robot.roomId)?.users.contains(where: { $0.userId == robot.userId }) == true {
                 throw LiveRoomError(
-                    MixerErrorCode.conflictingTask, "\(robot.userId) is already in room \(robot.roomId); mixStreamIdentity needs a user id of its own")
+                    ErrorCode.conflictingTask, "\(robot.userId) is already in room \(robot.roomId); mixStreamIdentity needs a user id of its own")
             }
             runner = try PublishTaskRunner(
                 taskId: taskId, roomId: roomId, config: config,
@@ -140,7 +139,7 @@ extension RoomHub {
             throw error
         } catch {
             tasks.registry.taskEnded(taskId)
-            throw LiveRoomError(MixerErrorCode.invalidVideoEncoding, "the task's encoders cannot start: \(error)")
+            throw LiveRoomError(ErrorCode.invalidVideoEncoding, "the task's encoders cannot start: \(error)")
         }
         if let robot, let robotKey {
             do {
@@ -167,7 +166,7 @@ extension RoomHub {
     private func updateTask(_ taskId: String, config: PublishTaskConfig, by owner: PublishTaskOwner, sequenceNumber: Int?) throws(LiveRoomError) {
         try tasks.registry.checkUpdate(taskId: taskId, config: config, by: owner, sequenceNumber: sequenceNumber)
         guard var stateMachine = tasks.machines[taskId] else {
-            throw LiveRoomError(MixerErrorCode.taskNotFound, "no publish media stream task \"\(taskId)\" (it may have stopped)")
+            throw LiveRoomError(ErrorCode.taskNotFound, "no publish media stream task \"\(taskId)\" (it may have stopped)")
         }
         let actions = try stateMachine.update(config, now: .now)
         tasks.machines[taskId] = stateMachine
@@ -270,7 +269,7 @@ extension RoomHub {
             case .connecting: (1, 0, "connecting")
             case .pushing: (2, 0, "pushing")
             case .reconnecting(let attempt): (3, 0, "reconnecting, attempt \(attempt) of \(tasks.configuration.retryCount)")
-            case .failed(let message): (4, MixerErrorCode.cdnPushFailed, message)
+            case .failed(let message): (4, ErrorCode.cdnPushFailed, message)
             }
         logger.info("CDN stream state", metadata: [LogKey.task: "\(taskId)", LogKey.url: "\(url)", LogKey.state: "\(message)"])
         if let session = tasks.owners[taskId] {

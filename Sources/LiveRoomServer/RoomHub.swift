@@ -1,5 +1,6 @@
 import Foundation
 import LiveRoomCore
+import LiveRoomProtocol
 import LiveRoomMixer
 import LiveRoomWire
 import Logging
@@ -69,15 +70,13 @@ actor RoomHub {
             return
         }
         switch request {
-        case .startPublishMediaStream, .updatePublishMediaStream, .stopPublishMediaStream:
+        case .room(let request):
+            let now = EventTime.now()
+            let elapsedMs = Int((now.monotonic - connectedAt).ticks(rate: 1000))
+            execute(machine.handle(request, from: session, elapsedMs: elapsedMs, at: now))
+        case .publishTask(let request):
             handlePublishTaskRequest(request, from: session)
-            return
-        default:
-            break
         }
-        let now = EventTime.now()
-        let elapsedMs = Int((now.monotonic - connectedAt).ticks(rate: 1000))
-        execute(machine.handle(request, from: session, elapsedMs: elapsedMs, at: now))
     }
 
     /// Tells a connection about an error that is not a request's (e.g. a binary frame).

@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import LiveRoomAuth
-import LiveRoomCore
+import LiveRoomProtocol
 import TestTools
 import Testing
 
@@ -151,8 +151,8 @@ struct MediaEndToEndTests {
         let scope = try ProcessScope()
         defer { scope.stopAll() }
         let server = try await TestServer.start(in: scope)
-        let enter = SignalingRequest.enterRoom(EnterRoomParams(sdkAppId: TestServer.sdkAppId, userId: "sneaky", userSig: server.userSig("sneaky"), strRoomId: "room1", role: .audience))
-        let (events, _) = try await SignalingRobustnessTests.exchange(server.url, frames: [enter.json.jsonText, SignalingRequest.publish(sdp: "v=0").json.jsonText])
+        let enter = RoomRequest.enterRoom(EnterRoomParams(sdkAppId: TestServer.sdkAppId, userId: "sneaky", userSig: server.userSig("sneaky"), strRoomId: "room1", role: .audience))
+        let (events, _) = try await SignalingRobustnessTests.exchange(server.url, frames: [enter.json.jsonText, RoomRequest.publish(sdp: "v=0").json.jsonText])
         #expect(events.compactMap { $0["errCode"]?.intValue } == [ErrorCode.audienceCannotPublish])
     }
 

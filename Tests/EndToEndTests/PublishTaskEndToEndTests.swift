@@ -1,5 +1,5 @@
 import Foundation
-import LiveRoomCore
+import LiveRoomProtocol
 import RTMPTestSupport
 import TestTools
 import Testing

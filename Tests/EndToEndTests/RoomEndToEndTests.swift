@@ -1,6 +1,6 @@
 import Foundation
 import LiveRoomAuth
-import LiveRoomCore
+import LiveRoomProtocol
 import Testing
 
 /// Real `liveroom-server` and `liveroom join` processes on loopback.

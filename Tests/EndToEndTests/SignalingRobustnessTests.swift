@@ -4,7 +4,7 @@ import FoundationNetworking
 #endif
 import HummingbirdWSClient
 import LiveRoomAuth
-import LiveRoomCore
+import LiveRoomProtocol
 import Logging
 import Synchronization
 import Testing
@@ -64,7 +64,7 @@ struct SignalingRobustnessTests {
 
         // Inside a room too: garbage after entering does not disturb the room.
         let sig = UserSig.make(sdkAppId: TestServer.sdkAppId, secretKey: TestServer.secretKey, identifier: "rogue", time: Int64(Date().timeIntervalSince1970), expire: 600).encoded()
-        let enter = SignalingRequest.enterRoom(EnterRoomParams(sdkAppId: TestServer.sdkAppId, userId: "rogue", userSig: sig, strRoomId: "room1", role: .anchor)).json.jsonText
+        let enter = RoomRequest.enterRoom(EnterRoomParams(sdkAppId: TestServer.sdkAppId, userId: "rogue", userSig: sig, strRoomId: "room1", role: .anchor)).json.jsonText
         let (inRoom, _) = try await Self.exchange(server.url, frames: [enter, "{{{{", #"{"type":"endMic","userId":7}"#])
         #expect(inRoom.first?["event"] == "onEnterRoom")
         #expect(inRoom.compactMap { $0["errCode"]?.intValue } == [ErrorCode.malformedJSON, ErrorCode.invalidField])

@@ -1,19 +1,19 @@
-import LiveRoomCore
+import LiveRoomProtocol
 import Testing
 
 @testable import LiveRoomClientKit
 
 @Suite struct ClientCommandTests {
     @Test func commandsParse() throws {
-        #expect(try ClientCommand.parse("custom 2 hello world") == .request(.sendCustomCmdMsg(CustomCmdMsg(cmdID: 2, data: "hello world"))))
-        #expect(try ClientCommand.parse("  switch-role anchor ") == .request(.switchRole(.anchor)))
-        #expect(try ClientCommand.parse("request-mic") == .request(.requestMic))
-        #expect(try ClientCommand.parse("accept-mic fan") == .request(.acceptMic(userId: "fan")))
-        #expect(try ClientCommand.parse("reject-mic fan") == .request(.rejectMic(userId: "fan")))
-        #expect(try ClientCommand.parse("invite-mic fan") == .request(.inviteMic(userId: "fan")))
-        #expect(try ClientCommand.parse("accept-invite") == .request(.acceptInvitation))
-        #expect(try ClientCommand.parse("reject-invite") == .request(.rejectInvitation))
-        #expect(try ClientCommand.parse("end-mic fan") == .request(.endMic(userId: "fan")))
+        #expect(try ClientCommand.parse("custom 2 hello world") == .request(.room(.sendCustomCmdMsg(CustomCmdMsg(cmdID: 2, data: "hello world")))))
+        #expect(try ClientCommand.parse("  switch-role anchor ") == .request(.room(.switchRole(.anchor))))
+        #expect(try ClientCommand.parse("request-mic") == .request(.room(.requestMic)))
+        #expect(try ClientCommand.parse("accept-mic fan") == .request(.room(.acceptMic(userId: "fan"))))
+        #expect(try ClientCommand.parse("reject-mic fan") == .request(.room(.rejectMic(userId: "fan"))))
+        #expect(try ClientCommand.parse("invite-mic fan") == .request(.room(.inviteMic(userId: "fan"))))
+        #expect(try ClientCommand.parse("accept-invite") == .request(.room(.acceptInvitation)))
+        #expect(try ClientCommand.parse("reject-invite") == .request(.room(.rejectInvitation)))
+        #expect(try ClientCommand.parse("end-mic fan") == .request(.room(.endMic(userId: "fan"))))
         #expect(try ClientCommand.parse("leave") == .leave)
         #expect(try ClientCommand.parse("") == nil)
         #expect(try ClientCommand.parse("# a comment") == nil)
@@ -29,19 +29,19 @@ import Testing
         let mixing: JSONValue = ["videoLayoutList": [["rect": ["left": 0, "top": 0, "right": 640, "bottom": 360]]]]
         #expect(
             try ClientCommand.parse(#"start-publish {"target": {"mode": 3, "cdnUrlList": [{"rtmpUrl": "rtmp://cdn.example/live/s1"}]}}"#)
-                == .request(.startPublishMediaStream(target: target, encoderParam: nil, mixingConfig: nil)))
+                == .request(.publishTask(.startPublishMediaStream(target: target, encoderParam: nil, mixingConfig: nil))))
         #expect(
             try ClientCommand.parse(
                 #"start-publish {"target":{"mode":3,"cdnUrlList":[{"rtmpUrl":"rtmp://cdn.example/live/s1"}]},"encoderParam":{"videoEncodedKbps":800},"mixingConfig":{"videoLayoutList":[{"rect":{"left":0,"top":0,"right":640,"bottom":360}}]}}"#)
-                == .request(.startPublishMediaStream(target: target, encoderParam: ["videoEncodedKbps": 800], mixingConfig: mixing)))
+                == .request(.publishTask(.startPublishMediaStream(target: target, encoderParam: ["videoEncodedKbps": 800], mixingConfig: mixing))))
         #expect(
             try ClientCommand.parse(#"update-publish t1  {"encoderParam": {"videoEncodedKbps": 900}}"#)
-                == .request(.updatePublishMediaStream(taskId: "t1", target: nil, encoderParam: ["videoEncodedKbps": 900], mixingConfig: nil)))
+                == .request(.publishTask(.updatePublishMediaStream(taskId: "t1", target: nil, encoderParam: ["videoEncodedKbps": 900], mixingConfig: nil))))
         #expect(
             try ClientCommand.parse(#"update-publish t1 {}"#)
-                == .request(.updatePublishMediaStream(taskId: "t1", target: nil, encoderParam: nil, mixingConfig: nil)))
-        #expect(try ClientCommand.parse("stop-publish t1") == .request(.stopPublishMediaStream(taskId: "t1")))
-        #expect(try ClientCommand.parse("stop-publish") == .request(.stopPublishMediaStream(taskId: "")))
+                == .request(.publishTask(.updatePublishMediaStream(taskId: "t1", target: nil, encoderParam: nil, mixingConfig: nil))))
+        #expect(try ClientCommand.parse("stop-publish t1") == .request(.publishTask(.stopPublishMediaStream(taskId: "t1"))))
+        #expect(try ClientCommand.parse("stop-publish") == .request(.publishTask(.stopPublishMediaStream(taskId: ""))))
     }
 
     @Test(arguments: [

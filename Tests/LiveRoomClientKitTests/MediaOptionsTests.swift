@@ -1,4 +1,4 @@
-import LiveRoomCore
+import LiveRoomProtocol
 import LiveRoomMedia
 import Testing
 
@@ -6,10 +6,10 @@ import Testing
 
 @Suite struct MediaOptionsTests {
     @Test func muteCommandsParse() throws {
-        #expect(try ClientCommand.parse("mute-video on") == .request(.muteLocalVideo(true)))
-        #expect(try ClientCommand.parse("mute-video off") == .request(.muteLocalVideo(false)))
-        #expect(try ClientCommand.parse(" mute-audio on ") == .request(.muteLocalAudio(true)))
-        #expect(try ClientCommand.parse("mute-audio off") == .request(.muteLocalAudio(false)))
+        #expect(try ClientCommand.parse("mute-video on") == .request(.room(.muteLocalVideo(true))))
+        #expect(try ClientCommand.parse("mute-video off") == .request(.room(.muteLocalVideo(false))))
+        #expect(try ClientCommand.parse(" mute-audio on ") == .request(.room(.muteLocalAudio(true))))
+        #expect(try ClientCommand.parse("mute-audio off") == .request(.room(.muteLocalAudio(false))))
     }
 
     @Test(arguments: ["mute-video", "mute-video yes", "mute-audio on off", "mute-audio"])

@@ -1,4 +1,4 @@
-import LiveRoomCore
+import LiveRoomProtocol
 import Testing
 
 @testable import LiveRoomClientKit

@@ -1,3 +1,4 @@
+import LiveRoomProtocol
 import Testing
 
 @testable import LiveRoomCore

@@ -1,4 +1,5 @@
 import LiveRoomAuth
+import LiveRoomProtocol
 import Testing
 
 @testable import LiveRoomCore
@@ -38,7 +39,7 @@ struct Harness {
     }
 
     @discardableResult
-    mutating func send(_ request: SignalingRequest, from name: String) -> [RoomsStateMachine.Action] {
+    mutating func send(_ request: RoomRequest, from name: String) -> [RoomsStateMachine.Action] {
         machine.handle(request, from: sessions[name]!, at: now)
     }
 

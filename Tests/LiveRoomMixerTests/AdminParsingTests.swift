@@ -1,4 +1,4 @@
-import LiveRoomCore
+import LiveRoomProtocol
 import Testing
 
 @testable import LiveRoomMixer
@@ -146,44 +146,44 @@ struct AdminParsingTests {
     }
 
     @Test func startErrors() {
-        expectError(MixerErrorCode.invalidLayoutMode, "VideoParams.LayoutParams.MixLayoutMode", "5") {
+        expectError(ErrorCode.invalidLayoutMode, "VideoParams.LayoutParams.MixLayoutMode", "5") {
             _ = try AdminPublishCdnStreamRequest.parseStart(json("""
                 {"RoomId": "room1", "VideoParams": {"VideoEncode": {"Width": 1280, "Height": 720, "Fps": 15, "BitRate": 1500, "Gop": 2},
                  "LayoutParams": {"MixLayoutMode": 5}}, "PublishCdnParams": [{"PublishCdnUrl": "rtmp://h/live/x"}]}
                 """))
         }
-        expectError(MixerErrorCode.missingParameter, "RoomId") {
+        expectError(ErrorCode.missingParameter, "RoomId") {
             _ = try AdminPublishCdnStreamRequest.parseStart(json(#"{"PublishCdnParams": [{"PublishCdnUrl": "rtmp://h/live/x"}]}"#))
         }
-        expectError(MixerErrorCode.missingParameter, "VideoParams.VideoEncode") {
+        expectError(ErrorCode.missingParameter, "VideoParams.VideoEncode") {
             _ = try AdminPublishCdnStreamRequest.parseStart(json(#"{"RoomId": "r", "VideoParams": {}, "PublishCdnParams": [{"PublishCdnUrl": "rtmp://h/live/x"}]}"#))
         }
-        expectError(MixerErrorCode.invalidRelaySource, "SingleSubscribeParams") {
+        expectError(ErrorCode.invalidRelaySource, "SingleSubscribeParams") {
             _ = try AdminPublishCdnStreamRequest.parseStart(json(#"{"RoomId": "r", "WithTranscoding": 0, "PublishCdnParams": [{"PublishCdnUrl": "rtmp://h/live/x"}]}"#))
         }
-        expectError(MixerErrorCode.invalidWatermark, "WaterMarkType", "1") {
+        expectError(ErrorCode.invalidWatermark, "WaterMarkType", "1") {
             _ = try AdminPublishCdnStreamRequest.parseStart(json("""
                 {"RoomId": "r", "VideoParams": {"VideoEncode": {"Width": 1280, "Height": 720, "Fps": 15, "BitRate": 1500, "Gop": 2},
                  "WaterMarkList": [{"WaterMarkType": 1, "WaterMarkText": {"Text": "LIVE"}}]}, "PublishCdnParams": [{"PublishCdnUrl": "rtmp://h/live/x"}]}
                 """))
         }
-        expectError(MixerErrorCode.missingCdnUrl) {
+        expectError(ErrorCode.missingCdnUrl) {
             _ = try AdminPublishCdnStreamRequest.parseStart(json(#"{"RoomId": "r", "WithTranscoding": 1}"#))
         }
-        expectError(MixerErrorCode.invalidVideoResolution, "1920x1920") {
+        expectError(ErrorCode.invalidVideoResolution, "1920x1920") {
             _ = try AdminPublishCdnStreamRequest.parseStart(json("""
                 {"RoomId": "r", "VideoParams": {"VideoEncode": {"Width": 1920, "Height": 1920, "Fps": 15, "BitRate": 1500, "Gop": 2}},
                  "PublishCdnParams": [{"PublishCdnUrl": "rtmp://h/live/x"}]}
                 """))
         }
-        expectError(MixerErrorCode.invalidLayoutRect, "MixLayoutList[0]") {
+        expectError(ErrorCode.invalidLayoutRect, "MixLayoutList[0]") {
             _ = try AdminPublishCdnStreamRequest.parseStart(json("""
                 {"RoomId": "r", "VideoParams": {"VideoEncode": {"Width": 640, "Height": 360, "Fps": 15, "BitRate": 800, "Gop": 2},
                  "LayoutParams": {"MixLayoutMode": 4, "MixLayoutList": [{"ImageWidth": 700, "ImageHeight": 360}]}},
                  "PublishCdnParams": [{"PublishCdnUrl": "rtmp://h/live/x"}]}
                 """))
         }
-        expectError(MixerErrorCode.invalidParameter, "RoomIdType") {
+        expectError(ErrorCode.invalidParameter, "RoomIdType") {
             _ = try AdminPublishCdnStreamRequest.parseStart(json(#"{"RoomId": "r", "RoomIdType": 3}"#))
         }
     }
@@ -232,16 +232,16 @@ struct AdminParsingTests {
     }
 
     @Test func updateAndStopErrors() throws {
-        expectError(MixerErrorCode.missingParameter, "SequenceNumber") {
+        expectError(ErrorCode.missingParameter, "SequenceNumber") {
             _ = try AdminPublishCdnStreamRequest.parseUpdate(json(#"{"TaskId": "t"}"#))
         }
-        expectError(MixerErrorCode.missingParameter, "TaskId") {
+        expectError(ErrorCode.missingParameter, "TaskId") {
             _ = try AdminPublishCdnStreamRequest.parseUpdate(json(#"{"SequenceNumber": 1}"#))
         }
-        expectError(MixerErrorCode.invalidParameter, "SequenceNumber", "integer") {
+        expectError(ErrorCode.invalidParameter, "SequenceNumber", "integer") {
             _ = try AdminPublishCdnStreamRequest.parseUpdate(json(#"{"TaskId": "t", "SequenceNumber": "one"}"#))
         }
-        expectError(MixerErrorCode.missingParameter, "TaskId") {
+        expectError(ErrorCode.missingParameter, "TaskId") {
             _ = try AdminPublishCdnStreamRequest.parseStopTaskId(json(#"{"SdkAppId": 1}"#))
         }
         #expect(try AdminPublishCdnStreamRequest.parseStopTaskId(json(#"{"SdkAppId": 1, "TaskId": "task-7"}"#)) == "task-7")

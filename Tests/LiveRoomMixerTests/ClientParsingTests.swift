@@ -1,4 +1,4 @@
-import LiveRoomCore
+import LiveRoomProtocol
 import Testing
 
 @testable import LiveRoomMixer
@@ -144,7 +144,7 @@ struct ClientParsingTests {
             encoderParam: nil, mixingConfig: nil, caller: caller, current: current)
         #expect(relay.relaySource == caller)
         #expect(relay.mixingConfig == nil)
-        expectError(MixerErrorCode.invalidZOrder) {
+        expectError(ErrorCode.invalidZOrder) {
             _ = try PublishTaskConfig.parseClientUpdate(
                 target: nil, encoderParam: nil,
                 mixingConfig: json(#"{"videoLayoutList": [{"rect": {"left": 0, "top": 0, "right": 10, "bottom": 10}, "zOrder": 99}]}"#),
@@ -153,34 +153,34 @@ struct ClientParsingTests {
     }
 
     @Test func requestWithoutTarget() {
-        expectError(MixerErrorCode.missingParameter, "target") {
+        expectError(ErrorCode.missingParameter, "target") {
             _ = try PublishTaskConfig.parseClient(request: json(#"{"encoderParam": {}}"#), caller: caller)
         }
     }
 
     @Test func wrongTypesNameTheField() {
-        expectError(MixerErrorCode.invalidZOrder, "mixingConfig.videoLayoutList[0].zOrder", "integer") {
+        expectError(ErrorCode.invalidZOrder, "mixingConfig.videoLayoutList[0].zOrder", "integer") {
             _ = try PublishTaskConfig.parseClient(
                 request: json(#"{"target": {"mode": 3, "cdnUrlList": [{"rtmpUrl": "rtmp://h/live/s"}]}, "encoderParam": {"videoEncodedWidth": 640, "videoEncodedHeight": 360}, "mixingConfig": {"videoLayoutList": [{"rect": {"left": 0, "top": 0, "right": 10, "bottom": 10}, "zOrder": "top"}]}}"#),
                 caller: caller)
         }
-        expectError(MixerErrorCode.invalidLayoutRect, "mixingConfig.videoLayoutList[0].rect", "object") {
+        expectError(ErrorCode.invalidLayoutRect, "mixingConfig.videoLayoutList[0].rect", "object") {
             _ = try PublishTaskConfig.parseClient(
                 request: json(#"{"target": {"mode": 3, "cdnUrlList": [{"rtmpUrl": "rtmp://h/live/s"}]}, "encoderParam": {"videoEncodedWidth": 640, "videoEncodedHeight": 360}, "mixingConfig": {"videoLayoutList": [{"rect": [0, 0, 10, 10]}]}}"#),
                 caller: caller)
         }
-        expectError(MixerErrorCode.invalidPublishTarget, "target.mode", "party") {
+        expectError(ErrorCode.invalidPublishTarget, "target.mode", "party") {
             _ = try PublishTaskConfig.parseClient(request: json(#"{"target": {"mode": "party"}}"#), caller: caller)
         }
-        expectError(MixerErrorCode.invalidPublishTarget, "target.mode", "9") {
+        expectError(ErrorCode.invalidPublishTarget, "target.mode", "9") {
             _ = try PublishTaskConfig.parseClient(request: json(#"{"target": {"mode": 9}}"#), caller: caller)
         }
-        expectError(MixerErrorCode.invalidBackground, "mixingConfig.backgroundColor", "purple") {
+        expectError(ErrorCode.invalidBackground, "mixingConfig.backgroundColor", "purple") {
             _ = try PublishTaskConfig.parseClient(
                 request: json(#"{"target": {"mode": 3, "cdnUrlList": [{"rtmpUrl": "rtmp://h/live/s"}]}, "encoderParam": {}, "mixingConfig": {"backgroundColor": "purple"}}"#),
                 caller: caller)
         }
-        expectError(MixerErrorCode.invalidAudioMixUser, "mixingConfig.audioMixUserList[0].userId") {
+        expectError(ErrorCode.invalidAudioMixUser, "mixingConfig.audioMixUserList[0].userId") {
             _ = try PublishTaskConfig.parseClient(
                 request: json(#"{"target": {"mode": 3, "cdnUrlList": [{"rtmpUrl": "rtmp://h/live/s"}]}, "encoderParam": {}, "mixingConfig": {"audioMixUserList": [{"strRoomId": "room1"}]}}"#),
                 caller: caller)

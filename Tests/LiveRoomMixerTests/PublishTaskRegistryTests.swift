@@ -1,4 +1,4 @@
-import LiveRoomCore
+import LiveRoomProtocol
 import Testing
 
 @testable import LiveRoomMixer
@@ -28,7 +28,7 @@ struct PublishTaskRegistryTests {
         var registry = PublishTaskRegistry(maxTasksPerRoom: 2)
         _ = try registry.add(mixConfig(urls: ["rtmp://h/live/1"]), roomId: "room1", owner: .admin)
         let second = try registry.add(mixConfig(urls: ["rtmp://h/live/2"]), roomId: "room1", owner: .admin)
-        expectError(MixerErrorCode.tooManyTasks, "room1", "2") {
+        expectError(ErrorCode.tooManyTasks, "room1", "2") {
             _ = try registry.add(mixConfig(urls: ["rtmp://h/live/3"]), roomId: "room1", owner: .admin)
         }
         // Another room has its own count, and a stopped task frees its place.
@@ -41,7 +41,7 @@ struct PublishTaskRegistryTests {
     @Test func theSameModeAndURLTwiceIsRefused() throws {
         var registry = PublishTaskRegistry()
         let first = try registry.add(mixConfig(urls: ["rtmp://cdn.example.com/live/shop"]), roomId: "room1", owner: .user(alice))
-        expectError(MixerErrorCode.conflictingTask, first.taskId, "mixStreamToCdn", "rtmp://cdn.example.com/live/shop") {
+        expectError(ErrorCode.conflictingTask, first.taskId, "mixStreamToCdn", "rtmp://cdn.example.com/live/shop") {
             _ = try registry.add(mixConfig(urls: ["rtmp://other.example.com/live/x", "RTMP://CDN.EXAMPLE.COM/live/shop"]), roomId: "room1", owner: .admin)
         }
         // Another mode may use the URL.
@@ -50,7 +50,7 @@ struct PublishTaskRegistryTests {
         }
         // An update may not take another task's URL, but keeping its own is fine.
         let second = try registry.add(mixConfig(urls: ["rtmp://cdn.example.com/live/two"]), roomId: "room1", owner: .admin)
-        expectError(MixerErrorCode.conflictingTask) {
+        expectError(ErrorCode.conflictingTask) {
             try registry.update(taskId: second.taskId, config: mixConfig(urls: ["rtmp://cdn.example.com/live/shop"]), by: .admin)
         }
         #expect(throws: Never.self) {
@@ -64,7 +64,7 @@ struct PublishTaskRegistryTests {
             target: PublishTarget(mode: .mixStreamToRoom, mixStreamIdentity: MixUser(userId: "mix_robot")),
             encoderParam: StreamEncoderParam(videoEncodedWidth: 640, videoEncodedHeight: 360))
         _ = try registry.add(toRoom, roomId: "room1", owner: .admin)
-        expectError(MixerErrorCode.conflictingTask, "mix_robot") {
+        expectError(ErrorCode.conflictingTask, "mix_robot") {
             var same = toRoom
             same.target.mixStreamIdentity = MixUser(userId: "mix_robot", roomId: "room1")
             _ = try registry.add(same, roomId: "room1", owner: .user(alice))
@@ -78,13 +78,13 @@ struct PublishTaskRegistryTests {
         let a2 = try registry.add(mixConfig(urls: ["rtmp://h/live/a2"]), roomId: "room1", owner: .user(alice))
         let b1 = try registry.add(relay("rtmp://h/live/b1", user: bob), roomId: "room1", owner: .user(bob))
         let admin = try registry.add(mixConfig(urls: ["rtmp://h/live/admin"]), roomId: "room1", owner: .admin)
-        expectError(MixerErrorCode.notTaskOwner, b1.taskId, "alice") {
+        expectError(ErrorCode.notTaskOwner, b1.taskId, "alice") {
             _ = try registry.stop(taskId: b1.taskId, by: alice)
         }
-        expectError(MixerErrorCode.notTaskOwner) {
+        expectError(ErrorCode.notTaskOwner) {
             try registry.update(taskId: admin.taskId, config: mixConfig(urls: ["rtmp://h/live/admin"]), by: .user(alice))
         }
-        expectError(MixerErrorCode.taskNotFound, "nope") {
+        expectError(ErrorCode.taskNotFound, "nope") {
             _ = try registry.stop(taskId: "nope", by: alice)
         }
         // An empty task id stops every task the user started, and only those.
@@ -100,14 +100,14 @@ struct PublishTaskRegistryTests {
         let task = try registry.add(mixConfig(urls: ["rtmp://h/live/s"]), roomId: "room1", owner: .admin)
         let config = mixConfig(urls: ["rtmp://h/live/s"])
         try registry.update(taskId: task.taskId, config: config, by: .admin, sequenceNumber: 5)
-        expectError(MixerErrorCode.staleSequenceNumber, "5", "not above") {
+        expectError(ErrorCode.staleSequenceNumber, "5", "not above") {
             try registry.update(taskId: task.taskId, config: config, by: .admin, sequenceNumber: 5)
         }
-        expectError(MixerErrorCode.staleSequenceNumber) {
+        expectError(ErrorCode.staleSequenceNumber) {
             try registry.checkUpdate(taskId: task.taskId, config: config, by: .admin, sequenceNumber: 4)
         }
         // A refused update does not consume its number.
-        expectError(MixerErrorCode.conflictingTask) {
+        expectError(ErrorCode.conflictingTask) {
             let other = try registry.add(mixConfig(urls: ["rtmp://h/live/other"]), roomId: "room1", owner: .admin)
             try registry.update(taskId: task.taskId, config: mixConfig(urls: ["rtmp://h/live/other"]), by: .admin, sequenceNumber: 6)
             _ = other
@@ -138,6 +138,6 @@ struct PublishTaskRegistryTests {
         _ = try registry.remove(first.taskId, by: .admin)
         let second = try registry.add(mixConfig(urls: ["rtmp://h/live/1"]), roomId: "r", owner: .admin)
         #expect(second.taskId != first.taskId)
-        expectError(MixerErrorCode.missingParameter, "taskId") { _ = try registry.remove("", by: .admin) }
+        expectError(ErrorCode.missingParameter, "taskId") { _ = try registry.remove("", by: .admin) }
     }
 }

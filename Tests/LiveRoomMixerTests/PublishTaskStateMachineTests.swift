@@ -1,4 +1,4 @@
-import LiveRoomCore
+import LiveRoomProtocol
 import Testing
 
 @testable import LiveRoomMixer
@@ -172,25 +172,25 @@ struct PublishTaskStateMachineTests {
     @Test func updatesThatWouldBreakTheStreamAreRefused() {
         var machine = started()
         let before = machine.config
-        expectError(MixerErrorCode.resolutionChange, "540x960", "1280x720") {
+        expectError(ErrorCode.resolutionChange, "540x960", "1280x720") {
             _ = try machine.update(mixConfig(urls: [urlA, urlB], width: 1280, height: 720), now: at(0))
         }
-        expectError(MixerErrorCode.mediaKindChange, "audio-only") {
+        expectError(ErrorCode.mediaKindChange, "audio-only") {
             _ = try machine.update(mixConfig(urls: [urlA, urlB], width: 0, height: 0), now: at(0))
         }
-        expectError(MixerErrorCode.audioFormatChange, "48000", "44100") {
+        expectError(ErrorCode.audioFormatChange, "48000", "44100") {
             var next = mixConfig(urls: [urlA, urlB])
             next.encoderParam?.audioEncodedSampleRate = 44100
             _ = try machine.update(next, now: at(0))
         }
-        expectError(MixerErrorCode.publishModeChange, "mixStreamToRoom") {
+        expectError(ErrorCode.publishModeChange, "mixStreamToRoom") {
             var next = mixConfig(urls: [])
             next.target = PublishTarget(mode: .mixStreamToRoom, mixStreamIdentity: MixUser(userId: "robot"))
             _ = try machine.update(next, now: at(0))
         }
         #expect(machine.config == before)
         _ = machine.stop()
-        expectError(MixerErrorCode.taskNotFound, "stopped") {
+        expectError(ErrorCode.taskNotFound, "stopped") {
             _ = try machine.update(before, now: at(0))
         }
     }
@@ -201,7 +201,7 @@ struct PublishTaskStateMachineTests {
         var machine = PublishTaskStateMachine(config: relay)
         _ = machine.start(presentUserCount: 1, now: t0)
         _ = machine.rtmpConnected(url: urlA)
-        expectError(MixerErrorCode.mediaKindChange) {
+        expectError(ErrorCode.mediaKindChange) {
             _ = try machine.update(mixConfig(urls: [urlA], width: 0, height: 0), now: at(0))
         }
         let mix = mixConfig(urls: [urlA])

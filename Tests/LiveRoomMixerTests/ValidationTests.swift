@@ -1,4 +1,4 @@
-import LiveRoomCore
+import LiveRoomProtocol
 import Testing
 
 @testable import LiveRoomMixer
@@ -15,16 +15,16 @@ struct ValidationTests {
     }
 
     @Test func tooManyInputs() {
-        expectError(MixerErrorCode.tooManyInputs, "videoLayoutList", "17", "16") {
+        expectError(ErrorCode.tooManyInputs, "videoLayoutList", "17", "16") {
             var layouts = (0..<16).map { layout($0) }
             layouts.append(VideoLayout(rect: MixRect(x: 0, y: 0, width: 10, height: 10), zOrder: 15))
             try mixConfig(layouts: layouts).validate()
         }
-        expectError(MixerErrorCode.tooManyInputs, "audioMixUserList", "17") {
+        expectError(ErrorCode.tooManyInputs, "audioMixUserList", "17") {
             try mixConfig(audio: (0..<17).map { AudioMixUser(user: MixUser(userId: "u\($0)")) }).validate()
         }
         // 10 video users and 7 other audio-only users are 17 inputs.
-        expectError(MixerErrorCode.tooManyInputs, "17 inputs", "audio-only") {
+        expectError(ErrorCode.tooManyInputs, "17 inputs", "audio-only") {
             try mixConfig(
                 layouts: (0..<10).map { layout($0, user: "v\($0)") },
                 audio: (0..<7).map { AudioMixUser(user: MixUser(userId: "a\($0)")) }
@@ -40,19 +40,19 @@ struct ValidationTests {
     }
 
     @Test func zOrders() {
-        expectError(MixerErrorCode.invalidZOrder, "mixingConfig.videoLayoutList[0].zOrder", "16", "0 to 15") {
+        expectError(ErrorCode.invalidZOrder, "mixingConfig.videoLayoutList[0].zOrder", "16", "0 to 15") {
             try mixConfig(layouts: [VideoLayout(rect: MixRect(x: 0, y: 0, width: 100, height: 100), zOrder: 16)]).validate()
         }
-        expectError(MixerErrorCode.invalidZOrder, "-1") {
+        expectError(ErrorCode.invalidZOrder, "-1") {
             try mixConfig(layouts: [VideoLayout(rect: MixRect(x: 0, y: 0, width: 100, height: 100), zOrder: -1)]).validate()
         }
-        expectError(MixerErrorCode.invalidZOrder, "videoLayoutList[1].zOrder 3", "videoLayoutList[0]", "unique") {
+        expectError(ErrorCode.invalidZOrder, "videoLayoutList[1].zOrder 3", "videoLayoutList[0]", "unique") {
             try mixConfig(layouts: [
                 VideoLayout(rect: MixRect(x: 0, y: 0, width: 100, height: 100), zOrder: 3),
                 VideoLayout(rect: MixRect(x: 100, y: 0, width: 100, height: 100), zOrder: 3),
             ]).validate()
         }
-        expectError(MixerErrorCode.invalidZOrder, "watermarkList[0].zOrder") {
+        expectError(ErrorCode.invalidZOrder, "watermarkList[0].zOrder") {
             var config = mixConfig()
             config.mixingConfig?.watermarkList = [Watermark(watermarkUrl: "https://x/logo.png", rect: MixRect(x: 0, y: 0, width: 10, height: 10), zOrder: 20)]
             try config.validate()
@@ -60,19 +60,19 @@ struct ValidationTests {
     }
 
     @Test func rects() {
-        expectError(MixerErrorCode.invalidLayoutRect, "videoLayoutList[0].rect", "not inside the 540x960 canvas") {
+        expectError(ErrorCode.invalidLayoutRect, "videoLayoutList[0].rect", "not inside the 540x960 canvas") {
             try mixConfig(layouts: [VideoLayout(rect: MixRect(x: 400, y: 0, width: 141, height: 100))]).validate()
         }
-        expectError(MixerErrorCode.invalidLayoutRect, "not inside") {
+        expectError(ErrorCode.invalidLayoutRect, "not inside") {
             try mixConfig(layouts: [VideoLayout(rect: MixRect(x: -2, y: 0, width: 100, height: 100))]).validate()
         }
-        expectError(MixerErrorCode.invalidLayoutRect, "empty") {
+        expectError(ErrorCode.invalidLayoutRect, "empty") {
             try mixConfig(layouts: [VideoLayout(rect: MixRect(left: 100, top: 0, right: 50, bottom: 100))]).validate()
         }
-        expectError(MixerErrorCode.invalidLayoutRect, "even pixels") {
+        expectError(ErrorCode.invalidLayoutRect, "even pixels") {
             try mixConfig(layouts: [VideoLayout(rect: MixRect(x: 0, y: 0, width: 1, height: 100))]).validate()
         }
-        expectError(MixerErrorCode.invalidLayoutRect, "watermarkList[0].rect") {
+        expectError(ErrorCode.invalidLayoutRect, "watermarkList[0].rect") {
             var config = mixConfig()
             config.mixingConfig?.watermarkList = [Watermark(watermarkUrl: "https://x/logo.png", rect: MixRect(x: 500, y: 0, width: 100, height: 10))]
             try config.validate()
@@ -84,17 +84,17 @@ struct ValidationTests {
             ("http://cdn.example.com/live/a", "rtmp:// or rtmps://"), ("rtmp:///live/a", "no host"), ("rtmp://cdn.example.com", "path"),
             ("rtmp://cdn.example.com/", "path"), ("rtmp://cdn.example.com/live/a b", "spaces"), ("", "empty"),
         ] {
-            expectError(MixerErrorCode.invalidCdnUrl, "target.cdnUrlList[0].rtmpUrl", fragment) {
+            expectError(ErrorCode.invalidCdnUrl, "target.cdnUrlList[0].rtmpUrl", fragment) {
                 try mixConfig(urls: [url]).validate()
             }
         }
-        expectError(MixerErrorCode.tooManyCdnUrls, "11 URLs", "10") {
+        expectError(ErrorCode.tooManyCdnUrls, "11 URLs", "10") {
             try mixConfig(urls: (0..<11).map { "rtmp://cdn.example.com/live/s\($0)" }).validate()
         }
-        expectError(MixerErrorCode.duplicateCdnUrl, "cdnUrlList[1]", "cdnUrlList[0]") {
+        expectError(ErrorCode.duplicateCdnUrl, "cdnUrlList[1]", "cdnUrlList[0]") {
             try mixConfig(urls: ["rtmp://cdn.example.com/live/a", "RTMP://CDN.example.com/live/a"]).validate()
         }
-        expectError(MixerErrorCode.missingCdnUrl, "cdnUrlList") {
+        expectError(ErrorCode.missingCdnUrl, "cdnUrlList") {
             try mixConfig(urls: []).validate()
         }
         #expect(throws: Never.self) {
@@ -108,19 +108,19 @@ struct ValidationTests {
             change(&config.encoderParam!)
             try config.validate()
         }
-        expectError(MixerErrorCode.invalidVideoEncoding, "encoderParam.videoEncodedFPS", "0") { try encoder { $0.videoEncodedFPS = 0 } }
-        expectError(MixerErrorCode.invalidVideoEncoding, "videoEncodedFPS", "61") { try encoder { $0.videoEncodedFPS = 61 } }
-        expectError(MixerErrorCode.invalidVideoEncoding, "videoEncodedGOP", "9") { try encoder { $0.videoEncodedGOP = 9 } }
-        expectError(MixerErrorCode.invalidVideoEncoding, "videoEncodedGOP") { try encoder { $0.videoEncodedGOP = 0 } }
-        expectError(MixerErrorCode.invalidVideoEncoding, "videoEncodedKbps", "10001") { try encoder { $0.videoEncodedKbps = 10001 } }
-        expectError(MixerErrorCode.invalidVideoResolution, "videoEncodedWidth", "541", "even") { try encoder { $0.videoEncodedWidth = 541 } }
-        expectError(MixerErrorCode.invalidVideoResolution, "videoEncodedHeight", "8") { try encoder { $0.videoEncodedHeight = 8 } }
-        expectError(MixerErrorCode.invalidVideoResolution, "videoEncodedWidth", "2000") { try encoder { $0.videoEncodedWidth = 2000 } }
-        expectError(MixerErrorCode.invalidVideoResolution, "1920x1920", "1920x1080") {
+        expectError(ErrorCode.invalidVideoEncoding, "encoderParam.videoEncodedFPS", "0") { try encoder { $0.videoEncodedFPS = 0 } }
+        expectError(ErrorCode.invalidVideoEncoding, "videoEncodedFPS", "61") { try encoder { $0.videoEncodedFPS = 61 } }
+        expectError(ErrorCode.invalidVideoEncoding, "videoEncodedGOP", "9") { try encoder { $0.videoEncodedGOP = 9 } }
+        expectError(ErrorCode.invalidVideoEncoding, "videoEncodedGOP") { try encoder { $0.videoEncodedGOP = 0 } }
+        expectError(ErrorCode.invalidVideoEncoding, "videoEncodedKbps", "10001") { try encoder { $0.videoEncodedKbps = 10001 } }
+        expectError(ErrorCode.invalidVideoResolution, "videoEncodedWidth", "541", "even") { try encoder { $0.videoEncodedWidth = 541 } }
+        expectError(ErrorCode.invalidVideoResolution, "videoEncodedHeight", "8") { try encoder { $0.videoEncodedHeight = 8 } }
+        expectError(ErrorCode.invalidVideoResolution, "videoEncodedWidth", "2000") { try encoder { $0.videoEncodedWidth = 2000 } }
+        expectError(ErrorCode.invalidVideoResolution, "1920x1920", "1920x1080") {
             try encoder { $0.videoEncodedWidth = 1920; $0.videoEncodedHeight = 1920 }
         }
-        expectError(MixerErrorCode.invalidVideoResolution, "videoEncodedWidth is 0") { try encoder { $0.videoEncodedWidth = 0 } }
-        expectError(MixerErrorCode.unsupportedCodec, "videoEncodedCodecType", "H.264") { try encoder { $0.videoEncodedCodecType = 1 } }
+        expectError(ErrorCode.invalidVideoResolution, "videoEncodedWidth is 0") { try encoder { $0.videoEncodedWidth = 0 } }
+        expectError(ErrorCode.unsupportedCodec, "videoEncodedCodecType", "H.264") { try encoder { $0.videoEncodedCodecType = 1 } }
         #expect(throws: Never.self) { try encoder { $0.videoEncodedWidth = 16; $0.videoEncodedHeight = 1920 } }
     }
 
@@ -130,38 +130,38 @@ struct ValidationTests {
             change(&config.encoderParam!)
             try config.validate()
         }
-        expectError(MixerErrorCode.invalidAudioEncoding, "audioEncodedSampleRate", "22050") { try encoder { $0.audioEncodedSampleRate = 22050 } }
-        expectError(MixerErrorCode.invalidAudioEncoding, "audioEncodedChannelNum", "3") { try encoder { $0.audioEncodedChannelNum = 3 } }
-        expectError(MixerErrorCode.invalidAudioEncoding, "audioEncodedKbps", "600") { try encoder { $0.audioEncodedKbps = 600 } }
-        expectError(MixerErrorCode.unsupportedCodec, "audioEncodedCodecType 1", "LC-AAC") { try encoder { $0.audioEncodedCodecType = 1 } }
+        expectError(ErrorCode.invalidAudioEncoding, "audioEncodedSampleRate", "22050") { try encoder { $0.audioEncodedSampleRate = 22050 } }
+        expectError(ErrorCode.invalidAudioEncoding, "audioEncodedChannelNum", "3") { try encoder { $0.audioEncodedChannelNum = 3 } }
+        expectError(ErrorCode.invalidAudioEncoding, "audioEncodedKbps", "600") { try encoder { $0.audioEncodedKbps = 600 } }
+        expectError(ErrorCode.unsupportedCodec, "audioEncodedCodecType 1", "LC-AAC") { try encoder { $0.audioEncodedCodecType = 1 } }
     }
 
     @Test func audioOnlyOutputWithLayouts() {
-        expectError(MixerErrorCode.invalidVideoResolution, "audio-only") {
+        expectError(ErrorCode.invalidVideoResolution, "audio-only") {
             try mixConfig(layouts: [VideoLayout(rect: MixRect(x: 0, y: 0, width: 10, height: 10))], width: 0, height: 0).validate()
         }
         #expect(throws: Never.self) { try mixConfig(width: 0, height: 0, template: .grid).validate() }
     }
 
     @Test func targetsAndInputs() {
-        expectError(MixerErrorCode.invalidPublishTarget, "mixStreamIdentity") {
+        expectError(ErrorCode.invalidPublishTarget, "mixStreamIdentity") {
             try PublishTaskConfig(target: PublishTarget(mode: .mixStreamToRoom), encoderParam: StreamEncoderParam(videoEncodedWidth: 640, videoEncodedHeight: 360)).validate()
         }
-        expectError(MixerErrorCode.missingParameter, "encoderParam") {
+        expectError(ErrorCode.missingParameter, "encoderParam") {
             try PublishTaskConfig(target: PublishTarget(mode: .mixStreamToCdn, cdnUrlList: [PublishCdnUrl(rtmpUrl: "rtmp://h/live/s")])).validate()
         }
-        expectError(MixerErrorCode.invalidRelaySource, "bigStreamToCdn") {
+        expectError(ErrorCode.invalidRelaySource, "bigStreamToCdn") {
             try PublishTaskConfig(target: PublishTarget(mode: .bigStreamToCdn, cdnUrlList: [PublishCdnUrl(rtmpUrl: "rtmp://h/live/s")])).validate()
         }
-        expectError(MixerErrorCode.invalidAudioMixUser, "audioMixUserList[1].volume", "101") {
+        expectError(ErrorCode.invalidAudioMixUser, "audioMixUserList[1].volume", "101") {
             try mixConfig(audio: [AudioMixUser(user: MixUser(userId: "a")), AudioMixUser(user: MixUser(userId: "b"), volume: 101)]).validate()
         }
-        expectError(MixerErrorCode.invalidWatermark, "watermarkList[0].watermarkUrl") {
+        expectError(ErrorCode.invalidWatermark, "watermarkList[0].watermarkUrl") {
             var config = mixConfig()
             config.mixingConfig?.watermarkList = [Watermark(watermarkUrl: "", rect: MixRect(x: 0, y: 0, width: 10, height: 10))]
             try config.validate()
         }
-        expectError(MixerErrorCode.invalidParameter, "MaxIdleTime") {
+        expectError(ErrorCode.invalidParameter, "MaxIdleTime") {
             var config = mixConfig()
             config.idleTimeout = .seconds(2)
             try config.validate()
@@ -169,12 +169,12 @@ struct ValidationTests {
     }
 
     @Test func cloudErrorNames() {
-        #expect(MixerErrorCode.cloudErrorName(for: LiveRoomError(MixerErrorCode.invalidZOrder, "")) == "InvalidParameter.MixLayoutList")
-        #expect(MixerErrorCode.cloudErrorName(for: LiveRoomError(MixerErrorCode.tooManyInputs, "")) == "InvalidParameter.MixLayoutList")
-        #expect(MixerErrorCode.cloudErrorName(for: LiveRoomError(MixerErrorCode.invalidCdnUrl, "")) == "InvalidParameter.PublishCdnUrl")
-        #expect(MixerErrorCode.cloudErrorName(for: LiveRoomError(MixerErrorCode.staleSequenceNumber, "")) == "FailedOperation.SequenceNumber")
-        #expect(MixerErrorCode.cloudErrorName(for: LiveRoomError(MixerErrorCode.invalidLayoutMode, "")) == "InvalidParameter.MixLayoutMode")
-        #expect(MixerErrorCode.cloudErrorName(for: LiveRoomError(MixerErrorCode.missingParameter, "")) == "MissingParameter")
-        #expect(MixerErrorCode.cloudErrorName(for: LiveRoomError(ErrorCode.invalidField, "")) == "InvalidParameter")
+        #expect(ErrorCode.cloudErrorName(for: LiveRoomError(ErrorCode.invalidZOrder, "")) == "InvalidParameter.MixLayoutList")
+        #expect(ErrorCode.cloudErrorName(for: LiveRoomError(ErrorCode.tooManyInputs, "")) == "InvalidParameter.MixLayoutList")
+        #expect(ErrorCode.cloudErrorName(for: LiveRoomError(ErrorCode.invalidCdnUrl, "")) == "InvalidParameter.PublishCdnUrl")
+        #expect(ErrorCode.cloudErrorName(for: LiveRoomError(ErrorCode.staleSequenceNumber, "")) == "FailedOperation.SequenceNumber")
+        #expect(ErrorCode.cloudErrorName(for: LiveRoomError(ErrorCode.invalidLayoutMode, "")) == "InvalidParameter.MixLayoutMode")
+        #expect(ErrorCode.cloudErrorName(for: LiveRoomError(ErrorCode.missingParameter, "")) == "MissingParameter")
+        #expect(ErrorCode.cloudErrorName(for: LiveRoomError(ErrorCode.invalidField, "")) == "InvalidParameter")
     }
 }

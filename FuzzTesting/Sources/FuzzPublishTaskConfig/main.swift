@@ -1,5 +1,5 @@
 import FuzzSupport
-import LiveRoomCore
+import LiveRoomProtocol
 import LiveRoomMixer
 
 /// Any bytes are a task config or a LiveRoomError, for the client and the admin shapes; a

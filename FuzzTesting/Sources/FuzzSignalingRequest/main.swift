@@ -1,5 +1,5 @@
 import FuzzSupport
-import LiveRoomCore
+import LiveRoomProtocol
 
 /// Any bytes are either a request or a LiveRoomError; never a crash. What parses round-trips.
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -1,12 +1,68 @@
-import LiveRoomCore
+/// Every numeric error code LiveRoom answers with: TRTC's where TRTC has one, LiveRoom's own
+/// (-7xxx) elsewhere. Every error sent to a client or an admin caller carries one of these and
+/// a readable message (``LiveRoomError``).
+public enum ErrorCode {
+    // MARK: TRTC's codes (entering a room, UserSig, cross-room PK)
 
-/// Error codes of publish media stream tasks (`startPublishMediaStream`, the admin
-/// `StartPublishCdnStream` family), in LiveRoom's own range -7200…-7299.
-///
-/// Every error thrown by this module is a ``LiveRoomCore/LiveRoomError`` carrying one of these
-/// codes and a message that names the offending field. ``cloudErrorName(for:)`` gives the
-/// Tencent Cloud API 3.0 style name the admin REST API answers with.
-public enum MixerErrorCode {
+    /// ERR_TRTC_INVALID_SDK_APPID: unknown or missing SDKAppID.
+    public static let invalidSdkAppId = -3317
+    /// ERR_TRTC_INVALID_ROOM_ID: empty room id.
+    public static let invalidRoomId = -3318
+    /// ERR_TRTC_INVALID_USER_ID: empty or over-32-byte user id.
+    public static let invalidUserId = -3319
+    /// ERR_TRTC_INVALID_USER_SIG: empty or malformed UserSig.
+    public static let invalidUserSig = -3320
+    /// ERR_TRTC_USER_SIG_CHECK_FAILED: signature, app or user mismatch, or expired.
+    public static let userSigCheckFailed = -100018
+    /// ERR_TRTC_ENTER_ROOM_REFUSED: enterRoom on a connection that is already in a room.
+    public static let enterRoomRefused = -3340
+    /// ERR_TRTC_PK caller is not an anchor (cross-room PK).
+    public static let pkCallerIsAudience = -3330
+    /// Too many rooms in one cross-room PK.
+    public static let tooManyPKRooms = -102032
+
+    // MARK: -7000…-7099: rooms, mic connection, custom messages, media negotiation
+
+    /// The request needs the connection to be in a room first.
+    public static let notInRoom = -7001
+    /// The room already has the most anchors it may have.
+    public static let tooManyAnchors = -7002
+    /// switchRole to anchor without an accepted mic request or invitation.
+    public static let micApprovalRequired = -7003
+    /// Only an anchor may do this (accept, reject, invite, end mic).
+    public static let anchorOnly = -7004
+    /// Only an audience member may do this (request mic, answer an invitation).
+    public static let audienceOnly = -7005
+    /// The named user, request or invitation does not exist in this room.
+    public static let noSuchUserOrRequest = -7006
+    /// A custom message with a cmdID outside 1–10 or data over 1 KB.
+    public static let invalidCustomMessage = -7007
+    /// Over the custom message limit (30 messages/s, 8 KB/s per client).
+    public static let customMessageRateLimited = -7008
+    /// The user is not a mic-connection co-host (endMic on the room's own anchor).
+    public static let notCoHost = -7009
+
+    /// Only anchors publish: an audience member's publish is refused.
+    public static let audienceCannotPublish = -7010
+    /// The SDP offer cannot be used (malformed, no usable codec, no ICE or DTLS parameters).
+    public static let badSessionDescription = -7011
+    /// The anchor to subscribe to is not publishing.
+    public static let notPublishing = -7012
+
+    // MARK: -7100…-7199: reading requests (signaling, the admin API)
+
+    /// The signaling frame is not valid JSON.
+    public static let malformedJSON = -7100
+    /// The signaling message has an unknown `type`.
+    public static let unknownRequest = -7101
+    /// A required field is missing.
+    public static let missingField = -7102
+    /// A field has the wrong type or an invalid value.
+    public static let invalidField = -7103
+
+    // MARK: -7200…-7299: publish media stream tasks (`startPublishMediaStream`, the admin
+    // `StartPublishCdnStream` family); messages name the offending field.
+
     /// The publish target is unusable: unknown mode, or a room target without `mixStreamIdentity`.
     public static let invalidPublishTarget = -7200
     /// A CDN URL is not an `rtmp://` or `rtmps://` URL with a host and a stream path.
@@ -71,8 +127,8 @@ public enum MixerErrorCode {
     /// The room already runs as many tasks as the server allows (`--max-tasks-per-room`).
     public static let tooManyTasks = -7230
 
-    /// The Tencent Cloud API 3.0 error name for an error of this module, for the admin REST API
-    /// (`{"Response": {"Error": {"Code": …}}}`). Codes of other modules answer `InvalidParameter`.
+    /// The Tencent Cloud API 3.0 error name of a publish task error, for the admin REST API
+    /// (`{"Response": {"Error": {"Code": …}}}`). Codes outside -7200…-7299 answer `InvalidParameter`.
     public static func cloudErrorName(for error: LiveRoomError) -> String {
         switch error.code {
         case invalidPublishTarget, tooManyCdnUrls: "InvalidParameter.PublishCdnParams"

@@ -29,7 +29,7 @@ public enum ServerEvent: Sendable, Hashable {
     /// An anchor's audio became available or not.
     case onUserAudioAvailable(userId: String, available: Bool)
     /// The answer to `startPublishMediaStream`: `code` 0 and the new task's id, or a negative
-    /// error code (LiveRoomMixer's `MixerErrorCode`, -7200…-7227, or an ``ErrorCode``) and a message.
+    /// error code (an ``ErrorCode``, -7200…-7299 for the task's own) and a message.
     case onStartPublishMediaStream(taskId: String, code: Int, message: String)
     /// The answer to `updatePublishMediaStream`: `code` 0, or a negative error code and a message.
     case onUpdatePublishMediaStream(taskId: String, code: Int, message: String)
@@ -44,6 +44,7 @@ public enum ServerEvent: Sendable, Hashable {
     /// `requestType` names the request that failed, where one did.
     case onError(errCode: Int, errMsg: String, requestType: String?)
 
+    /// The `event` field's value: the TRTC callback's name.
     public var name: String {
         switch self {
         case .onEnterRoom: "onEnterRoom"
@@ -80,10 +81,12 @@ public enum ServerEvent: Sendable, Hashable {
         }
     }
 
+    /// `onError` for `error`, naming the request that failed.
     public static func error(_ error: LiveRoomError, requestType: String? = nil) -> ServerEvent {
         .onError(errCode: error.code, errMsg: error.message, requestType: requestType)
     }
 
+    /// The JSON form the server sends.
     public var json: JSONValue {
         var o: [String: JSONValue] = ["event": .string(name)]
         switch self {
@@ -136,5 +139,76 @@ public enum ServerEvent: Sendable, Hashable {
             if let requestType { o["requestType"] = .string(requestType) }
         }
         return .object(o)
+    }
+
+    /// Every `event` the server sends.
+    public static let names = [
+        "onEnterRoom", "onExitRoom", "onRemoteUserEnterRoom", "onRemoteUserLeaveRoom", "onSwitchRole", "onMicRequest",
+        "onMicRequestResult", "onMicInvitation", "onMicInvitationResult", "onRecvCustomCmdMsg", "onPublishAnswer",
+        "onSubscribeAnswer", "onUserVideoAvailable", "onUserAudioAvailable", "onStartPublishMediaStream",
+        "onUpdatePublishMediaStream", "onStopPublishMediaStream", "onCdnStreamStateChanged", "onError",
+    ]
+
+    /// Parses one event frame as the server sends it. Fields the event does not have are ignored.
+    public static func parse(_ text: String) throws(LiveRoomError) -> ServerEvent {
+        let value: JSONValue
+        do {
+            value = try JSONValue.parse(text)
+        } catch {
+            throw LiveRoomError(ErrorCode.malformedJSON, "server event is not valid JSON")
+        }
+        return try parse(value)
+    }
+
+    public static func parse(_ value: JSONValue) throws(LiveRoomError) -> ServerEvent {
+        let f = try JSONFields(value, path: "")
+        let name = try f.requiredString("event")
+        switch name {
+        case "onEnterRoom": return .onEnterRoom(result: try f.requiredInt("result"), errMsg: try f.string("errMsg"))
+        case "onExitRoom": return .onExitRoom(reason: try f.requiredInt("reason"))
+        case "onRemoteUserEnterRoom": return .onRemoteUserEnterRoom(userId: try f.requiredString("userId"))
+        case "onRemoteUserLeaveRoom": return .onRemoteUserLeaveRoom(userId: try f.requiredString("userId"), reason: try f.requiredInt("reason"))
+        case "onSwitchRole":
+            let roleText = try f.requiredString("role")
+            guard let role = Role(rawValue: roleText) else {
+                throw f.invalid("role", "must be \"anchor\" or \"audience\", not \"\(roleText)\"")
+            }
+            return .onSwitchRole(errCode: try f.requiredInt("errCode"), errMsg: try f.requiredString("errMsg"), role: role)
+        case "onMicRequest": return .onMicRequest(userId: try f.requiredString("userId"))
+        case "onMicRequestResult":
+            return .onMicRequestResult(
+                userId: try f.requiredString("userId"), accepted: try f.requiredBool("accepted"), reason: try f.requiredString("reason"))
+        case "onMicInvitation": return .onMicInvitation(userId: try f.requiredString("userId"))
+        case "onMicInvitationResult":
+            return .onMicInvitationResult(
+                userId: try f.requiredString("userId"), accepted: try f.requiredBool("accepted"), reason: try f.requiredString("reason"))
+        case "onRecvCustomCmdMsg":
+            return .onRecvCustomCmdMsg(
+                userId: try f.requiredString("userId"), cmdID: try f.requiredInt("cmdID"), seq: try f.requiredInt("seq"),
+                data: try f.requiredString("data"))
+        case "onPublishAnswer": return .onPublishAnswer(sdp: try f.requiredString("sdp"))
+        case "onSubscribeAnswer": return .onSubscribeAnswer(userId: try f.requiredString("userId"), sdp: try f.requiredString("sdp"))
+        case "onUserVideoAvailable":
+            return .onUserVideoAvailable(userId: try f.requiredString("userId"), available: try f.requiredBool("available"))
+        case "onUserAudioAvailable":
+            return .onUserAudioAvailable(userId: try f.requiredString("userId"), available: try f.requiredBool("available"))
+        case "onStartPublishMediaStream":
+            return .onStartPublishMediaStream(
+                taskId: try f.requiredString("taskId"), code: try f.requiredInt("code"), message: try f.requiredString("message"))
+        case "onUpdatePublishMediaStream":
+            return .onUpdatePublishMediaStream(
+                taskId: try f.requiredString("taskId"), code: try f.requiredInt("code"), message: try f.requiredString("message"))
+        case "onStopPublishMediaStream":
+            return .onStopPublishMediaStream(
+                taskId: try f.requiredString("taskId"), code: try f.requiredInt("code"), message: try f.requiredString("message"))
+        case "onCdnStreamStateChanged":
+            return .onCdnStreamStateChanged(
+                taskId: try f.requiredString("taskId"), cdnUrl: try f.requiredString("cdnUrl"), status: try f.requiredInt("status"),
+                code: try f.requiredInt("code"), message: try f.requiredString("message"))
+        case "onError":
+            return .onError(errCode: try f.requiredInt("errCode"), errMsg: try f.requiredString("errMsg"), requestType: try f.string("requestType"))
+        default:
+            throw LiveRoomError(ErrorCode.unknownRequest, "unknown event \"\(name)\"; known: \(names.joined(separator: ", "))", field: "event")
+        }
     }
 }

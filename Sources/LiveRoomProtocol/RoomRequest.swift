@@ -1,0 +1,138 @@
+/// A signaling request about the room itself: membership, roles, the mic connection, custom
+/// messages and the media the user publishes and receives. The room core handles these.
+public enum RoomRequest: Sendable, Hashable {
+    case enterRoom(EnterRoomParams)
+    case exitRoom
+    case switchRole(Role)
+    case requestMic
+    case acceptMic(userId: String)
+    case rejectMic(userId: String)
+    case inviteMic(userId: String)
+    case acceptInvitation
+    case rejectInvitation
+    case endMic(userId: String)
+    case sendCustomCmdMsg(CustomCmdMsg)
+    /// Publish audio and/or video: `sdp` is the offer of a peer connection whose sections are sendonly.
+    case publish(sdp: String)
+    /// Stop publishing (closes the publishing peer connection).
+    case unpublish
+    /// Receive an anchor's media: `sdp` is the offer of a peer connection whose sections are recvonly.
+    case subscribe(userId: String, sdp: String)
+    /// Stop receiving an anchor's media.
+    case unsubscribe(userId: String)
+    /// muteLocalVideo / muteLocalAudio: others see onUserVideoAvailable / onUserAudioAvailable.
+    case muteLocalVideo(Bool)
+    case muteLocalAudio(Bool)
+
+    /// The `type` field's value.
+    public var type: String {
+        switch self {
+        case .enterRoom: "enterRoom"
+        case .exitRoom: "exitRoom"
+        case .switchRole: "switchRole"
+        case .requestMic: "requestMic"
+        case .acceptMic: "acceptMic"
+        case .rejectMic: "rejectMic"
+        case .inviteMic: "inviteMic"
+        case .acceptInvitation: "acceptInvitation"
+        case .rejectInvitation: "rejectInvitation"
+        case .endMic: "endMic"
+        case .sendCustomCmdMsg: "sendCustomCmdMsg"
+        case .publish: "publish"
+        case .unpublish: "unpublish"
+        case .subscribe: "subscribe"
+        case .unsubscribe: "unsubscribe"
+        case .muteLocalVideo: "muteLocalVideo"
+        case .muteLocalAudio: "muteLocalAudio"
+        }
+    }
+
+    /// Every room request `type`.
+    public static let types = [
+        "enterRoom", "exitRoom", "switchRole", "requestMic", "acceptMic", "rejectMic", "inviteMic",
+        "acceptInvitation", "rejectInvitation", "endMic", "sendCustomCmdMsg", "publish", "unpublish", "subscribe",
+        "unsubscribe", "muteLocalVideo", "muteLocalAudio",
+    ]
+
+    /// The JSON form a client sends.
+    public var json: JSONValue {
+        var o: [String: JSONValue] = ["type": .string(type)]
+        switch self {
+        case .enterRoom(let p):
+            o["sdkAppId"] = .number(Double(p.sdkAppId))
+            o["userId"] = .string(p.userId)
+            o["userSig"] = .string(p.userSig)
+            o["strRoomId"] = .string(p.strRoomId)
+            o["role"] = .string(p.role.rawValue)
+            o["scene"] = "live"
+        case .switchRole(let role):
+            o["role"] = .string(role.rawValue)
+        case .acceptMic(let u), .rejectMic(let u), .inviteMic(let u), .endMic(let u):
+            o["userId"] = .string(u)
+        case .sendCustomCmdMsg(let m):
+            o["cmdID"] = .number(Double(m.cmdID))
+            o["data"] = .string(m.data)
+            o["reliable"] = .bool(m.reliable)
+            o["ordered"] = .bool(m.ordered)
+        case .publish(let sdp):
+            o["sdp"] = .string(sdp)
+        case .subscribe(let userId, let sdp):
+            o["userId"] = .string(userId)
+            o["sdp"] = .string(sdp)
+        case .unsubscribe(let userId):
+            o["userId"] = .string(userId)
+        case .muteLocalVideo(let mute), .muteLocalAudio(let mute):
+            o["mute"] = .bool(mute)
+        case .exitRoom, .requestMic, .acceptInvitation, .rejectInvitation, .unpublish:
+            break
+        }
+        return .object(o)
+    }
+
+    /// Reads the request of `type` from its message's fields; `nil` when `type` is not a room request.
+    static func parse(type: String, _ fields: JSONFields) throws(LiveRoomError) -> RoomRequest? {
+        switch type {
+        case "enterRoom":
+            let sdkAppId = try fields.requiredInt("sdkAppId")
+            guard sdkAppId > 0 else {
+                throw fields.invalid("sdkAppId", "must be a positive integer", code: ErrorCode.invalidSdkAppId)
+            }
+            let role = try role(fields.string("role") ?? Role.audience.rawValue, fields)
+            if let scene = try fields.string("scene"), scene != "live" {
+                throw fields.invalid("scene", "must be \"live\", not \"\(scene)\"")
+            }
+            return .enterRoom(
+                EnterRoomParams(
+                    sdkAppId: UInt64(sdkAppId), userId: try fields.string("userId") ?? "", userSig: try fields.string("userSig") ?? "",
+                    strRoomId: try fields.string("strRoomId") ?? "", role: role))
+        case "exitRoom": return .exitRoom
+        case "switchRole": return .switchRole(try role(fields.requiredString("role"), fields))
+        case "requestMic": return .requestMic
+        case "acceptMic": return .acceptMic(userId: try fields.requiredString("userId"))
+        case "rejectMic": return .rejectMic(userId: try fields.requiredString("userId"))
+        case "inviteMic": return .inviteMic(userId: try fields.requiredString("userId"))
+        case "acceptInvitation": return .acceptInvitation
+        case "rejectInvitation": return .rejectInvitation
+        case "endMic": return .endMic(userId: try fields.requiredString("userId"))
+        case "sendCustomCmdMsg":
+            return .sendCustomCmdMsg(
+                CustomCmdMsg(
+                    cmdID: try fields.requiredInt("cmdID"), data: try fields.requiredString("data"),
+                    reliable: try fields.bool("reliable") ?? true, ordered: try fields.bool("ordered") ?? true))
+        case "publish": return .publish(sdp: try fields.requiredString("sdp"))
+        case "unpublish": return .unpublish
+        case "subscribe": return .subscribe(userId: try fields.requiredString("userId"), sdp: try fields.requiredString("sdp"))
+        case "unsubscribe": return .unsubscribe(userId: try fields.requiredString("userId"))
+        case "muteLocalVideo": return .muteLocalVideo(try fields.requiredBool("mute"))
+        case "muteLocalAudio": return .muteLocalAudio(try fields.requiredBool("mute"))
+        default: return nil
+        }
+    }
+
+    private static func role(_ text: String, _ fields: JSONFields) throws(LiveRoomError) -> Role {
+        guard let role = Role(rawValue: text) else {
+            throw fields.invalid("role", "must be \"anchor\" or \"audience\", not \"\(text)\"")
+        }
+        return role
+    }
+}

@@ -12,7 +12,8 @@ let package = Package(
     ],
     targets: [
         .target(name: "FuzzSupport"),
-        .executableTarget(name: "FuzzSignalingRequest", dependencies: ["FuzzSupport", .product(name: "LiveRoomCore", package: "LiveRoom")]),
+        .executableTarget(name: "FuzzSignalingRequest", dependencies: ["FuzzSupport", .product(name: "LiveRoomProtocol", package: "LiveRoom")]),
+        .executableTarget(name: "FuzzServerEvent", dependencies: ["FuzzSupport", .product(name: "LiveRoomProtocol", package: "LiveRoom")]),
         .executableTarget(name: "FuzzUserSig", dependencies: ["FuzzSupport", .product(name: "LiveRoomAuth", package: "LiveRoom")]),
         .executableTarget(name: "FuzzWire", dependencies: [
             "FuzzSupport",
@@ -20,7 +21,7 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
         .executableTarget(name: "FuzzPublishTaskConfig", dependencies: [
-            "FuzzSupport", .product(name: "LiveRoomCore", package: "LiveRoom"), .product(name: "LiveRoomMixer", package: "LiveRoom"),
+            "FuzzSupport", .product(name: "LiveRoomMixer", package: "LiveRoom"), .product(name: "LiveRoomProtocol", package: "LiveRoom"),
         ]),
         .executableTarget(name: "FuzzClientCommand", dependencies: ["FuzzSupport", .product(name: "LiveRoomClientKit", package: "LiveRoom")]),
     ]

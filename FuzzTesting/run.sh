@@ -6,7 +6,7 @@ cd "$(dirname "$0")"
 seconds="${1:-60}"
 swift build -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library
 mkdir -p FailCases
-for target in FuzzSignalingRequest FuzzUserSig FuzzClientCommand FuzzWire FuzzPublishTaskConfig; do
+for target in FuzzSignalingRequest FuzzServerEvent FuzzUserSig FuzzClientCommand FuzzWire FuzzPublishTaskConfig; do
   echo "== $target"
   # A target with seeds in Seeds/<target> starts from them; what it finds goes to a scratch corpus.
   corpus=()

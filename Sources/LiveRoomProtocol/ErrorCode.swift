@@ -53,7 +53,7 @@ public enum ErrorCode {
 
     /// The signaling frame is not valid JSON.
     public static let malformedJSON = -7100
-    /// The signaling message has an unknown `type`.
+    /// The signaling message has an unknown `type` (or a server event an unknown `event`).
     public static let unknownRequest = -7101
     /// A required field is missing.
     public static let missingField = -7102

@@ -63,50 +63,30 @@ public struct JSONFields: Sendable {
     }
 
     public func requiredInt(_ key: String, code: Int? = nil) throws(LiveRoomError) -> Int {
-        guard let int = try int(key, code: code) else { throw missing(key) }
-        return int
+        try required(key, int(key, code: code))
     }
 
-    /// An integer that must lie in `range`: `"PageSize must be 1–100, not 0"`.
-    public func int(_ key: String, in range: ClosedRange<Int>, code: Int? = nil) throws(LiveRoomError) -> Int? {
+    /// An integer that must lie in `range` (`1...100`, `0...`): `"PageSize must be 1–100, not 0"`.
+    public func int(_ key: String, in range: some RangeExpression<Int>, code: Int? = nil) throws(LiveRoomError) -> Int? {
         guard let int = try int(key, code: code) else { return nil }
-        guard range.contains(int) else {
-            throw invalid(key, "must be \(range.lowerBound)–\(range.upperBound), not \(int)", code: code)
-        }
-        return int
-    }
-
-    /// An integer that must be at least `minimum`: `"PageNumber must be at least 0, not -1"`.
-    public func int(_ key: String, atLeast minimum: Int, code: Int? = nil) throws(LiveRoomError) -> Int? {
-        guard let int = try int(key, code: code) else { return nil }
-        guard int >= minimum else { throw invalid(key, "must be at least \(minimum), not \(int)", code: code) }
+        guard range.contains(int) else { throw invalid(key, "must be \(Self.describe(range)), not \(int)", code: code) }
         return int
     }
 
     public func string(_ key: String, code: Int? = nil) throws(LiveRoomError) -> String? {
-        guard let value = value(key) else { return nil }
-        guard let string = value.stringValue else {
-            throw invalid(key, "must be a string, not \(value.typeName)", code: code)
-        }
-        return string
+        try read(key, "a string", code: code) { $0.stringValue }
     }
 
     public func requiredString(_ key: String, code: Int? = nil) throws(LiveRoomError) -> String {
-        guard let string = try string(key, code: code) else { throw missing(key) }
-        return string
+        try required(key, string(key, code: code))
     }
 
     public func bool(_ key: String, code: Int? = nil) throws(LiveRoomError) -> Bool? {
-        guard let value = value(key) else { return nil }
-        guard let bool = value.boolValue else {
-            throw invalid(key, "must be a boolean, not \(value.typeName)", code: code)
-        }
-        return bool
+        try read(key, "a boolean", code: code) { $0.boolValue }
     }
 
     public func requiredBool(_ key: String, code: Int? = nil) throws(LiveRoomError) -> Bool {
-        guard let bool = try bool(key, code: code) else { throw missing(key) }
-        return bool
+        try required(key, bool(key, code: code))
     }
 
     /// A boolean also given as 0 or 1, as TRTC's admin API and C-style clients send them.
@@ -115,29 +95,28 @@ public struct JSONFields: Sendable {
         return try bool(key, code: code)
     }
 
+    /// An identifier given as a string or an integer (TRTC room ids are either): the text, or the integer's digits.
+    public func identifier(_ key: String, code: Int? = nil) throws(LiveRoomError) -> String? {
+        try read(key, "a string or an integer", code: code) { $0.stringValue ?? $0.intValue.map(String.init) }
+    }
+
     /// An array of strings.
     public func stringArray(_ key: String, code: Int? = nil) throws(LiveRoomError) -> [String]? {
-        guard let value = value(key) else { return nil }
-        guard let array = value.arrayValue, array.allSatisfy({ $0.stringValue != nil }) else {
-            throw invalid(key, "must be an array of strings, not \(value.typeName)", code: code)
+        try read(key, "an array of strings", code: code) { value in
+            guard let array = value.arrayValue, array.allSatisfy({ $0.stringValue != nil }) else { return nil }
+            return array.compactMap(\.stringValue)
         }
-        return array.compactMap(\.stringValue)
     }
 
     // MARK: Objects and arrays
 
     /// A nested object as it is, unread (to be read later by its owner).
     public func object(_ key: String, code: Int? = nil) throws(LiveRoomError) -> JSONValue? {
-        guard let value = value(key) else { return nil }
-        guard value.objectValue != nil else {
-            throw invalid(key, "must be an object, not \(value.typeName)", code: code)
-        }
-        return value
+        try read(key, "an object", code: code) { $0.objectValue != nil ? $0 : nil }
     }
 
     public func requiredObject(_ key: String, code: Int? = nil) throws(LiveRoomError) -> JSONValue {
-        guard let object = try object(key, code: code) else { throw missing(key) }
-        return object
+        try required(key, object(key, code: code))
     }
 
     /// A nested object's fields; its reads default to `code`.
@@ -147,16 +126,12 @@ public struct JSONFields: Sendable {
     }
 
     public func requiredFields(_ key: String, code: Int? = nil) throws(LiveRoomError) -> JSONFields {
-        guard let fields = try fields(key, code: code) else { throw missing(key) }
-        return fields
+        try required(key, fields(key, code: code))
     }
 
     /// The elements of an array of objects, each with its indexed path (`videoLayoutList[2]`).
     public func objectArray(_ key: String, code: Int? = nil) throws(LiveRoomError) -> [JSONFields]? {
-        guard let value = value(key) else { return nil }
-        guard let array = value.arrayValue else {
-            throw invalid(key, "must be an array, not \(value.typeName)", code: code)
-        }
+        guard let array = try read(key, "an array", code: code, \.arrayValue) else { return nil }
         var result: [JSONFields] = []
         for (index, element) in array.enumerated() {
             result.append(try child(element, path: "\(name(key))[\(index)]", code: code))
@@ -167,14 +142,25 @@ public struct JSONFields: Sendable {
     private func child(_ value: JSONValue, path: String, code: Int?) throws(LiveRoomError) -> JSONFields {
         try JSONFields(value, path: path, missingCode: missingCode, code: code ?? self.code, integersMayBeText: integersMayBeText)
     }
-}
 
-extension JSONFields {
-    /// An identifier given as a string or an integer (TRTC room ids are either): the text, or the integer's digits.
-    public func identifier(_ key: String, code: Int? = nil) throws(LiveRoomError) -> String? {
+    /// The value of `key` converted by `convert`; nil when absent; an error naming `kind` when `convert` gives nil.
+    private func read<T>(_ key: String, _ kind: String, code: Int?, _ convert: (JSONValue) -> T?) throws(LiveRoomError) -> T? {
         guard let value = value(key) else { return nil }
-        if let text = value.stringValue { return text }
-        if let int = value.intValue { return String(int) }
-        throw invalid(key, "must be a string or an integer, not \(value.typeName)", code: code)
+        guard let result = convert(value) else { throw invalid(key, "must be \(kind), not \(value.typeName)", code: code) }
+        return result
+    }
+
+    private func required<T>(_ key: String, _ value: T?) throws(LiveRoomError) -> T {
+        guard let value else { throw missing(key) }
+        return value
+    }
+
+    private static func describe(_ range: some RangeExpression<Int>) -> String {
+        switch range {
+        case let range as ClosedRange<Int>: "\(range.lowerBound)–\(range.upperBound)"
+        case let range as PartialRangeFrom<Int>: "at least \(range.lowerBound)"
+        case let range as PartialRangeThrough<Int>: "at most \(range.upperBound)"
+        default: "in \(range)"
+        }
     }
 }

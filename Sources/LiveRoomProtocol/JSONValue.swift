@@ -45,6 +45,16 @@ public enum JSONValue: Sendable, Hashable, Codable {
         try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
     }
 
+    /// Parses the JSON text of a `message` (`"signaling message"`); text that is not JSON is
+    /// ``ErrorCode/malformedJSON``: "signaling message is not valid JSON".
+    public static func parse(_ text: String, message: String) throws(LiveRoomError) -> JSONValue {
+        do {
+            return try parse(text)
+        } catch {
+            throw LiveRoomError(ErrorCode.malformedJSON, "\(message) is not valid JSON")
+        }
+    }
+
     /// Compact JSON text with sorted keys, one line.
     public var jsonText: String {
         let encoder = JSONEncoder()

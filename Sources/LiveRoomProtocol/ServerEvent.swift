@@ -151,13 +151,7 @@ public enum ServerEvent: Sendable, Hashable {
 
     /// Parses one event frame as the server sends it. Fields the event does not have are ignored.
     public static func parse(_ text: String) throws(LiveRoomError) -> ServerEvent {
-        let value: JSONValue
-        do {
-            value = try JSONValue.parse(text)
-        } catch {
-            throw LiveRoomError(ErrorCode.malformedJSON, "server event is not valid JSON")
-        }
-        return try parse(value)
+        try parse(JSONValue.parse(text, message: "server event"))
     }
 
     public static func parse(_ value: JSONValue) throws(LiveRoomError) -> ServerEvent {
@@ -166,7 +160,13 @@ public enum ServerEvent: Sendable, Hashable {
         switch name {
         case "onEnterRoom": return .onEnterRoom(result: try f.requiredInt("result"), errMsg: try f.string("errMsg"))
         case "onExitRoom": return .onExitRoom(reason: try f.requiredInt("reason"))
-        case "onRemoteUserEnterRoom": return .onRemoteUserEnterRoom(userId: try f.requiredString("userId"))
+        case "onRemoteUserEnterRoom", "onMicRequest", "onMicInvitation":
+            let userId = try f.requiredString("userId")
+            switch name {
+            case "onMicRequest": return .onMicRequest(userId: userId)
+            case "onMicInvitation": return .onMicInvitation(userId: userId)
+            default: return .onRemoteUserEnterRoom(userId: userId)
+            }
         case "onRemoteUserLeaveRoom": return .onRemoteUserLeaveRoom(userId: try f.requiredString("userId"), reason: try f.requiredInt("reason"))
         case "onSwitchRole":
             let roleText = try f.requiredString("role")
@@ -174,33 +174,27 @@ public enum ServerEvent: Sendable, Hashable {
                 throw f.invalid("role", "must be \"anchor\" or \"audience\", not \"\(roleText)\"")
             }
             return .onSwitchRole(errCode: try f.requiredInt("errCode"), errMsg: try f.requiredString("errMsg"), role: role)
-        case "onMicRequest": return .onMicRequest(userId: try f.requiredString("userId"))
-        case "onMicRequestResult":
-            return .onMicRequestResult(
-                userId: try f.requiredString("userId"), accepted: try f.requiredBool("accepted"), reason: try f.requiredString("reason"))
-        case "onMicInvitation": return .onMicInvitation(userId: try f.requiredString("userId"))
-        case "onMicInvitationResult":
-            return .onMicInvitationResult(
-                userId: try f.requiredString("userId"), accepted: try f.requiredBool("accepted"), reason: try f.requiredString("reason"))
+        case "onMicRequestResult", "onMicInvitationResult":
+            let (userId, accepted, reason) = (try f.requiredString("userId"), try f.requiredBool("accepted"), try f.requiredString("reason"))
+            if name == "onMicRequestResult" { return .onMicRequestResult(userId: userId, accepted: accepted, reason: reason) }
+            return .onMicInvitationResult(userId: userId, accepted: accepted, reason: reason)
         case "onRecvCustomCmdMsg":
             return .onRecvCustomCmdMsg(
                 userId: try f.requiredString("userId"), cmdID: try f.requiredInt("cmdID"), seq: try f.requiredInt("seq"),
                 data: try f.requiredString("data"))
         case "onPublishAnswer": return .onPublishAnswer(sdp: try f.requiredString("sdp"))
         case "onSubscribeAnswer": return .onSubscribeAnswer(userId: try f.requiredString("userId"), sdp: try f.requiredString("sdp"))
-        case "onUserVideoAvailable":
-            return .onUserVideoAvailable(userId: try f.requiredString("userId"), available: try f.requiredBool("available"))
-        case "onUserAudioAvailable":
-            return .onUserAudioAvailable(userId: try f.requiredString("userId"), available: try f.requiredBool("available"))
-        case "onStartPublishMediaStream":
-            return .onStartPublishMediaStream(
-                taskId: try f.requiredString("taskId"), code: try f.requiredInt("code"), message: try f.requiredString("message"))
-        case "onUpdatePublishMediaStream":
-            return .onUpdatePublishMediaStream(
-                taskId: try f.requiredString("taskId"), code: try f.requiredInt("code"), message: try f.requiredString("message"))
-        case "onStopPublishMediaStream":
-            return .onStopPublishMediaStream(
-                taskId: try f.requiredString("taskId"), code: try f.requiredInt("code"), message: try f.requiredString("message"))
+        case "onUserVideoAvailable", "onUserAudioAvailable":
+            let (userId, available) = (try f.requiredString("userId"), try f.requiredBool("available"))
+            if name == "onUserVideoAvailable" { return .onUserVideoAvailable(userId: userId, available: available) }
+            return .onUserAudioAvailable(userId: userId, available: available)
+        case "onStartPublishMediaStream", "onUpdatePublishMediaStream", "onStopPublishMediaStream":
+            let (taskId, code, message) = (try f.requiredString("taskId"), try f.requiredInt("code"), try f.requiredString("message"))
+            switch name {
+            case "onStartPublishMediaStream": return .onStartPublishMediaStream(taskId: taskId, code: code, message: message)
+            case "onUpdatePublishMediaStream": return .onUpdatePublishMediaStream(taskId: taskId, code: code, message: message)
+            default: return .onStopPublishMediaStream(taskId: taskId, code: code, message: message)
+            }
         case "onCdnStreamStateChanged":
             return .onCdnStreamStateChanged(
                 taskId: try f.requiredString("taskId"), cdnUrl: try f.requiredString("cdnUrl"), status: try f.requiredInt("status"),

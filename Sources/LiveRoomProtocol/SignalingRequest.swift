@@ -26,13 +26,7 @@ public enum SignalingRequest: Sendable, Hashable {
 
     /// Parses one signaling frame. Errors name the field and carry a code.
     public static func parse(_ text: String) throws(LiveRoomError) -> SignalingRequest {
-        let value: JSONValue
-        do {
-            value = try JSONValue.parse(text)
-        } catch {
-            throw LiveRoomError(ErrorCode.malformedJSON, "signaling message is not valid JSON")
-        }
-        return try parse(value)
+        try parse(JSONValue.parse(text, message: "signaling message"))
     }
 
     public static func parse(_ value: JSONValue) throws(LiveRoomError) -> SignalingRequest {

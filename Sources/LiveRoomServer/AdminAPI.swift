@@ -103,7 +103,7 @@ struct AdminAPI: Sendable {
             let now = Int(Date().timeIntervalSince1970)
             let (start, end, pageNumber, pageSize, roomId) = try Self.read { () throws(LiveRoomError) in
                 (
-                    try p.int("StartTime") ?? (now - 86_400), try p.int("EndTime") ?? now, try p.int("PageNumber", atLeast: 0) ?? 0,
+                    try p.int("StartTime") ?? (now - 86_400), try p.int("EndTime") ?? now, try p.int("PageNumber", in: 0...) ?? 0,
                     try p.int("PageSize", in: 1...100) ?? 100, try p.string("RoomId")
                 )
             }
@@ -182,47 +182,59 @@ struct AdminAPI: Sendable {
 
     /// `send_group_msg`: delivers each TIMCustomElem's Data to every user in the room.
     func sendGroupMessage(body: String) async -> JSONValue {
-        func fail(_ code: Int, _ info: String) -> JSONValue {
-            ["ActionStatus": "FAIL", "ErrorCode": .number(Double(code)), "ErrorInfo": .string(info)]
-        }
-        guard let value = try? JSONValue.parse(body), let object = value.objectValue else {
-            return fail(10004, "the request body is not a JSON object")
-        }
-        guard let groupId = object["GroupId"]?.stringValue, !groupId.isEmpty else {
-            return fail(10015, "GroupId is missing or not a string")
-        }
-        guard let elements = object["MsgBody"]?.arrayValue, !elements.isEmpty else {
-            return fail(10004, "MsgBody must be a non-empty array")
-        }
-        var datas: [String] = []
-        for element in elements {
-            guard element["MsgType"]?.stringValue == "TIMCustomElem" else {
-                return fail(10004, "only TIMCustomElem messages are supported, not \(element["MsgType"]?.stringValue ?? "a missing MsgType")")
+        do throws(LiveRoomError) {
+            let message = try GroupMessage(body)
+            for data in message.datas {
+                do {
+                    try await hub.sendGroupMessage(data, to: message.groupId, priority: message.priority)
+                } catch {
+                    throw LiveRoomError(10010, error.message)
+                }
             }
-            guard let data = element["MsgContent"]?["Data"]?.stringValue else {
-                return fail(10004, "TIMCustomElem needs MsgContent.Data as a string")
-            }
-            datas.append(data)
-        }
-        let priorityText = object["MsgPriority"]?.stringValue ?? "Normal"
-        let priority: MessagePriority
-        switch priorityText.lowercased() {
-        case "high": priority = .high
-        case "normal", "low", "lowest": priority = .normal
-        default: return fail(10004, "MsgPriority must be High, Normal, Low or Lowest, not \(priorityText)")
-        }
-        do {
-            for data in datas {
-                try await hub.sendGroupMessage(data, to: groupId, priority: priority)
-            }
+            return [
+                "ActionStatus": "OK", "ErrorCode": 0, "ErrorInfo": "",
+                "MsgTime": .number(Double(Int64(Date().timeIntervalSince1970))), "MsgSeq": .number(Double(message.random)),
+            ]
         } catch {
-            return fail(10010, error.message)
+            return ["ActionStatus": "FAIL", "ErrorCode": .number(Double(error.code)), "ErrorInfo": .string(error.message)]
         }
-        return [
-            "ActionStatus": "OK", "ErrorCode": 0, "ErrorInfo": "",
-            "MsgTime": .number(Double(Int64(Date().timeIntervalSince1970))),
-            "MsgSeq": .number(Double(object["Random"]?.intValue ?? 0)),
-        ]
+    }
+
+    /// `send_group_msg`'s parameters, read with IM's error codes: 10004 a bad parameter, 10015 a bad `GroupId`.
+    struct GroupMessage {
+        var groupId: String
+        var datas: [String]
+        var priority: MessagePriority
+        /// `Random`, echoed as `MsgSeq`.
+        var random: Int
+
+        init(_ body: String) throws(LiveRoomError) {
+            guard let value = try? JSONValue.parse(body) else { throw LiveRoomError(10004, "the request body is not a JSON object") }
+            let f = try JSONFields(value, missingCode: 10004, code: 10004)
+            guard let groupId = try f.string("GroupId", code: 10015), !groupId.isEmpty else {
+                throw LiveRoomError(10015, "GroupId is missing or empty", field: "GroupId")
+            }
+            guard let elements = try f.objectArray("MsgBody"), !elements.isEmpty else {
+                throw LiveRoomError(10004, "MsgBody must be a non-empty array", field: "MsgBody")
+            }
+            var datas: [String] = []
+            for element in elements {
+                let type = try element.string("MsgType")
+                guard type == "TIMCustomElem" else {
+                    throw element.invalid("MsgType", "must be TIMCustomElem (the only type supported), not \(type ?? "missing")")
+                }
+                datas.append(try element.requiredFields("MsgContent").requiredString("Data"))
+            }
+            let priorityText = try f.string("MsgPriority") ?? "Normal"
+            switch priorityText.lowercased() {
+            case "high": priority = .high
+            case "normal", "low", "lowest": priority = .normal
+            default: throw f.invalid("MsgPriority", "must be High, Normal, Low or Lowest, not \(priorityText)")
+            }
+            self.groupId = groupId
+            self.datas = datas
+            random = f.value("Random")?.intValue ?? 0
+        }
     }
 
     static func imAuthFailure(_ failure: AdminAuth.Failure) -> JSONValue {

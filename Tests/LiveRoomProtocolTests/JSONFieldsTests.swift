@@ -51,7 +51,7 @@ struct JSONFieldsTests {
         #expect(outside?.message == "mixingConfig.videoLayoutList[2].rect.width must be 1–1920, not 0")
         #expect(try rect.int("top", in: 0...1080) == 20)
         #expect(try rect.int("absent", in: 0...1080) == nil)
-        let below = error { () throws(LiveRoomError) in _ = try rect.int("width", atLeast: 2) }
+        let below = error { () throws(LiveRoomError) in _ = try rect.int("width", in: 2...) }
         #expect(below?.message == "mixingConfig.videoLayoutList[2].rect.width must be at least 2, not 0")
     }
 

@@ -1,6 +1,6 @@
 import FuzzSupport
-import LiveRoomProtocol
 import LiveRoomMixer
+import LiveRoomProtocol
 
 /// Any bytes are a task config or a LiveRoomError, for the client and the admin shapes; a
 /// config that parses lays out without a crash for a few anchors, and its rects stay on the canvas.

@@ -25,7 +25,7 @@ public struct AdminPublishCdnStreamRequest: Sendable {
 
     /// Parses `StartPublishCdnStream`'s parameters and the task they describe.
     public static func parseStart(_ params: JSONValue) throws(LiveRoomError) -> (request: AdminPublishCdnStreamRequest, config: PublishTaskConfig) {
-        let fields = try JSONFields(params, missingCode: ErrorCode.missingParameter, code: ErrorCode.invalidParameter)
+        let fields = try JSONFields(taskParameters: params, code: ErrorCode.invalidParameter)
         var request = try AdminPublishCdnStreamRequest(fields: fields)
         guard !request.roomId.isEmpty else { throw fields.missing("RoomId") }
         request.taskId = ""
@@ -37,7 +37,7 @@ public struct AdminPublishCdnStreamRequest: Sendable {
 
     /// Parses `UpdatePublishCdnStream`'s `TaskId` and `SequenceNumber`; the changes are applied by ``applied(to:)``.
     public static func parseUpdate(_ params: JSONValue) throws(LiveRoomError) -> AdminPublishCdnStreamRequest {
-        let fields = try JSONFields(params, missingCode: ErrorCode.missingParameter, code: ErrorCode.invalidParameter)
+        let fields = try JSONFields(taskParameters: params, code: ErrorCode.invalidParameter)
         let request = try AdminPublishCdnStreamRequest(fields: fields)
         guard !request.taskId.isEmpty else { throw fields.missing("TaskId") }
         guard let sequence = request.sequenceNumber else { throw fields.missing("SequenceNumber") }
@@ -49,7 +49,7 @@ public struct AdminPublishCdnStreamRequest: Sendable {
 
     /// Parses `StopPublishCdnStream`'s `TaskId`.
     public static func parseStopTaskId(_ params: JSONValue) throws(LiveRoomError) -> String {
-        let fields = try JSONFields(params, missingCode: ErrorCode.missingParameter, code: ErrorCode.invalidParameter)
+        let fields = try JSONFields(taskParameters: params, code: ErrorCode.invalidParameter)
         let taskId = try fields.string("TaskId", code: ErrorCode.invalidParameter) ?? ""
         guard !taskId.isEmpty else { throw fields.missing("TaskId") }
         return taskId

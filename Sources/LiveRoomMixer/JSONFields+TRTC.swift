@@ -3,6 +3,12 @@ import LiveRoomProtocol
 
 /// The readers of TRTC's task parameters: colours, enumerations by number or name, rects.
 extension JSONFields {
+    /// Task parameters at `path`: a missing field is ``ErrorCode/missingParameter``, one of the
+    /// wrong type `code` (or the code a read names).
+    init(taskParameters value: JSONValue, path: String = "", code: Int) throws(LiveRoomError) {
+        try self.init(value, path: path, missingCode: ErrorCode.missingParameter, code: code)
+    }
+
     /// A 0xRRGGBB colour: a number, or text `0x61B9F1`, `#61B9F1` or `61B9F1`.
     func color(_ key: String, code: Int) throws(LiveRoomError) -> UInt32? {
         guard let value = value(key) else { return nil }

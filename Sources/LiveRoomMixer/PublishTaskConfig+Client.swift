@@ -12,15 +12,15 @@ extension PublishTaskConfig {
     public static func parseClient(
         target: JSONValue, encoderParam: JSONValue?, mixingConfig: JSONValue?, caller: MixUser
     ) throws(LiveRoomError) -> PublishTaskConfig {
-        let target = try parseClientTarget(JSONFields(target, path: "target", missingCode: ErrorCode.missingParameter, code: ErrorCode.invalidPublishTarget))
+        let target = try parseClientTarget(JSONFields(taskParameters: target, path: "target", code: ErrorCode.invalidPublishTarget))
         var config = PublishTaskConfig(target: target)
         if let encoderParam, encoderParam != .null {
             config.encoderParam = try parseClientEncoderParam(
-                JSONFields(encoderParam, path: "encoderParam", missingCode: ErrorCode.missingParameter, code: ErrorCode.invalidVideoEncoding))
+                JSONFields(taskParameters: encoderParam, path: "encoderParam", code: ErrorCode.invalidVideoEncoding))
         }
         if let mixingConfig, mixingConfig != .null, target.mode.isMixing {
             config.mixingConfig = try parseClientMixingConfig(
-                JSONFields(mixingConfig, path: "mixingConfig", missingCode: ErrorCode.missingParameter, code: ErrorCode.invalidLayout))
+                JSONFields(taskParameters: mixingConfig, path: "mixingConfig", code: ErrorCode.invalidLayout))
         }
         if !target.mode.isMixing {
             config.relaySource = caller
@@ -37,16 +37,16 @@ extension PublishTaskConfig {
     ) throws(LiveRoomError) -> PublishTaskConfig {
         var config = current
         if let target, target != .null {
-            config.target = try parseClientTarget(JSONFields(target, path: "target", missingCode: ErrorCode.missingParameter, code: ErrorCode.invalidPublishTarget))
+            config.target = try parseClientTarget(JSONFields(taskParameters: target, path: "target", code: ErrorCode.invalidPublishTarget))
         }
         if let encoderParam, encoderParam != .null {
             config.encoderParam = try parseClientEncoderParam(
-                JSONFields(encoderParam, path: "encoderParam", missingCode: ErrorCode.missingParameter, code: ErrorCode.invalidVideoEncoding))
+                JSONFields(taskParameters: encoderParam, path: "encoderParam", code: ErrorCode.invalidVideoEncoding))
         }
         if config.target.mode.isMixing {
             if let mixingConfig, mixingConfig != .null {
                 config.mixingConfig = try parseClientMixingConfig(
-                    JSONFields(mixingConfig, path: "mixingConfig", missingCode: ErrorCode.missingParameter, code: ErrorCode.invalidLayout))
+                    JSONFields(taskParameters: mixingConfig, path: "mixingConfig", code: ErrorCode.invalidLayout))
             }
             config.relaySource = nil
         } else {
@@ -59,7 +59,7 @@ extension PublishTaskConfig {
 
     /// Parses a client request object `{"target": …, "encoderParam": …, "mixingConfig": …}`.
     public static func parseClient(request: JSONValue, caller: MixUser) throws(LiveRoomError) -> PublishTaskConfig {
-        let fields = try JSONFields(request, path: "request", missingCode: ErrorCode.missingParameter, code: ErrorCode.invalidParameter)
+        let fields = try JSONFields(taskParameters: request, path: "request", code: ErrorCode.invalidParameter)
         guard let target = fields.value("target") else { throw fields.missing("target") }
         return try parseClient(
             target: target, encoderParam: fields.value("encoderParam"), mixingConfig: fields.value("mixingConfig"), caller: caller)

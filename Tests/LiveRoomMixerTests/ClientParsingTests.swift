@@ -186,4 +186,27 @@ struct ClientParsingTests {
                 caller: caller)
         }
     }
+
+    /// Errors of the one JSON reader carry the full path of the field, also as `field`.
+    @Test func errorsCarryTheFullPathOfTheField() throws {
+        let layouts = [
+            #"{"rect": {"left": 0, "top": 0, "right": 640, "bottom": 360}, "zOrder": 0}"#,
+            #"{"rect": {"x": 0, "y": 0, "width": 320, "height": 180}, "zOrder": 1}"#,
+            #"{"rect": {"left": 0, "top": 0, "right": "wide", "bottom": 180}, "zOrder": 2}"#,
+        ]
+        let request = #"{"target": {"mode": 3, "cdnUrlList": [{"rtmpUrl": "rtmp://h/live/s"}]}, "encoderParam": {"videoEncodedWidth": 640, "videoEncodedHeight": 360}, "mixingConfig": {"videoLayoutList": ["#
+            + layouts.joined(separator: ",") + "]}}"
+        do {
+            _ = try PublishTaskConfig.parseClient(request: json(request), caller: caller)
+            Issue.record("parsed a rect with right \"wide\"")
+        } catch let error as LiveRoomError {
+            #expect(error.code == ErrorCode.invalidLayoutRect)
+            #expect(error.message == "mixingConfig.videoLayoutList[2].rect.right must be an integer, not string")
+            #expect(error.field == "mixingConfig.videoLayoutList[2].rect.right")
+        }
+        expectError(ErrorCode.missingParameter, "missing field mixingConfig.videoLayoutList[1].rect.height") {
+            _ = try PublishTaskConfig.parseClient(
+                request: json(request.replacingOccurrences(of: #", "height": 180"#, with: "")), caller: caller)
+        }
+    }
 }

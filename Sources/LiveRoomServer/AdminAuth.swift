@@ -1,5 +1,4 @@
 import LiveRoomAuth
-import LiveRoomCore
 import LiveRoomProtocol
 
 /// Checks the credentials an admin call carries in its query string

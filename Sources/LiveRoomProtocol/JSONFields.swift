@@ -6,6 +6,7 @@
 /// ``missingCode`` for a required field that is absent (or null), otherwise the `code` the read
 /// names, or the reader's ``code``.
 public struct JSONFields: Sendable {
+    /// The object's fields as given.
     public let object: [String: JSONValue]
     /// The object's own path; empty for a top-level object.
     public let path: String
@@ -41,6 +42,7 @@ public struct JSONFields: Sendable {
         return value
     }
 
+    /// Whether `key` is present and not null.
     public func has(_ key: String) -> Bool { value(key) != nil }
 
     /// The error for a required field that is absent.
@@ -55,6 +57,7 @@ public struct JSONFields: Sendable {
 
     // MARK: Scalars
 
+    /// An integer (a whole number; with ``integersMayBeText`` also decimal text); nil when absent or null.
     public func int(_ key: String, code: Int? = nil) throws(LiveRoomError) -> Int? {
         guard let value = value(key) else { return nil }
         if let int = value.intValue { return int }
@@ -62,6 +65,7 @@ public struct JSONFields: Sendable {
         throw invalid(key, "must be an integer, not \(value.typeName == "number" ? "a fraction" : value.typeName)", code: code)
     }
 
+    /// An integer that must be present.
     public func requiredInt(_ key: String, code: Int? = nil) throws(LiveRoomError) -> Int {
         try required(key, int(key, code: code))
     }
@@ -73,18 +77,22 @@ public struct JSONFields: Sendable {
         return int
     }
 
+    /// A string; nil when absent or null.
     public func string(_ key: String, code: Int? = nil) throws(LiveRoomError) -> String? {
         try read(key, "a string", code: code) { $0.stringValue }
     }
 
+    /// A string that must be present.
     public func requiredString(_ key: String, code: Int? = nil) throws(LiveRoomError) -> String {
         try required(key, string(key, code: code))
     }
 
+    /// A JSON boolean; nil when absent or null.
     public func bool(_ key: String, code: Int? = nil) throws(LiveRoomError) -> Bool? {
         try read(key, "a boolean", code: code) { $0.boolValue }
     }
 
+    /// A JSON boolean that must be present.
     public func requiredBool(_ key: String, code: Int? = nil) throws(LiveRoomError) -> Bool {
         try required(key, bool(key, code: code))
     }
@@ -115,6 +123,7 @@ public struct JSONFields: Sendable {
         try read(key, "an object", code: code) { $0.objectValue != nil ? $0 : nil }
     }
 
+    /// A nested object that must be present, as it is.
     public func requiredObject(_ key: String, code: Int? = nil) throws(LiveRoomError) -> JSONValue {
         try required(key, object(key, code: code))
     }
@@ -125,6 +134,7 @@ public struct JSONFields: Sendable {
         return try child(value, path: name(key), code: code)
     }
 
+    /// A nested object's fields; the object must be present.
     public func requiredFields(_ key: String, code: Int? = nil) throws(LiveRoomError) -> JSONFields {
         try required(key, fields(key, code: code))
     }

@@ -7,23 +7,11 @@ import LiveRoomProtocol
 import TestTools
 import Testing
 
-/// What ffprobe says of a recorded file's streams.
-struct ProbedStream: Equatable {
-    var codec: String
-    var width: Int?
-    var height: Int?
-    var frames: Int
-}
-
+/// What ffprobe says of a recorded file's streams, with their frames counted.
 func probe(_ path: String) throws -> [ProbedStream] {
-    let data = try runTool(
-        .ffprobe, ["-v", "error", "-count_frames", "-show_entries", "stream=codec_name,width,height,nb_read_frames", "-of", "json", path])
-    let json = try JSONValue.parse(String(decoding: data, as: UTF8.self))
-    return (json["streams"]?.arrayValue ?? []).map {
-        ProbedStream(
-            codec: $0["codec_name"]?.stringValue ?? "", width: $0["width"]?.intValue, height: $0["height"]?.intValue,
-            frames: Int($0["nb_read_frames"]?.stringValue ?? "") ?? 0)
-    }
+    let result = try RequiredTool.ffprobe.run(
+        ["-v", "error", "-count_frames", "-show_entries", "stream=codec_name,width,height,nb_read_frames", "-of", "json", path], timeout: toolTimeout)
+    return try Probe(json: result.output).streams
 }
 
 extension TestServer {

@@ -14,15 +14,14 @@ let binDirectory: URL = {
     return root.appendingPathComponent(".build/debug")
 }()
 
+/// How long a test waits for ffmpeg or ffprobe to finish.
+let toolTimeout: Duration = .seconds(20)
+
 /// A value behind a lock that closures can share.
 final class Locked<Value: Sendable>: Sendable {
     private let mutex: Mutex<Value>
     init(_ value: Value) { mutex = Mutex(value) }
     func withLock<R>(_ body: (inout Value) -> R) -> R { mutex.withLock { body(&$0) } }
-}
-
-struct TimedOut: Error, CustomStringConvertible {
-    var description: String
 }
 
 /// A child process with its output collected line by line. Every process a test starts is

@@ -22,52 +22,21 @@ struct RGBFrame {
     }
 }
 
-/// Runs a tool to the end, or kills it after `timeout`; returns standard output (or error).
-func runTool(_ tool: RequiredTool, _ arguments: [String], timeout: Duration = .seconds(20), standardError: Bool = false) throws -> Data {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: tool.path)
-    process.arguments = arguments
-    let output = Pipe()
-    process.standardOutput = standardError ? FileHandle.nullDevice : output
-    process.standardError = standardError ? output : FileHandle.nullDevice
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    let collected = Locked(Data())
-    let reader = Thread {
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        collected.withLock { $0 = data }
-    }
-    reader.start()
-    let deadline = ContinuousClock.now + timeout
-    while process.isRunning, ContinuousClock.now < deadline { usleep(20_000) }
-    if process.isRunning {
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        throw TimedOut(description: "\(tool.path) \(arguments.joined(separator: " ")) did not finish in \(timeout)")
-    }
-    process.waitUntilExit()
-    while !reader.isFinished { usleep(5_000) }
-    return collected.withLock { $0 }
-}
-
 /// The first video frame of `input` (a URL or file; `before` goes ahead of `-i`), decoded.
 func decodeFrame(_ input: String, width: Int, height: Int, before: [String] = []) throws -> RGBFrame {
-    let data = try runTool(.ffmpeg, ["-v", "error"] + before + ["-i", input, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+    let data = try RequiredTool.ffmpeg.run(["-v", "error"] + before + ["-i", input, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"], timeout: toolTimeout).output
     guard data.count == width * height * 3 else {
         throw TimedOut(description: "ffmpeg gave \(data.count) bytes for a \(width)x\(height) frame of \(input)")
     }
     return RGBFrame(width: width, height: height, pixels: [UInt8](data))
 }
 
-/// The video stream of `input`: width, height, frame rate.
-func probeVideo(_ input: String) throws -> (width: Int, height: Int, fps: String, codec: String) {
-    let data = try runTool(
-        .ffprobe, ["-v", "error", "-select_streams", "v", "-show_entries", "stream=codec_name,width,height,r_frame_rate", "-of", "json", input])
-    let stream = try JSONValue.parse(String(decoding: data, as: UTF8.self))["streams"]?.arrayValue?.first
-    return (
-        stream?["width"]?.intValue ?? 0, stream?["height"]?.intValue ?? 0, stream?["r_frame_rate"]?.stringValue ?? "",
-        stream?["codec_name"]?.stringValue ?? ""
-    )
+/// The video stream of `input`: codec, width, height, frame rate.
+func probeVideo(_ input: String) throws -> ProbedStream {
+    let result = try RequiredTool.ffprobe.run(
+        ["-v", "error", "-select_streams", "v", "-show_entries", "stream=codec_name,width,height,r_frame_rate", "-of", "json", input],
+        timeout: toolTimeout)
+    return try #require(Probe(json: result.output).streams.first, "no video stream in \(input)")
 }
 
 /// Publish media stream tasks through the server to a real RTMP server (nginx-rtmp), pulled
@@ -124,7 +93,7 @@ struct PublishTaskEndToEndTests {
 
         // The declared size and rate, each anchor in its rect, the background elsewhere.
         let video = try probeVideo(url)
-        #expect(video.width == 640 && video.height == 360 && video.fps == "15/1" && video.codec == "h264", "\(video)")
+        #expect(video.width == 640 && video.height == 360 && video.frameRate == "15/1" && video.codec == "h264", "\(video)")
         try await Task.sleep(for: .seconds(1))
         let mixed = try decodeFrame(url, width: 640, height: 360)
         #expect(mixed.pixel(x: 160, y: 180, is: Self.red), "left half: \(mixed.color(x: 160, y: 180))")
@@ -132,7 +101,7 @@ struct PublishTaskEndToEndTests {
         #expect(mixed.pixel(x: 360, y: 20, is: Self.green), "background: \(mixed.color(x: 360, y: 20))")
         #expect(mixed.pixel(x: 620, y: 340, is: Self.green), "background: \(mixed.color(x: 620, y: 340))")
         // Both anchors' tones are in the mix: the CDN audio is far from silence.
-        let levels = String(decoding: try runTool(.ffmpeg, ["-i", url, "-t", "2", "-vn", "-af", "volumedetect", "-f", "null", "-"], standardError: true), as: UTF8.self)
+        let levels = try RequiredTool.ffmpeg.run(["-i", url, "-t", "2", "-vn", "-af", "volumedetect", "-f", "null", "-"], timeout: toolTimeout).errors
         let mean = levels.split(separator: "\n").first { $0.contains("mean_volume:") }.flatMap { Double($0.split(separator: " ").dropLast().last ?? "") }
         #expect((mean ?? -100) > -40, "mean volume \(mean.map { "\($0) dB" } ?? "missing"): \(levels)")
 
@@ -148,7 +117,7 @@ struct PublishTaskEndToEndTests {
         let last = try decodeFrame(recording, width: 640, height: 360, before: ["-sseof", "-0.5"])
         #expect(first.pixel(x: 160, y: 180, is: Self.red) && first.pixel(x: 500, y: 180, is: Self.blue), "before: \(first.color(x: 160, y: 180))")
         #expect(last.pixel(x: 160, y: 180, is: Self.blue) && last.pixel(x: 500, y: 180, is: Self.red), "after: \(last.color(x: 160, y: 180))")
-        let duration = try runTool(.ffprobe, ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", recording])
+        let duration = try RequiredTool.ffprobe.run(["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", recording], timeout: toolTimeout).output
         #expect((Double(String(decoding: duration, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 8.5, "the recording broke off")
         #expect(red.events(named: "onCdnStreamStateChanged").filter { $0["status"] == 3 }.isEmpty, "the task reconnected during the update")
 
@@ -358,7 +327,7 @@ struct PublishTaskEndToEndTests {
         let mixed = try decodeFrame(url, width: 640, height: 360)
         #expect(mixed.pixel(x: 160, y: 180, is: Self.red) && mixed.pixel(x: 500, y: 180, is: Self.blue), "\(mixed.color(x: 500, y: 180))")
         #expect(try await recorder.waitForExit(timeout: .seconds(20)) == 0, "\(recorder.standardError)")
-        let duration = try runTool(.ffprobe, ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", recording])
+        let duration = try RequiredTool.ffprobe.run(["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", recording], timeout: toolTimeout).output
         #expect((Double(String(decoding: duration, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 7.5, "the stream broke off")
 
         // And back to the relay when the co-host leaves the stage.

@@ -1,37 +1,8 @@
 import Foundation
 @testable import LiveRoomMedia
-import TestTools
 
-/// Helpers shared by the media tests: external tools, temporary files, signal analysis.
+/// Helpers shared by the media tests: temporary files, signal analysis.
 enum TestSupport {
-    struct ProcessResult {
-        var status: Int32
-        var stdout: Data
-        var stderr: String
-    }
-
-    /// Runs a tool to completion and captures its output.
-    static func run(_ tool: RequiredTool, _ arguments: [String]) throws -> ProcessResult {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool.path)
-        process.arguments = arguments
-        // stderr goes to a file so a chatty tool cannot block on a full pipe while we read stdout.
-        let errPath = temporaryPath(".stderr")
-        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
-        defer { try? FileManager.default.removeItem(atPath: errPath) }
-        let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
-        defer { try? err.close() }
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let stdoutData = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let stderrData = FileManager.default.contents(atPath: errPath) ?? Data()
-        return ProcessResult(status: process.terminationStatus, stdout: stdoutData, stderr: String(decoding: stderrData, as: UTF8.self))
-    }
-
     /// A fresh path in the temporary directory.
     static func temporaryPath(_ suffix: String) -> String {
         FileManager.default.temporaryDirectory.appendingPathComponent("liveroom-media-\(UUID().uuidString)\(suffix)").path

@@ -118,20 +118,6 @@ func rtp(_ payload: ByteBuffer, seq: UInt16, ts: UInt32, marker: Bool = false, p
         #expect(((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) >= 1000, "the FLV file was written")
     }
 
-    /// Runs ffmpeg to the end and returns its standard output.
-    static func ffmpeg(_ arguments: [String]) throws -> Data {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: RequiredTool.ffmpeg.path)
-        process.arguments = ["-v", "error", "-y"] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return data
-    }
-
     @Test(.requires(.ffmpeg))
     func watermarkImagesAreDrawnFromLocalFiles() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("runner-\(UUID().uuidString)")
@@ -139,7 +125,7 @@ func rtp(_ payload: ByteBuffer, seq: UInt16, ts: UInt32, marker: Bool = false, p
         defer { try? FileManager.default.removeItem(at: directory) }
         let image = directory.appendingPathComponent("mark.png").path
         let output = directory.appendingPathComponent("out.flv").path
-        _ = try Self.ffmpeg(["-f", "lavfi", "-i", "color=c=0xFF00FF:s=64x64", "-frames:v", "1", image])
+        _ = try RequiredTool.ffmpeg.run(["-v", "error", "-y", "-f", "lavfi", "-i", "color=c=0xFF00FF:s=64x64", "-frames:v", "1", image])
         let config = PublishTaskConfig(
             target: PublishTarget(mode: .mixStreamToCdn, cdnUrlList: [PublishCdnUrl(rtmpUrl: "rtmp://unused/live/x")]),
             encoderParam: StreamEncoderParam(videoEncodedWidth: 320, videoEncodedHeight: 240, videoEncodedFPS: 15, videoEncodedKbps: 500),
@@ -151,7 +137,7 @@ func rtp(_ payload: ByteBuffer, seq: UInt16, ts: UInt32, marker: Bool = false, p
         try await Task.sleep(for: .seconds(1.2))
         runner.stop()
         try await Task.sleep(for: .milliseconds(500))
-        let pixels = [UInt8](try Self.ffmpeg(["-i", output, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"]))
+        let pixels = [UInt8](try RequiredTool.ffmpeg.run(["-v", "error", "-y", "-i", output, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"]).output)
         try #require(pixels.count == 320 * 240 * 3)
         func color(_ x: Int, _ y: Int) -> [Int] { (0..<3).map { Int(pixels[(y * 320 + x) * 3 + $0]) } }
         #expect(zip(color(80, 60), [255, 0, 255]).allSatisfy { abs($0 - $1) < 48 }, "the watermark: \(color(80, 60))")

@@ -151,12 +151,12 @@ import TestTools
     func parsesLibx264Output(profile: String, pixelFormat: String, width: Int, height: Int, chroma: Int) throws {
         let path = TestSupport.temporaryPath(".h264")
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let result = try TestSupport.run(.ffmpeg, [
+        let result = try RequiredTool.ffmpeg.run([
             "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
             "-f", "lavfi", "-i", "testsrc=size=\(width)x\(height):rate=15", "-frames:v", "1",
             "-pix_fmt", pixelFormat, "-c:v", "libx264", "-profile:v", profile, "-f", "h264", path,
         ])
-        try #require(result.status == 0, "ffmpeg: \(result.stderr)")
+        try #require(result.status == 0, "ffmpeg: \(result.errors)")
         let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
         let sps = try H264SequenceParameterSet(annexB: bytes)
         #expect(sps.width == width && sps.height == height)

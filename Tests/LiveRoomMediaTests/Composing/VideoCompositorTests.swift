@@ -92,10 +92,10 @@ import TestTools
         let path = TestSupport.temporaryPath(".\(format)")
         defer { try? FileManager.default.removeItem(atPath: path) }
         // Left half red, right half blue, 64x48.
-        let result = try TestSupport.run(.ffmpeg, [
+        let result = try RequiredTool.ffmpeg.run([
             "-v", "error", "-y", "-f", "lavfi", "-i", "color=c=0xFF0000:s=32x48,pad=64:48:0:0:color=0x0000FF",
             "-frames:v", "1", "-q:v", "2", path])
-        try #require(result.status == 0, "ffmpeg: \(result.stderr)")
+        try #require(result.status == 0, "ffmpeg: \(result.errors)")
 
         let image = try VideoFrame(contentsOfImageFile: path)
         #expect(image.width == 64 && image.height == 48)

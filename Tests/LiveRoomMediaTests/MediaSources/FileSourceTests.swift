@@ -7,14 +7,14 @@ import TestTools
     /// A 1 s file (testsrc at 10 fps, 320x240, plus a 44.1 kHz mono 1 kHz sine in AAC) made by ffmpeg.
     static func makeFile() throws -> String {
         let path = TestSupport.temporaryPath(".mp4")
-        let result = try TestSupport.run(.ffmpeg, [
+        let result = try RequiredTool.ffmpeg.run([
             "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
             "-f", "lavfi", "-i", "testsrc=size=320x240:rate=10:duration=1",
             "-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=44100:duration=1",
             "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
             "-c:a", "aac", "-ac", "1", "-shortest", path,
         ])
-        try #require(result.status == 0, "ffmpeg: \(result.stderr)")
+        try #require(result.status == 0, "ffmpeg: \(result.errors)")
         return path
     }
 
@@ -66,11 +66,11 @@ import TestTools
     @Test(.requires(.ffmpeg)) func videoOnlyFileLoopsWithContinuousTimestamps() throws {
         let path = TestSupport.temporaryPath(".y4m")
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let made = try TestSupport.run(.ffmpeg, [
+        let made = try RequiredTool.ffmpeg.run([
             "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
             "-f", "lavfi", "-i", "testsrc=size=64x48:rate=5:duration=1", "-pix_fmt", "yuv420p", path,
         ])
-        try #require(made.status == 0, "ffmpeg: \(made.stderr)")
+        try #require(made.status == 0, "ffmpeg: \(made.errors)")
         let source = try FileSource(path: path, width: 32, height: 24)
         #expect(source.hasVideo && !source.hasAudio)
         var pts: [Int64] = []

@@ -5,25 +5,12 @@ import Testing
 import TestTools
 
 @Suite struct MediaRecorderTests {
-    struct ProbedStream: Decodable {
-        var codec_name: String
-        var codec_type: String
-        var width: Int?
-        var height: Int?
-        var sample_rate: String?
-        var channels: Int?
-        var nb_read_frames: String?
-    }
-    struct Probe: Decodable { var streams: [ProbedStream] }
-    struct ProbedFormat: Decodable { var format: Format; struct Format: Decodable { var duration: String? } }
-
     static func probe(_ path: String) throws -> (streams: [ProbedStream], duration: Double?) {
-        let result = try TestSupport.run(.ffprobe, ["-v", "error", "-show_streams", "-show_format", "-count_frames", "-of", "json", path])
-        try #require(result.status == 0, "ffprobe: \(result.stderr)")
-        #expect(result.stderr.isEmpty, "ffprobe reported: \(result.stderr)")
-        let streams = try JSONDecoder().decode(Probe.self, from: result.stdout).streams
-        let duration = try JSONDecoder().decode(ProbedFormat.self, from: result.stdout).format.duration.flatMap(Double.init)
-        return (streams, duration)
+        let result = try RequiredTool.ffprobe.run(["-v", "error", "-show_streams", "-show_format", "-count_frames", "-of", "json", path])
+        try #require(result.status == 0, "ffprobe: \(result.errors)")
+        #expect(result.errors.isEmpty, "ffprobe reported: \(result.errors)")
+        let probe = try Probe(json: result.output)
+        return (probe.streams, probe.format?.duration.flatMap(Double.init))
     }
 
     /// 30 frames of test card at 15 fps (2 s) and 50 Opus frames (1 s), recorded to Matroska.
@@ -65,14 +52,14 @@ import TestTools
         defer { try? FileManager.default.removeItem(atPath: path) }
         let (streams, duration) = try Self.probe(path)
         try #require(streams.count == 2)
-        let video = try #require(streams.first { $0.codec_type == "video" })
-        #expect(video.codec_name == (codec == .vp8 ? "vp8" : "h264"))
+        let video = try #require(streams.first { $0.type == "video" })
+        #expect(video.codec == (codec == .vp8 ? "vp8" : "h264"))
         #expect(video.width == 320 && video.height == 240)
-        #expect(video.nb_read_frames == "30")
-        let audio = try #require(streams.first { $0.codec_type == "audio" })
-        #expect(audio.codec_name == "opus")
-        #expect(audio.sample_rate == "48000" && audio.channels == 2)
-        #expect(audio.nb_read_frames == "50")
+        #expect(video.frames == 30)
+        let audio = try #require(streams.first { $0.type == "audio" })
+        #expect(audio.codec == "opus")
+        #expect(audio.sampleRate == "48000" && audio.channels == 2)
+        #expect(audio.frames == 50)
         let seconds = try #require(duration)
         #expect(seconds > 1.8 && seconds < 2.2, "duration \(seconds)")
     }
@@ -98,6 +85,6 @@ import TestTools
         try recorder.finish()
         try recorder.finish()
         let (streams, _) = try Self.probe(path)
-        #expect(streams.first?.nb_read_frames == "3")
+        #expect(streams.first?.frames == 3)
     }
 }

@@ -85,45 +85,6 @@ final class MixFixture {
     }
 }
 
-/// An external tool running in the background, with its output in files.
-final class ExternalProcess {
-    let process = Process()
-    let outputPath = TestSupport.temporaryPath(".out")
-    let errorPath = TestSupport.temporaryPath(".err")
-
-    init(_ tool: RequiredTool, _ arguments: [String]) throws {
-        _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
-        _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
-        process.executableURL = URL(fileURLWithPath: tool.path)
-        process.arguments = arguments
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
-        try process.run()
-    }
-
-    deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
-        try? FileManager.default.removeItem(atPath: outputPath)
-        try? FileManager.default.removeItem(atPath: errorPath)
-    }
-
-    /// The exit status, or nil if the tool had to be killed after `timeout`.
-    func wait(timeout: Duration) -> Int32? {
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning && ContinuousClock.now < deadline { usleep(20_000) }
-        guard !process.isRunning else {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            return nil
-        }
-        return process.terminationStatus
-    }
-
-    var output: Data { FileManager.default.contents(atPath: outputPath) ?? Data() }
-    var errors: String { String(decoding: FileManager.default.contents(atPath: errorPath) ?? Data(), as: UTF8.self) }
-}
-
 /// Records the states a publisher reports.
 final class StateRecorder: Sendable {
     private let states = Mutex<[RTMPPublisher.State]>([])
@@ -182,16 +143,16 @@ enum PulledVideo {
     struct PacketProbe: Decodable { var packets: [ProbedPacket] }
 
     static func packets(_ path: String) throws -> [ProbedPacket] {
-        let result = try TestSupport.run(.ffprobe, ["-v", "error", "-show_packets", "-of", "json", path])
-        try #require(result.status == 0, "ffprobe: \(result.stderr)")
-        return try JSONDecoder().decode(PacketProbe.self, from: result.stdout).packets
+        let result = try RequiredTool.ffprobe.run(["-v", "error", "-show_packets", "-of", "json", path])
+        try #require(result.status == 0, "ffprobe: \(result.errors)")
+        return try JSONDecoder().decode(PacketProbe.self, from: result.output).packets
     }
 
     /// The first picture of `path`, decoded by ffmpeg; nil if ffmpeg gave less than a whole picture.
     static func firstFrame(_ path: String) throws -> VideoFrame? {
-        let result = try TestSupport.run(.ffmpeg, ["-v", "error", "-i", path, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"])
-        try #require(result.status == 0, "ffmpeg: \(result.stderr)")
-        return PulledVideo.lastFrame(result.stdout, width: MixFixture.width, height: MixFixture.height)
+        let result = try RequiredTool.ffmpeg.run(["-v", "error", "-i", path, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"])
+        try #require(result.status == 0, "ffmpeg: \(result.errors)")
+        return PulledVideo.lastFrame(result.output, width: MixFixture.width, height: MixFixture.height)
     }
 
     @Test(.requires(.ffmpeg, .ffprobe)) func writesAMixToAnFLVFile() throws {
@@ -209,12 +170,12 @@ enum PulledVideo {
         #expect(stats.droppedPackets == 0 && stats.skippedVideoFrames == 0 && stats.discardedPackets == 0 && stats.connections == 1)
 
         let (streams, duration) = try MediaRecorderTests.probe(path)
-        let video = try #require(streams.first { $0.codec_type == "video" })
-        #expect(video.codec_name == "h264" && video.width == 320 && video.height == 240)
-        #expect(video.nb_read_frames == String(stats.videoFramesWritten))
-        let audio = try #require(streams.first { $0.codec_type == "audio" })
-        #expect(audio.codec_name == "aac" && audio.sample_rate == "48000" && audio.channels == 2)
-        #expect(audio.nb_read_frames == String(stats.audioFramesWritten))
+        let video = try #require(streams.first { $0.type == "video" })
+        #expect(video.codec == "h264" && video.width == 320 && video.height == 240)
+        #expect(video.frames == stats.videoFramesWritten)
+        let audio = try #require(streams.first { $0.type == "audio" })
+        #expect(audio.codec == "aac" && audio.sampleRate == "48000" && audio.channels == 2)
+        #expect(audio.frames == stats.audioFramesWritten)
         let seconds = try #require(duration)
         #expect(seconds > 1.9 && seconds < 2.3, "duration \(seconds)")
         MixFixture.expectLayout(try #require(try Self.firstFrame(path), "ffmpeg decoded no picture of \(path)"))
@@ -261,13 +222,13 @@ enum PulledVideo {
         #expect(states.names == ["connecting", "pushing", "stopped"])
         #expect(publisher.statistics.videoFramesWritten == 20 && publisher.statistics.connections == 1)
         // Every frame decodes, the last ones at the new size.
-        let result = try TestSupport.run(.ffmpeg, ["-v", "error", "-i", path, "-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", "640x360", "-"])
-        #expect(result.status == 0 && result.stderr.isEmpty, "ffmpeg: \(result.stderr)")
-        #expect(result.stdout.count == 20 * 640 * 360 * 3 / 2, "20 frames decoded")
-        let sizes = try TestSupport.run(.ffprobe, [
+        let result = try RequiredTool.ffmpeg.run(["-v", "error", "-i", path, "-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", "640x360", "-"])
+        #expect(result.status == 0 && result.errors.isEmpty, "ffmpeg: \(result.errors)")
+        #expect(result.output.count == 20 * 640 * 360 * 3 / 2, "20 frames decoded")
+        let sizes = try RequiredTool.ffprobe.run([
             "-v", "error", "-select_streams", "v", "-show_entries", "frame=width", "-of", "csv=p=0", path,
         ])
-        let widths = String(decoding: sizes.stdout, as: UTF8.self).split(separator: "\n").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: ",")) }
+        let widths = String(decoding: sizes.output, as: UTF8.self).split(separator: "\n").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: ",")) }
         #expect(widths.first == "320" && widths.last == "640", "\(widths)")
     }
 
@@ -357,9 +318,9 @@ enum PulledVideo {
         defer { server.stop() }
         let url = server.url(stream: "test")
         // Players join first and wait for the stream (nginx-rtmp's idle streams).
-        let pull = try ExternalProcess(.ffmpeg, [
+        let pull = try ToolProcess(.ffmpeg, [
             "-v", "error", "-i", url, "-frames:v", "5", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"])
-        let probe = try ExternalProcess(.ffprobe, ["-v", "error", "-show_streams", "-of", "json", url])
+        let probe = try ToolProcess(.ffprobe, ["-v", "error", "-show_streams", "-of", "json", url])
         Thread.sleep(forTimeInterval: 0.3)
 
         let mix = try MixFixture()
@@ -377,11 +338,11 @@ enum PulledVideo {
         MixFixture.expectLayout(frame)
 
         #expect(probed == 0, "ffprobe: \(probe.errors)")
-        let streams = try JSONDecoder().decode(MediaRecorderTests.Probe.self, from: probe.output).streams
-        let video = try #require(streams.first { $0.codec_type == "video" })
-        #expect(video.codec_name == "h264" && video.width == 320 && video.height == 240)
-        let audio = try #require(streams.first { $0.codec_type == "audio" })
-        #expect(audio.codec_name == "aac" && audio.sample_rate == "48000" && audio.channels == 2)
+        let streams = try Probe(json: probe.output).streams
+        let video = try #require(streams.first { $0.type == "video" })
+        #expect(video.codec == "h264" && video.width == 320 && video.height == 240)
+        let audio = try #require(streams.first { $0.type == "audio" })
+        #expect(audio.codec == "aac" && audio.sampleRate == "48000" && audio.channels == 2)
     }
 
     @Test(.requires(.nginxRTMP, .ffmpeg))
@@ -413,10 +374,10 @@ enum PulledVideo {
         mix.forceKeyframe = true
         try mix.push(to: publisher, milliseconds: 3000, realTime: true) { states.names.last == "pushing" }
         try #require(states.names.last == "pushing", "states \(states.names)\n\(server.errorLog)")
-        let pull = try ExternalProcess(.ffmpeg, [
+        let pull = try ToolProcess(.ffmpeg, [
             "-v", "error", "-i", url, "-frames:v", "3", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"])
         // A player joining mid-stream takes a few seconds to probe; keep the stream going until it has its frames.
-        try mix.push(to: publisher, milliseconds: 12_000, realTime: true) { !pull.process.isRunning }
+        try mix.push(to: publisher, milliseconds: 12_000, realTime: true) { !pull.isRunning }
         let pulled = pull.wait(timeout: .seconds(2))
         #expect(pulled == 0, "ffmpeg pull after reconnect: \(pull.errors)\n\(publisher.statistics)\n\(server.errorLog)")
         let frame = try #require(PulledVideo.lastFrame(pull.output, width: 320, height: 240), "pulled \(pull.output.count) bytes")

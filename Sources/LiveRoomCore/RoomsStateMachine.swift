@@ -135,7 +135,12 @@ public struct RoomsStateMachine: Sendable {
     /// Handles one parsed room request.
     public mutating func handle(_ request: RoomRequest, from session: SessionID, elapsedMs: Int = 0, at now: EventTime) -> [Action] {
         if case .enterRoom(let params) = request {
-            return enter(params, session: session, elapsedMs: elapsedMs, at: now)
+            switch enter(params, from: session, elapsedMs: elapsedMs, at: now) {
+            case .entered(let actions):
+                return actions
+            case .refused(let error):
+                return [.send(session, .onEnterRoom(result: error.code, errMsg: error.message)), .send(session, .error(error, requestType: "enterRoom"))]
+            }
         }
         guard let (roomId, userId) = sessions[session] else {
             if case .exitRoom = request { return [.send(session, .onExitRoom(reason: 0))] }
@@ -333,19 +338,29 @@ public struct RoomsStateMachine: Sendable {
         }
     }
 
-    private mutating func enter(_ params: EnterRoomParams, session: SessionID, elapsedMs: Int, at now: EventTime) -> [Action] {
-        func refuse(_ e: LiveRoomError) -> [Action] {
-            [.send(session, .onEnterRoom(result: e.code, errMsg: e.message)), .send(session, .error(e, requestType: "enterRoom"))]
-        }
-        if let current = sessions[session] {
-            return refuse(
-                LiveRoomError(ErrorCode.enterRoomRefused, "this connection is already in room \"\(current.roomId)\"; call exitRoom first"))
-        }
-        do {
-            try validate(params, now: now.unixSeconds)
+    /// What entering a room came to.
+    public enum EnterOutcome: Sendable, Hashable {
+        /// The session is in the room; the actions tell it and the others (onEnterRoom first).
+        case entered([Action])
+        /// The session stays out, with TRTC's code and a message. Nothing changed.
+        case refused(LiveRoomError)
+    }
+
+    /// `session` enters a room (a signaling connection's enterRoom, a WHIP/WHEP client, a
+    /// task's robot user). A newer session of a user already in the room takes over.
+    public mutating func enter(_ params: EnterRoomParams, from session: SessionID, elapsedMs: Int = 0, at now: EventTime) -> EnterOutcome {
+        do throws(LiveRoomError) {
+            return .entered(try admit(params, session: session, elapsedMs: elapsedMs, at: now))
         } catch {
-            return refuse(error)
+            return .refused(error)
         }
+    }
+
+    private mutating func admit(_ params: EnterRoomParams, session: SessionID, elapsedMs: Int, at now: EventTime) throws(LiveRoomError) -> [Action] {
+        if let current = sessions[session] {
+            throw LiveRoomError(ErrorCode.enterRoomRefused, "this connection is already in room \"\(current.roomId)\"; call exitRoom first")
+        }
+        try validate(params, now: now.unixSeconds)
         let roomId = params.strRoomId
         var actions: [Action] = []
         var replaced: Member?
@@ -356,7 +371,7 @@ public struct RoomsStateMachine: Sendable {
         if params.role == .anchor, let room = rooms[roomId] {
             let freed = replaced?.role == .anchor ? 1 : 0
             if room.anchorCount - freed >= configuration.maxAnchorsPerRoom {
-                return refuse(tooManyAnchors(roomId))
+                throw tooManyAnchors(roomId)
             }
         }
         if rooms[roomId] == nil {

@@ -11,3 +11,17 @@ public enum CdnStreamState: Sendable, Hashable {
     /// The task stopped or an update removed the URL.
     case stopped
 }
+
+extension CdnStreamState {
+    /// The state as `onCdnStreamStateChanged` reports it: status 0–4, an error code (for
+    /// `failed`), and a message. `retryCount` is the most retries a URL gets.
+    public func report(retryCount: Int) -> (status: Int, code: Int, message: String) {
+        switch self {
+        case .stopped: (0, 0, "stopped")
+        case .connecting: (1, 0, "connecting")
+        case .pushing: (2, 0, "pushing")
+        case .reconnecting(let attempt): (3, 0, "reconnecting, attempt \(attempt) of \(retryCount)")
+        case .failed(let message): (4, MixerErrorCode.cdnPushFailed, message)
+        }
+    }
+}

@@ -1,20 +1,43 @@
-/// The registry's entry for one task.
-public struct PublishTaskRecord: Sendable, Hashable {
-    public var taskId: String
-    /// The room the task mixes or relays from.
-    public var roomId: String
-    public var owner: PublishTaskOwner
-    public var config: PublishTaskConfig
-    /// The last `UpdatePublishCdnStream` `SequenceNumber` accepted, if any.
-    public var sequenceNumber: Int?
+import LiveRoomCore
 
-    public init(taskId: String, roomId: String, owner: PublishTaskOwner, config: PublishTaskConfig, sequenceNumber: Int? = nil) {
-        self.taskId = taskId
-        self.roomId = roomId
-        self.owner = owner
-        self.config = config
-        self.sequenceNumber = sequenceNumber
+/// Everything the server knows about one publish media stream task, in one place: who
+/// started it, its connections and config, the media port tap that feeds it, its robot
+/// user, and the anchors its runner was last given.
+public struct PublishTaskRecord: Sendable {
+    /// How far the task has come.
+    public enum Phase: Sendable, Hashable {
+        /// The runner is being started.
+        case startingRunner
+        /// The runner is up; the robot user of a mixStreamToRoom task is entering the room.
+        case enteringRobot
+        /// Inputs are fed, connections open: the task runs.
+        case running
     }
+
+    public let taskId: String
+    /// The room the task mixes or relays from.
+    public let roomId: String
+    public let owner: PublishTaskOwner
+    /// The session that started a client task: it hears the task's callbacks.
+    public let session: SessionID?
+    /// The last `UpdatePublishCdnStream` `SequenceNumber` accepted, if any.
+    public internal(set) var sequenceNumber: Int?
+    /// The task's connections, retries and idle time, with its current config.
+    public internal(set) var machine: PublishTaskStateMachine
+    /// The media port tap that feeds the runner.
+    public let tap: PublishTasksStateMachine.TapID
+    /// The user a mixStreamToRoom task publishes as, and its session once it is in the room.
+    public let robot: MixUser?
+    public internal(set) var robotSession: SessionID?
+    public internal(set) var phase: Phase = .startingRunner
+    /// The anchors the runner was last given (nil before the task runs).
+    public internal(set) var anchors: [MixAnchor]?
+
+    /// The task's current config.
+    public var config: PublishTaskConfig { machine.config }
+
+    /// Who hears the answers to the task's start.
+    var caller: PublishTasksStateMachine.Caller { session.map { .client($0) } ?? .admin }
 
     /// The destinations this task claims: mode with each normalized CDN URL, or mode with the
     /// robot user for a room target. Two tasks may not claim the same one.

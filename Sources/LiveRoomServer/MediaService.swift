@@ -11,7 +11,7 @@ import ServiceLifecycle
 ///
 /// Packets are handled synchronously on the event loop (STYLE §3); the room hub reaches the
 /// router through futures submitted to the same loop, so its commands run in order.
-final class MediaService: Service, Sendable {
+final class MediaService: MediaPort, Service, Sendable {
     let eventLoop: any EventLoop
     private let channel: any Channel
     private let router: NIOLoopBound<SFURouter>
@@ -105,9 +105,6 @@ final class MediaService: Service, Sendable {
         eventLoop.execute { handler.value.emit(router.value.close(owner: owner), to: channel) }
     }
 
-    /// Where a tap's packets go; called on the media loop, so it must only hand them on.
-    typealias TapSink = @Sendable (SFURouter.PublisherKey, RTPCodec, RTPPacket) -> Void
-
     /// Sets the publishers `tap` receives (an empty set removes the tap) and where their packets go.
     func setTap(_ tap: SFURouter.TapID, publishers: Set<SFURouter.PublisherKey>, sink: @escaping TapSink) {
         let (router, handler, channel) = (self.router, self.handler, self.channel)
@@ -167,7 +164,7 @@ final class MediaChannelHandler: ChannelInboundHandler {
     private let logger: Logger
     private let onPublisherClosed: @Sendable (SFURouter.OwnerID, String, String, String) -> Void
     /// Where each tap's packets go.
-    var sinks: [SFURouter.TapID: MediaService.TapSink] = [:]
+    var sinks: [SFURouter.TapID: TapSink] = [:]
     /// Who makes keyframes for each local publisher.
     var keyframeHandlers: [SFURouter.PublisherKey: @Sendable () -> Void] = [:]
 

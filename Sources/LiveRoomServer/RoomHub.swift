@@ -2,6 +2,7 @@ import Foundation
 import LiveRoomCore
 import LiveRoomProtocol
 import LiveRoomMixer
+import LiveRoomPublishing
 import LiveRoomWire
 import Logging
 
@@ -13,16 +14,23 @@ actor RoomHub {
     private var nextSession: SessionID = 1
     private let recorder: RoomRecorder
     let logger: Logger
-    private(set) var media: MediaService?
-    /// Publish media stream tasks (PublishTasks.swift).
-    var tasks: PublishTaskBook
+    private(set) var media: (any MediaPort)?
+    /// Publish media stream tasks (PublishTasks.swift carries out their actions).
+    var tasks: PublishTasksStateMachine
+    /// The runner of each task that has one.
+    var runners: [String: PublishTaskRunner] = [:]
+    /// The answer to the admin call being carried out.
+    var adminAnswer: (taskId: String, error: LiveRoomError?)?
 
     init(
         configuration: RoomsStateMachine.Configuration, taskConfiguration: PublishTaskStateMachine.Configuration = .init(),
         maxTasksPerRoom: Int = 10, recorder: RoomRecorder, logger: Logger
     ) {
         self.machine = RoomsStateMachine(configuration: configuration)
-        self.tasks = PublishTaskBook(configuration: taskConfiguration, maxTasksPerRoom: maxTasksPerRoom)
+        self.tasks = PublishTasksStateMachine(
+            configuration: .init(
+                task: taskConfiguration, maxTasksPerRoom: maxTasksPerRoom,
+                taskIdPrefix: String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 36) + "-"))
         self.recorder = recorder
         self.logger = logger
     }
@@ -30,7 +38,7 @@ actor RoomHub {
     var sdkAppId: UInt64 { machine.configuration.sdkAppId }
 
     /// Connects the media port; until then media requests get an error.
-    func attach(_ media: MediaService) {
+    func attach(_ media: any MediaPort) {
         self.media = media
     }
 
@@ -99,12 +107,13 @@ actor RoomHub {
         guard let media else { throw HTTPRefusal(status: 503, message: "the media port is not running") }
         let session = newSession()
         let params = EnterRoomParams(sdkAppId: machine.configuration.sdkAppId, userId: userId, userSig: userSig, strRoomId: roomId, role: publish ? .anchor : .audience)
-        let actions = machine.handle(.enterRoom(params), from: session, at: .now())
-        for case .send(session, .onEnterRoom(let result, let message), _) in actions where result < 0 {
-            let status = [ErrorCode.invalidUserSig, ErrorCode.userSigCheckFailed].contains(result) ? 401 : result == ErrorCode.tooManyAnchors ? 403 : 400
-            throw HTTPRefusal(status: status, message: "\(result): \(message ?? "enterRoom refused")")
+        switch machine.enter(params, from: session, at: .now()) {
+        case .refused(let error):
+            let status = [ErrorCode.invalidUserSig, ErrorCode.userSigCheckFailed].contains(error.code) ? 401 : error.code == ErrorCode.tooManyAnchors ? 403 : 400
+            throw HTTPRefusal(status: status, message: "\(error.code): \(error.message)")
+        case .entered(let actions):
+            execute(actions)
         }
-        execute(actions)
         do {
             if publish {
                 let (answer, audio, video) = try await media.publish(owner: session, roomId: roomId, userId: userId, offer: offer).get()
@@ -142,7 +151,7 @@ actor RoomHub {
 
     func dismissRoom(_ roomId: String) throws(LiveRoomError) {
         execute(try machine.dismissRoom(roomId, at: .now()))
-        roomTasksDismissed(roomId)
+        perform(tasks.roomDismissed(roomId))
     }
 
     func removeUsers(_ userIds: [String], from roomId: String) throws(LiveRoomError) -> [String] {
@@ -164,12 +173,12 @@ actor RoomHub {
         let population = machine.population
         return ServerMetrics.Rooms(
             rooms: machine.roomIds.count, users: population.users, publishers: population.publishers,
-            signalingConnections: outboxes.count, publishTasks: tasks.runners.count)
+            signalingConnections: outboxes.count, publishTasks: runners.count)
     }
 
     /// Tells every connection the server is going away: each user in a room gets onExitRoom(2).
     func shutdown() {
-        stopAllTasks()
+        perform(tasks.shutdown())
         for roomId in machine.roomIds {
             _ = try? dismissRoom(roomId)
         }
@@ -189,7 +198,7 @@ actor RoomHub {
             }
         }
         recorder.record(records)
-        if !tasks.runners.isEmpty { refreshPublishTasks() }
+        refreshPublishTasks()
     }
 
     /// Hands a media command to the media port. Commands are queued on its loop in call

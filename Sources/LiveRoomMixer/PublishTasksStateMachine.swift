@@ -1,0 +1,449 @@
+import LiveRoomCore
+
+/// Every publish media stream task of a server, as one pure state machine: one
+/// ``PublishTaskRecord`` per task, the rules that span tasks, and which anchors feed which
+/// runner. Each event returns the ``Action``s for the server to carry out (start and stop
+/// runners, open and close RTMP connections, set the media port's taps, enter and leave
+/// robot users, report states, answer callers, schedule timers). Time is passed in.
+///
+/// - A task starts in steps: its runner starts (``runnerStarted(_:now:)`` or
+///   ``runnerFailed(_:error:)``), a mixStreamToRoom task's robot user enters the room
+///   (``robotEntered(_:session:now:)`` or ``robotRefused(_:_:)``), then it runs and its
+///   caller hears the answer.
+/// - Two tasks may not publish with the same mode to the same URL (or, into a room, as the
+///   same robot user), whichever API started them; a room runs at most
+///   ``Configuration/maxTasksPerRoom`` tasks.
+/// - A client may update and stop only the tasks it started; an empty task id stops all of
+///   them. `UpdatePublishCdnStream`'s `SequenceNumber` must grow with every update of a task.
+/// - A task takes the media of its relayed user, or of the publishing anchors of its room (at
+///   most 16, its own robot excluded); each ``PublishTaskStateMachine`` hears how many are present.
+public struct PublishTasksStateMachine: Sendable {
+    /// Names a media port tap (the SFU's tap id).
+    public typealias TapID = UInt64
+
+    public struct Configuration: Sendable, Hashable {
+        /// Retry and idle settings of every task.
+        public var task: PublishTaskStateMachine.Configuration
+        /// The most tasks one room may run at once: each one takes a thread and encoders.
+        public var maxTasksPerRoom: Int
+        /// Put before the task counter (`<prefix>1`, `<prefix>2`…); a random prefix per
+        /// server run keeps ids unique across restarts.
+        public var taskIdPrefix: String
+
+        public init(task: PublishTaskStateMachine.Configuration = .init(), maxTasksPerRoom: Int = 10, taskIdPrefix: String = "task-") {
+            self.task = task
+            self.maxTasksPerRoom = maxTasksPerRoom
+            self.taskIdPrefix = taskIdPrefix
+        }
+    }
+
+    /// Who made a request, and so hears its answer.
+    public enum Caller: Sendable, Hashable {
+        /// A signaling session (`startPublishMediaStream` and the like).
+        case client(SessionID)
+        /// The admin REST API (`StartPublishCdnStream` and the like).
+        case admin
+    }
+
+    /// A signaling session calling the client API, as the room core sees it.
+    public struct Client: Sendable, Hashable {
+        public var session: SessionID
+        /// The caller's room and user id, if it is in a room.
+        public var user: MixUser?
+        /// Whether it is an anchor there.
+        public var isAnchor: Bool
+
+        public init(session: SessionID, user: MixUser?, isAnchor: Bool) {
+            self.session = session
+            self.user = user
+            self.isAnchor = isAnchor
+        }
+    }
+
+    /// The request an answer is for.
+    public enum Request: Sendable, Hashable {
+        case start, update, stop
+    }
+
+    /// Why a task's robot user did not get into its room.
+    public enum RobotRefusal: Sendable, Hashable {
+        /// A user with its id is in the room already.
+        case userPresent
+        /// The room core refused the enter.
+        case refused(LiveRoomError)
+    }
+
+    /// What the server does.
+    public enum Action: Sendable, Hashable {
+        /// Start the task's runner, with `tap` for its inputs' keyframe requests and the
+        /// robot user it publishes as (mixStreamToRoom); report back with
+        /// ``PublishTasksStateMachine/runnerStarted(_:now:)`` or ``PublishTasksStateMachine/runnerFailed(_:error:)``.
+        case startRunner(taskId: String, roomId: String, config: PublishTaskConfig, tap: TapID, robot: MixUser?)
+        /// Stop the runner; the task is over (`reason` is nil when it never ran).
+        case stopRunner(taskId: String, reason: PublishTaskStopReason?)
+        /// Open an RTMP connection; the runner reports back with `rtmpConnected` or `rtmpFailed`.
+        case connect(taskId: String, url: String)
+        /// Close an RTMP connection.
+        case disconnect(taskId: String, url: String)
+        /// Reconfigure the running pipeline on the same connections.
+        case applyConfig(taskId: String, PublishTaskConfig)
+        /// Give the runner the publishing anchors of its room, in join order.
+        case setAnchors(taskId: String, [MixAnchor])
+        /// Tap these publishers' media for the task's runner (none removes the tap).
+        case setTap(TapID, taskId: String, publishers: [MixUser])
+        /// The robot user enters its room as an anchor and publishes the runner's mix; report
+        /// back with ``PublishTasksStateMachine/robotEntered(_:session:now:)`` or ``PublishTasksStateMachine/robotRefused(_:_:)``.
+        case enterRobot(taskId: String, MixUser, hasVideo: Bool)
+        /// The robot user stops publishing and leaves its room.
+        case leaveRobot(taskId: String, MixUser, session: SessionID)
+        /// A CDN URL's new state, for the logs and for the session that started the task, if any (`onCdnStreamStateChanged`).
+        case reportState(taskId: String, url: String, CdnStreamState, owner: SessionID?)
+        /// Call ``PublishTasksStateMachine/timerFired(_:now:)`` at `at`.
+        case scheduleTimer(taskId: String, at: ContinuousClock.Instant)
+        /// Answer a request: `error` is nil when it was done. A refused start has an empty task id.
+        case answer(Caller, Request, taskId: String, error: LiveRoomError?)
+    }
+
+    public let configuration: Configuration
+    private var records: [String: PublishTaskRecord] = [:]
+    private var order: [String] = []
+    private var nextNumber = 1
+    private var nextTap: TapID = 1
+    /// The publishing anchors of each room that has tasks, as last reported.
+    private var rooms: [String: [MixAnchor]] = [:]
+
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+    }
+
+    /// Every task, oldest first.
+    public var tasks: [PublishTaskRecord] { order.compactMap { records[$0] } }
+
+    public func task(_ taskId: String) -> PublishTaskRecord? { records[taskId] }
+
+    public func tasks(inRoom roomId: String) -> [PublishTaskRecord] { tasks.filter { $0.roomId == roomId } }
+
+    public func tasks(ownedBy user: MixUser) -> [PublishTaskRecord] { tasks.filter { $0.owner == .user(user) } }
+
+    /// The rooms that have tasks: the server reports their anchors with ``anchorsChanged(in:publishers:now:)``.
+    public var roomIds: [String] { Array(rooms.keys).sorted() }
+
+    // MARK: Requests
+
+    /// `startPublishMediaStream` from a session; `publishers` are those of the caller's room.
+    public mutating func startFromClient(
+        target: JSONValue, encoderParam: JSONValue?, mixingConfig: JSONValue?, from client: Client, publishers: [PublisherState]
+    ) -> [Action] {
+        do throws(LiveRoomError) {
+            let user = try Self.anchor(client)
+            let config = try PublishTaskConfig.parseClient(target: target, encoderParam: encoderParam, mixingConfig: mixingConfig, caller: user)
+            return try add(config, roomId: user.roomId, owner: .user(user), session: client.session, publishers: publishers)
+        } catch {
+            return [.answer(.client(client.session), .start, taskId: "", error: error)]
+        }
+    }
+
+    /// `StartPublishCdnStream`; `publishers` are nil when the room does not exist.
+    public mutating func startFromAdmin(_ config: PublishTaskConfig, roomId: String, publishers: [PublisherState]?) -> [Action] {
+        do throws(LiveRoomError) {
+            guard let publishers else {
+                throw LiveRoomError(MixerErrorCode.roomNotFound, "room \"\(roomId)\" does not exist; a task publishes an existing room")
+            }
+            return try add(config, roomId: roomId, owner: .admin, session: nil, publishers: publishers)
+        } catch {
+            return [.answer(.admin, .start, taskId: "", error: error)]
+        }
+    }
+
+    /// `updatePublishMediaStream` from a session.
+    public mutating func updateFromClient(
+        taskId: String, target: JSONValue?, encoderParam: JSONValue?, mixingConfig: JSONValue?, from client: Client, now: ContinuousClock.Instant
+    ) -> [Action] {
+        do throws(LiveRoomError) {
+            let user = try Self.anchor(client)
+            guard let record = records[taskId] else { throw Self.noSuchTask(taskId) }
+            let config = try PublishTaskConfig.parseClientUpdate(
+                target: target, encoderParam: encoderParam, mixingConfig: mixingConfig, caller: user, current: record.config)
+            return try update(taskId, config: config, by: .user(user), sequenceNumber: nil, now: now)
+                + [.answer(.client(client.session), .update, taskId: taskId, error: nil)]
+        } catch {
+            return [.answer(.client(client.session), .update, taskId: taskId, error: error)]
+        }
+    }
+
+    /// `UpdatePublishCdnStream`.
+    public mutating func updateFromAdmin(_ request: AdminPublishCdnStreamRequest, now: ContinuousClock.Instant) -> [Action] {
+        do throws(LiveRoomError) {
+            guard let record = records[request.taskId] else { throw Self.noSuchTask(request.taskId) }
+            let config = try request.applied(to: record.config)
+            return try update(request.taskId, config: config, by: .admin, sequenceNumber: request.sequenceNumber, now: now)
+                + [.answer(.admin, .update, taskId: request.taskId, error: nil)]
+        } catch {
+            return [.answer(.admin, .update, taskId: request.taskId, error: error)]
+        }
+    }
+
+    /// `stopPublishMediaStream` from a session: that task, or with an empty id every task the caller started.
+    public mutating func stopFromClient(taskId: String, from client: Client) -> [Action] {
+        do throws(LiveRoomError) {
+            let user = try Self.anchor(client)
+            let stopping = taskId.isEmpty ? tasks(ownedBy: user).map(\.taskId) : [try ownedTask(taskId, by: .user(user)).taskId]
+            return stopping.flatMap { end($0) { $0.stop() } } + [.answer(.client(client.session), .stop, taskId: taskId, error: nil)]
+        } catch {
+            return [.answer(.client(client.session), .stop, taskId: taskId, error: error)]
+        }
+    }
+
+    /// `StopPublishCdnStream`: the admin API may stop any task.
+    public mutating func stopFromAdmin(taskId: String) -> [Action] {
+        do throws(LiveRoomError) {
+            _ = try ownedTask(taskId, by: .admin)
+            return end(taskId) { $0.stop() } + [.answer(.admin, .stop, taskId: taskId, error: nil)]
+        } catch {
+            return [.answer(.admin, .stop, taskId: taskId, error: error)]
+        }
+    }
+
+    // MARK: Starting
+
+    /// The runner of a starting task is up: a room task's robot enters next, any other task runs.
+    public mutating func runnerStarted(_ taskId: String, now: ContinuousClock.Instant) -> [Action] {
+        guard var record = records[taskId], record.phase == .startingRunner else { return [] }
+        guard let robot = record.robot else { return run(taskId, now: now) }
+        record.phase = .enteringRobot
+        records[taskId] = record
+        return [.enterRobot(taskId: taskId, robot, hasVideo: record.config.hasVideo)]
+    }
+
+    /// The runner could not start (its encoders, or no media port): the task is forgotten and its caller told.
+    public mutating func runnerFailed(_ taskId: String, error: LiveRoomError) -> [Action] {
+        guard let record = records[taskId], record.phase == .startingRunner else { return [] }
+        forget(taskId)
+        return [.answer(record.caller, .start, taskId: "", error: error)]
+    }
+
+    /// The robot user is in its room as `session` and publishes: the task runs.
+    public mutating func robotEntered(_ taskId: String, session: SessionID, now: ContinuousClock.Instant) -> [Action] {
+        guard records[taskId]?.phase == .enteringRobot else { return [] }
+        records[taskId]?.robotSession = session
+        return run(taskId, now: now)
+    }
+
+    /// The robot user could not enter: the runner stops and the caller is told why.
+    public mutating func robotRefused(_ taskId: String, _ refusal: RobotRefusal) -> [Action] {
+        guard let record = records[taskId], record.phase == .enteringRobot, let robot = record.robot else { return [] }
+        let error =
+            switch refusal {
+            case .userPresent:
+                LiveRoomError(MixerErrorCode.conflictingTask, "\(robot.userId) is already in room \(robot.roomId); mixStreamIdentity needs a user id of its own")
+            case .refused(let refused):
+                LiveRoomError(refused.code, "the mix's user \(robot.userId) cannot enter room \(robot.roomId): \(refused.message)")
+            }
+        return finish(taskId, reason: nil) + [.answer(record.caller, .start, taskId: "", error: error)]
+    }
+
+    // MARK: Rooms, runners, timers
+
+    /// The publishing anchors of a room with tasks, after any change in the rooms: each
+    /// running task of the room whose anchors changed is given them, its tap follows its
+    /// inputs, and its state machine hears how many are present.
+    public mutating func anchorsChanged(in roomId: String, publishers: [PublisherState], now: ContinuousClock.Instant) -> [Action] {
+        guard rooms[roomId] != nil else { return [] }
+        rooms[roomId] = Self.anchors(publishers, in: roomId)
+        return tasks(inRoom: roomId).flatMap { feed($0.taskId, force: false, now: now) }
+    }
+
+    /// The room was dismissed: its tasks stop.
+    public mutating func roomDismissed(_ roomId: String) -> [Action] {
+        let actions = tasks(inRoom: roomId).flatMap { end($0.taskId) { $0.roomDismissed() } }
+        rooms[roomId] = nil
+        return actions
+    }
+
+    /// An RTMP connection of a task is up.
+    public mutating func rtmpConnected(_ taskId: String, url: String) -> [Action] {
+        step(taskId) { $0.rtmpConnected(url: url) }
+    }
+
+    /// An RTMP connection of a task failed to open or dropped.
+    public mutating func rtmpFailed(_ taskId: String, url: String, message: String, now: ContinuousClock.Instant) -> [Action] {
+        step(taskId) { $0.rtmpFailed(url: url, message: message, now: now) }
+    }
+
+    /// A timer scheduled for a task fired (early or stale timers do nothing).
+    public mutating func timerFired(_ taskId: String, now: ContinuousClock.Instant) -> [Action] {
+        step(taskId) { $0.timerFired(now: now) }
+    }
+
+    /// The server shuts down: every task stops.
+    public mutating func shutdown() -> [Action] {
+        let taskIds = order
+        return taskIds.flatMap { taskId in end(taskId) { $0.stop() } }
+    }
+
+    // MARK: Inside
+
+    private mutating func add(
+        _ config: PublishTaskConfig, roomId: String, owner: PublishTaskOwner, session: SessionID?, publishers: [PublisherState]
+    ) throws(LiveRoomError) -> [Action] {
+        guard tasks(inRoom: roomId).count < configuration.maxTasksPerRoom else {
+            throw LiveRoomError(
+                MixerErrorCode.tooManyTasks,
+                "room \"\(roomId)\" already runs \(configuration.maxTasksPerRoom) publish media stream tasks; stop one first")
+        }
+        try checkConflicts(config, roomId: roomId, ignoring: nil)
+        var taskId = "\(configuration.taskIdPrefix)\(nextNumber)"
+        while records[taskId] != nil {
+            nextNumber += 1
+            taskId = "\(configuration.taskIdPrefix)\(nextNumber)"
+        }
+        nextNumber += 1
+        let tap = nextTap
+        nextTap += 1
+        let robot = config.target.mode == .mixStreamToRoom ? config.target.mixStreamIdentity?.resolved(in: roomId) : nil
+        records[taskId] = PublishTaskRecord(
+            taskId: taskId, roomId: roomId, owner: owner, session: session,
+            machine: PublishTaskStateMachine(config: config, configuration: configuration.task), tap: tap, robot: robot)
+        order.append(taskId)
+        rooms[roomId] = Self.anchors(publishers, in: roomId)
+        return [.startRunner(taskId: taskId, roomId: roomId, config: config, tap: tap, robot: robot)]
+    }
+
+    /// The task runs: its runner gets its anchors and taps, its connections open, its caller hears it started.
+    private mutating func run(_ taskId: String, now: ContinuousClock.Instant) -> [Action] {
+        guard var record = records[taskId] else { return [] }
+        record.phase = .running
+        let inputs = Self.inputUsers(record.config, rooms[record.roomId] ?? [], roomId: record.roomId)
+        let started = record.machine.start(presentUserCount: inputs.count, now: now)
+        records[taskId] = record
+        return feed(taskId, force: true, now: now) + translate(started, of: taskId) + [.answer(record.caller, .start, taskId: taskId, error: nil)]
+    }
+
+    private mutating func update(
+        _ taskId: String, config: PublishTaskConfig, by owner: PublishTaskOwner, sequenceNumber: Int?, now: ContinuousClock.Instant
+    ) throws(LiveRoomError) -> [Action] {
+        var record = try ownedTask(taskId, by: owner)
+        if let sequenceNumber, let last = record.sequenceNumber, sequenceNumber <= last {
+            throw LiveRoomError(
+                MixerErrorCode.staleSequenceNumber,
+                "SequenceNumber \(sequenceNumber) of task \(taskId) is not above the last one (\(last)); each update must use a larger number")
+        }
+        try checkConflicts(config, roomId: record.roomId, ignoring: taskId)
+        let actions = try record.machine.update(config, now: now)
+        if let sequenceNumber { record.sequenceNumber = sequenceNumber }
+        records[taskId] = record
+        return translate(actions, of: taskId) + feed(taskId, force: true, now: now)
+    }
+
+    /// Gives a running task's runner its anchors and taps their media (when they changed, or when `force`d).
+    private mutating func feed(_ taskId: String, force: Bool, now: ContinuousClock.Instant) -> [Action] {
+        guard var record = records[taskId], record.phase == .running else { return [] }
+        let anchors = rooms[record.roomId] ?? []
+        guard force || record.anchors != anchors else { return [] }
+        record.anchors = anchors
+        let inputs = Self.inputUsers(record.config, anchors, roomId: record.roomId)
+        let changed = record.machine.inputsChanged(presentUserCount: inputs.count, now: now)
+        records[taskId] = record
+        return [.setAnchors(taskId: taskId, anchors), .setTap(record.tap, taskId: taskId, publishers: inputs)] + translate(changed, of: taskId)
+    }
+
+    /// Runs one event of a running task's state machine.
+    private mutating func step(_ taskId: String, _ event: (inout PublishTaskStateMachine) -> [PublishTaskStateMachine.Action]) -> [Action] {
+        guard var record = records[taskId], record.phase == .running else { return [] }
+        let actions = event(&record.machine)
+        records[taskId] = record
+        return translate(actions, of: taskId)
+    }
+
+    /// Stops a task through its state machine; a task that never ran just ends.
+    private mutating func end(_ taskId: String, _ event: (inout PublishTaskStateMachine) -> [PublishTaskStateMachine.Action]) -> [Action] {
+        guard records[taskId]?.phase == .running else { return finish(taskId, reason: nil) }
+        return step(taskId, event)
+    }
+
+    /// A task's state machine actions as the server's.
+    private mutating func translate(_ actions: [PublishTaskStateMachine.Action], of taskId: String) -> [Action] {
+        let owner = records[taskId]?.session
+        return actions.flatMap { action -> [Action] in
+            switch action {
+            case .startOutput: []  // the runner started with the task
+            case .connect(let url): [.connect(taskId: taskId, url: url)]
+            case .disconnect(let url): [.disconnect(taskId: taskId, url: url)]
+            case .reportState(let url, let state): [.reportState(taskId: taskId, url: url, state, owner: owner)]
+            case .scheduleRetry(_, let at), .scheduleIdleStop(let at): [.scheduleTimer(taskId: taskId, at: at)]
+            case .applyConfig(let config): [.applyConfig(taskId: taskId, config)]
+            case .stopOutput(let reason): finish(taskId, reason: reason)
+            }
+        }
+    }
+
+    /// The task is over: its runner stops, its tap goes, its robot leaves, its record is forgotten.
+    private mutating func finish(_ taskId: String, reason: PublishTaskStopReason?) -> [Action] {
+        guard let record = records[taskId] else { return [] }
+        forget(taskId)
+        var actions: [Action] = [.stopRunner(taskId: taskId, reason: reason)]
+        if record.phase == .running { actions.append(.setTap(record.tap, taskId: taskId, publishers: [])) }
+        if let robot = record.robot, let session = record.robotSession { actions.append(.leaveRobot(taskId: taskId, robot, session: session)) }
+        return actions
+    }
+
+    private mutating func forget(_ taskId: String) {
+        guard let record = records.removeValue(forKey: taskId) else { return }
+        order.removeAll { $0 == taskId }
+        if !order.contains(where: { records[$0]?.roomId == record.roomId }) { rooms[record.roomId] = nil }
+    }
+
+    private func ownedTask(_ taskId: String, by owner: PublishTaskOwner) throws(LiveRoomError) -> PublishTaskRecord {
+        guard !taskId.isEmpty else {
+            throw LiveRoomError(MixerErrorCode.missingParameter, "taskId is empty")
+        }
+        guard let record = records[taskId] else { throw Self.noSuchTask(taskId) }
+        if case .user(let user) = owner, record.owner != owner {
+            throw LiveRoomError(MixerErrorCode.notTaskOwner, "task \"\(taskId)\" was not started by \(user.userId)")
+        }
+        return record
+    }
+
+    private func checkConflicts(_ config: PublishTaskConfig, roomId: String, ignoring: String?) throws(LiveRoomError) {
+        let claims = PublishTaskRecord.claims(of: config, roomId: roomId)
+        for record in tasks where record.taskId != ignoring {
+            if let clash = record.claims.intersection(claims).first {
+                throw LiveRoomError(
+                    MixerErrorCode.conflictingTask,
+                    "task \(record.taskId) already publishes \(clash); one destination takes one task per mode")
+            }
+        }
+    }
+
+    private static func noSuchTask(_ taskId: String) -> LiveRoomError {
+        LiveRoomError(MixerErrorCode.taskNotFound, "no publish media stream task \"\(taskId)\" (it may have stopped)")
+    }
+
+    /// The anchor calling a task API.
+    private static func anchor(_ client: Client) throws(LiveRoomError) -> MixUser {
+        guard let user = client.user else {
+            throw LiveRoomError(ErrorCode.notInRoom, "enter a room before starting or changing a publish media stream task")
+        }
+        guard client.isAnchor else {
+            throw LiveRoomError(ErrorCode.anchorOnly, "only anchors may start, update or stop publish media stream tasks")
+        }
+        return user
+    }
+
+    /// The publishing anchors of a room as the layout sees them.
+    static func anchors(_ publishers: [PublisherState], in roomId: String) -> [MixAnchor] {
+        publishers.map {
+            MixAnchor(user: MixUser(userId: $0.userId, roomId: roomId), hasVideo: $0.video, hasAudio: $0.audio && !$0.audioMuted, videoMuted: $0.videoMuted)
+        }
+    }
+
+    /// The users whose media a task takes: the relayed user, or the publishing anchors of a mix (at most 16, robot excluded).
+    static func inputUsers(_ config: PublishTaskConfig, _ anchors: [MixAnchor], roomId: String) -> [MixUser] {
+        guard config.target.mode.isMixing else {
+            let source = config.relaySource?.resolved(in: roomId)
+            return anchors.map(\.user).filter { $0 == source }
+        }
+        let robot = config.target.mixStreamIdentity?.resolved(in: roomId)
+        return Array(anchors.map(\.user).filter { $0 != robot }.prefix(StreamMixingConfig.maxInputs))
+    }
+}

@@ -1,0 +1,33 @@
+import LiveRoomSFU
+import LiveRoomTransport
+import LiveRoomWire
+import NIOCore
+
+/// Where a tap's packets go; called on the media loop, so it must only hand them on.
+typealias TapSink = @Sendable (SFURouter.PublisherKey, RTPCodec, RTPPacket) -> Void
+
+/// What the room hub needs of the media port: negotiate and tear down peer connections,
+/// tap publishers for tasks, and publish a task's mix as a local publisher. ``MediaService``
+/// is the real one; tests use a fake. Commands run in call order.
+protocol MediaPort: Sendable {
+    /// Negotiates a publisher's peer connection: the SDP answer and what it sends.
+    func publish(owner: UInt64, roomId: String, userId: String, offer: String) -> EventLoopFuture<(answer: String, audio: Bool, video: Bool)>
+    /// Negotiates a subscriber's peer connection to a publisher: the SDP answer.
+    func subscribe(owner: UInt64, roomId: String, publisherId: String, offer: String) -> EventLoopFuture<String>
+    func unsubscribe(owner: UInt64, publisherId: String)
+    func stopPublishing(roomId: String, userId: String)
+    /// Closes every peer connection of a session.
+    func close(owner: UInt64)
+    /// Sets the publishers `tap` receives (an empty set removes the tap) and where their packets go.
+    func setTap(_ tap: SFURouter.TapID, publishers: Set<SFURouter.PublisherKey>, sink: @escaping TapSink)
+    /// A tap asks a publisher for a keyframe.
+    func requestKeyframe(for tap: SFURouter.TapID, of publisher: SFURouter.PublisherKey)
+    /// Starts a publisher the server feeds itself (a mix published into a room).
+    /// `onKeyframeRequest` runs on the media loop when a subscriber needs a keyframe.
+    func publishLocal(_ key: SFURouter.PublisherKey, codecs: [RTPCodec], onKeyframeRequest: @escaping @Sendable () -> Void)
+    func stopLocal(_ key: SFURouter.PublisherKey)
+    /// RTP packets (unprotected) of a local publisher, sent on in order.
+    func sendLocal(_ packets: [(packet: [UInt8], kind: MediaKind)], of key: SFURouter.PublisherKey)
+    /// The router's counters and its number of peer connections.
+    func statistics() async throws -> (counters: SFURouter.Counters, peers: Int)
+}

@@ -167,6 +167,29 @@ struct Harness {
         #expect(h.events(replacement, for: "a2b").first == .onEnterRoom(result: 0))
     }
 
+    @Test func enterReturnsATypedOutcome() {
+        var h = Harness(maxAnchors: 1)
+        h.enter("a1", role: .anchor)
+        func params(_ user: String, sig: String? = nil) -> EnterRoomParams {
+            EnterRoomParams(sdkAppId: Harness.appId, userId: user, userSig: sig ?? h.sig(user), strRoomId: "r1", role: .anchor)
+        }
+        #expect(h.machine.enter(params("a2"), from: 50, at: h.now) == .refused(LiveRoomError(ErrorCode.tooManyAnchors, "room \"r1\" already has 1 anchors, the most allowed")))
+        guard case .refused(let bad) = h.machine.enter(params("a2", sig: "garbage"), from: 51, at: h.now) else {
+            Issue.record("a bad UserSig was let in")
+            return
+        }
+        #expect(bad.code == ErrorCode.invalidUserSig || bad.code == ErrorCode.userSigCheckFailed, "\(bad)")
+        #expect(h.machine.membership(of: 50) == nil && h.machine.membership(of: 51) == nil, "refused sessions stay out")
+        // The replacing session of a1 gets in: the old one is told, the new one hears onEnterRoom.
+        guard case .entered(let actions) = h.machine.enter(params("a1"), from: 52, at: h.now) else {
+            Issue.record("a1's new session was refused")
+            return
+        }
+        #expect(actions.first == .send(1, .onExitRoom(reason: 1), .normal))
+        #expect(actions.contains(.send(52, .onEnterRoom(result: 0), .normal)))
+        #expect(h.machine.membership(of: 52)! == ("r1", "a1"))
+    }
+
     @Test func requestsBeforeEnterAreRefused() {
         var h = Harness()
         let actions = h.machine.handle(.requestMic, from: 7, at: h.now)

@@ -1,0 +1,403 @@
+import LiveRoomCore
+import Testing
+
+@testable import LiveRoomMixer
+
+/// Drives a ``PublishTasksStateMachine`` the way the server does, answering its start steps.
+struct TaskBook {
+    typealias Action = PublishTasksStateMachine.Action
+    var machine: PublishTasksStateMachine
+    let t0 = ContinuousClock.now
+    /// The session a robot user enters as.
+    let robotSession: SessionID = 900
+
+    init(prefix: String = "task-", maxTasksPerRoom: Int = 10, task: PublishTaskStateMachine.Configuration = .init()) {
+        machine = PublishTasksStateMachine(configuration: .init(task: task, maxTasksPerRoom: maxTasksPerRoom, taskIdPrefix: prefix))
+    }
+
+    func at(_ milliseconds: Int) -> ContinuousClock.Instant { t0.advanced(by: .milliseconds(milliseconds)) }
+
+    /// Carries a start through its runner and robot steps; all the actions, in order.
+    mutating func started(_ first: [Action]) -> [Action] {
+        guard case .startRunner(let taskId, _, _, _, _) = first.last else { return first }
+        var actions = first + machine.runnerStarted(taskId, now: t0)
+        if case .enterRobot = actions.last { actions += machine.robotEntered(taskId, session: robotSession, now: t0) }
+        return actions
+    }
+
+    /// Starts an admin task; its id, or the error it was refused with.
+    mutating func admin(_ config: PublishTaskConfig, room: String = "room1", publishers: [PublisherState] = []) throws(LiveRoomError) -> String {
+        try Self.answer(started(machine.startFromAdmin(config, roomId: room, publishers: publishers)))
+    }
+
+    /// Starts a client task from `user`'s session (its id number is the user's position in `sessions`).
+    mutating func client(_ user: MixUser, session: SessionID, target: String, encoderParam: String? = nil, publishers: [PublisherState] = []) throws -> String {
+        let client = PublishTasksStateMachine.Client(session: session, user: user, isAnchor: true)
+        return try Self.answer(started(machine.startFromClient(
+            target: json(target), encoderParam: encoderParam.map(json), mixingConfig: nil, from: client, publishers: publishers)))
+    }
+
+    mutating func adminUpdate(_ request: String) throws {
+        _ = try Self.answer(machine.updateFromAdmin(AdminPublishCdnStreamRequest.parseUpdate(json(request)), now: t0))
+    }
+
+    mutating func clientStop(_ taskId: String, by user: MixUser, session: SessionID) throws(LiveRoomError) -> [Action] {
+        let actions = machine.stopFromClient(taskId: taskId, from: .init(session: session, user: user, isAnchor: true))
+        _ = try Self.answer(actions)
+        return actions
+    }
+
+    /// The answer among `actions`: the task id, or the error thrown.
+    static func answer(_ actions: [Action]) throws(LiveRoomError) -> String {
+        for case .answer(_, _, let taskId, let error) in actions {
+            if let error { throw error }
+            return taskId
+        }
+        throw LiveRoomError(0, "no answer in \(actions)")
+    }
+}
+
+func relayTarget(_ url: String) -> String { #"{"mode":"bigStreamToCdn","cdnUrlList":[{"rtmpUrl":"\#(url)"}]}"# }
+func mixTarget(_ url: String) -> String { #"{"mode":"mixStreamToCdn","cdnUrlList":[{"rtmpUrl":"\#(url)"}]}"# }
+let mixEncoder = #"{"videoEncodedWidth":540,"videoEncodedHeight":960}"#
+
+@Suite("PublishTasksStateMachine: ids, owners, conflicts, sequence numbers")
+struct PublishTaskRulesTests {
+    let alice = MixUser(userId: "alice", roomId: "room1")
+    let bob = MixUser(userId: "bob", roomId: "room1")
+
+    @Test func idsAreUniqueAndTasksAreFoundByRoomAndOwner() throws {
+        var book = TaskBook(prefix: "t-")
+        let first = try book.client(alice, session: 1, target: relayTarget("rtmp://h/live/a"))
+        let second = try book.admin(mixConfig(urls: ["rtmp://h/live/mix"]))
+        let third = try book.client(MixUser(userId: "bob", roomId: "room2"), session: 2, target: relayTarget("rtmp://h/live/b"))
+        #expect([first, second, third] == ["t-1", "t-2", "t-3"])
+        #expect(book.machine.tasks(inRoom: "room1").map(\.taskId) == ["t-1", "t-2"])
+        #expect(book.machine.tasks(ownedBy: alice).map(\.taskId) == ["t-1"])
+        #expect(book.machine.task("t-2")?.owner == .admin)
+        #expect(book.machine.task("t-1")?.session == 1)
+        #expect(book.machine.task("t-2")?.session == nil)
+        #expect(book.machine.tasks.count == 3)
+        #expect(book.machine.roomIds == ["room1", "room2"])
+    }
+
+    @Test func aRoomRunsAtMostItsTaskLimit() throws {
+        var book = TaskBook(maxTasksPerRoom: 2)
+        _ = try book.admin(mixConfig(urls: ["rtmp://h/live/1"]))
+        let second = try book.admin(mixConfig(urls: ["rtmp://h/live/2"]))
+        expectError(MixerErrorCode.tooManyTasks, "room1", "2") {
+            _ = try book.admin(mixConfig(urls: ["rtmp://h/live/3"]))
+        }
+        // Another room has its own count, and a stopped task frees its place.
+        _ = try book.admin(mixConfig(urls: ["rtmp://h/live/3"]), room: "room2")
+        _ = book.machine.stopFromAdmin(taskId: second)
+        _ = try book.admin(mixConfig(urls: ["rtmp://h/live/4"]))
+        #expect(book.machine.tasks(inRoom: "room1").count == 2)
+    }
+
+    @Test func theSameModeAndURLTwiceIsRefused() throws {
+        var book = TaskBook()
+        let first = try book.client(alice, session: 1, target: mixTarget("rtmp://cdn.example.com/live/shop"), encoderParam: mixEncoder)
+        expectError(MixerErrorCode.conflictingTask, first, "mixStreamToCdn", "rtmp://cdn.example.com/live/shop") {
+            _ = try book.admin(mixConfig(urls: ["rtmp://other.example.com/live/x", "RTMP://CDN.EXAMPLE.COM/live/shop"]))
+        }
+        // Another mode may use the URL.
+        #expect(throws: Never.self) {
+            _ = try book.client(alice, session: 1, target: relayTarget("rtmp://cdn.example.com/live/shop"))
+        }
+        // An update may not take another task's URL, but keeping its own is fine.
+        let second = try book.admin(mixConfig(urls: ["rtmp://cdn.example.com/live/two"]))
+        expectError(MixerErrorCode.conflictingTask) {
+            try book.adminUpdate(#"{"TaskId":"\#(second)","SequenceNumber":1,"PublishCdnParams":[{"PublishCdnUrl":"rtmp://cdn.example.com/live/shop"}]}"#)
+        }
+        let keep = book.machine.updateFromClient(
+            taskId: first, target: nil, encoderParam: try json(#"{"videoEncodedWidth":540,"videoEncodedHeight":960,"videoEncodedKbps":900}"#), mixingConfig: nil,
+            from: .init(session: 1, user: alice, isAnchor: true), now: book.t0)
+        #expect(try TaskBook.answer(keep) == first)
+    }
+
+    @Test func oneRobotIdentityPerRoom() throws {
+        var book = TaskBook()
+        let toRoom = PublishTaskConfig(
+            target: PublishTarget(mode: .mixStreamToRoom, mixStreamIdentity: MixUser(userId: "mix_robot")),
+            encoderParam: StreamEncoderParam(videoEncodedWidth: 640, videoEncodedHeight: 360))
+        _ = try book.admin(toRoom)
+        expectError(MixerErrorCode.conflictingTask, "mix_robot") {
+            var same = toRoom
+            same.target.mixStreamIdentity = MixUser(userId: "mix_robot", roomId: "room1")
+            _ = try book.admin(same)
+        }
+        #expect(throws: Never.self) { _ = try book.admin(toRoom, room: "room2") }
+    }
+
+    @Test func clientsStopTheirOwnTasks() throws {
+        var book = TaskBook()
+        let a1 = try book.client(alice, session: 1, target: relayTarget("rtmp://h/live/a1"))
+        let a2 = try book.client(alice, session: 1, target: mixTarget("rtmp://h/live/a2"), encoderParam: mixEncoder)
+        let b1 = try book.client(bob, session: 2, target: relayTarget("rtmp://h/live/b1"))
+        let admin = try book.admin(mixConfig(urls: ["rtmp://h/live/admin"]))
+        expectError(MixerErrorCode.notTaskOwner, b1, "alice") {
+            _ = try book.clientStop(b1, by: alice, session: 1)
+        }
+        let update = book.machine.updateFromClient(
+            taskId: admin, target: nil, encoderParam: nil, mixingConfig: nil, from: .init(session: 1, user: alice, isAnchor: true), now: book.t0)
+        expectError(MixerErrorCode.notTaskOwner) { _ = try TaskBook.answer(update) }
+        expectError(MixerErrorCode.taskNotFound, "nope") {
+            _ = try book.clientStop("nope", by: alice, session: 1)
+        }
+        // An empty task id stops every task the user started, and only those.
+        let stopped = try book.clientStop("", by: alice, session: 1)
+        #expect(stopped.compactMap { if case .stopRunner(let taskId, .requested) = $0 { taskId } else { nil } } == [a1, a2])
+        #expect(book.machine.tasks.map(\.taskId) == [b1, admin])
+        #expect(try book.clientStop("", by: alice, session: 1).count == 1, "only the answer")
+        // The admin API may stop anyone's task.
+        #expect(try TaskBook.answer(book.machine.stopFromAdmin(taskId: b1)) == b1)
+        #expect(book.machine.task(b1) == nil)
+    }
+
+    @Test func sequenceNumbersMustGrow() throws {
+        var book = TaskBook()
+        let task = try book.admin(mixConfig(urls: ["rtmp://h/live/s"]))
+        try book.adminUpdate(#"{"TaskId":"\#(task)","SequenceNumber":5}"#)
+        expectError(MixerErrorCode.staleSequenceNumber, "5", "not above") {
+            try book.adminUpdate(#"{"TaskId":"\#(task)","SequenceNumber":5}"#)
+        }
+        expectError(MixerErrorCode.staleSequenceNumber) {
+            try book.adminUpdate(#"{"TaskId":"\#(task)","SequenceNumber":4}"#)
+        }
+        // A refused update does not consume its number.
+        _ = try book.admin(mixConfig(urls: ["rtmp://h/live/other"]))
+        expectError(MixerErrorCode.conflictingTask) {
+            try book.adminUpdate(#"{"TaskId":"\#(task)","SequenceNumber":6,"PublishCdnParams":[{"PublishCdnUrl":"rtmp://h/live/other"}]}"#)
+        }
+        #expect(book.machine.task(task)?.sequenceNumber == 5)
+        try book.adminUpdate(#"{"TaskId":"\#(task)","SequenceNumber":6}"#)
+        #expect(book.machine.task(task)?.sequenceNumber == 6)
+        // An update that would break the stream is refused too, and changes nothing.
+        expectError(MixerErrorCode.resolutionChange) {
+            try book.adminUpdate(#"{"TaskId":"\#(task)","SequenceNumber":7,"WithTranscoding":1,"VideoParams":{"VideoEncode":{"Width":1280,"Height":720,"Fps":15,"BitRate":1300,"Gop":2}}}"#)
+        }
+        #expect(book.machine.task(task)?.sequenceNumber == 6)
+        #expect(book.machine.task(task)?.config.effectiveEncoderParam.videoEncodedWidth == 540)
+    }
+
+    @Test func roomDismissedAndEndedTasks() throws {
+        var book = TaskBook()
+        let r1 = try book.admin(mixConfig(urls: ["rtmp://h/live/1"]))
+        let r2 = try book.client(alice, session: 1, target: relayTarget("rtmp://h/live/2"))
+        let other = try book.client(MixUser(userId: "bob", roomId: "room2"), session: 2, target: relayTarget("rtmp://h/live/3"))
+        let dismissed = book.machine.roomDismissed("room1")
+        #expect(dismissed.compactMap { if case .stopRunner(let taskId, .roomDismissed) = $0 { taskId } else { nil } } == [r1, r2])
+        #expect(book.machine.tasks.map(\.taskId) == [other])
+        #expect(book.machine.roomIds == ["room2"])
+        #expect(book.machine.roomDismissed("room1") == [])
+        // The URL is free again.
+        #expect(throws: Never.self) { _ = try book.admin(mixConfig(urls: ["rtmp://h/live/1"])) }
+    }
+
+    @Test func idsStayUniqueAfterRemovals() throws {
+        var book = TaskBook(prefix: "x")
+        let first = try book.admin(mixConfig(urls: ["rtmp://h/live/1"]), room: "r")
+        _ = book.machine.stopFromAdmin(taskId: first)
+        let second = try book.admin(mixConfig(urls: ["rtmp://h/live/1"]), room: "r")
+        #expect(second != first)
+        expectError(MixerErrorCode.missingParameter, "taskId") { _ = try TaskBook.answer(book.machine.stopFromAdmin(taskId: "")) }
+    }
+}
+
+@Suite("PublishTasksStateMachine: runners, inputs, taps, robots, timers")
+struct PublishTaskOrchestrationTests {
+    let host = MixUser(userId: "host", roomId: "room1")
+    let guest = MixUser(userId: "guest", roomId: "room1")
+    let url = "rtmp://cdn.example.com/live/s"
+    let both = [PublisherState(userId: "host", audio: true, video: true), PublisherState(userId: "guest", audio: true, video: true)]
+
+    func anchors(_ users: [MixUser]) -> [MixAnchor] {
+        users.map { MixAnchor(user: $0, hasVideo: true, hasAudio: true, videoMuted: false) }
+    }
+
+    @Test func aClientStartRunsItsRunnerFeedsItAndAnswersLast() throws {
+        var book = TaskBook()
+        let client = PublishTasksStateMachine.Client(session: 7, user: host, isAnchor: true)
+        let first = book.machine.startFromClient(
+            target: try json(mixTarget(url)), encoderParam: try json(mixEncoder), mixingConfig: nil, from: client, publishers: both)
+        let config = try #require(book.machine.task("task-1")?.config)
+        #expect(first == [.startRunner(taskId: "task-1", roomId: "room1", config: config, tap: 1, robot: nil)])
+        #expect(book.machine.task("task-1")?.phase == .startingRunner)
+        #expect(book.machine.runnerStarted("task-1", now: book.t0) == [
+            .setAnchors(taskId: "task-1", anchors([host, guest])), .setTap(1, taskId: "task-1", publishers: [host, guest]),
+            .connect(taskId: "task-1", url: url), .reportState(taskId: "task-1", url: url, .connecting, owner: 7),
+            .answer(.client(7), .start, taskId: "task-1", error: nil),
+        ])
+        #expect(book.machine.runnerStarted("task-1", now: book.t0) == [], "a second report changes nothing")
+        #expect(book.machine.rtmpConnected("task-1", url: url) == [.reportState(taskId: "task-1", url: url, .pushing, owner: 7)])
+    }
+
+    @Test func clientsOutsideARoomOrInTheAudienceAreRefused() throws {
+        var book = TaskBook()
+        let outside = book.machine.startFromClient(
+            target: try json(mixTarget(url)), encoderParam: nil, mixingConfig: nil, from: .init(session: 3, user: nil, isAnchor: false), publishers: [])
+        #expect(outside.count == 1)
+        expectError(ErrorCode.notInRoom) { _ = try TaskBook.answer(outside) }
+        let audience = book.machine.stopFromClient(taskId: "", from: .init(session: 3, user: host, isAnchor: false))
+        #expect(audience == [.answer(.client(3), .stop, taskId: "", error: LiveRoomError(ErrorCode.anchorOnly, "only anchors may start, update or stop publish media stream tasks"))])
+        let malformed = book.machine.startFromClient(
+            target: try json(#"{"mode":"mixStreamToCdn","cdnUrlList":[{"rtmpUrl":"http://not-rtmp"}]}"#), encoderParam: try json(mixEncoder),
+            mixingConfig: nil, from: .init(session: 3, user: host, isAnchor: true), publishers: [])
+        expectError(MixerErrorCode.invalidCdnUrl) { _ = try TaskBook.answer(malformed) }
+        #expect(book.machine.tasks.isEmpty)
+    }
+
+    @Test func anAdminTaskNeedsAnExistingRoomAndARunner() throws {
+        var book = TaskBook()
+        expectError(MixerErrorCode.roomNotFound, "nowhere") {
+            _ = try TaskBook.answer(book.machine.startFromAdmin(mixConfig(urls: [url]), roomId: "nowhere", publishers: nil))
+        }
+        _ = book.machine.startFromAdmin(mixConfig(urls: [url]), roomId: "room1", publishers: [])
+        let failed = book.machine.runnerFailed("task-1", error: LiveRoomError(MixerErrorCode.invalidVideoEncoding, "no encoder"))
+        #expect(failed == [.answer(.admin, .start, taskId: "", error: LiveRoomError(MixerErrorCode.invalidVideoEncoding, "no encoder"))])
+        #expect(book.machine.tasks.isEmpty && book.machine.roomIds.isEmpty)
+    }
+
+    @Test func inputsComeAndGoThenTheIdleTimeStopsTheTask() throws {
+        var book = TaskBook(task: .init(idleTimeout: .seconds(30)))
+        let taskId = try book.admin(mixConfig(urls: [url]), publishers: [both[0]])
+        #expect(book.machine.task(taskId)?.anchors == anchors([host]))
+        // Nothing changed: nothing to do.
+        #expect(book.machine.anchorsChanged(in: "room1", publishers: [both[0]], now: book.at(10)) == [])
+        #expect(book.machine.anchorsChanged(in: "elsewhere", publishers: both, now: book.at(10)) == [])
+        #expect(book.machine.anchorsChanged(in: "room1", publishers: both, now: book.at(20)) == [
+            .setAnchors(taskId: taskId, anchors([host, guest])), .setTap(1, taskId: taskId, publishers: [host, guest]),
+        ])
+        // Muted audio is no audio input; the tap stays.
+        let muted = [both[0], PublisherState(userId: "guest", audio: true, video: true, audioMuted: true)]
+        #expect(book.machine.anchorsChanged(in: "room1", publishers: muted, now: book.at(30)) == [
+            .setAnchors(taskId: taskId, [anchors([host])[0], MixAnchor(user: guest, hasVideo: true, hasAudio: false, videoMuted: false)]),
+            .setTap(1, taskId: taskId, publishers: [host, guest]),
+        ])
+        // Everyone leaves: the idle time starts; someone coming back cancels it.
+        #expect(book.machine.anchorsChanged(in: "room1", publishers: [], now: book.at(1000)) == [
+            .setAnchors(taskId: taskId, []), .setTap(1, taskId: taskId, publishers: []), .scheduleTimer(taskId: taskId, at: book.at(31_000)),
+        ])
+        _ = book.machine.anchorsChanged(in: "room1", publishers: [both[1]], now: book.at(2000))
+        #expect(book.machine.timerFired(taskId, now: book.at(31_000)) == [])
+        _ = book.machine.anchorsChanged(in: "room1", publishers: [], now: book.at(40_000))
+        #expect(book.machine.timerFired(taskId, now: book.at(69_999)) == [])
+        #expect(book.machine.timerFired(taskId, now: book.at(70_000)) == [
+            .disconnect(taskId: taskId, url: url), .reportState(taskId: taskId, url: url, .stopped, owner: nil),
+            .stopRunner(taskId: taskId, reason: .idleTimeout), .setTap(1, taskId: taskId, publishers: []),
+        ])
+        #expect(book.machine.tasks.isEmpty && book.machine.roomIds.isEmpty)
+        #expect(book.machine.timerFired(taskId, now: book.at(80_000)) == [])
+    }
+
+    @Test func aRelayTapsOnlyItsSource() throws {
+        var book = TaskBook()
+        let taskId = try book.client(guest, session: 2, target: relayTarget(url), publishers: both)
+        #expect(book.machine.task(taskId)?.phase == .running)
+        let actions = book.machine.anchorsChanged(in: "room1", publishers: [both[1]], now: book.t0)
+        #expect(actions == [.setAnchors(taskId: taskId, anchors([guest])), .setTap(1, taskId: taskId, publishers: [guest])])
+    }
+
+    @Test func aFailingURLIsRetriedThenTheTaskFails() throws {
+        var book = TaskBook(task: .init(retryCount: 1, retryInterval: .milliseconds(250)))
+        let taskId = try book.client(host, session: 4, target: mixTarget(url), encoderParam: mixEncoder, publishers: both)
+        #expect(book.machine.rtmpFailed(taskId, url: url, message: "refused", now: book.at(0)) == [
+            .reportState(taskId: taskId, url: url, .reconnecting(attempt: 1), owner: 4), .scheduleTimer(taskId: taskId, at: book.at(250)),
+        ])
+        #expect(book.machine.timerFired(taskId, now: book.at(250)) == [.connect(taskId: taskId, url: url)])
+        let message = "\(url): refused (gave up after 1 retries)"
+        #expect(book.machine.rtmpFailed(taskId, url: url, message: "refused", now: book.at(300)) == [
+            .reportState(taskId: taskId, url: url, .failed(message: message), owner: 4),
+            .stopRunner(taskId: taskId, reason: .failed(message: message)), .setTap(1, taskId: taskId, publishers: []),
+        ])
+        #expect(book.machine.rtmpConnected(taskId, url: url) == [])
+        // The task ended by itself: stopping it finds nothing.
+        expectError(MixerErrorCode.taskNotFound) { _ = try book.clientStop(taskId, by: host, session: 4) }
+    }
+
+    @Test func updatesApplyTheConfigAndFeedAgain() throws {
+        var book = TaskBook()
+        let taskId = try book.client(host, session: 4, target: relayTarget(url), publishers: both)
+        let update = book.machine.updateFromClient(
+            taskId: taskId, target: try json(mixTarget(url)), encoderParam: try json(mixEncoder), mixingConfig: nil,
+            from: .init(session: 4, user: host, isAnchor: true), now: book.t0)
+        let config = try #require(book.machine.task(taskId)?.config)
+        #expect(config.target.mode == .mixStreamToCdn)
+        #expect(update == [
+            .applyConfig(taskId: taskId, config), .setAnchors(taskId: taskId, anchors([host, guest])),
+            .setTap(1, taskId: taskId, publishers: [host, guest]), .answer(.client(4), .update, taskId: taskId, error: nil),
+        ])
+        expectError(MixerErrorCode.taskNotFound, "gone") {
+            _ = try TaskBook.answer(book.machine.updateFromAdmin(AdminPublishCdnStreamRequest.parseUpdate(json(#"{"TaskId":"gone","SequenceNumber":1}"#)), now: book.t0))
+        }
+    }
+
+    @Test func aRoomTaskEntersItsRobotAndTakesItOutAgain() throws {
+        var book = TaskBook()
+        let config = PublishTaskConfig(
+            target: PublishTarget(mode: .mixStreamToRoom, mixStreamIdentity: MixUser(userId: "mix")),
+            encoderParam: StreamEncoderParam(videoEncodedWidth: 640, videoEncodedHeight: 360))
+        let robot = MixUser(userId: "mix", roomId: "room1")
+        #expect(book.machine.startFromAdmin(config, roomId: "room1", publishers: both) == [
+            .startRunner(taskId: "task-1", roomId: "room1", config: config, tap: 1, robot: robot)
+        ])
+        #expect(book.machine.runnerStarted("task-1", now: book.t0) == [.enterRobot(taskId: "task-1", robot, hasVideo: true)])
+        // While the robot enters, the room changes (it publishes): the task is not fed yet.
+        let withRobot = both + [PublisherState(userId: "mix", audio: true, video: true)]
+        #expect(book.machine.anchorsChanged(in: "room1", publishers: withRobot, now: book.t0) == [])
+        // Running, the mix takes every anchor but its own robot.
+        #expect(book.machine.robotEntered("task-1", session: 900, now: book.t0) == [
+            .setAnchors(taskId: "task-1", anchors([host, guest, robot])), .setTap(1, taskId: "task-1", publishers: [host, guest]),
+            .answer(.admin, .start, taskId: "task-1", error: nil),
+        ])
+        #expect(book.machine.task("task-1")?.robotSession == 900)
+        #expect(book.machine.stopFromAdmin(taskId: "task-1") == [
+            .stopRunner(taskId: "task-1", reason: .requested), .setTap(1, taskId: "task-1", publishers: []),
+            .leaveRobot(taskId: "task-1", robot, session: 900), .answer(.admin, .stop, taskId: "task-1", error: nil),
+        ])
+    }
+
+    @Test func aRefusedRobotStopsTheRunnerAndTheCallerHearsWhy() throws {
+        var book = TaskBook()
+        let client = PublishTasksStateMachine.Client(session: 5, user: host, isAnchor: true)
+        let target = #"{"mode":"mixStreamToRoom","mixStreamIdentity":{"userId":"guest"}}"#
+        _ = book.machine.startFromClient(target: try json(target), encoderParam: try json(mixEncoder), mixingConfig: nil, from: client, publishers: both)
+        _ = book.machine.runnerStarted("task-1", now: book.t0)
+        #expect(book.machine.robotRefused("task-1", .userPresent) == [
+            .stopRunner(taskId: "task-1", reason: nil),
+            .answer(
+                .client(5), .start, taskId: "",
+                error: LiveRoomError(MixerErrorCode.conflictingTask, "guest is already in room room1; mixStreamIdentity needs a user id of its own")),
+        ])
+        #expect(book.machine.tasks.isEmpty)
+
+        _ = book.machine.startFromClient(target: try json(target), encoderParam: try json(mixEncoder), mixingConfig: nil, from: client, publishers: both)
+        _ = book.machine.runnerStarted("task-2", now: book.t0)
+        let refused = book.machine.robotRefused("task-2", .refused(LiveRoomError(ErrorCode.tooManyAnchors, "room \"room1\" already has 2 anchors")))
+        expectError(ErrorCode.tooManyAnchors, "the mix's user guest cannot enter room room1: room \"room1\" already has 2 anchors") {
+            _ = try TaskBook.answer(refused)
+        }
+        #expect(book.machine.robotRefused("task-2", .userPresent) == [], "the task is gone")
+    }
+
+    @Test func shutdownStopsEveryTaskAndTasksNotYetRunningJustEnd() throws {
+        var book = TaskBook()
+        let running = try book.admin(mixConfig(urls: [url]), publishers: both)
+        _ = book.machine.startFromAdmin(mixConfig(urls: ["rtmp://cdn.example.com/live/other"]), roomId: "room2", publishers: [])
+        #expect(book.machine.shutdown() == [
+            .disconnect(taskId: running, url: url), .reportState(taskId: running, url: url, .stopped, owner: nil),
+            .stopRunner(taskId: running, reason: .requested), .setTap(1, taskId: running, publishers: []),
+            .stopRunner(taskId: "task-2", reason: nil),
+        ])
+        #expect(book.machine.tasks.isEmpty && book.machine.roomIds.isEmpty)
+    }
+
+    @Test func cdnStatesAsTheClientHearsThem() {
+        #expect(CdnStreamState.connecting.report(retryCount: 5) == (1, 0, "connecting"))
+        #expect(CdnStreamState.reconnecting(attempt: 2).report(retryCount: 5) == (3, 0, "reconnecting, attempt 2 of 5"))
+        #expect(CdnStreamState.failed(message: "gone").report(retryCount: 5) == (4, MixerErrorCode.cdnPushFailed, "gone"))
+        #expect(CdnStreamState.stopped.report(retryCount: 5) == (0, 0, "stopped"))
+        #expect(CdnStreamState.pushing.report(retryCount: 5) == (2, 0, "pushing"))
+    }
+}

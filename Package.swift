@@ -178,6 +178,14 @@ let package = Package(
             "LiveRoomPublishing", "LiveRoomMixer", "LiveRoomMedia", "LiveRoomWire", "TestTools",
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
+        .testTarget(name: "LiveRoomServerTests", dependencies: [
+            "LiveRoomServer", "LiveRoomAuth", "LiveRoomCore", "LiveRoomMixer", "LiveRoomSFU", "LiveRoomStore", "LiveRoomTransport",
+            "LiveRoomSecureTransport", "LiveRoomWire",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOEmbedded", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "EndToEndTests", dependencies: [
             "LiveRoomAuth", "LiveRoomProtocol", "LiveRoomTransport", "LiveRoomMedia", "LiveRoomRTP", "LiveRoomWire", "LiveRoomSecureTransport",
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),

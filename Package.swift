@@ -179,7 +179,7 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
         .testTarget(name: "LiveRoomServerTests", dependencies: [
-            "LiveRoomServer", "LiveRoomAuth", "LiveRoomCore", "LiveRoomMixer", "LiveRoomSFU", "LiveRoomStore", "LiveRoomTransport",
+            "LiveRoomServer", "LiveRoomAuth", "LiveRoomCore", "LiveRoomProtocol", "LiveRoomMixer", "LiveRoomSFU", "LiveRoomStore", "LiveRoomTransport",
             "LiveRoomSecureTransport", "LiveRoomWire",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),

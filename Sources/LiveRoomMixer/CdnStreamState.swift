@@ -1,3 +1,5 @@
+import LiveRoomProtocol
+
 /// The state of one RTMP destination, as `onCdnStreamStateChanged` reports it.
 public enum CdnStreamState: Sendable, Hashable {
     /// Connecting for the first time (or again after an update added the URL).
@@ -21,7 +23,7 @@ extension CdnStreamState {
         case .connecting: (1, 0, "connecting")
         case .pushing: (2, 0, "pushing")
         case .reconnecting(let attempt): (3, 0, "reconnecting, attempt \(attempt) of \(retryCount)")
-        case .failed(let message): (4, MixerErrorCode.cdnPushFailed, message)
+        case .failed(let message): (4, ErrorCode.cdnPushFailed, message)
         }
     }
 }

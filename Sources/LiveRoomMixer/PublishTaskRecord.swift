@@ -1,5 +1,3 @@
-import LiveRoomCore
-
 /// Everything the server knows about one publish media stream task, in one place: who
 /// started it, its connections and config, the media port tap that feeds it, its robot
 /// user, and the anchors its runner was last given.
@@ -19,7 +17,7 @@ public struct PublishTaskRecord: Sendable {
     public let roomId: String
     public let owner: PublishTaskOwner
     /// The session that started a client task: it hears the task's callbacks.
-    public let session: SessionID?
+    public let session: PublishTasksStateMachine.Session?
     /// The last `UpdatePublishCdnStream` `SequenceNumber` accepted, if any.
     public internal(set) var sequenceNumber: Int?
     /// The task's connections, retries and idle time, with its current config.
@@ -28,7 +26,7 @@ public struct PublishTaskRecord: Sendable {
     public let tap: PublishTasksStateMachine.TapID
     /// The user a mixStreamToRoom task publishes as, and its session once it is in the room.
     public let robot: MixUser?
-    public internal(set) var robotSession: SessionID?
+    public internal(set) var robotSession: PublishTasksStateMachine.Session?
     public internal(set) var phase: Phase = .startingRunner
     /// The anchors the runner was last given (nil before the task runs).
     public internal(set) var anchors: [MixAnchor]?

@@ -1,4 +1,4 @@
-import LiveRoomCore
+import LiveRoomProtocol
 
 /// Every publish media stream task of a server, as one pure state machine: one
 /// ``PublishTaskRecord`` per task, the rules that span tasks, and which anchors feed which
@@ -20,6 +20,8 @@ import LiveRoomCore
 public struct PublishTasksStateMachine: Sendable {
     /// Names a media port tap (the SFU's tap id).
     public typealias TapID = UInt64
+    /// Names a signaling session (the room core's session id).
+    public typealias Session = UInt64
 
     public struct Configuration: Sendable, Hashable {
         /// Retry and idle settings of every task.
@@ -40,20 +42,20 @@ public struct PublishTasksStateMachine: Sendable {
     /// Who made a request, and so hears its answer.
     public enum Caller: Sendable, Hashable {
         /// A signaling session (`startPublishMediaStream` and the like).
-        case client(SessionID)
+        case client(Session)
         /// The admin REST API (`StartPublishCdnStream` and the like).
         case admin
     }
 
     /// A signaling session calling the client API, as the room core sees it.
     public struct Client: Sendable, Hashable {
-        public var session: SessionID
+        public var session: Session
         /// The caller's room and user id, if it is in a room.
         public var user: MixUser?
         /// Whether it is an anchor there.
         public var isAnchor: Bool
 
-        public init(session: SessionID, user: MixUser?, isAnchor: Bool) {
+        public init(session: Session, user: MixUser?, isAnchor: Bool) {
             self.session = session
             self.user = user
             self.isAnchor = isAnchor
@@ -95,9 +97,9 @@ public struct PublishTasksStateMachine: Sendable {
         /// back with ``PublishTasksStateMachine/robotEntered(_:session:now:)`` or ``PublishTasksStateMachine/robotRefused(_:_:)``.
         case enterRobot(taskId: String, MixUser, hasVideo: Bool)
         /// The robot user stops publishing and leaves its room.
-        case leaveRobot(taskId: String, MixUser, session: SessionID)
+        case leaveRobot(taskId: String, MixUser, session: Session)
         /// A CDN URL's new state, for the logs and for the session that started the task, if any (`onCdnStreamStateChanged`).
-        case reportState(taskId: String, url: String, CdnStreamState, owner: SessionID?)
+        case reportState(taskId: String, url: String, CdnStreamState, owner: Session?)
         /// Call ``PublishTasksStateMachine/timerFired(_:now:)`` at `at`.
         case scheduleTimer(taskId: String, at: ContinuousClock.Instant)
         /// Answer a request: `error` is nil when it was done. A refused start has an empty task id.
@@ -125,31 +127,31 @@ public struct PublishTasksStateMachine: Sendable {
 
     public func tasks(ownedBy user: MixUser) -> [PublishTaskRecord] { tasks.filter { $0.owner == .user(user) } }
 
-    /// The rooms that have tasks: the server reports their anchors with ``anchorsChanged(in:publishers:now:)``.
+    /// The rooms that have tasks: the server reports their anchors with ``anchorsChanged(in:anchors:now:)``.
     public var roomIds: [String] { Array(rooms.keys).sorted() }
 
     // MARK: Requests
 
-    /// `startPublishMediaStream` from a session; `publishers` are those of the caller's room.
+    /// `startPublishMediaStream` from a session; `anchors` are the publishing anchors of the caller's room.
     public mutating func startFromClient(
-        target: JSONValue, encoderParam: JSONValue?, mixingConfig: JSONValue?, from client: Client, publishers: [PublisherState]
+        target: JSONValue, encoderParam: JSONValue?, mixingConfig: JSONValue?, from client: Client, anchors: [MixAnchor]
     ) -> [Action] {
         do throws(LiveRoomError) {
             let user = try Self.anchor(client)
             let config = try PublishTaskConfig.parseClient(target: target, encoderParam: encoderParam, mixingConfig: mixingConfig, caller: user)
-            return try add(config, roomId: user.roomId, owner: .user(user), session: client.session, publishers: publishers)
+            return try add(config, roomId: user.roomId, owner: .user(user), session: client.session, anchors: anchors)
         } catch {
             return [.answer(.client(client.session), .start, taskId: "", error: error)]
         }
     }
 
-    /// `StartPublishCdnStream`; `publishers` are nil when the room does not exist.
-    public mutating func startFromAdmin(_ config: PublishTaskConfig, roomId: String, publishers: [PublisherState]?) -> [Action] {
+    /// `StartPublishCdnStream`; `anchors` are nil when the room does not exist.
+    public mutating func startFromAdmin(_ config: PublishTaskConfig, roomId: String, anchors: [MixAnchor]?) -> [Action] {
         do throws(LiveRoomError) {
-            guard let publishers else {
-                throw LiveRoomError(MixerErrorCode.roomNotFound, "room \"\(roomId)\" does not exist; a task publishes an existing room")
+            guard let anchors else {
+                throw LiveRoomError(ErrorCode.roomNotFound, "room \"\(roomId)\" does not exist; a task publishes an existing room")
             }
-            return try add(config, roomId: roomId, owner: .admin, session: nil, publishers: publishers)
+            return try add(config, roomId: roomId, owner: .admin, session: nil, anchors: anchors)
         } catch {
             return [.answer(.admin, .start, taskId: "", error: error)]
         }
@@ -223,7 +225,7 @@ public struct PublishTasksStateMachine: Sendable {
     }
 
     /// The robot user is in its room as `session` and publishes: the task runs.
-    public mutating func robotEntered(_ taskId: String, session: SessionID, now: ContinuousClock.Instant) -> [Action] {
+    public mutating func robotEntered(_ taskId: String, session: Session, now: ContinuousClock.Instant) -> [Action] {
         guard records[taskId]?.phase == .enteringRobot else { return [] }
         records[taskId]?.robotSession = session
         return run(taskId, now: now)
@@ -235,7 +237,7 @@ public struct PublishTasksStateMachine: Sendable {
         let error =
             switch refusal {
             case .userPresent:
-                LiveRoomError(MixerErrorCode.conflictingTask, "\(robot.userId) is already in room \(robot.roomId); mixStreamIdentity needs a user id of its own")
+                LiveRoomError(ErrorCode.conflictingTask, "\(robot.userId) is already in room \(robot.roomId); mixStreamIdentity needs a user id of its own")
             case .refused(let refused):
                 LiveRoomError(refused.code, "the mix's user \(robot.userId) cannot enter room \(robot.roomId): \(refused.message)")
             }
@@ -247,9 +249,9 @@ public struct PublishTasksStateMachine: Sendable {
     /// The publishing anchors of a room with tasks, after any change in the rooms: each
     /// running task of the room whose anchors changed is given them, its tap follows its
     /// inputs, and its state machine hears how many are present.
-    public mutating func anchorsChanged(in roomId: String, publishers: [PublisherState], now: ContinuousClock.Instant) -> [Action] {
+    public mutating func anchorsChanged(in roomId: String, anchors: [MixAnchor], now: ContinuousClock.Instant) -> [Action] {
         guard rooms[roomId] != nil else { return [] }
-        rooms[roomId] = Self.anchors(publishers, in: roomId)
+        rooms[roomId] = anchors
         return tasks(inRoom: roomId).flatMap { feed($0.taskId, force: false, now: now) }
     }
 
@@ -284,11 +286,11 @@ public struct PublishTasksStateMachine: Sendable {
     // MARK: Inside
 
     private mutating func add(
-        _ config: PublishTaskConfig, roomId: String, owner: PublishTaskOwner, session: SessionID?, publishers: [PublisherState]
+        _ config: PublishTaskConfig, roomId: String, owner: PublishTaskOwner, session: Session?, anchors: [MixAnchor]
     ) throws(LiveRoomError) -> [Action] {
         guard tasks(inRoom: roomId).count < configuration.maxTasksPerRoom else {
             throw LiveRoomError(
-                MixerErrorCode.tooManyTasks,
+                ErrorCode.tooManyTasks,
                 "room \"\(roomId)\" already runs \(configuration.maxTasksPerRoom) publish media stream tasks; stop one first")
         }
         try checkConflicts(config, roomId: roomId, ignoring: nil)
@@ -305,7 +307,7 @@ public struct PublishTasksStateMachine: Sendable {
             taskId: taskId, roomId: roomId, owner: owner, session: session,
             machine: PublishTaskStateMachine(config: config, configuration: configuration.task), tap: tap, robot: robot)
         order.append(taskId)
-        rooms[roomId] = Self.anchors(publishers, in: roomId)
+        rooms[roomId] = anchors
         return [.startRunner(taskId: taskId, roomId: roomId, config: config, tap: tap, robot: robot)]
     }
 
@@ -325,7 +327,7 @@ public struct PublishTasksStateMachine: Sendable {
         var record = try ownedTask(taskId, by: owner)
         if let sequenceNumber, let last = record.sequenceNumber, sequenceNumber <= last {
             throw LiveRoomError(
-                MixerErrorCode.staleSequenceNumber,
+                ErrorCode.staleSequenceNumber,
                 "SequenceNumber \(sequenceNumber) of task \(taskId) is not above the last one (\(last)); each update must use a larger number")
         }
         try checkConflicts(config, roomId: record.roomId, ignoring: taskId)
@@ -395,11 +397,11 @@ public struct PublishTasksStateMachine: Sendable {
 
     private func ownedTask(_ taskId: String, by owner: PublishTaskOwner) throws(LiveRoomError) -> PublishTaskRecord {
         guard !taskId.isEmpty else {
-            throw LiveRoomError(MixerErrorCode.missingParameter, "taskId is empty")
+            throw LiveRoomError(ErrorCode.missingParameter, "taskId is empty")
         }
         guard let record = records[taskId] else { throw Self.noSuchTask(taskId) }
         if case .user(let user) = owner, record.owner != owner {
-            throw LiveRoomError(MixerErrorCode.notTaskOwner, "task \"\(taskId)\" was not started by \(user.userId)")
+            throw LiveRoomError(ErrorCode.notTaskOwner, "task \"\(taskId)\" was not started by \(user.userId)")
         }
         return record
     }
@@ -409,14 +411,14 @@ public struct PublishTasksStateMachine: Sendable {
         for record in tasks where record.taskId != ignoring {
             if let clash = record.claims.intersection(claims).first {
                 throw LiveRoomError(
-                    MixerErrorCode.conflictingTask,
+                    ErrorCode.conflictingTask,
                     "task \(record.taskId) already publishes \(clash); one destination takes one task per mode")
             }
         }
     }
 
     private static func noSuchTask(_ taskId: String) -> LiveRoomError {
-        LiveRoomError(MixerErrorCode.taskNotFound, "no publish media stream task \"\(taskId)\" (it may have stopped)")
+        LiveRoomError(ErrorCode.taskNotFound, "no publish media stream task \"\(taskId)\" (it may have stopped)")
     }
 
     /// The anchor calling a task API.
@@ -428,13 +430,6 @@ public struct PublishTasksStateMachine: Sendable {
             throw LiveRoomError(ErrorCode.anchorOnly, "only anchors may start, update or stop publish media stream tasks")
         }
         return user
-    }
-
-    /// The publishing anchors of a room as the layout sees them.
-    static func anchors(_ publishers: [PublisherState], in roomId: String) -> [MixAnchor] {
-        publishers.map {
-            MixAnchor(user: MixUser(userId: $0.userId, roomId: roomId), hasVideo: $0.video, hasAudio: $0.audio && !$0.audioMuted, videoMuted: $0.videoMuted)
-        }
     }
 
     /// The users whose media a task takes: the relayed user, or the publishing anchors of a mix (at most 16, robot excluded).

@@ -20,8 +20,8 @@ extension RoomHub {
         let client = taskClient(session)
         switch request {
         case .startPublishMediaStream(let target, let encoderParam, let mixingConfig):
-            let publishers = client.user.map { machine.publisherStates(in: $0.roomId) } ?? []
-            perform(tasks.startFromClient(target: target, encoderParam: encoderParam, mixingConfig: mixingConfig, from: client, publishers: publishers))
+            let anchors = client.user.map { mixAnchors(in: $0.roomId) } ?? []
+            perform(tasks.startFromClient(target: target, encoderParam: encoderParam, mixingConfig: mixingConfig, from: client, anchors: anchors))
         case .updatePublishMediaStream(let taskId, let target, let encoderParam, let mixingConfig):
             perform(tasks.updateFromClient(taskId: taskId, target: target, encoderParam: encoderParam, mixingConfig: mixingConfig, from: client, now: .now))
         case .stopPublishMediaStream(let taskId):
@@ -37,8 +37,8 @@ extension RoomHub {
 
     /// `StartPublishCdnStream`: the room must exist.
     func startAdminTask(_ config: PublishTaskConfig, roomId: String) throws(LiveRoomError) -> String {
-        let publishers = machine.describe(roomId) == nil ? nil : machine.publisherStates(in: roomId)
-        return try adminCall(tasks.startFromAdmin(config, roomId: roomId, publishers: publishers))
+        let anchors = machine.describe(roomId) == nil ? nil : mixAnchors(in: roomId)
+        return try adminCall(tasks.startFromAdmin(config, roomId: roomId, anchors: anchors))
     }
 
     /// `UpdatePublishCdnStream`.
@@ -66,7 +66,14 @@ extension RoomHub {
     /// After the rooms changed: the task machine hears the publishing anchors of every room with tasks.
     func refreshPublishTasks() {
         for roomId in tasks.roomIds {
-            perform(tasks.anchorsChanged(in: roomId, publishers: machine.publisherStates(in: roomId), now: .now))
+            perform(tasks.anchorsChanged(in: roomId, anchors: mixAnchors(in: roomId), now: .now))
+        }
+    }
+
+    /// The publishing anchors of a room as the layout sees them.
+    private func mixAnchors(in roomId: String) -> [MixAnchor] {
+        machine.publisherStates(in: roomId).map {
+            MixAnchor(user: MixUser(userId: $0.userId, roomId: roomId), hasVideo: $0.video, hasAudio: $0.audio && !$0.audioMuted, videoMuted: $0.videoMuted)
         }
     }
 

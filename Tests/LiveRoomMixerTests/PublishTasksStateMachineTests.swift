@@ -1,4 +1,4 @@
-import LiveRoomCore
+import LiveRoomProtocol
 import Testing
 
 @testable import LiveRoomMixer
@@ -9,7 +9,7 @@ struct TaskBook {
     var machine: PublishTasksStateMachine
     let t0 = ContinuousClock.now
     /// The session a robot user enters as.
-    let robotSession: SessionID = 900
+    let robotSession: UInt64 = 900
 
     init(prefix: String = "task-", maxTasksPerRoom: Int = 10, task: PublishTaskStateMachine.Configuration = .init()) {
         machine = PublishTasksStateMachine(configuration: .init(task: task, maxTasksPerRoom: maxTasksPerRoom, taskIdPrefix: prefix))
@@ -26,22 +26,22 @@ struct TaskBook {
     }
 
     /// Starts an admin task; its id, or the error it was refused with.
-    mutating func admin(_ config: PublishTaskConfig, room: String = "room1", publishers: [PublisherState] = []) throws(LiveRoomError) -> String {
-        try Self.answer(started(machine.startFromAdmin(config, roomId: room, publishers: publishers)))
+    mutating func admin(_ config: PublishTaskConfig, room: String = "room1", anchors: [MixAnchor] = []) throws(LiveRoomError) -> String {
+        try Self.answer(started(machine.startFromAdmin(config, roomId: room, anchors: anchors)))
     }
 
     /// Starts a client task from `user`'s session (its id number is the user's position in `sessions`).
-    mutating func client(_ user: MixUser, session: SessionID, target: String, encoderParam: String? = nil, publishers: [PublisherState] = []) throws -> String {
+    mutating func client(_ user: MixUser, session: UInt64, target: String, encoderParam: String? = nil, anchors: [MixAnchor] = []) throws -> String {
         let client = PublishTasksStateMachine.Client(session: session, user: user, isAnchor: true)
         return try Self.answer(started(machine.startFromClient(
-            target: json(target), encoderParam: encoderParam.map(json), mixingConfig: nil, from: client, publishers: publishers)))
+            target: json(target), encoderParam: encoderParam.map(json), mixingConfig: nil, from: client, anchors: anchors)))
     }
 
     mutating func adminUpdate(_ request: String) throws {
         _ = try Self.answer(machine.updateFromAdmin(AdminPublishCdnStreamRequest.parseUpdate(json(request)), now: t0))
     }
 
-    mutating func clientStop(_ taskId: String, by user: MixUser, session: SessionID) throws(LiveRoomError) -> [Action] {
+    mutating func clientStop(_ taskId: String, by user: MixUser, session: UInt64) throws(LiveRoomError) -> [Action] {
         let actions = machine.stopFromClient(taskId: taskId, from: .init(session: session, user: user, isAnchor: true))
         _ = try Self.answer(actions)
         return actions
@@ -85,7 +85,7 @@ struct PublishTaskRulesTests {
         var book = TaskBook(maxTasksPerRoom: 2)
         _ = try book.admin(mixConfig(urls: ["rtmp://h/live/1"]))
         let second = try book.admin(mixConfig(urls: ["rtmp://h/live/2"]))
-        expectError(MixerErrorCode.tooManyTasks, "room1", "2") {
+        expectError(ErrorCode.tooManyTasks, "room1", "2") {
             _ = try book.admin(mixConfig(urls: ["rtmp://h/live/3"]))
         }
         // Another room has its own count, and a stopped task frees its place.
@@ -98,7 +98,7 @@ struct PublishTaskRulesTests {
     @Test func theSameModeAndURLTwiceIsRefused() throws {
         var book = TaskBook()
         let first = try book.client(alice, session: 1, target: mixTarget("rtmp://cdn.example.com/live/shop"), encoderParam: mixEncoder)
-        expectError(MixerErrorCode.conflictingTask, first, "mixStreamToCdn", "rtmp://cdn.example.com/live/shop") {
+        expectError(ErrorCode.conflictingTask, first, "mixStreamToCdn", "rtmp://cdn.example.com/live/shop") {
             _ = try book.admin(mixConfig(urls: ["rtmp://other.example.com/live/x", "RTMP://CDN.EXAMPLE.COM/live/shop"]))
         }
         // Another mode may use the URL.
@@ -107,7 +107,7 @@ struct PublishTaskRulesTests {
         }
         // An update may not take another task's URL, but keeping its own is fine.
         let second = try book.admin(mixConfig(urls: ["rtmp://cdn.example.com/live/two"]))
-        expectError(MixerErrorCode.conflictingTask) {
+        expectError(ErrorCode.conflictingTask) {
             try book.adminUpdate(#"{"TaskId":"\#(second)","SequenceNumber":1,"PublishCdnParams":[{"PublishCdnUrl":"rtmp://cdn.example.com/live/shop"}]}"#)
         }
         let keep = book.machine.updateFromClient(
@@ -122,7 +122,7 @@ struct PublishTaskRulesTests {
             target: PublishTarget(mode: .mixStreamToRoom, mixStreamIdentity: MixUser(userId: "mix_robot")),
             encoderParam: StreamEncoderParam(videoEncodedWidth: 640, videoEncodedHeight: 360))
         _ = try book.admin(toRoom)
-        expectError(MixerErrorCode.conflictingTask, "mix_robot") {
+        expectError(ErrorCode.conflictingTask, "mix_robot") {
             var same = toRoom
             same.target.mixStreamIdentity = MixUser(userId: "mix_robot", roomId: "room1")
             _ = try book.admin(same)
@@ -136,13 +136,13 @@ struct PublishTaskRulesTests {
         let a2 = try book.client(alice, session: 1, target: mixTarget("rtmp://h/live/a2"), encoderParam: mixEncoder)
         let b1 = try book.client(bob, session: 2, target: relayTarget("rtmp://h/live/b1"))
         let admin = try book.admin(mixConfig(urls: ["rtmp://h/live/admin"]))
-        expectError(MixerErrorCode.notTaskOwner, b1, "alice") {
+        expectError(ErrorCode.notTaskOwner, b1, "alice") {
             _ = try book.clientStop(b1, by: alice, session: 1)
         }
         let update = book.machine.updateFromClient(
             taskId: admin, target: nil, encoderParam: nil, mixingConfig: nil, from: .init(session: 1, user: alice, isAnchor: true), now: book.t0)
-        expectError(MixerErrorCode.notTaskOwner) { _ = try TaskBook.answer(update) }
-        expectError(MixerErrorCode.taskNotFound, "nope") {
+        expectError(ErrorCode.notTaskOwner) { _ = try TaskBook.answer(update) }
+        expectError(ErrorCode.taskNotFound, "nope") {
             _ = try book.clientStop("nope", by: alice, session: 1)
         }
         // An empty task id stops every task the user started, and only those.
@@ -159,22 +159,22 @@ struct PublishTaskRulesTests {
         var book = TaskBook()
         let task = try book.admin(mixConfig(urls: ["rtmp://h/live/s"]))
         try book.adminUpdate(#"{"TaskId":"\#(task)","SequenceNumber":5}"#)
-        expectError(MixerErrorCode.staleSequenceNumber, "5", "not above") {
+        expectError(ErrorCode.staleSequenceNumber, "5", "not above") {
             try book.adminUpdate(#"{"TaskId":"\#(task)","SequenceNumber":5}"#)
         }
-        expectError(MixerErrorCode.staleSequenceNumber) {
+        expectError(ErrorCode.staleSequenceNumber) {
             try book.adminUpdate(#"{"TaskId":"\#(task)","SequenceNumber":4}"#)
         }
         // A refused update does not consume its number.
         _ = try book.admin(mixConfig(urls: ["rtmp://h/live/other"]))
-        expectError(MixerErrorCode.conflictingTask) {
+        expectError(ErrorCode.conflictingTask) {
             try book.adminUpdate(#"{"TaskId":"\#(task)","SequenceNumber":6,"PublishCdnParams":[{"PublishCdnUrl":"rtmp://h/live/other"}]}"#)
         }
         #expect(book.machine.task(task)?.sequenceNumber == 5)
         try book.adminUpdate(#"{"TaskId":"\#(task)","SequenceNumber":6}"#)
         #expect(book.machine.task(task)?.sequenceNumber == 6)
         // An update that would break the stream is refused too, and changes nothing.
-        expectError(MixerErrorCode.resolutionChange) {
+        expectError(ErrorCode.resolutionChange) {
             try book.adminUpdate(#"{"TaskId":"\#(task)","SequenceNumber":7,"WithTranscoding":1,"VideoParams":{"VideoEncode":{"Width":1280,"Height":720,"Fps":15,"BitRate":1300,"Gop":2}}}"#)
         }
         #expect(book.machine.task(task)?.sequenceNumber == 6)
@@ -201,7 +201,7 @@ struct PublishTaskRulesTests {
         _ = book.machine.stopFromAdmin(taskId: first)
         let second = try book.admin(mixConfig(urls: ["rtmp://h/live/1"]), room: "r")
         #expect(second != first)
-        expectError(MixerErrorCode.missingParameter, "taskId") { _ = try TaskBook.answer(book.machine.stopFromAdmin(taskId: "")) }
+        expectError(ErrorCode.missingParameter, "taskId") { _ = try TaskBook.answer(book.machine.stopFromAdmin(taskId: "")) }
     }
 }
 
@@ -210,7 +210,7 @@ struct PublishTaskOrchestrationTests {
     let host = MixUser(userId: "host", roomId: "room1")
     let guest = MixUser(userId: "guest", roomId: "room1")
     let url = "rtmp://cdn.example.com/live/s"
-    let both = [PublisherState(userId: "host", audio: true, video: true), PublisherState(userId: "guest", audio: true, video: true)]
+    var both: [MixAnchor] { anchors([host, guest]) }
 
     func anchors(_ users: [MixUser]) -> [MixAnchor] {
         users.map { MixAnchor(user: $0, hasVideo: true, hasAudio: true, videoMuted: false) }
@@ -220,7 +220,7 @@ struct PublishTaskOrchestrationTests {
         var book = TaskBook()
         let client = PublishTasksStateMachine.Client(session: 7, user: host, isAnchor: true)
         let first = book.machine.startFromClient(
-            target: try json(mixTarget(url)), encoderParam: try json(mixEncoder), mixingConfig: nil, from: client, publishers: both)
+            target: try json(mixTarget(url)), encoderParam: try json(mixEncoder), mixingConfig: nil, from: client, anchors: both)
         let config = try #require(book.machine.task("task-1")?.config)
         #expect(first == [.startRunner(taskId: "task-1", roomId: "room1", config: config, tap: 1, robot: nil)])
         #expect(book.machine.task("task-1")?.phase == .startingRunner)
@@ -236,52 +236,52 @@ struct PublishTaskOrchestrationTests {
     @Test func clientsOutsideARoomOrInTheAudienceAreRefused() throws {
         var book = TaskBook()
         let outside = book.machine.startFromClient(
-            target: try json(mixTarget(url)), encoderParam: nil, mixingConfig: nil, from: .init(session: 3, user: nil, isAnchor: false), publishers: [])
+            target: try json(mixTarget(url)), encoderParam: nil, mixingConfig: nil, from: .init(session: 3, user: nil, isAnchor: false), anchors: [])
         #expect(outside.count == 1)
         expectError(ErrorCode.notInRoom) { _ = try TaskBook.answer(outside) }
         let audience = book.machine.stopFromClient(taskId: "", from: .init(session: 3, user: host, isAnchor: false))
         #expect(audience == [.answer(.client(3), .stop, taskId: "", error: LiveRoomError(ErrorCode.anchorOnly, "only anchors may start, update or stop publish media stream tasks"))])
         let malformed = book.machine.startFromClient(
             target: try json(#"{"mode":"mixStreamToCdn","cdnUrlList":[{"rtmpUrl":"http://not-rtmp"}]}"#), encoderParam: try json(mixEncoder),
-            mixingConfig: nil, from: .init(session: 3, user: host, isAnchor: true), publishers: [])
-        expectError(MixerErrorCode.invalidCdnUrl) { _ = try TaskBook.answer(malformed) }
+            mixingConfig: nil, from: .init(session: 3, user: host, isAnchor: true), anchors: [])
+        expectError(ErrorCode.invalidCdnUrl) { _ = try TaskBook.answer(malformed) }
         #expect(book.machine.tasks.isEmpty)
     }
 
     @Test func anAdminTaskNeedsAnExistingRoomAndARunner() throws {
         var book = TaskBook()
-        expectError(MixerErrorCode.roomNotFound, "nowhere") {
-            _ = try TaskBook.answer(book.machine.startFromAdmin(mixConfig(urls: [url]), roomId: "nowhere", publishers: nil))
+        expectError(ErrorCode.roomNotFound, "nowhere") {
+            _ = try TaskBook.answer(book.machine.startFromAdmin(mixConfig(urls: [url]), roomId: "nowhere", anchors: nil))
         }
-        _ = book.machine.startFromAdmin(mixConfig(urls: [url]), roomId: "room1", publishers: [])
-        let failed = book.machine.runnerFailed("task-1", error: LiveRoomError(MixerErrorCode.invalidVideoEncoding, "no encoder"))
-        #expect(failed == [.answer(.admin, .start, taskId: "", error: LiveRoomError(MixerErrorCode.invalidVideoEncoding, "no encoder"))])
+        _ = book.machine.startFromAdmin(mixConfig(urls: [url]), roomId: "room1", anchors: [])
+        let failed = book.machine.runnerFailed("task-1", error: LiveRoomError(ErrorCode.invalidVideoEncoding, "no encoder"))
+        #expect(failed == [.answer(.admin, .start, taskId: "", error: LiveRoomError(ErrorCode.invalidVideoEncoding, "no encoder"))])
         #expect(book.machine.tasks.isEmpty && book.machine.roomIds.isEmpty)
     }
 
     @Test func inputsComeAndGoThenTheIdleTimeStopsTheTask() throws {
         var book = TaskBook(task: .init(idleTimeout: .seconds(30)))
-        let taskId = try book.admin(mixConfig(urls: [url]), publishers: [both[0]])
+        let taskId = try book.admin(mixConfig(urls: [url]), anchors: [both[0]])
         #expect(book.machine.task(taskId)?.anchors == anchors([host]))
         // Nothing changed: nothing to do.
-        #expect(book.machine.anchorsChanged(in: "room1", publishers: [both[0]], now: book.at(10)) == [])
-        #expect(book.machine.anchorsChanged(in: "elsewhere", publishers: both, now: book.at(10)) == [])
-        #expect(book.machine.anchorsChanged(in: "room1", publishers: both, now: book.at(20)) == [
+        #expect(book.machine.anchorsChanged(in: "room1", anchors: [both[0]], now: book.at(10)) == [])
+        #expect(book.machine.anchorsChanged(in: "elsewhere", anchors: both, now: book.at(10)) == [])
+        #expect(book.machine.anchorsChanged(in: "room1", anchors: both, now: book.at(20)) == [
             .setAnchors(taskId: taskId, anchors([host, guest])), .setTap(1, taskId: taskId, publishers: [host, guest]),
         ])
         // Muted audio is no audio input; the tap stays.
-        let muted = [both[0], PublisherState(userId: "guest", audio: true, video: true, audioMuted: true)]
-        #expect(book.machine.anchorsChanged(in: "room1", publishers: muted, now: book.at(30)) == [
+        let muted = [both[0], MixAnchor(user: guest, hasVideo: true, hasAudio: false, videoMuted: false)]
+        #expect(book.machine.anchorsChanged(in: "room1", anchors: muted, now: book.at(30)) == [
             .setAnchors(taskId: taskId, [anchors([host])[0], MixAnchor(user: guest, hasVideo: true, hasAudio: false, videoMuted: false)]),
             .setTap(1, taskId: taskId, publishers: [host, guest]),
         ])
         // Everyone leaves: the idle time starts; someone coming back cancels it.
-        #expect(book.machine.anchorsChanged(in: "room1", publishers: [], now: book.at(1000)) == [
+        #expect(book.machine.anchorsChanged(in: "room1", anchors: [], now: book.at(1000)) == [
             .setAnchors(taskId: taskId, []), .setTap(1, taskId: taskId, publishers: []), .scheduleTimer(taskId: taskId, at: book.at(31_000)),
         ])
-        _ = book.machine.anchorsChanged(in: "room1", publishers: [both[1]], now: book.at(2000))
+        _ = book.machine.anchorsChanged(in: "room1", anchors: [both[1]], now: book.at(2000))
         #expect(book.machine.timerFired(taskId, now: book.at(31_000)) == [])
-        _ = book.machine.anchorsChanged(in: "room1", publishers: [], now: book.at(40_000))
+        _ = book.machine.anchorsChanged(in: "room1", anchors: [], now: book.at(40_000))
         #expect(book.machine.timerFired(taskId, now: book.at(69_999)) == [])
         #expect(book.machine.timerFired(taskId, now: book.at(70_000)) == [
             .disconnect(taskId: taskId, url: url), .reportState(taskId: taskId, url: url, .stopped, owner: nil),
@@ -293,15 +293,15 @@ struct PublishTaskOrchestrationTests {
 
     @Test func aRelayTapsOnlyItsSource() throws {
         var book = TaskBook()
-        let taskId = try book.client(guest, session: 2, target: relayTarget(url), publishers: both)
+        let taskId = try book.client(guest, session: 2, target: relayTarget(url), anchors: both)
         #expect(book.machine.task(taskId)?.phase == .running)
-        let actions = book.machine.anchorsChanged(in: "room1", publishers: [both[1]], now: book.t0)
+        let actions = book.machine.anchorsChanged(in: "room1", anchors: [both[1]], now: book.t0)
         #expect(actions == [.setAnchors(taskId: taskId, anchors([guest])), .setTap(1, taskId: taskId, publishers: [guest])])
     }
 
     @Test func aFailingURLIsRetriedThenTheTaskFails() throws {
         var book = TaskBook(task: .init(retryCount: 1, retryInterval: .milliseconds(250)))
-        let taskId = try book.client(host, session: 4, target: mixTarget(url), encoderParam: mixEncoder, publishers: both)
+        let taskId = try book.client(host, session: 4, target: mixTarget(url), encoderParam: mixEncoder, anchors: both)
         #expect(book.machine.rtmpFailed(taskId, url: url, message: "refused", now: book.at(0)) == [
             .reportState(taskId: taskId, url: url, .reconnecting(attempt: 1), owner: 4), .scheduleTimer(taskId: taskId, at: book.at(250)),
         ])
@@ -313,12 +313,12 @@ struct PublishTaskOrchestrationTests {
         ])
         #expect(book.machine.rtmpConnected(taskId, url: url) == [])
         // The task ended by itself: stopping it finds nothing.
-        expectError(MixerErrorCode.taskNotFound) { _ = try book.clientStop(taskId, by: host, session: 4) }
+        expectError(ErrorCode.taskNotFound) { _ = try book.clientStop(taskId, by: host, session: 4) }
     }
 
     @Test func updatesApplyTheConfigAndFeedAgain() throws {
         var book = TaskBook()
-        let taskId = try book.client(host, session: 4, target: relayTarget(url), publishers: both)
+        let taskId = try book.client(host, session: 4, target: relayTarget(url), anchors: both)
         let update = book.machine.updateFromClient(
             taskId: taskId, target: try json(mixTarget(url)), encoderParam: try json(mixEncoder), mixingConfig: nil,
             from: .init(session: 4, user: host, isAnchor: true), now: book.t0)
@@ -328,7 +328,7 @@ struct PublishTaskOrchestrationTests {
             .applyConfig(taskId: taskId, config), .setAnchors(taskId: taskId, anchors([host, guest])),
             .setTap(1, taskId: taskId, publishers: [host, guest]), .answer(.client(4), .update, taskId: taskId, error: nil),
         ])
-        expectError(MixerErrorCode.taskNotFound, "gone") {
+        expectError(ErrorCode.taskNotFound, "gone") {
             _ = try TaskBook.answer(book.machine.updateFromAdmin(AdminPublishCdnStreamRequest.parseUpdate(json(#"{"TaskId":"gone","SequenceNumber":1}"#)), now: book.t0))
         }
     }
@@ -339,13 +339,13 @@ struct PublishTaskOrchestrationTests {
             target: PublishTarget(mode: .mixStreamToRoom, mixStreamIdentity: MixUser(userId: "mix")),
             encoderParam: StreamEncoderParam(videoEncodedWidth: 640, videoEncodedHeight: 360))
         let robot = MixUser(userId: "mix", roomId: "room1")
-        #expect(book.machine.startFromAdmin(config, roomId: "room1", publishers: both) == [
+        #expect(book.machine.startFromAdmin(config, roomId: "room1", anchors: both) == [
             .startRunner(taskId: "task-1", roomId: "room1", config: config, tap: 1, robot: robot)
         ])
         #expect(book.machine.runnerStarted("task-1", now: book.t0) == [.enterRobot(taskId: "task-1", robot, hasVideo: true)])
         // While the robot enters, the room changes (it publishes): the task is not fed yet.
-        let withRobot = both + [PublisherState(userId: "mix", audio: true, video: true)]
-        #expect(book.machine.anchorsChanged(in: "room1", publishers: withRobot, now: book.t0) == [])
+        let withRobot = both + anchors([robot])
+        #expect(book.machine.anchorsChanged(in: "room1", anchors: withRobot, now: book.t0) == [])
         // Running, the mix takes every anchor but its own robot.
         #expect(book.machine.robotEntered("task-1", session: 900, now: book.t0) == [
             .setAnchors(taskId: "task-1", anchors([host, guest, robot])), .setTap(1, taskId: "task-1", publishers: [host, guest]),
@@ -362,17 +362,17 @@ struct PublishTaskOrchestrationTests {
         var book = TaskBook()
         let client = PublishTasksStateMachine.Client(session: 5, user: host, isAnchor: true)
         let target = #"{"mode":"mixStreamToRoom","mixStreamIdentity":{"userId":"guest"}}"#
-        _ = book.machine.startFromClient(target: try json(target), encoderParam: try json(mixEncoder), mixingConfig: nil, from: client, publishers: both)
+        _ = book.machine.startFromClient(target: try json(target), encoderParam: try json(mixEncoder), mixingConfig: nil, from: client, anchors: both)
         _ = book.machine.runnerStarted("task-1", now: book.t0)
         #expect(book.machine.robotRefused("task-1", .userPresent) == [
             .stopRunner(taskId: "task-1", reason: nil),
             .answer(
                 .client(5), .start, taskId: "",
-                error: LiveRoomError(MixerErrorCode.conflictingTask, "guest is already in room room1; mixStreamIdentity needs a user id of its own")),
+                error: LiveRoomError(ErrorCode.conflictingTask, "guest is already in room room1; mixStreamIdentity needs a user id of its own")),
         ])
         #expect(book.machine.tasks.isEmpty)
 
-        _ = book.machine.startFromClient(target: try json(target), encoderParam: try json(mixEncoder), mixingConfig: nil, from: client, publishers: both)
+        _ = book.machine.startFromClient(target: try json(target), encoderParam: try json(mixEncoder), mixingConfig: nil, from: client, anchors: both)
         _ = book.machine.runnerStarted("task-2", now: book.t0)
         let refused = book.machine.robotRefused("task-2", .refused(LiveRoomError(ErrorCode.tooManyAnchors, "room \"room1\" already has 2 anchors")))
         expectError(ErrorCode.tooManyAnchors, "the mix's user guest cannot enter room room1: room \"room1\" already has 2 anchors") {
@@ -383,8 +383,8 @@ struct PublishTaskOrchestrationTests {
 
     @Test func shutdownStopsEveryTaskAndTasksNotYetRunningJustEnd() throws {
         var book = TaskBook()
-        let running = try book.admin(mixConfig(urls: [url]), publishers: both)
-        _ = book.machine.startFromAdmin(mixConfig(urls: ["rtmp://cdn.example.com/live/other"]), roomId: "room2", publishers: [])
+        let running = try book.admin(mixConfig(urls: [url]), anchors: both)
+        _ = book.machine.startFromAdmin(mixConfig(urls: ["rtmp://cdn.example.com/live/other"]), roomId: "room2", anchors: [])
         #expect(book.machine.shutdown() == [
             .disconnect(taskId: running, url: url), .reportState(taskId: running, url: url, .stopped, owner: nil),
             .stopRunner(taskId: running, reason: .requested), .setTap(1, taskId: running, publishers: []),
@@ -396,7 +396,7 @@ struct PublishTaskOrchestrationTests {
     @Test func cdnStatesAsTheClientHearsThem() {
         #expect(CdnStreamState.connecting.report(retryCount: 5) == (1, 0, "connecting"))
         #expect(CdnStreamState.reconnecting(attempt: 2).report(retryCount: 5) == (3, 0, "reconnecting, attempt 2 of 5"))
-        #expect(CdnStreamState.failed(message: "gone").report(retryCount: 5) == (4, MixerErrorCode.cdnPushFailed, "gone"))
+        #expect(CdnStreamState.failed(message: "gone").report(retryCount: 5) == (4, ErrorCode.cdnPushFailed, "gone"))
         #expect(CdnStreamState.stopped.report(retryCount: 5) == (0, 0, "stopped"))
         #expect(CdnStreamState.pushing.report(retryCount: 5) == (2, 0, "pushing"))
     }

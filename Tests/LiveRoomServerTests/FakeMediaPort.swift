@@ -1,5 +1,6 @@
 import LiveRoomSFU
 import LiveRoomTransport
+import LiveRoomWire
 import NIOCore
 import NIOPosix
 import Synchronization

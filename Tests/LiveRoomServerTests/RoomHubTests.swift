@@ -2,6 +2,7 @@ import Foundation
 import LiveRoomAuth
 import LiveRoomCore
 import LiveRoomMixer
+import LiveRoomProtocol
 import LiveRoomSFU
 import LiveRoomStore
 import Logging
@@ -69,6 +70,14 @@ final class Client: Sendable {
                 if let event = try? JSONValue.parse(text) { received.events.withLock { $0.append(event) } }
             }
         }
+    }
+
+    func send(_ request: RoomRequest) {
+        send(.room(request))
+    }
+
+    func send(_ request: PublishTaskRequest) {
+        send(.publishTask(request))
     }
 
     func send(_ request: SignalingRequest) {
@@ -225,7 +234,7 @@ struct RoomHubTests {
         // The robot's user id is taken now: a second room task as "mix" is refused.
         host.send(.startPublishMediaStream(target: ["mode": "mixStreamToRoom", "mixStreamIdentity": ["userId": "fan"]], encoderParam: encoder, mixingConfig: nil))
         let refused = try await host.next("onStartPublishMediaStream")
-        #expect(refused["code"]?.intValue == MixerErrorCode.conflictingTask && refused["taskId"] == "", "\(refused.jsonText)")
+        #expect(refused["code"]?.intValue == ErrorCode.conflictingTask && refused["taskId"] == "", "\(refused.jsonText)")
         #expect(await h.hub.metricsSnapshot().publishTasks == 1)
 
         host.send(.stopPublishMediaStream(taskId: taskId))
@@ -255,7 +264,7 @@ struct RoomHubTests {
             try await h.hub.stopAdminTask(taskId)
             Issue.record("the task outlived its room")
         } catch {
-            #expect(error.code == MixerErrorCode.taskNotFound)
+            #expect(error.code == ErrorCode.taskNotFound)
         }
         #expect(h.media.calls.contains(.stopLocal(SFURouter.PublisherKey(roomId: "room1", userId: "mix"))))
     }

@@ -92,7 +92,7 @@ let package = Package(
             "LiveRoomWire", "LiveRoomSecureTransport",
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
-        // Publish media stream tasks (pure): TRTC mixing config, layout math, task state machine, registry.
+        // Publish media stream tasks (pure): TRTC mixing config, layout math, the task state machines (one task; every task of the server).
         .target(name: "LiveRoomMixer", dependencies: ["LiveRoomProtocol"]),
         // Runs publish media stream tasks: decodes inputs, composes, encodes, pushes FLV over RTMP.
         .target(name: "LiveRoomPublishing", dependencies: [

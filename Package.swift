@@ -12,7 +12,7 @@ let package = Package(
         .library(name: "LiveRoomCore", targets: ["LiveRoomCore"]),
         .library(name: "LiveRoomClientKit", targets: ["LiveRoomClientKit"]),
         .library(name: "LiveRoomWire", targets: ["LiveRoomWire"]),
-        .library(name: "LiveRoomMixer", targets: ["LiveRoomMixer"]),
+        .library(name: "LiveRoomPublishTasks", targets: ["LiveRoomPublishTasks"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -54,7 +54,7 @@ let package = Package(
         // The room server: WebSocket signaling, admin REST, services.
         .target(name: "LiveRoomServer", dependencies: [
             "LiveRoomAuth", "LiveRoomCore", "LiveRoomProtocol", "LiveRoomStore", "LiveRoomSFU", "LiveRoomTransport", "LiveRoomSecureTransport", "LiveRoomWire",
-            "LiveRoomMixer", "LiveRoomPublishing", "LiveRoomMedia",
+            "LiveRoomPublishTasks", "LiveRoomTaskRunner", "LiveRoomMedia",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Hummingbird", package: "hummingbird"),
@@ -93,10 +93,10 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
         // Publish media stream tasks (pure): TRTC mixing config, layout math, the task state machines (one task; every task of the server).
-        .target(name: "LiveRoomMixer", dependencies: ["LiveRoomProtocol"]),
+        .target(name: "LiveRoomPublishTasks", dependencies: ["LiveRoomProtocol"]),
         // Runs publish media stream tasks: decodes inputs, composes, encodes, pushes FLV over RTMP.
-        .target(name: "LiveRoomPublishing", dependencies: [
-            "LiveRoomMixer", "LiveRoomMedia", "LiveRoomRTP", "LiveRoomWire",
+        .target(name: "LiveRoomTaskRunner", dependencies: [
+            "LiveRoomPublishTasks", "LiveRoomMedia", "LiveRoomRTP", "LiveRoomWire",
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
         // The client kit behind the `liveroom` command line.
@@ -122,7 +122,7 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], path: "Benchmarks/codec-bench"),
         .executableTarget(name: "mix-bench", dependencies: [
-            "LiveRoomMedia", "LiveRoomMixer", "LiveRoomPublishing", "LiveRoomWire",
+            "LiveRoomMedia", "LiveRoomPublishTasks", "LiveRoomTaskRunner", "LiveRoomWire",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], path: "Benchmarks/mix-bench"),
@@ -173,13 +173,13 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
         .testTarget(name: "LiveRoomClientKitTests", dependencies: ["LiveRoomClientKit", "LiveRoomProtocol"]),
-        .testTarget(name: "LiveRoomMixerTests", dependencies: ["LiveRoomMixer", "LiveRoomProtocol"]),
-        .testTarget(name: "LiveRoomPublishingTests", dependencies: [
-            "LiveRoomPublishing", "LiveRoomMixer", "LiveRoomMedia", "LiveRoomWire", "TestTools",
+        .testTarget(name: "LiveRoomPublishTasksTests", dependencies: ["LiveRoomPublishTasks", "LiveRoomProtocol"]),
+        .testTarget(name: "LiveRoomTaskRunnerTests", dependencies: [
+            "LiveRoomTaskRunner", "LiveRoomPublishTasks", "LiveRoomMedia", "LiveRoomWire", "TestTools",
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
         .testTarget(name: "LiveRoomServerTests", dependencies: [
-            "LiveRoomServer", "LiveRoomAuth", "LiveRoomCore", "LiveRoomProtocol", "LiveRoomMixer", "LiveRoomSFU", "LiveRoomStore", "LiveRoomTransport",
+            "LiveRoomServer", "LiveRoomAuth", "LiveRoomCore", "LiveRoomProtocol", "LiveRoomPublishTasks", "LiveRoomSFU", "LiveRoomStore", "LiveRoomTransport",
             "LiveRoomSecureTransport", "LiveRoomWire",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),

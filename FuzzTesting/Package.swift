@@ -21,7 +21,7 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
         .executableTarget(name: "FuzzPublishTaskConfig", dependencies: [
-            "FuzzSupport", .product(name: "LiveRoomMixer", package: "LiveRoom"), .product(name: "LiveRoomProtocol", package: "LiveRoom"),
+            "FuzzSupport", .product(name: "LiveRoomPublishTasks", package: "LiveRoom"), .product(name: "LiveRoomProtocol", package: "LiveRoom"),
         ]),
         .executableTarget(name: "FuzzClientCommand", dependencies: ["FuzzSupport", .product(name: "LiveRoomClientKit", package: "LiveRoom")]),
     ]

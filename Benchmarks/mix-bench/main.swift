@@ -30,8 +30,8 @@
 import ArgumentParser
 import Foundation
 import LiveRoomMedia
-import LiveRoomMixer
-import LiveRoomPublishing
+import LiveRoomPublishTasks
+import LiveRoomTaskRunner
 import LiveRoomWire
 import NIOCore
 

@@ -2,7 +2,7 @@
 /// The server's publish task service handles these; the room core has no part in them.
 ///
 /// The objects keep the shapes of TRTC's `TRTCPublishTarget`, `TRTCStreamEncoderParam` and
-/// `TRTCStreamMixingConfig`, unread: LiveRoomMixer reads them into a task configuration.
+/// `TRTCStreamMixingConfig`, unread: LiveRoomPublishTasks reads them into a task configuration.
 public enum PublishTaskRequest: Sendable, Hashable {
     /// Start a task; answered by `onStartPublishMediaStream`.
     case startPublishMediaStream(target: JSONValue, encoderParam: JSONValue?, mixingConfig: JSONValue?)

@@ -4,7 +4,7 @@ import Hummingbird
 import HummingbirdWebSocket
 import LiveRoomCore
 import LiveRoomProtocol
-import LiveRoomMixer
+import LiveRoomPublishTasks
 import LiveRoomSecureTransport
 import LiveRoomStore
 import Logging

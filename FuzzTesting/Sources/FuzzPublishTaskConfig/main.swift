@@ -1,5 +1,5 @@
 import FuzzSupport
-import LiveRoomMixer
+import LiveRoomPublishTasks
 import LiveRoomProtocol
 
 /// Any bytes are a task config or a LiveRoomError, for the client and the admin shapes; a

@@ -1,7 +1,7 @@
 import LiveRoomProtocol
 import Testing
 
-@testable import LiveRoomMixer
+@testable import LiveRoomPublishTasks
 
 @Suite("Client API JSON (TRTCPublishTarget, TRTCStreamEncoderParam, TRTCStreamMixingConfig)")
 struct ClientParsingTests {

@@ -1,7 +1,7 @@
 import LiveRoomProtocol
 import Testing
 
-@testable import LiveRoomMixer
+@testable import LiveRoomPublishTasks
 
 /// Drives a ``PublishTasksStateMachine`` the way the server does, answering its start steps.
 struct TaskBook {

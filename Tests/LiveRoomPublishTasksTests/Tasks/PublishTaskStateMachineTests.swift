@@ -1,7 +1,7 @@
 import LiveRoomProtocol
 import Testing
 
-@testable import LiveRoomMixer
+@testable import LiveRoomPublishTasks
 
 @Suite("PublishTaskStateMachine: connections, retries, idle stop, updates")
 struct PublishTaskStateMachineTests {

@@ -1,7 +1,7 @@
 import LiveRoomProtocol
 import Testing
 
-@testable import LiveRoomMixer
+@testable import LiveRoomPublishTasks
 
 /// Parses JSON text in a test.
 func json(_ text: String) throws -> JSONValue {

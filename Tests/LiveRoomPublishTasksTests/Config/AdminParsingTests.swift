@@ -1,7 +1,7 @@
 import LiveRoomProtocol
 import Testing
 
-@testable import LiveRoomMixer
+@testable import LiveRoomPublishTasks
 
 @Suite("Admin API parameters (StartPublishCdnStream, UpdatePublishCdnStream, StopPublishCdnStream)")
 struct AdminParsingTests {

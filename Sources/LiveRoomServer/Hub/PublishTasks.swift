@@ -2,8 +2,8 @@ import Foundation
 import LiveRoomAuth
 import LiveRoomCore
 import LiveRoomProtocol
-import LiveRoomMixer
-import LiveRoomPublishing
+import LiveRoomPublishTasks
+import LiveRoomTaskRunner
 import LiveRoomSFU
 import LiveRoomMedia
 import LiveRoomTransport

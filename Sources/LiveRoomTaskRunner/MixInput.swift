@@ -1,5 +1,5 @@
 import LiveRoomMedia
-import LiveRoomMixer
+import LiveRoomPublishTasks
 import LiveRoomRTP
 import LiveRoomWire
 import NIOCore

@@ -2,7 +2,7 @@ import Foundation
 import HTTPTypes
 import LiveRoomCore
 import LiveRoomProtocol
-import LiveRoomMixer
+import LiveRoomPublishTasks
 import LiveRoomStore
 
 /// The TRTC-style admin REST API (`POST /v1/<Action>`) and the IM-compatible group message

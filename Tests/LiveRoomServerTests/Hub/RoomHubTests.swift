@@ -1,7 +1,7 @@
 import Foundation
 import LiveRoomAuth
 import LiveRoomCore
-import LiveRoomMixer
+import LiveRoomPublishTasks
 import LiveRoomProtocol
 import LiveRoomSFU
 import LiveRoomStore

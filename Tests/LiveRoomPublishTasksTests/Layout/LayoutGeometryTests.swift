@@ -1,6 +1,6 @@
 import Testing
 
-@testable import LiveRoomMixer
+@testable import LiveRoomPublishTasks
 
 @Suite("Template geometry and fill/fit placement")
 struct LayoutGeometryTests {

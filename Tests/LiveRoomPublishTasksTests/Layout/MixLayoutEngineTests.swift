@@ -1,6 +1,6 @@
 import Testing
 
-@testable import LiveRoomMixer
+@testable import LiveRoomPublishTasks
 
 @Suite("Composing a mix: placeholders, automatic places, templates, audio")
 struct MixLayoutEngineTests {

@@ -1,13 +1,13 @@
 import Foundation
 import LiveRoomMedia
-import LiveRoomMixer
+import LiveRoomPublishTasks
 import LiveRoomWire
 import NIOCore
 import Synchronization
 import TestTools
 import Testing
 
-@testable import LiveRoomPublishing
+@testable import LiveRoomTaskRunner
 
 func rtp(_ payload: ByteBuffer, seq: UInt16, ts: UInt32, marker: Bool = false, pt: UInt8 = 96) throws -> RTPPacket {
     try RTPPacket.parse(RTPPacket(header: RTPHeader(marker: marker, payloadType: pt, sequenceNumber: seq, timestamp: ts, ssrc: 42), payload: payload).serialize())

@@ -1,6 +1,6 @@
 import Foundation
 import LiveRoomMedia
-import LiveRoomMixer
+import LiveRoomPublishTasks
 import LiveRoomWire
 import NIOCore
 

@@ -1,7 +1,7 @@
 import LiveRoomProtocol
 import Testing
 
-@testable import LiveRoomMixer
+@testable import LiveRoomPublishTasks
 
 @Suite("Validation errors: each with its code and a message naming the field")
 struct ValidationTests {

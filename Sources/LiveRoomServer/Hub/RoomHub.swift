@@ -1,8 +1,8 @@
 import Foundation
 import LiveRoomCore
 import LiveRoomProtocol
-import LiveRoomMixer
-import LiveRoomPublishing
+import LiveRoomPublishTasks
+import LiveRoomTaskRunner
 import LiveRoomWire
 import Logging
 

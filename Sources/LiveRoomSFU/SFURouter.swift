@@ -374,10 +374,10 @@ public final class SFURouter {
     /// statistics, keyframe detection and taps; each subscriber's copy is rewritten in place.
     private func forward(_ packet: [UInt8], parsed: RTPPacket, on track: UpTrack, of key: PublisherKey, now: ContinuousClock.Instant) -> [Output] {
         counters.rtpReceived += 1
-        let header = parsed.header
-        track.ssrc = header.ssrc
-        track.history.store(sequenceNumber: header.sequenceNumber, packet: packet)
-        track.reception.record(sequenceNumber: header.sequenceNumber, timestamp: header.timestamp, bytes: packet.count, arrival: now)
+        let (ssrc, sequence, timestamp) = (parsed.header.ssrc, parsed.header.sequenceNumber, parsed.header.timestamp)
+        track.ssrc = ssrc
+        track.history.store(sequenceNumber: sequence, packet: packet)
+        track.reception.record(sequenceNumber: sequence, timestamp: timestamp, bytes: packet.count, arrival: now)
         if let codec = track.videoCodec, VideoPayloadFormat.describe(parsed.payload, codec: codec).marksKeyframe {
             track.keyframeRequests.keyframeReceived()
         }
@@ -388,7 +388,7 @@ public final class SFURouter {
         }
         for subscriberID in track.subscribers {
             guard let subscriber = peers[subscriberID], subscriber.transport.isConnected,
-                let output = send(packet, header: header, kind: track.kind, to: subscriber, now: now)
+                let output = send(packet, ssrc: ssrc, sequence: sequence, timestamp: timestamp, kind: track.kind, to: subscriber, now: now)
             else { continue }
             outputs.append(output)
         }
@@ -396,10 +396,11 @@ public final class SFURouter {
     }
 
     /// Rewrites (in place, in a copy of the bytes) and encrypts one packet for one subscriber.
-    private func send(_ packet: [UInt8], header: RTPHeader, kind: MediaKind, to subscriber: Peer, now: ContinuousClock.Instant) -> Output? {
+    private func send(
+        _ packet: [UInt8], ssrc: UInt32, sequence: UInt16, timestamp: UInt32, kind: MediaKind, to subscriber: Peer, now: ContinuousClock.Instant
+    ) -> Output? {
         guard case .subscriber(let key, var tracks) = subscriber.role, var down = tracks[kind], let address = subscriber.transport.remoteAddress else { return nil }
-        let (outSequence, outTimestamp) = down.rewriter.rewrite(
-            ssrc: header.ssrc, sequence: header.sequenceNumber, timestamp: header.timestamp, now: now)
+        let (outSequence, outTimestamp) = down.rewriter.rewrite(ssrc: ssrc, sequence: sequence, timestamp: timestamp, now: now)
         tracks[kind] = down
         subscriber.role = .subscriber(publisher: key, tracks: tracks)
         var out = packet
@@ -442,7 +443,7 @@ public final class SFURouter {
                             missing.append(source)
                             continue
                         }
-                        if let output = send(stored, header: header, kind: kind, to: peer, now: now) {
+                        if let output = send(stored, ssrc: header.ssrc, sequence: header.sequenceNumber, timestamp: header.timestamp, kind: kind, to: peer, now: now) {
                             counters.retransmitted += 1
                             outputs.append(output)
                         }

@@ -35,9 +35,7 @@ public struct RTCPFullIntraRequest: Hashable, Sendable {
 
     static func parse(body: ByteBuffer) throws(WireError) -> RTCPFullIntraRequest {
         var body = body
-        let sender = try body.readWireInteger(as: UInt32.self, "RTCP FIR sender SSRC")
-        let media = try body.readWireInteger(as: UInt32.self, "RTCP FIR media SSRC")
-        guard body.readableBytes % 8 == 0 else { throw .malformed("RTCP FIR FCI is not a multiple of 8 bytes") }
+        let header = try RTCPFeedbackHeader.read(from: &body, name: "FIR", entrySize: 8)
         var entries: [Entry] = []
         while body.readableBytes > 0 {
             let ssrc = try body.readWireInteger(as: UInt32.self, "RTCP FIR SSRC")
@@ -45,13 +43,11 @@ public struct RTCPFullIntraRequest: Hashable, Sendable {
             try body.skipWireBytes(3, "RTCP FIR reserved")
             entries.append(Entry(ssrc: ssrc, sequenceNumber: sequence))
         }
-        return RTCPFullIntraRequest(senderSSRC: sender, mediaSSRC: media, entries: entries)
+        return RTCPFullIntraRequest(senderSSRC: header.senderSSRC, mediaSSRC: header.mediaSSRC, entries: entries)
     }
 
     func write(into buffer: inout ByteBuffer) throws(WireError) {
-        try RTCPPacket.writeHeader(into: &buffer, count: Self.format, packetType: Self.packetType) { buffer in
-            buffer.writeInteger(senderSSRC)
-            buffer.writeInteger(mediaSSRC)
+        try RTCPFeedbackHeader(senderSSRC: senderSSRC, mediaSSRC: mediaSSRC).write(into: &buffer, format: Self.format, packetType: Self.packetType) { buffer in
             for entry in entries {
                 buffer.writeInteger(entry.ssrc)
                 buffer.writeInteger(entry.sequenceNumber)

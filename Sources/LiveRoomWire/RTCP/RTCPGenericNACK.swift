@@ -71,22 +71,18 @@ public struct RTCPGenericNACK: Hashable, Sendable {
 
     static func parse(body: ByteBuffer) throws(WireError) -> RTCPGenericNACK {
         var body = body
-        let sender = try body.readWireInteger(as: UInt32.self, "RTCP NACK sender SSRC")
-        let media = try body.readWireInteger(as: UInt32.self, "RTCP NACK media SSRC")
-        guard body.readableBytes % 4 == 0 else { throw .malformed("RTCP NACK FCI is not a multiple of 4 bytes") }
+        let header = try RTCPFeedbackHeader.read(from: &body, name: "NACK", entrySize: 4)
         var entries: [Entry] = []
         while body.readableBytes > 0 {
             let pid = try body.readWireInteger(as: UInt16.self, "RTCP NACK PID")
             let blp = try body.readWireInteger(as: UInt16.self, "RTCP NACK BLP")
             entries.append(Entry(packetID: pid, bitmask: blp))
         }
-        return RTCPGenericNACK(senderSSRC: sender, mediaSSRC: media, entries: entries)
+        return RTCPGenericNACK(senderSSRC: header.senderSSRC, mediaSSRC: header.mediaSSRC, entries: entries)
     }
 
     func write(into buffer: inout ByteBuffer) throws(WireError) {
-        try RTCPPacket.writeHeader(into: &buffer, count: Self.format, packetType: Self.packetType) { buffer in
-            buffer.writeInteger(senderSSRC)
-            buffer.writeInteger(mediaSSRC)
+        try RTCPFeedbackHeader(senderSSRC: senderSSRC, mediaSSRC: mediaSSRC).write(into: &buffer, format: Self.format, packetType: Self.packetType) { buffer in
             for entry in entries {
                 buffer.writeInteger(entry.packetID)
                 buffer.writeInteger(entry.bitmask)

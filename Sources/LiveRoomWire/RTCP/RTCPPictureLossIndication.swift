@@ -18,16 +18,11 @@ public struct RTCPPictureLossIndication: Hashable, Sendable {
 
     static func parse(body: ByteBuffer) throws(WireError) -> RTCPPictureLossIndication {
         var body = body
-        let sender = try body.readWireInteger(as: UInt32.self, "RTCP PLI sender SSRC")
-        let media = try body.readWireInteger(as: UInt32.self, "RTCP PLI media SSRC")
-        guard body.readableBytes == 0 else { throw .malformed("RTCP PLI carries \(body.readableBytes) bytes of FCI, expected none") }
-        return RTCPPictureLossIndication(senderSSRC: sender, mediaSSRC: media)
+        let header = try RTCPFeedbackHeader.read(from: &body, name: "PLI", entrySize: 0)
+        return RTCPPictureLossIndication(senderSSRC: header.senderSSRC, mediaSSRC: header.mediaSSRC)
     }
 
     func write(into buffer: inout ByteBuffer) throws(WireError) {
-        try RTCPPacket.writeHeader(into: &buffer, count: Self.format, packetType: Self.packetType) { buffer in
-            buffer.writeInteger(senderSSRC)
-            buffer.writeInteger(mediaSSRC)
-        }
+        try RTCPFeedbackHeader(senderSSRC: senderSSRC, mediaSSRC: mediaSSRC).write(into: &buffer, format: Self.format, packetType: Self.packetType)
     }
 }

@@ -36,8 +36,7 @@ public struct RTCPReceiverEstimatedMaximumBitrate: Hashable, Sendable {
     /// Returns nil unless `body` is REMB (so other AFB packets stay generic).
     static func parseIfREMB(body: ByteBuffer) throws(WireError) -> RTCPReceiverEstimatedMaximumBitrate? {
         var body = body
-        let sender = try body.readWireInteger(as: UInt32.self, "RTCP AFB sender SSRC")
-        _ = try body.readWireInteger(as: UInt32.self, "RTCP AFB media SSRC")
+        let header = try RTCPFeedbackHeader.read(from: &body, name: "AFB", entrySize: nil)
         guard body.getInteger(at: body.readerIndex, as: UInt32.self) == identifier else { return nil }
         body.moveReaderIndex(forwardBy: 4)
         let count = Int(try body.readWireInteger(as: UInt8.self, "RTCP REMB SSRC count"))
@@ -51,15 +50,13 @@ public struct RTCPReceiverEstimatedMaximumBitrate: Hashable, Sendable {
         var ssrcs: [UInt32] = []
         for _ in 0..<count { ssrcs.append(try body.readWireInteger(as: UInt32.self, "RTCP REMB SSRC")) }
         guard body.readableBytes == 0 else { throw .malformed("RTCP REMB has \(body.readableBytes) trailing bytes") }
-        return RTCPReceiverEstimatedMaximumBitrate(senderSSRC: sender, bitrate: bitrate, ssrcs: ssrcs)
+        return RTCPReceiverEstimatedMaximumBitrate(senderSSRC: header.senderSSRC, bitrate: bitrate, ssrcs: ssrcs)
     }
 
     func write(into buffer: inout ByteBuffer) throws(WireError) {
         guard ssrcs.count <= 255 else { throw .invalidArgument("RTCP REMB has \(ssrcs.count) SSRCs, at most 255") }
         let (exponent, mantissa) = Self.encode(bitrate: bitrate)
-        try RTCPPacket.writeHeader(into: &buffer, count: Self.format, packetType: Self.packetType) { buffer in
-            buffer.writeInteger(senderSSRC)
-            buffer.writeInteger(UInt32(0))
+        try RTCPFeedbackHeader(senderSSRC: senderSSRC, mediaSSRC: 0).write(into: &buffer, format: Self.format, packetType: Self.packetType) { buffer in
             buffer.writeInteger(Self.identifier)
             buffer.writeInteger(UInt8(ssrcs.count))
             buffer.writeInteger(exponent << 2 | UInt8(truncatingIfNeeded: mantissa >> 16))

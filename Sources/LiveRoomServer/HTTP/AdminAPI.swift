@@ -23,6 +23,12 @@ struct AdminAPI: Sendable {
         }
     }
 
+    /// Unix times (seconds) an admin call may name: 1970 to 2100. Milliseconds of any of them fit
+    /// an Int64, so a huge `EndTime` is refused instead of overflowing.
+    static let unixTimes = 0...4_102_444_800
+    /// The highest `PageNumber` of `DescribeRoomInfo`: with 100 rooms a page, ten million rooms.
+    static let maxPageNumber = 100_000
+
     static let actions = [
         "DismissRoomByStrRoomId", "RemoveUserByStrRoomId", "DescribeRoom", "DescribeRoomInfo",
         "StartPublishCdnStream", "UpdatePublishCdnStream", "StopPublishCdnStream",
@@ -103,7 +109,8 @@ struct AdminAPI: Sendable {
             let now = Int(Date().timeIntervalSince1970)
             let (start, end, pageNumber, pageSize, roomId) = try Self.read { () throws(LiveRoomError) in
                 (
-                    try p.int("StartTime") ?? (now - 86_400), try p.int("EndTime") ?? now, try p.int("PageNumber", in: 0...) ?? 0,
+                    try p.int("StartTime", in: Self.unixTimes) ?? (now - 86_400), try p.int("EndTime", in: Self.unixTimes) ?? now,
+                    try p.int("PageNumber", in: 0...Self.maxPageNumber) ?? 0,
                     try p.int("PageSize", in: 1...100) ?? 100, try p.string("RoomId")
                 )
             }

@@ -34,7 +34,10 @@ public struct LiveRoomServer: Sendable {
 
     /// Opens the store and settles the credentials.
     public func prepare() throws -> (RoomStore, Credentials) {
-        try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
+        // The data directory holds the database and the development secret: the server's user only.
+        try FileManager.default.createDirectory(
+            atPath: configuration.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: configuration.dataDirectory)
         let store = try RoomStore(path: (configuration.dataDirectory as NSString).appendingPathComponent("liveroom.sqlite"))
         try store.closeUnfinished(at: Int64(Date().timeIntervalSince1970 * 1000), reason: "server restarted")
         if let secretKey = configuration.secretKey {

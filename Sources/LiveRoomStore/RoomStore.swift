@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import LiveRoomCore
 
@@ -19,8 +20,16 @@ public struct RoomHistoryEntry: Sendable, Hashable {
 public final class RoomStore: Sendable {
     private let database: DatabaseQueue
 
-    /// Opens (creating if needed) the database file at `path`.
+    /// Opens (creating if needed) the database file at `path`. The file holds the development
+    /// secret key, so it is readable by the server's user only (0600), and so are the journal
+    /// files SQLite makes beside it, which take the database file's mode.
     public init(path: String) throws {
+        let files = FileManager.default
+        if files.fileExists(atPath: path) {
+            try files.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+        } else if !files.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
+        }
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
         database = try DatabaseQueue(path: path, configuration: configuration)

@@ -316,6 +316,12 @@ public struct RoomsStateMachine: Sendable {
 
     // MARK: Entering and leaving
 
+    /// The bytes TRTC allows in a user id: letters, digits, underscore and hyphen.
+    static let userIdBytes = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-".utf8)
+    /// The 89 characters TRTC allows in a string room id: letters, digits, space and
+    /// `!#$%&()+-:;<=.>?@[]^_{}|~,`. No control characters, so no id can forge a log line.
+    static let roomIdBytes = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 !#$%&()+-:;<=.>?@[]^_{}|~,".utf8)
+
     /// Checks enterRoom's parameters as TRTC does, in TRTC's order.
     public func validate(_ params: EnterRoomParams, now unixSeconds: Int64) throws(LiveRoomError) {
         guard params.sdkAppId == configuration.sdkAppId else {
@@ -325,9 +331,16 @@ public struct RoomsStateMachine: Sendable {
         guard params.strRoomId.utf8.count <= configuration.maxRoomIdBytes else {
             throw LiveRoomError(ErrorCode.invalidRoomId, "strRoomId is longer than \(configuration.maxRoomIdBytes) bytes")
         }
+        guard params.strRoomId.utf8.allSatisfy(Self.roomIdBytes.contains) else {
+            throw LiveRoomError(
+                ErrorCode.invalidRoomId, "strRoomId may hold only letters, digits, space and !#$%&()+-:;<=.>?@[]^_{}|~,")
+        }
         guard !params.userId.isEmpty else { throw LiveRoomError(ErrorCode.invalidUserId, "userId is empty") }
         guard params.userId.utf8.count <= configuration.maxUserIdBytes else {
             throw LiveRoomError(ErrorCode.invalidUserId, "userId is longer than \(configuration.maxUserIdBytes) bytes")
+        }
+        guard params.userId.utf8.allSatisfy(Self.userIdBytes.contains) else {
+            throw LiveRoomError(ErrorCode.invalidUserId, "userId may hold only letters, digits, _ and -")
         }
         do {
             try UserSig.verify(

@@ -6,9 +6,9 @@ public enum ErrorCode {
 
     /// ERR_TRTC_INVALID_SDK_APPID: unknown or missing SDKAppID.
     public static let invalidSdkAppId = -3317
-    /// ERR_TRTC_INVALID_ROOM_ID: empty room id.
+    /// ERR_TRTC_INVALID_ROOM_ID: empty, over 64 bytes, or a character outside TRTC's set.
     public static let invalidRoomId = -3318
-    /// ERR_TRTC_INVALID_USER_ID: empty or over-32-byte user id.
+    /// ERR_TRTC_INVALID_USER_ID: empty, over 32 bytes, or not only letters, digits, `_` and `-`.
     public static let invalidUserId = -3319
     /// ERR_TRTC_INVALID_USER_SIG: empty or malformed UserSig.
     public static let invalidUserSig = -3320

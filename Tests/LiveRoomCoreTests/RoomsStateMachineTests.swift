@@ -127,6 +127,13 @@ struct Harness {
         (EnterRoomParams(sdkAppId: Harness.appId, userId: "u", userSig: "", strRoomId: "", role: .anchor), ErrorCode.invalidRoomId),
         (EnterRoomParams(sdkAppId: Harness.appId, userId: "", userSig: "", strRoomId: "r", role: .anchor), ErrorCode.invalidUserId),
         (EnterRoomParams(sdkAppId: Harness.appId, userId: String(repeating: "x", count: 33), userSig: "", strRoomId: "r", role: .anchor), ErrorCode.invalidUserId),
+        // TRTC's character sets: a newline (a forged log line), a slash, a space or non-ASCII letters are refused.
+        (EnterRoomParams(sdkAppId: Harness.appId, userId: "u", userSig: "", strRoomId: "r\nforged=1", role: .anchor), ErrorCode.invalidRoomId),
+        (EnterRoomParams(sdkAppId: Harness.appId, userId: "u", userSig: "", strRoomId: "../r", role: .anchor), ErrorCode.invalidRoomId),
+        (EnterRoomParams(sdkAppId: Harness.appId, userId: "u", userSig: "", strRoomId: "商店", role: .anchor), ErrorCode.invalidRoomId),
+        (EnterRoomParams(sdkAppId: Harness.appId, userId: "u\r\nforged", userSig: "", strRoomId: "r", role: .anchor), ErrorCode.invalidUserId),
+        (EnterRoomParams(sdkAppId: Harness.appId, userId: "a b", userSig: "", strRoomId: "r", role: .anchor), ErrorCode.invalidUserId),
+        (EnterRoomParams(sdkAppId: Harness.appId, userId: "a@b.c", userSig: "", strRoomId: "r", role: .anchor), ErrorCode.invalidUserId),
         (EnterRoomParams(sdkAppId: Harness.appId, userId: "u", userSig: "", strRoomId: "r", role: .anchor), ErrorCode.invalidUserSig),
         (EnterRoomParams(sdkAppId: Harness.appId, userId: "u", userSig: "garbage", strRoomId: "r", role: .anchor), ErrorCode.invalidUserSig),
         (EnterRoomParams(
@@ -152,6 +159,14 @@ struct Harness {
         #expect(result == code)
         #expect(!message.isEmpty)
         #expect(h.machine.roomIds.isEmpty, "a refused enter creates no room")
+    }
+
+    @Test func idsWithEveryCharacterTRTCAllowsEnter() {
+        var h = Harness()
+        let room = "Shop 1 !#$%&()+-:;<=.>?@[]^_{}|~,"
+        let actions = h.enter("host_1-A", room: room, role: .anchor)
+        #expect(h.events(actions, for: "host_1-A") == [.onEnterRoom(result: 0, errMsg: nil)])
+        #expect(h.machine.roomIds == [room])
     }
 
     @Test func anchorLimit() {

@@ -180,7 +180,7 @@ public struct RoomsStateMachine: Sendable {
                 actions = stopPublishing(userId, in: roomId)
             case .subscribe(let publisherId, let sdp):
                 guard rooms[roomId]!.members[publisherId]?.publishing != nil else {
-                    throw LiveRoomError(ErrorCode.notPublishing, "user \"\(publisherId)\" is not publishing in room \"\(roomId)\"")
+                    throw LiveRoomError(ErrorCode.notPublishing, "user \(publisherId.quoted) is not publishing in room \(roomId.quoted)")
                 }
                 actions = [.media(.subscribe(session: session, roomId: roomId, userId: userId, publisherId: publisherId, sdp: sdp))]
             case .unsubscribe(let publisherId):
@@ -371,7 +371,7 @@ public struct RoomsStateMachine: Sendable {
 
     private mutating func admit(_ params: EnterRoomParams, session: SessionID, elapsedMs: Int, at now: EventTime) throws(LiveRoomError) -> [Action] {
         if let current = sessions[session] {
-            throw LiveRoomError(ErrorCode.enterRoomRefused, "this connection is already in room \"\(current.roomId)\"; call exitRoom first")
+            throw LiveRoomError(ErrorCode.enterRoomRefused, "this connection is already in room \(current.roomId.quoted); call exitRoom first")
         }
         try validate(params, now: now.unixSeconds)
         let roomId = params.strRoomId
@@ -531,7 +531,7 @@ public struct RoomsStateMachine: Sendable {
         }
         let anchors = room.anchorSessions()
         guard !anchors.isEmpty else {
-            throw LiveRoomError(ErrorCode.noSuchUserOrRequest, "room \"\(roomId)\" has no anchor to ask")
+            throw LiveRoomError(ErrorCode.noSuchUserOrRequest, "room \(roomId.quoted) has no anchor to ask")
         }
         if !room.micRequests.contains(userId) { room.micRequests.append(userId) }
         rooms[roomId] = room
@@ -542,7 +542,7 @@ public struct RoomsStateMachine: Sendable {
         try requireAnchor(anchorId, in: roomId)
         var room = rooms[roomId]!
         guard room.micRequests.contains(target), let asker = room.members[target] else {
-            throw LiveRoomError(ErrorCode.noSuchUserOrRequest, "no pending mic request from \"\(target)\"")
+            throw LiveRoomError(ErrorCode.noSuchUserOrRequest, "no pending mic request from \(target.quoted)")
         }
         room.micRequests.removeAll { $0 == target }
         rooms[roomId] = room
@@ -564,10 +564,10 @@ public struct RoomsStateMachine: Sendable {
     private mutating func inviteMic(_ target: String, by anchorId: String, in roomId: String) throws(LiveRoomError) -> [Action] {
         try requireAnchor(anchorId, in: roomId)
         guard let invited = rooms[roomId]!.members[target] else {
-            throw LiveRoomError(ErrorCode.noSuchUserOrRequest, "user \"\(target)\" is not in room \"\(roomId)\"")
+            throw LiveRoomError(ErrorCode.noSuchUserOrRequest, "user \(target.quoted) is not in room \(roomId.quoted)")
         }
         guard invited.role == .audience else {
-            throw LiveRoomError(ErrorCode.audienceOnly, "user \"\(target)\" is already an anchor")
+            throw LiveRoomError(ErrorCode.audienceOnly, "user \(target.quoted) is already an anchor")
         }
         rooms[roomId]!.invitations[target] = anchorId
         return [.send(invited.session, .onMicInvitation(userId: anchorId))]
@@ -602,10 +602,10 @@ public struct RoomsStateMachine: Sendable {
     private mutating func endMic(_ target: String, by anchorId: String, in roomId: String, at now: EventTime) throws(LiveRoomError) -> [Action] {
         try requireAnchor(anchorId, in: roomId)
         guard let member = rooms[roomId]!.members[target], member.role == .anchor else {
-            throw LiveRoomError(ErrorCode.noSuchUserOrRequest, "user \"\(target)\" is not on mic in room \"\(roomId)\"")
+            throw LiveRoomError(ErrorCode.noSuchUserOrRequest, "user \(target.quoted) is not on mic in room \(roomId.quoted)")
         }
         guard member.micApproved else {
-            throw LiveRoomError(ErrorCode.notCoHost, "user \"\(target)\" is an anchor of the room, not a mic-connection co-host")
+            throw LiveRoomError(ErrorCode.notCoHost, "user \(target.quoted) is an anchor of the room, not a mic-connection co-host")
         }
         return try setRole(target, in: roomId, to: .audience, at: now)
     }
@@ -674,10 +674,10 @@ public struct RoomsStateMachine: Sendable {
     // MARK: Errors
 
     private func noSuchRoom(_ roomId: String) -> LiveRoomError {
-        LiveRoomError(ErrorCode.noSuchUserOrRequest, "room \"\(roomId)\" does not exist")
+        LiveRoomError(ErrorCode.noSuchUserOrRequest, "room \(roomId.quoted) does not exist")
     }
 
     private func tooManyAnchors(_ roomId: String) -> LiveRoomError {
-        LiveRoomError(ErrorCode.tooManyAnchors, "room \"\(roomId)\" already has \(configuration.maxAnchorsPerRoom) anchors, the most allowed")
+        LiveRoomError(ErrorCode.tooManyAnchors, "room \(roomId.quoted) already has \(configuration.maxAnchorsPerRoom) anchors, the most allowed")
     }
 }

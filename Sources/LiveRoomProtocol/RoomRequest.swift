@@ -99,7 +99,7 @@ public enum RoomRequest: Sendable, Hashable {
             }
             let role = try role(fields.string("role") ?? Role.audience.rawValue, fields)
             if let scene = try fields.string("scene"), scene != "live" {
-                throw fields.invalid("scene", "must be \"live\", not \"\(scene)\"")
+                throw fields.invalid("scene", "must be \"live\", not \(scene.quoted)")
             }
             return .enterRoom(
                 EnterRoomParams(
@@ -131,7 +131,7 @@ public enum RoomRequest: Sendable, Hashable {
 
     private static func role(_ text: String, _ fields: JSONFields) throws(LiveRoomError) -> Role {
         guard let role = Role(rawValue: text) else {
-            throw fields.invalid("role", "must be \"anchor\" or \"audience\", not \"\(text)\"")
+            throw fields.invalid("role", "must be \"anchor\" or \"audience\", not \(text.quoted)")
         }
         return role
     }

@@ -171,7 +171,7 @@ public enum ServerEvent: Sendable, Hashable {
         case "onSwitchRole":
             let roleText = try f.requiredString("role")
             guard let role = Role(rawValue: roleText) else {
-                throw f.invalid("role", "must be \"anchor\" or \"audience\", not \"\(roleText)\"")
+                throw f.invalid("role", "must be \"anchor\" or \"audience\", not \(roleText.quoted)")
             }
             return .onSwitchRole(errCode: try f.requiredInt("errCode"), errMsg: try f.requiredString("errMsg"), role: role)
         case "onMicRequestResult", "onMicInvitationResult":
@@ -202,7 +202,7 @@ public enum ServerEvent: Sendable, Hashable {
         case "onError":
             return .onError(errCode: try f.requiredInt("errCode"), errMsg: try f.requiredString("errMsg"), requestType: try f.string("requestType"))
         default:
-            throw LiveRoomError(ErrorCode.unknownRequest, "unknown event \"\(name)\"; known: \(names.joined(separator: ", "))", field: "event")
+            throw LiveRoomError(ErrorCode.unknownRequest, "unknown event \(name.quoted); known: \(names.joined(separator: ", "))", field: "event")
         }
     }
 }

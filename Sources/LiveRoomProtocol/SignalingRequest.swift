@@ -34,6 +34,6 @@ public enum SignalingRequest: Sendable, Hashable {
         let type = try fields.requiredString("type")
         if let request = try RoomRequest.parse(type: type, fields) { return .room(request) }
         if let request = try PublishTaskRequest.parse(type: type, fields) { return .publishTask(request) }
-        throw LiveRoomError(ErrorCode.unknownRequest, "unknown signaling type \"\(type)\"; known: \(types.joined(separator: ", "))", field: "type")
+        throw LiveRoomError(ErrorCode.unknownRequest, "unknown signaling type \(type.quoted); known: \(types.joined(separator: ", "))", field: "type")
     }
 }

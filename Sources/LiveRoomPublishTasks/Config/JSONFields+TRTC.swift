@@ -23,7 +23,7 @@ extension JSONFields {
             if hex.lowercased().hasPrefix("0x") { hex = hex.dropFirst(2) } else if hex.hasPrefix("#") { hex = hex.dropFirst() }
             if hex.isEmpty { return 0 }
             guard hex.count <= 6, let rgb = UInt32(hex, radix: 16) else {
-                throw invalid(key, "\"\(text)\" is not a colour like \"0x61B9F1\"", code: code)
+                throw invalid(key, "\(text.quoted) is not a colour like \"0x61B9F1\"", code: code)
             }
             return rgb
         }
@@ -48,7 +48,7 @@ extension JSONFields {
                 normalized.removeFirst(prefix.count)
             }
             guard let result = names[normalized] else {
-                throw invalid(key, "\"\(text)\" is not one of \(names.keys.sorted().joined(separator: ", "))", code: code)
+                throw invalid(key, "\(text.quoted) is not one of \(names.keys.sorted().joined(separator: ", "))", code: code)
             }
             return result
         }

@@ -32,7 +32,7 @@ public struct PublishCdnUrl: Sendable, Hashable {
             throw LiveRoomError(ErrorCode.invalidCdnUrl, "\(field) is longer than 1024 bytes")
         }
         guard !url.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) else {
-            throw LiveRoomError(ErrorCode.invalidCdnUrl, "\(field) \"\(url)\" contains spaces or control characters")
+            throw LiveRoomError(ErrorCode.invalidCdnUrl, "\(field) \(url.quoted) contains spaces or control characters")
         }
         let lower = url.lowercased()
         let prefix: String
@@ -41,17 +41,17 @@ public struct PublishCdnUrl: Sendable, Hashable {
         } else if lower.hasPrefix("rtmps://") {
             prefix = "rtmps://"
         } else {
-            throw LiveRoomError(ErrorCode.invalidCdnUrl, "\(field) \"\(url)\" must start with rtmp:// or rtmps://")
+            throw LiveRoomError(ErrorCode.invalidCdnUrl, "\(field) \(url.quoted) must start with rtmp:// or rtmps://")
         }
         let rest = url.dropFirst(prefix.count)
         let slash = rest.firstIndex(of: "/") ?? rest.endIndex
         let host = rest[..<slash]
         guard !host.isEmpty, !host.hasPrefix(":") else {
-            throw LiveRoomError(ErrorCode.invalidCdnUrl, "\(field) \"\(url)\" has no host")
+            throw LiveRoomError(ErrorCode.invalidCdnUrl, "\(field) \(url.quoted) has no host")
         }
         let path = rest[slash...].drop(while: { $0 == "/" })
         guard !path.isEmpty else {
-            throw LiveRoomError(ErrorCode.invalidCdnUrl, "\(field) \"\(url)\" has no application/stream path")
+            throw LiveRoomError(ErrorCode.invalidCdnUrl, "\(field) \(url.quoted) has no application/stream path")
         }
     }
 }

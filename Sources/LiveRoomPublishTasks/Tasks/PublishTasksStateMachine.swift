@@ -149,7 +149,7 @@ public struct PublishTasksStateMachine: Sendable {
     public mutating func startFromAdmin(_ config: PublishTaskConfig, roomId: String, anchors: [MixAnchor]?) -> [Action] {
         do throws(LiveRoomError) {
             guard let anchors else {
-                throw LiveRoomError(ErrorCode.roomNotFound, "room \"\(roomId)\" does not exist; a task publishes an existing room")
+                throw LiveRoomError(ErrorCode.roomNotFound, "room \(roomId.quoted) does not exist; a task publishes an existing room")
             }
             return try add(config, roomId: roomId, owner: .admin, session: nil, anchors: anchors)
         } catch {
@@ -401,7 +401,7 @@ public struct PublishTasksStateMachine: Sendable {
         }
         guard let record = records[taskId] else { throw Self.noSuchTask(taskId) }
         if case .user(let user) = owner, record.owner != owner {
-            throw LiveRoomError(ErrorCode.notTaskOwner, "task \"\(taskId)\" was not started by \(user.userId)")
+            throw LiveRoomError(ErrorCode.notTaskOwner, "task \(taskId.quoted) was not started by \(user.userId)")
         }
         return record
     }
@@ -418,7 +418,7 @@ public struct PublishTasksStateMachine: Sendable {
     }
 
     private static func noSuchTask(_ taskId: String) -> LiveRoomError {
-        LiveRoomError(ErrorCode.taskNotFound, "no publish media stream task \"\(taskId)\" (it may have stopped)")
+        LiveRoomError(ErrorCode.taskNotFound, "no publish media stream task \(taskId.quoted) (it may have stopped)")
     }
 
     /// The anchor calling a task API.

@@ -69,7 +69,7 @@ struct AdminAPI: Sendable {
 
     private func run(_ action: String, _ p: JSONFields) async throws -> [String: JSONValue] {
         guard Self.actions.contains(action) else {
-            throw CloudError("InvalidAction", "unknown action \"\(action)\"; known: \(Self.actions.joined(separator: ", "))")
+            throw CloudError("InvalidAction", "unknown action \(action.quoted); known: \(Self.actions.joined(separator: ", "))")
         }
         let params = JSONValue.object(p.object)
         let appId = try Self.read { () throws(LiveRoomError) in try p.requiredInt("SdkAppId") }
@@ -95,7 +95,7 @@ struct AdminAPI: Sendable {
         case "DescribeRoom":
             let roomId = try Self.roomId(p)
             guard let room = await hub.describe(roomId) else {
-                throw CloudError("FailedOperation.RoomNotExist", "room \"\(roomId)\" does not exist")
+                throw CloudError("FailedOperation.RoomNotExist", "room \(roomId.quoted) does not exist")
             }
             let users: [JSONValue] = room.users.map { user in
                 let entry: [String: JSONValue] = [
@@ -142,7 +142,7 @@ struct AdminAPI: Sendable {
             try await Self.taskCall { () async throws(LiveRoomError) in try await hub.stopAdminTask(taskId) }
             return ["TaskId": .string(taskId)]
         default:
-            throw CloudError("InvalidAction", "unknown action \"\(action)\"")
+            throw CloudError("InvalidAction", "unknown action \(action.quoted)")
         }
     }
 

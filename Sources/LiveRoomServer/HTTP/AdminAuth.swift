@@ -29,7 +29,7 @@ struct AdminAuth: Sendable {
             throw .refused(code: ErrorCode.invalidSdkAppId, message: "unknown sdkappid \(sdkappid)")
         }
         guard identifier == UserSig.administrator else {
-            throw .refused(code: ErrorCode.userSigCheckFailed, message: "identifier must be \"administrator\", not \"\(identifier)\"")
+            throw .refused(code: ErrorCode.userSigCheckFailed, message: "identifier must be \"administrator\", not \(identifier.quoted)")
         }
         do {
             try UserSig.verify(usersig, sdkAppId: sdkAppId, secretKey: secretKey, identifier: identifier, now: now)

@@ -121,10 +121,10 @@ actor RoomHub {
                 return (session, answer)
             }
             guard let publisherId = anchor ?? machine.publishers(in: roomId).first else {
-                throw HTTPRefusal(status: 409, message: "nobody publishes in room \"\(roomId)\" yet")
+                throw HTTPRefusal(status: 409, message: "nobody publishes in room \(roomId.quoted) yet")
             }
             guard machine.publishers(in: roomId).contains(publisherId) else {
-                throw HTTPRefusal(status: 404, message: "\(publisherId) does not publish in room \"\(roomId)\"")
+                throw HTTPRefusal(status: 404, message: "\(publisherId.quoted) does not publish in room \(roomId.quoted)")
             }
             return (session, try await media.subscribe(owner: session, roomId: roomId, publisherId: publisherId, offer: offer).get())
         } catch let refusal as HTTPRefusal {

@@ -1,0 +1,34 @@
+import LiveRoomProtocol
+import Testing
+
+@Suite struct QuotedTests {
+    @Test func shortTextIsQuotedAsItIs() {
+        #expect("shop1".quoted == "\"shop1\"")
+        #expect("".quoted == "\"\"")
+    }
+
+    @Test func longTextIsCutAndControlCharactersAreEscaped() {
+        #expect(String(repeating: "x", count: 100).quoted == "\"" + String(repeating: "x", count: 64) + "…\"")
+        #expect("a\nb\r\u{1B}".quoted == "\"a\\nb\\r\\u{1B}\"")
+    }
+
+    @Test func anErrorAnswerNeverEchoesALargeInput() throws {
+        let type = String(repeating: "A", count: 60_000) + "\nforged"
+        #expect(throws: LiveRoomError.self) { try SignalingRequest.parse("{\"type\": \"\(type)\"}") }
+        do {
+            _ = try SignalingRequest.parse("{\"type\": \"\(type.replacingOccurrences(of: "\n", with: "\\n"))\"}")
+            Issue.record("an unknown type parsed")
+        } catch {
+            #expect(error.code == ErrorCode.unknownRequest)
+            #expect(error.message.utf8.count < 500, "\(error.message.utf8.count) bytes")
+            #expect(!error.message.contains("\n"))
+        }
+        do {
+            _ = try SignalingRequest.parse("{\"type\": \"switchRole\", \"role\": \"\(String(repeating: "r", count: 10_000))\"}")
+            Issue.record("a bad role parsed")
+        } catch {
+            #expect(error.code == ErrorCode.invalidField)
+            #expect(error.message.utf8.count < 200, "\(error.message)")
+        }
+    }
+}

@@ -59,7 +59,7 @@ public struct LiveRoomServer: Sendable {
                 sdkAppId: credentials.sdkAppId, secretKey: credentials.secretKey, maxAnchorsPerRoom: configuration.maxAnchorsPerRoom),
             taskConfiguration: .init(
                 retryCount: configuration.taskRetryCount, retryInterval: configuration.taskRetryInterval, idleTimeout: configuration.taskIdleTimeout),
-            maxTasksPerRoom: configuration.maxTasksPerRoom,
+            maxTasksPerRoom: configuration.maxTasksPerRoom, maxOutboxBytes: configuration.maxOutboxBytes,
             recorder: recorder, logger: logger)
         let certificate = try DTLSCertificate()
         let media = try await MediaService.bind(
@@ -129,7 +129,12 @@ public struct LiveRoomServer: Sendable {
             logger.debug("Signaling connection opened", metadata: [LogKey.session: "\(session)"])
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    try? await outbox.drain { text in try await outbound.write(.text(text)) }
+                    // A client that does not read what its room sends is closed, not buffered for.
+                    if case .overflowed? = try? await outbox.drain({ text in try await outbound.write(.text(text)) }) {
+                        logger.info("Signaling connection closed: it does not read", metadata: [LogKey.session: "\(session)"])
+                        try? await outbound.close(
+                            .policyViolation, reason: "more than \(outbox.maxBytes) bytes of messages wait for this client; read faster")
+                    }
                 }
                 do {
                     for try await message in inbound.messages(maxSize: Self.maxSignalingFrameSize) {

@@ -24,14 +24,18 @@ public struct ServerConfiguration: Sendable {
     public var taskIdleTimeout: Duration
     /// The most publish media stream tasks one room may run at once.
     public var maxTasksPerRoom: Int
+    /// The most bytes of signaling messages that may wait for one client; a client that falls
+    /// further behind is disconnected (close code 1008).
+    public var maxOutboxBytes: Int
 
     public init(
         host: String = "127.0.0.1", port: Int = 7880, mediaPort: Int = 7882, sdkAppId: UInt64? = nil, secretKey: String? = nil,
         dataDirectory: String = "liveroom-data", webhookURL: String? = nil, maxAnchorsPerRoom: Int = 50,
         taskRetryCount: Int = 5, taskRetryInterval: Duration = .milliseconds(1000), taskIdleTimeout: Duration = .seconds(30),
-        maxTasksPerRoom: Int = 10
+        maxTasksPerRoom: Int = 10, maxOutboxBytes: Int = 4 << 20
     ) {
         self.maxTasksPerRoom = maxTasksPerRoom
+        self.maxOutboxBytes = maxOutboxBytes
         self.taskRetryCount = taskRetryCount
         self.taskRetryInterval = taskRetryInterval
         self.taskIdleTimeout = taskIdleTimeout

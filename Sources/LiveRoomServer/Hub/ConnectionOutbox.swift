@@ -3,27 +3,51 @@ import Synchronization
 
 /// One connection's queue of outgoing signaling messages. The room hub pushes; the
 /// connection's writer task drains it in priority order.
+///
+/// The queue holds at most `maxBytes` of text. A client that stops reading while its room keeps
+/// talking would otherwise grow the server without bound: past the limit the queue is dropped
+/// and ``drain(_:)`` ends with ``End/overflowed``, and the connection is closed.
 final class ConnectionOutbox: Sendable {
-    private struct State {
-        var queue = PriorityOutbox<String>()
-        var closed = false
+    /// Why ``drain(_:)`` returned.
+    enum End: Sendable, Equatable {
+        /// ``close()`` was called and everything queued was written.
+        case closed
+        /// More than `maxBytes` waited to be written: the client does not keep up.
+        case overflowed
     }
 
+    private struct State {
+        var queue = PriorityOutbox<String>()
+        var queuedBytes = 0
+        var closed = false
+        var overflowed = false
+    }
+
+    let maxBytes: Int
     private let state = Mutex(State())
     private let wakeups: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
 
-    init() {
+    init(maxBytes: Int) {
+        self.maxBytes = maxBytes
         (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
+
+    /// The bytes of text waiting to be written.
+    var queuedBytes: Int { state.withLock { $0.queuedBytes } }
 
     func push(_ text: String, priority: MessagePriority) {
         let accepted = state.withLock { state in
             guard !state.closed else { return false }
+            guard state.queuedBytes + text.utf8.count <= maxBytes else {
+                state = State(closed: true, overflowed: true)
+                return false
+            }
             state.queue.push(text, priority: priority)
+            state.queuedBytes += text.utf8.count
             return true
         }
-        if accepted { wake.yield() }
+        if accepted { wake.yield() } else { finishIfOverflowed() }
     }
 
     /// No more messages; the writer finishes after what is queued.
@@ -32,15 +56,28 @@ final class ConnectionOutbox: Sendable {
         wake.finish()
     }
 
-    /// Calls `write` for each message in order until ``close()``.
-    func drain(_ write: (String) async throws -> Void) async throws {
+    /// Calls `write` for each message in order until ``close()``, or until the queue overflows.
+    func drain(_ write: (String) async throws -> Void) async throws -> End {
         for await _ in wakeups {
-            while let next = state.withLock({ $0.queue.pop() }) {
+            while let next = pop() {
                 try await write(next)
             }
         }
-        while let next = state.withLock({ $0.queue.pop() }) {
+        while let next = pop() {
             try await write(next)
         }
+        return state.withLock { $0.overflowed } ? .overflowed : .closed
+    }
+
+    private func pop() -> String? {
+        state.withLock { state in
+            guard let next = state.queue.pop() else { return nil }
+            state.queuedBytes -= next.utf8.count
+            return next
+        }
+    }
+
+    private func finishIfOverflowed() {
+        if state.withLock({ $0.overflowed }) { wake.finish() }
     }
 }

@@ -13,6 +13,8 @@ actor RoomHub {
     private var outboxes: [SessionID: ConnectionOutbox] = [:]
     private var nextSession: SessionID = 1
     private let recorder: RoomRecorder
+    /// The most bytes of messages that may wait for one connection.
+    private let maxOutboxBytes: Int
     let logger: Logger
     private(set) var media: (any MediaPort)?
     /// Publish media stream tasks (PublishTasks.swift carries out their actions).
@@ -24,8 +26,9 @@ actor RoomHub {
 
     init(
         configuration: RoomsStateMachine.Configuration, taskConfiguration: PublishTaskStateMachine.Configuration = .init(),
-        maxTasksPerRoom: Int = 10, recorder: RoomRecorder, logger: Logger
+        maxTasksPerRoom: Int = 10, maxOutboxBytes: Int = 4 << 20, recorder: RoomRecorder, logger: Logger
     ) {
+        self.maxOutboxBytes = maxOutboxBytes
         self.machine = RoomsStateMachine(configuration: configuration)
         self.tasks = PublishTasksStateMachine(
             configuration: .init(
@@ -56,7 +59,7 @@ actor RoomHub {
     /// Registers a new signaling connection.
     func connect() -> (SessionID, ConnectionOutbox) {
         let session = newSession()
-        let outbox = ConnectionOutbox()
+        let outbox = ConnectionOutbox(maxBytes: maxOutboxBytes)
         outboxes[session] = outbox
         return (session, outbox)
     }

@@ -29,6 +29,8 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
     @Option(help: "Most publish media stream tasks one room may run at once (LIVEROOM_MAX_TASKS_PER_ROOM, default 10).") var maxTasksPerRoom: Int?
     @Option(help: "Most bytes of signaling messages that may wait for one client before it is disconnected (LIVEROOM_MAX_OUTBOX_BYTES, default 4194304).")
     var maxOutboxBytes: Int?
+    @Option(help: "Seconds a signaling connection may stay without entering a room before it is closed (LIVEROOM_LOGIN_TIMEOUT, default 10).")
+    var loginTimeout: Int?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical (LIVEROOM_LOG_LEVEL).") var logLevel: String?
 
     func validate() throws {
@@ -59,10 +61,12 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
             taskRetryInterval: .milliseconds(try taskRetryIntervalMs ?? number("LIVEROOM_TASK_RETRY_INTERVAL_MS") ?? 1000),
             taskIdleTimeout: .seconds(try taskIdleTimeout ?? number("LIVEROOM_TASK_IDLE_TIMEOUT") ?? 30),
             maxTasksPerRoom: try maxTasksPerRoom ?? number("LIVEROOM_MAX_TASKS_PER_ROOM") ?? defaults.maxTasksPerRoom,
-            maxOutboxBytes: try maxOutboxBytes ?? number("LIVEROOM_MAX_OUTBOX_BYTES") ?? defaults.maxOutboxBytes)
+            maxOutboxBytes: try maxOutboxBytes ?? number("LIVEROOM_MAX_OUTBOX_BYTES") ?? defaults.maxOutboxBytes,
+            loginTimeout: .seconds(try loginTimeout ?? number("LIVEROOM_LOGIN_TIMEOUT") ?? 10))
         let levelText = logLevel ?? env["LIVEROOM_LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelText) else { throw ValidationError("unknown log level \(levelText)") }
         guard configuration.maxAnchorsPerRoom > 0 else { throw ValidationError("--max-anchors must be at least 1") }
+        guard configuration.loginTimeout > .zero else { throw ValidationError("--login-timeout must be at least 1") }
         guard configuration.maxOutboxBytes >= LiveRoomServer.maxSignalingFrameSize else {
             throw ValidationError("--max-outbox-bytes must be at least \(LiveRoomServer.maxSignalingFrameSize)")
         }

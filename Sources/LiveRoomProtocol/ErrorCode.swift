@@ -48,6 +48,9 @@ public enum ErrorCode {
     public static let badSessionDescription = -7011
     /// The anchor to subscribe to is not publishing.
     public static let notPublishing = -7012
+    /// The connection sent no successful `enterRoom` within the login deadline (`--login-timeout`)
+    /// and is closed.
+    public static let loginTimeout = -7013
 
     // MARK: -7100…-7199: reading requests (signaling, the admin API)
 

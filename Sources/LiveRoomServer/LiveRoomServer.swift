@@ -128,6 +128,17 @@ public struct LiveRoomServer: Sendable {
             let (session, outbox) = await hub.connect()
             logger.debug("Signaling connection opened", metadata: [LogKey.session: "\(session)"])
             await withTaskGroup(of: Void.self) { group in
+                let loginTimeout = configuration.loginTimeout
+                // A connection that has not entered a room by the deadline is closed: idle
+                // connections cost the server memory and a file descriptor each.
+                let loginDeadline = Task {
+                    guard (try? await Task.sleep(for: loginTimeout)) != nil, await !hub.isInRoom(session) else { return }
+                    let seconds = loginTimeout.components.seconds
+                    await hub.send(.error(LiveRoomError(ErrorCode.loginTimeout, "no enterRoom within \(seconds) s; the connection is closed")), to: session)
+                    logger.info("Signaling connection closed: no enterRoom", metadata: [LogKey.session: "\(session)"])
+                    try? await Task.sleep(for: .milliseconds(100))  // lets the writer send the error first
+                    try? await outbound.close(.policyViolation, reason: "no enterRoom within \(seconds) s")
+                }
                 group.addTask {
                     // A client that does not read what its room sends is closed, not buffered for.
                     if case .overflowed? = try? await outbox.drain({ text in try await outbound.write(.text(text)) }) {
@@ -149,6 +160,7 @@ public struct LiveRoomServer: Sendable {
                 } catch {
                     logger.debug("Signaling connection failed", metadata: [LogKey.session: "\(session)", LogKey.error: "\(error)"])
                 }
+                loginDeadline.cancel()
                 await hub.disconnect(session)
                 await group.waitForAll()
             }

@@ -27,15 +27,18 @@ public struct ServerConfiguration: Sendable {
     /// The most bytes of signaling messages that may wait for one client; a client that falls
     /// further behind is disconnected (close code 1008).
     public var maxOutboxBytes: Int
+    /// How long a signaling connection may stay without entering a room before it is closed.
+    public var loginTimeout: Duration
 
     public init(
         host: String = "127.0.0.1", port: Int = 7880, mediaPort: Int = 7882, sdkAppId: UInt64? = nil, secretKey: String? = nil,
         dataDirectory: String = "liveroom-data", webhookURL: String? = nil, maxAnchorsPerRoom: Int = 50,
         taskRetryCount: Int = 5, taskRetryInterval: Duration = .milliseconds(1000), taskIdleTimeout: Duration = .seconds(30),
-        maxTasksPerRoom: Int = 10, maxOutboxBytes: Int = 4 << 20
+        maxTasksPerRoom: Int = 10, maxOutboxBytes: Int = 4 << 20, loginTimeout: Duration = .seconds(10)
     ) {
         self.maxTasksPerRoom = maxTasksPerRoom
         self.maxOutboxBytes = maxOutboxBytes
+        self.loginTimeout = loginTimeout
         self.taskRetryCount = taskRetryCount
         self.taskRetryInterval = taskRetryInterval
         self.taskIdleTimeout = taskIdleTimeout

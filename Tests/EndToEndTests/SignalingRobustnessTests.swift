@@ -89,6 +89,23 @@ struct SignalingRobustnessTests {
         host.send("custom 1 still fine")
         try await viewer.waitForEvent("onRecvCustomCmdMsg") { $0["data"] == "still fine" }
     }
+
+    @Test func aConnectionThatNeverEntersARoomIsClosedAtTheLoginDeadline() async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let server = try await TestServer.start(in: scope, extra: ["--login-timeout", "1"])
+        let viewer = try await server.entered("viewer", in: scope)
+
+        // Sends nothing, or only what does not enter a room.
+        let (events, close) = try await Self.exchange(server.url, frames: [#"{"type":"requestMic"}"#], settle: .seconds(3))
+        #expect(close?.closeCode == .policyViolation, "close frame: \(String(describing: close))")
+        #expect(events.compactMap { $0["errCode"]?.intValue } == [ErrorCode.notInRoom, ErrorCode.loginTimeout], "\(events)")
+
+        // A client that entered in time stays past the deadline.
+        try await Task.sleep(for: .seconds(1))
+        _ = try await server.entered("host", role: "anchor", in: scope)
+        try await viewer.waitForEvent("onRemoteUserEnterRoom") { $0["userId"] == "host" }
+    }
 }
 
 /// The admin REST API with TRTC's names, driven through `liveroom admin` and raw HTTP.

@@ -64,6 +64,11 @@ actor RoomHub {
         return (session, outbox)
     }
 
+    /// Whether the connection is in a room now.
+    func isInRoom(_ session: SessionID) -> Bool {
+        machine.membership(of: session) != nil
+    }
+
     /// The connection closed: leave its room, drop its outbox.
     func disconnect(_ session: SessionID) {
         execute(machine.disconnected(session, at: .now()))

@@ -90,6 +90,8 @@ public struct RoomsStateMachine: Sendable {
         var enteredAt: Int64
         var nextSeq = 1
         var limiter = CustomMessageLimiter()
+        /// Requests that tell the room something (roles, mic, mutes, publishing).
+        var roomChanges = TokenBucket(capacity: RoomsStateMachine.roomChangeBurst, ratePerSecond: RoomsStateMachine.roomChangesPerSecond)
         /// What the member publishes, once a publish was negotiated.
         var publishing: PublishState?
         var audioMuted = false
@@ -132,6 +134,21 @@ public struct RoomsStateMachine: Sendable {
 
     // MARK: Requests from a session
 
+    /// Requests that change what the room sees, each broadcast to others, that one member may
+    /// make per second on average, and in a burst.
+    public static let roomChangesPerSecond = 10.0
+    public static let roomChangeBurst = 20.0
+
+    /// Takes one room change from the member's budget, or refuses it (-7014).
+    private mutating func admitRoomChange(_ userId: String, in roomId: String, at now: EventTime) throws(LiveRoomError) {
+        guard rooms[roomId]!.members[userId]!.roomChanges.canTake(1, now: now.monotonic) else {
+            throw LiveRoomError(
+                ErrorCode.roomChangeRateLimited,
+                "refused: over \(Int(Self.roomChangesPerSecond)) role, mic, mute and publish requests per second (bursts of \(Int(Self.roomChangeBurst)))")
+        }
+        rooms[roomId]!.members[userId]!.roomChanges.take(1, now: now.monotonic)
+    }
+
     /// Handles one parsed room request.
     public mutating func handle(_ request: RoomRequest, from session: SessionID, elapsedMs: Int = 0, at now: EventTime) -> [Action] {
         if case .enterRoom(let params) = request {
@@ -148,6 +165,7 @@ public struct RoomsStateMachine: Sendable {
         }
         var actions: [Action] = []
         do throws(LiveRoomError) {
+            if request.changesTheRoom { try admitRoomChange(userId, in: roomId, at: now) }
             switch request {
             case .enterRoom: break
             case .exitRoom:

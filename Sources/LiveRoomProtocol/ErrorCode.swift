@@ -51,6 +51,9 @@ public enum ErrorCode {
     /// The connection sent no successful `enterRoom` within the login deadline (`--login-timeout`)
     /// and is closed.
     public static let loginTimeout = -7013
+    /// Over the limit of requests that change the room (roles, mic, mutes, publishing): 10 a
+    /// second on average, in bursts of 20, per member.
+    public static let roomChangeRateLimited = -7014
 
     // MARK: -7100…-7199: reading requests (signaling, the admin API)
 

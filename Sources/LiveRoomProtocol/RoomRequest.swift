@@ -24,6 +24,18 @@ public enum RoomRequest: Sendable, Hashable {
     case muteLocalVideo(Bool)
     case muteLocalAudio(Bool)
 
+    /// Whether the request changes what others in the room see (a role, the mic, a mute,
+    /// publishing), so that it is broadcast; the server limits how often a user may make them.
+    public var changesTheRoom: Bool {
+        switch self {
+        case .switchRole, .requestMic, .acceptMic, .rejectMic, .inviteMic, .acceptInvitation, .rejectInvitation, .endMic,
+            .publish, .unpublish, .muteLocalVideo, .muteLocalAudio:
+            true
+        case .enterRoom, .exitRoom, .sendCustomCmdMsg, .subscribe, .unsubscribe:
+            false
+        }
+    }
+
     /// The `type` field's value.
     public var type: String {
         switch self {

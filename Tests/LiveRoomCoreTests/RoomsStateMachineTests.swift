@@ -467,3 +467,29 @@ struct Harness {
         #expect(room?.createdAt == 1_700_000_000_000)
     }
 }
+
+@Suite struct RoomChangeRateTests {
+    @Test func togglingAMuteIsLimitedAndTheRoomHearsOnlyWhatWasAdmitted() {
+        var h = Harness()
+        h.enter("host", role: .anchor)
+        h.enter("viewer")
+        _ = h.machine.publishStarted(h.sessions["host"]!, audio: true, video: true)
+        var broadcasts = 0
+        for index in 0..<25 {
+            let actions = h.send(.muteLocalAudio(index % 2 == 0), from: "host")
+            broadcasts += h.events(actions, for: "viewer").count
+            let errors = h.events(actions, for: "host").compactMap { event -> Int? in
+                if case .onError(let code, _, "muteLocalAudio"?) = event { return code }
+                return nil
+            }
+            #expect(errors == (index < 20 ? [] : [ErrorCode.roomChangeRateLimited]), "request \(index)")
+        }
+        #expect(broadcasts == 20, "the burst of 20 was told to the room, the rest refused")
+
+        // The budget refills at 10 a second; custom messages have their own limits.
+        h.advance(ms: 1000)
+        for _ in 0..<10 { #expect(h.events(h.send(.muteLocalAudio(true), from: "host"), for: "host").isEmpty) }
+        #expect(h.events(h.send(.muteLocalAudio(true), from: "host"), for: "host").count == 1)
+        #expect(h.events(h.send(.sendCustomCmdMsg(CustomCmdMsg(cmdID: 1, data: "still")), from: "host"), for: "viewer").count == 1)
+    }
+}

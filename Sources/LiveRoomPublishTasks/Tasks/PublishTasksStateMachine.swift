@@ -293,6 +293,7 @@ public struct PublishTasksStateMachine: Sendable {
                 ErrorCode.tooManyTasks,
                 "room \"\(roomId)\" already runs \(configuration.maxTasksPerRoom) publish media stream tasks; stop one first")
         }
+        try Self.checkRobot(config, roomId: roomId)
         try checkConflicts(config, roomId: roomId, ignoring: nil)
         var taskId = "\(configuration.taskIdPrefix)\(nextNumber)"
         while records[taskId] != nil {
@@ -330,6 +331,7 @@ public struct PublishTasksStateMachine: Sendable {
                 ErrorCode.staleSequenceNumber,
                 "SequenceNumber \(sequenceNumber) of task \(taskId) is not above the last one (\(last)); each update must use a larger number")
         }
+        try Self.checkRobot(config, roomId: record.roomId)
         try checkConflicts(config, roomId: record.roomId, ignoring: taskId)
         let actions = try record.machine.update(config, now: now)
         if let sequenceNumber { record.sequenceNumber = sequenceNumber }
@@ -404,6 +406,23 @@ public struct PublishTasksStateMachine: Sendable {
             throw LiveRoomError(ErrorCode.notTaskOwner, "task \(taskId.quoted) was not started by \(user.userId)")
         }
         return record
+    }
+
+    /// User ids a robot may never take: the admin API's identity.
+    public static let reservedUserIds: Set<String> = ["administrator"]
+
+    /// A mixStreamToRoom task's robot publishes into the task's own room, under an id that is
+    /// not reserved: a task never enters, or creates, another room.
+    private static func checkRobot(_ config: PublishTaskConfig, roomId: String) throws(LiveRoomError) {
+        guard config.target.mode == .mixStreamToRoom, let robot = config.target.mixStreamIdentity?.resolved(in: roomId) else { return }
+        guard robot.roomId == roomId else {
+            throw LiveRoomError(
+                ErrorCode.invalidPublishTarget,
+                "mixStreamIdentity.strRoomId \(robot.roomId.quoted) is not the task's room \(roomId.quoted); the mix publishes into its own room")
+        }
+        guard !reservedUserIds.contains(robot.userId.lowercased()) else {
+            throw LiveRoomError(ErrorCode.invalidPublishTarget, "mixStreamIdentity.userId \(robot.userId.quoted) is reserved")
+        }
     }
 
     private func checkConflicts(_ config: PublishTaskConfig, roomId: String, ignoring: String?) throws(LiveRoomError) {

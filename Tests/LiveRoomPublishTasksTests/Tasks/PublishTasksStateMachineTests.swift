@@ -130,6 +130,25 @@ struct PublishTaskRulesTests {
         #expect(throws: Never.self) { _ = try book.admin(toRoom, room: "room2") }
     }
 
+    @Test func aRobotPublishesOnlyIntoItsTasksRoomAndNeverAsAReservedUser() throws {
+        var book = TaskBook()
+        var toRoom = PublishTaskConfig(
+            target: PublishTarget(mode: .mixStreamToRoom, mixStreamIdentity: MixUser(userId: "mix_robot", roomId: "elsewhere")),
+            encoderParam: StreamEncoderParam(videoEncodedWidth: 640, videoEncodedHeight: 360))
+        expectError(ErrorCode.invalidPublishTarget, "\"elsewhere\" is not the task's room") { _ = try book.admin(toRoom) }
+        toRoom.target.mixStreamIdentity = MixUser(userId: "Administrator")
+        expectError(ErrorCode.invalidPublishTarget, "reserved") { _ = try book.admin(toRoom) }
+        #expect(book.machine.tasks.isEmpty, "a refused task starts nothing")
+
+        // In its own room it starts; an update cannot move it out either.
+        let taskId = try book.client(
+            alice, session: 1, target: #"{"mode":"mixStreamToRoom","mixStreamIdentity":{"userId":"mix_robot"}}"#, encoderParam: mixEncoder)
+        let moved = book.machine.updateFromClient(
+            taskId: taskId, target: try json(#"{"mode":"mixStreamToRoom","mixStreamIdentity":{"userId":"mix_robot","strRoomId":"room2"}}"#),
+            encoderParam: nil, mixingConfig: nil, from: .init(session: 1, user: alice, isAnchor: true), now: book.t0)
+        expectError(ErrorCode.invalidPublishTarget, "not the task's room") { _ = try TaskBook.answer(moved) }
+    }
+
     @Test func clientsStopTheirOwnTasks() throws {
         var book = TaskBook()
         let a1 = try book.client(alice, session: 1, target: relayTarget("rtmp://h/live/a1"))

@@ -37,17 +37,22 @@ final class ConnectionOutbox: Sendable {
     var queuedBytes: Int { state.withLock { $0.queuedBytes } }
 
     func push(_ text: String, priority: MessagePriority) {
-        let accepted = state.withLock { state in
-            guard !state.closed else { return false }
+        enum Outcome { case queued, refused, overflowed }
+        let outcome = state.withLock { state -> Outcome in
+            guard !state.closed else { return .refused }
             guard state.queuedBytes + text.utf8.count <= maxBytes else {
                 state = State(closed: true, overflowed: true)
-                return false
+                return .overflowed
             }
             state.queue.push(text, priority: priority)
             state.queuedBytes += text.utf8.count
-            return true
+            return .queued
         }
-        if accepted { wake.yield() } else { finishIfOverflowed() }
+        switch outcome {
+        case .queued: wake.yield()
+        case .overflowed: wake.finish()
+        case .refused: break
+        }
     }
 
     /// No more messages; the writer finishes after what is queued.
@@ -75,9 +80,5 @@ final class ConnectionOutbox: Sendable {
             state.queuedBytes -= next.utf8.count
             return next
         }
-    }
-
-    private func finishIfOverflowed() {
-        if state.withLock({ $0.overflowed }) { wake.finish() }
     }
 }

@@ -77,7 +77,7 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
         }
 
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+            var handler = EscapingLogHandler(StreamLogHandler.standardError(label: label))
             handler.logLevel = level
             return handler
         }

@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "LiveRoomClientKit", targets: ["LiveRoomClientKit"]),
         .library(name: "LiveRoomWire", targets: ["LiveRoomWire"]),
         .library(name: "LiveRoomPublishTasks", targets: ["LiveRoomPublishTasks"]),
+        .library(name: "LiveRoomAdmin", targets: ["LiveRoomAdmin"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -51,9 +52,11 @@ let package = Package(
             "LiveRoomCore",
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
+        // The admin REST API's requests (pure): each action read and range-checked.
+        .target(name: "LiveRoomAdmin", dependencies: ["LiveRoomProtocol", "LiveRoomCore", "LiveRoomPublishTasks"]),
         // The room server: WebSocket signaling, admin REST, services.
         .target(name: "LiveRoomServer", dependencies: [
-            "LiveRoomAuth", "LiveRoomCore", "LiveRoomProtocol", "LiveRoomStore", "LiveRoomSFU", "LiveRoomTransport", "LiveRoomSecureTransport", "LiveRoomWire",
+            "LiveRoomAdmin", "LiveRoomAuth", "LiveRoomCore", "LiveRoomProtocol", "LiveRoomStore", "LiveRoomSFU", "LiveRoomTransport", "LiveRoomSecureTransport", "LiveRoomWire",
             "LiveRoomPublishTasks", "LiveRoomTaskRunner", "LiveRoomMedia",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
@@ -174,6 +177,7 @@ let package = Package(
         ]),
         .testTarget(name: "LiveRoomClientKitTests", dependencies: ["LiveRoomClientKit", "LiveRoomProtocol"]),
         .testTarget(name: "LiveRoomPublishTasksTests", dependencies: ["LiveRoomPublishTasks", "LiveRoomProtocol"]),
+        .testTarget(name: "LiveRoomAdminTests", dependencies: ["LiveRoomAdmin", "LiveRoomProtocol"]),
         .testTarget(name: "LiveRoomTaskRunnerTests", dependencies: [
             "LiveRoomTaskRunner", "LiveRoomPublishTasks", "LiveRoomMedia", "LiveRoomWire", "TestTools",
             .product(name: "NIOCore", package: "swift-nio"),

@@ -23,6 +23,9 @@ let package = Package(
         .executableTarget(name: "FuzzPublishTaskConfig", dependencies: [
             "FuzzSupport", .product(name: "LiveRoomPublishTasks", package: "LiveRoom"), .product(name: "LiveRoomProtocol", package: "LiveRoom"),
         ]),
+        .executableTarget(name: "FuzzAdminRequest", dependencies: [
+            "FuzzSupport", .product(name: "LiveRoomAdmin", package: "LiveRoom"), .product(name: "LiveRoomProtocol", package: "LiveRoom"),
+        ]),
         .executableTarget(name: "FuzzClientCommand", dependencies: ["FuzzSupport", .product(name: "LiveRoomClientKit", package: "LiveRoom")]),
     ]
 )

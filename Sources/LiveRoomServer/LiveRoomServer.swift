@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdWebSocket
+import LiveRoomAdmin
 import LiveRoomCore
 import LiveRoomProtocol
 import LiveRoomPublishTasks
@@ -170,7 +171,7 @@ public struct LiveRoomServer: Sendable {
         router.post("/v1/:action") { request, context -> Response in
             let action = try context.parameters.require("action")
             if let refusal = Self.refusal(request, auth: auth, body: AdminAPI.authFailure) { return refusal }
-            let body = try await request.body.collect(upTo: 1 << 20)
+            let body = try await request.body.collect(upTo: AdminRequest.maxBodyBytes)
             logger.info("Admin call", metadata: [LogKey.action: "\(action)"])
             return Self.json(await admin.call(action, body: String(buffer: body)))
         }
@@ -179,7 +180,7 @@ public struct LiveRoomServer: Sendable {
 
         router.post("/v4/group_open_http_svc/send_group_msg") { request, _ -> Response in
             if let refusal = Self.refusal(request, auth: auth, body: AdminAPI.imAuthFailure) { return refusal }
-            let body = try await request.body.collect(upTo: 1 << 20)
+            let body = try await request.body.collect(upTo: AdminRequest.maxBodyBytes)
             return Self.json(await admin.sendGroupMessage(body: String(buffer: body)))
         }
         return router

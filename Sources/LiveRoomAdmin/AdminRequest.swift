@@ -1,0 +1,139 @@
+import Foundation
+import LiveRoomProtocol
+import LiveRoomPublishTasks
+
+/// A Tencent Cloud API 3.0 error: a dotted code name (`InvalidParameter.RoomId`) and a message.
+public struct CloudAPIError: Error, Equatable, Sendable {
+    public var code: String
+    public var message: String
+
+    public init(_ code: String, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+}
+
+/// One admin REST call (`POST /v1/<Action>`), read and range-checked: what the server runs
+/// never sees an unchecked number or a missing field.
+public enum AdminRequest: Sendable {
+    case dismissRoom(roomId: String)
+    /// 1 to 10 user ids.
+    case removeUsers(roomId: String, userIds: [String])
+    case describeRoom(roomId: String)
+    /// Times in Unix seconds within ``unixTimes``, `start <= end`; `pageNumber * pageSize`
+    /// cannot overflow.
+    case describeRoomInfo(start: Int, end: Int, pageNumber: Int, pageSize: Int, roomId: String?)
+    case startPublishCdnStream(AdminPublishCdnStreamRequest, PublishTaskConfig)
+    case updatePublishCdnStream(AdminPublishCdnStreamRequest)
+    case stopPublishCdnStream(taskId: String)
+
+    /// The actions this API knows.
+    public static let actions = [
+        "DismissRoomByStrRoomId", "RemoveUserByStrRoomId", "DescribeRoom", "DescribeRoomInfo",
+        "StartPublishCdnStream", "UpdatePublishCdnStream", "StopPublishCdnStream",
+    ]
+
+    /// Unix times (seconds) an admin call may name: 1970 to 2100. Milliseconds of any of them fit
+    /// an Int64, so a huge `EndTime` is refused instead of overflowing.
+    public static let unixTimes = 0...4_102_444_800
+    /// The highest `PageNumber` of `DescribeRoomInfo`: with 100 rooms a page, ten million rooms.
+    public static let maxPageNumber = 100_000
+    /// The largest request body the server reads.
+    public static let maxBodyBytes = 1 << 20
+
+    /// Reads `action` with its JSON `body`. `now` (Unix seconds) gives `DescribeRoomInfo` its
+    /// default time range (the last day).
+    public static func parse(action: String, body: String, sdkAppId: UInt64, now: Int) throws(CloudAPIError) -> AdminRequest {
+        guard actions.contains(action) else {
+            throw CloudAPIError("InvalidAction", "unknown action \(action.quoted); known: \(actions.joined(separator: ", "))")
+        }
+        let p = try fields(body)
+        let params = JSONValue.object(p.object)
+        let appId = try read { () throws(LiveRoomError) in try p.requiredInt("SdkAppId") }
+        guard appId == Int(exactly: sdkAppId) else {
+            throw CloudAPIError("InvalidParameter.SdkAppId", "SdkAppId \(appId) is not this server's (\(sdkAppId))")
+        }
+        switch action {
+        case "DismissRoomByStrRoomId":
+            return .dismissRoom(roomId: try roomId(p))
+        case "RemoveUserByStrRoomId":
+            let roomId = try roomId(p)
+            let userIds = try read { () throws(LiveRoomError) in
+                guard let userIds = try p.stringArray("UserIds") else { throw p.missing("UserIds") }
+                return userIds
+            }
+            guard !userIds.isEmpty, userIds.count <= 10 else {
+                throw CloudAPIError("InvalidParameter.UserIds", "UserIds must hold 1 to 10 user ids, not \(userIds.count)")
+            }
+            return .removeUsers(roomId: roomId, userIds: userIds)
+        case "DescribeRoom":
+            return .describeRoom(roomId: try roomId(p))
+        case "DescribeRoomInfo":
+            let (start, end, pageNumber, pageSize, roomId) = try read { () throws(LiveRoomError) in
+                (
+                    try p.int("StartTime", in: unixTimes) ?? max(0, now - 86_400), try p.int("EndTime", in: unixTimes) ?? now,
+                    try p.int("PageNumber", in: 0...maxPageNumber) ?? 0,
+                    try p.int("PageSize", in: 1...100) ?? 100, try p.string("RoomId")
+                )
+            }
+            guard start <= end else { throw CloudAPIError("InvalidParameter.StartTime", "StartTime is after EndTime") }
+            return .describeRoomInfo(start: start, end: end, pageNumber: pageNumber, pageSize: pageSize, roomId: roomId)
+        case "StartPublishCdnStream":
+            let (request, config) = try task { () throws(LiveRoomError) in try AdminPublishCdnStreamRequest.parseStart(params) }
+            return .startPublishCdnStream(request, config)
+        case "UpdatePublishCdnStream":
+            return .updatePublishCdnStream(try task { () throws(LiveRoomError) in try AdminPublishCdnStreamRequest.parseUpdate(params) })
+        default:  // "StopPublishCdnStream"
+            return .stopPublishCdnStream(taskId: try task { () throws(LiveRoomError) in try AdminPublishCdnStreamRequest.parseStopTaskId(params) })
+        }
+    }
+
+    /// A publish task error as the Tencent Cloud error name, with LiveRoom's numeric code in the message.
+    public static func cloudError(_ error: LiveRoomError) -> CloudAPIError {
+        CloudAPIError(ErrorCode.cloudErrorName(for: error), "\(error.code): \(error.message)")
+    }
+
+    private static func fields(_ body: String) throws(CloudAPIError) -> JSONFields {
+        let text = body.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let value = text.isEmpty ? [:] : try? JSONValue.parse(text) else {
+            throw CloudAPIError("InvalidParameter.JsonParseError", "the request body is not valid JSON")
+        }
+        guard value.objectValue != nil else {
+            throw CloudAPIError("InvalidParameter", "the request body must be a JSON object, not \(value.typeName)")
+        }
+        // Tencent Cloud callers may send integers as text ("SdkAppId": "1400000000").
+        do throws(LiveRoomError) {
+            return try JSONFields(value, integersMayBeText: true)
+        } catch {
+            throw CloudAPIError("InvalidParameter", error.message)
+        }
+    }
+
+    /// Reads parameters, turning a reading error into `MissingParameter` or `InvalidParameter.<Name>`.
+    private static func read<T>(_ body: () throws(LiveRoomError) -> T) throws(CloudAPIError) -> T {
+        do {
+            return try body()
+        } catch where error.code == ErrorCode.missingField {
+            throw CloudAPIError("MissingParameter", error.message)
+        } catch {
+            throw CloudAPIError("InvalidParameter.\(error.field ?? "")", error.message)
+        }
+    }
+
+    private static func task<T>(_ body: () throws(LiveRoomError) -> T) throws(CloudAPIError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw cloudError(error)
+        }
+    }
+
+    /// `RoomId`: a non-empty string.
+    private static func roomId(_ p: JSONFields) throws(CloudAPIError) -> String {
+        let roomId = try read { () throws(LiveRoomError) in try p.string("RoomId") } ?? ""
+        guard !roomId.isEmpty else {
+            throw CloudAPIError("InvalidParameter.RoomId", "RoomId is missing or empty")
+        }
+        return roomId
+    }
+}

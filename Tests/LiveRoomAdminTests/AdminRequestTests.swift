@@ -1,0 +1,63 @@
+import LiveRoomAdmin
+import LiveRoomProtocol
+import Testing
+
+@Suite struct AdminRequestTests {
+    static let appId: UInt64 = 1_400_000_123
+    static let now = 1_800_000_000
+
+    static func parse(_ action: String, _ body: String) throws(CloudAPIError) -> AdminRequest {
+        try AdminRequest.parse(action: action, body: body, sdkAppId: appId, now: now)
+    }
+
+    static func refusal(_ action: String, _ body: String) -> CloudAPIError? {
+        do {
+            _ = try parse(action, body)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test func unknownActionsBadBodiesAndOtherAppsAreRefusedWithNames() {
+        #expect(Self.refusal("Nope\n", "{}")?.code == "InvalidAction")
+        #expect(Self.refusal("Nope\n", "{}")?.message.contains("\n") == false)
+        #expect(Self.refusal("DescribeRoom", "{not json")?.code == "InvalidParameter.JsonParseError")
+        #expect(Self.refusal("DescribeRoom", "[1]")?.code == "InvalidParameter")
+        #expect(Self.refusal("DescribeRoom", #"{"RoomId":"r"}"#)?.code == "MissingParameter")
+        #expect(Self.refusal("DescribeRoom", #"{"SdkAppId":1,"RoomId":"r"}"#)?.code == "InvalidParameter.SdkAppId")
+        #expect(Self.refusal("DescribeRoom", #"{"SdkAppId":"1400000123"}"#)?.code == "InvalidParameter.RoomId")
+        #expect(Self.refusal("RemoveUserByStrRoomId", #"{"SdkAppId":1400000123,"RoomId":"r","UserIds":[]}"#)?.code == "InvalidParameter.UserIds")
+        let eleven = (0..<11).map { "\"u\($0)\"" }.joined(separator: ",")
+        #expect(Self.refusal("RemoveUserByStrRoomId", #"{"SdkAppId":1400000123,"RoomId":"r","UserIds":[\#(eleven)]}"#)?.code == "InvalidParameter.UserIds")
+    }
+
+    @Test func describeRoomInfoNumbersAreRangeChecked() throws {
+        let huge = "9223372036854775807"
+        for (field, value) in [("EndTime", huge), ("StartTime", "-1"), ("PageNumber", "100001"), ("PageSize", "0"), ("PageSize", "101")] {
+            #expect(Self.refusal("DescribeRoomInfo", #"{"SdkAppId":1400000123,"\#(field)":\#(value)}"#)?.code == "InvalidParameter.\(field)", "\(field)")
+        }
+        #expect(Self.refusal("DescribeRoomInfo", #"{"SdkAppId":1400000123,"StartTime":10,"EndTime":9}"#)?.code == "InvalidParameter.StartTime")
+        guard case .describeRoomInfo(let start, let end, let page, let size, let room) = try Self.parse("DescribeRoomInfo", #"{"SdkAppId":1400000123}"#) else {
+            Issue.record("not DescribeRoomInfo")
+            return
+        }
+        #expect(start == Self.now - 86_400 && end == Self.now && page == 0 && size == 100 && room == nil)
+    }
+
+    @Test func taskErrorsCarryTheCloudNameAndLiveRoomsCode() {
+        let error = Self.refusal("StopPublishCdnStream", #"{"SdkAppId":1400000123}"#)
+        #expect(error?.code.hasPrefix("MissingParameter") == true, "\(String(describing: error))")
+        #expect(error?.message.hasPrefix("\(ErrorCode.missingParameter):") == true, "\(String(describing: error))")
+    }
+
+    @Test func groupMessagesAreReadWithIMCodes() throws {
+        let message = try GroupMessage(#"{"GroupId":"r","MsgPriority":"High","MsgBody":[{"MsgType":"TIMCustomElem","MsgContent":{"Data":"hi"}}]}"#)
+        #expect(message.groupId == "r" && message.datas == ["hi"] && message.priority == .high)
+        for (body, code) in [("{", 10004), (#"{"GroupId":""}"#, 10015), (#"{"GroupId":"r","MsgBody":[]}"#, 10004),
+                             (#"{"GroupId":"r","MsgBody":[{"MsgType":"TIMTextElem"}]}"#, 10004)] {
+            #expect(throws: LiveRoomError.self) { try GroupMessage(body) }
+            do { _ = try GroupMessage(body) } catch { #expect(error.code == code, "\(body)") }
+        }
+    }
+}

@@ -127,6 +127,22 @@ final class ChildProcess: Sendable {
         if process.isRunning { process.terminate() }
     }
 
+    /// SIGKILL, as a crash or `kill -9` would, then waits for the exit.
+    func crash() {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// The resident set size in bytes (`VmRSS` of /proc/<pid>/status), nil once it has exited.
+    var residentBytes: Int? {
+        guard process.isRunning, let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+        else { return nil }
+        return kilobytes * 1024
+    }
+
     /// SIGTERM, then SIGKILL after two seconds.
     func stop() {
         guard process.isRunning else { return }

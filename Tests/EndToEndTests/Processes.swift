@@ -232,3 +232,20 @@ struct TestServer {
         return (try JSONValue.parse(text), status)
     }
 }
+
+extension TestServer {
+    /// Checks that the server still serves a normal room: an anchor and an audience member
+    /// enter a fresh room, the anchor's custom message reaches the audience, and both leave.
+    func checkServesANormalRoom(in scope: ProcessScope, room: String = "normal-\(UUID().uuidString.prefix(8))") async throws {
+        let host = try await entered("normal-host", room: room, role: "anchor", in: scope)
+        let viewer = try await entered("normal-viewer", room: room, in: scope)
+        try await viewer.waitForEvent("onRemoteUserEnterRoom") { $0["userId"] == "normal-host" }
+        host.send("custom 1 still serving")
+        try await viewer.waitForEvent("onRecvCustomCmdMsg") { $0["data"] == "still serving" }
+        host.stop()
+        viewer.stop()
+    }
+
+    /// The server's resident set size in MiB.
+    var residentMiB: Int { (process.residentBytes ?? 0) >> 20 }
+}

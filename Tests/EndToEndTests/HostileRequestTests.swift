@@ -1,0 +1,69 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LiveRoomAuth
+import LiveRoomProtocol
+import Testing
+
+/// Hostile admin calls and task requests against a real server: each gets its documented
+/// answer, the server's memory stays bounded, and a normal room keeps working.
+@Suite(.serialized, .timeLimit(.minutes(2))) struct HostileRequestTests {
+    static let rssBoundMiB = 200
+
+    @Test func adminOverflowsAndGarbageGetErrorsWithRSSUnder200MiB() async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let server = try await TestServer.start(in: scope)
+        let now = Int64(Date().timeIntervalSince1970)
+        let adminSig = UserSig.make(sdkAppId: TestServer.sdkAppId, secretKey: TestServer.secretKey, identifier: "administrator", time: now, expire: 600).encoded()
+        func post(_ action: String, _ body: String) async throws -> JSONValue {
+            var request = URLRequest(url: URL(string: "\(server.url)/v1/\(action)?sdkappid=\(TestServer.sdkAppId)&identifier=administrator&usersig=\(adminSig)")!)
+            request.httpMethod = "POST"
+            request.httpBody = Data(body.utf8)
+            let (data, _) = try await URLSession.shared.data(for: request)
+            return try JSONValue.parse(String(decoding: data, as: UTF8.self))
+        }
+        let app = TestServer.sdkAppId
+        let hostile: [(String, String, String)] = [
+            ("DescribeRoomInfo", #"{"SdkAppId":\#(app),"EndTime":9223372036854775807}"#, "InvalidParameter.EndTime"),
+            ("DescribeRoomInfo", #"{"SdkAppId":\#(app),"StartTime":-9223372036854775808}"#, "InvalidParameter.StartTime"),
+            ("DescribeRoomInfo", #"{"SdkAppId":\#(app),"PageNumber":9223372036854775807,"PageSize":100}"#, "InvalidParameter.PageNumber"),
+            ("DescribeRoomInfo", #"{"SdkAppId":\#(app),"PageSize":1e308}"#, "InvalidParameter.PageSize"),
+            ("RemoveUserByStrRoomId", #"{"SdkAppId":\#(app),"RoomId":"r","UserIds":[\#(Array(repeating: "\"u\"", count: 5000).joined(separator: ","))]}"#, "InvalidParameter.UserIds"),
+            ("StartPublishCdnStream", String(repeating: "[", count: 100_000), "InvalidParameter.JsonParseError"),
+            ("DescribeRoom", #"{"SdkAppId":\#(app),"RoomId":"\#(String(repeating: "x", count: 500_000))"}"#, "FailedOperation.RoomNotExist"),
+        ]
+        for round in 0..<20 {
+            for (action, body, code) in hostile {
+                let answer = try await post(action, body)
+                #expect(answer["Response"]?["Error"]?["Code"]?.stringValue == code, "round \(round) \(action): \(answer.jsonText.prefix(300))")
+                #expect((answer["Response"]?["Error"]?["Message"]?.stringValue?.utf8.count ?? 0) < 400, "\(action) echoes its input")
+            }
+        }
+        #expect(server.process.isRunning)
+        #expect(server.residentMiB < Self.rssBoundMiB, "\(server.residentMiB) MiB")
+        try await server.checkServesANormalRoom(in: scope)
+    }
+
+    @Test func aRobotForAnotherRoomIsRefusedAndThatRoomIsNotCreated() async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let server = try await TestServer.start(in: scope)
+        let host = try await server.enteredWithMedia(
+            "host", role: "anchor", media: ["--publish", "color:FF0000"] + PublishTaskEndToEndTests.small, in: scope)
+        try await host.waitForEvent("onPublishAnswer")
+        for (index, identity) in [#"{"userId":"mix","strRoomId":"victim"}"#, #"{"userId":"administrator","strRoomId":"room1"}"#].enumerated() {
+            host.send(
+                "start-publish " + #"{"target":{"mode":"mixStreamToRoom","mixStreamIdentity":\#(identity)},"#
+                    + #""encoderParam":{"videoEncodedWidth":320,"videoEncodedHeight":240,"videoEncodedFPS":15,"videoEncodedGOP":1,"videoEncodedKbps":300},"#
+                    + #""mixingConfig":{"videoLayoutList":[{"fixedVideoUser":{"userId":"host","strRoomId":"room1"},"#
+                    + #""rect":{"left":0,"top":0,"right":320,"bottom":240},"zOrder":0}]}}"#)
+            let refused = try await host.waitForEvent("onStartPublishMediaStream", count: index + 1)
+            #expect(refused["code"] == .number(Double(ErrorCode.invalidPublishTarget)), "\(refused.jsonText)")
+        }
+        let (answer, _) = try await server.admin("DescribeRoom", ["SdkAppId": .number(Double(TestServer.sdkAppId)), "RoomId": "victim"], in: scope)
+        #expect(answer["Response"]?["Error"]?["Code"] == "FailedOperation.RoomNotExist", "\(answer.jsonText)")
+        try await server.checkServesANormalRoom(in: scope)
+    }
+}

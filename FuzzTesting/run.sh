@@ -26,7 +26,7 @@ for target in "${targets[@]}"; do
   log="$(mktemp)"
   started=$(date +%s)
   if ".build/release/$target" -runs="$runs" -max_total_time="${MAX_SECONDS:-0}" -artifact_prefix=FailCases/ \
-      -print_final_stats=1 "${corpus[@]}" 2>&1 | tee "$log" | grep -E "^(#[0-9]+ +(INITED|DONE)|==[0-9]+==ERROR|SUMMARY)" ; then :; fi
+      -print_final_stats=1 "${corpus[@]}" 2>&1 | tee "$log" | grep -E "^(#[0-9]+[[:space:]]+(INITED|DONE)|==[0-9]+==ERROR|SUMMARY)" ; then :; fi
   result="ok"
   if grep -q -E "==[0-9]+==ERROR|deadly signal|Fatal error" "$log"; then result="CRASH (see FailCases/)"; status=1; fi
   executions=$(grep -o "stat::number_of_executed_units: [0-9]*" "$log" | awk '{print $2}' | tail -1)

@@ -5,7 +5,7 @@ import Testing
 /// What `docs/security.md` promises about `kill -9`: the development credentials and the room
 /// history written before the kill survive, and rooms open at the kill are closed at restart.
 @Suite(.serialized, .timeLimit(.minutes(1))) struct DurabilityTests {
-    @Test func theDevelopmentKeyAndRoomHistorySurviveKillNine() async throws {
+    @Test func theDevelopmentKeyIsPrivateAndItAndRoomHistorySurviveKillNine() async throws {
         let scope = try ProcessScope()
         defer { scope.stopAll() }
 
@@ -18,6 +18,10 @@ import Testing
             return (server, String(line.dropFirst("Secret key: ".count).prefix { $0 != " " }))
         }
         let (first, key) = try await startDevelopmentServer()
+        // The key is in a file only the server's user can read, in a directory only it can list.
+        let attributes = FileManager.default.attributesOfItem
+        #expect(try attributes(devDirectory)[.posixPermissions] as? Int == 0o700)
+        #expect(try attributes(devDirectory + "/liveroom.sqlite")[.posixPermissions] as? Int == 0o600)
         first.crash()
         let (second, keyAgain) = try await startDevelopmentServer()
         #expect(key == keyAgain && key.count >= 32, "\(key) then \(keyAgain)")

@@ -66,4 +66,31 @@ import Testing
         #expect(answer["Response"]?["Error"]?["Code"] == "FailedOperation.RoomNotExist", "\(answer.jsonText)")
         try await server.checkServesANormalRoom(in: scope)
     }
+
+    @Test func fiveHundredMuteTogglesAreRateLimitedAndTheRoomHearsOnlyWhatWasAdmitted() async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let server = try await TestServer.start(in: scope)
+        let host = try await server.enteredWithMedia(
+            "host", role: "anchor", media: ["--publish", "color:FF0000"] + PublishTaskEndToEndTests.small, in: scope)
+        let watcher = try await server.entered("watcher", in: scope)
+        try await watcher.waitForEvent("onUserVideoAvailable") { $0["userId"] == "host" && $0["available"] == true }
+        let started = ContinuousClock.now
+        for index in 0..<500 { host.send("mute-video \(index % 2 == 0 ? "on" : "off")") }
+        // The last toggle turns video back on; wait until the refusals have arrived.
+        let deadline = ContinuousClock.now + .seconds(15)
+        while host.events(named: "onError").count < 400, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let elapsed = ContinuousClock.now - started
+        let refused = host.events(named: "onError").filter { $0["errCode"] == .number(Double(ErrorCode.roomChangeRateLimited)) }
+        try await Task.sleep(for: .milliseconds(500))
+        let heard = watcher.events(named: "onUserVideoAvailable").filter { $0["userId"] == "host" }.count - 1
+        // A burst of 20, then 10 a second for as long as the toggles took to arrive.
+        let admitted = 20 + Int(10 * Double(elapsed.components.seconds + 1))
+        #expect(refused.count >= 500 - admitted, "\(refused.count) refused in \(elapsed)")
+        #expect(heard <= admitted && heard >= 20, "the watcher heard \(heard) changes")
+        #expect(server.residentMiB < Self.rssBoundMiB, "\(server.residentMiB) MiB")
+        try await server.checkServesANormalRoom(in: scope)
+    }
 }

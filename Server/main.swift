@@ -31,6 +31,13 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
     var maxOutboxBytes: Int?
     @Option(help: "Seconds a signaling connection may stay without entering a room before it is closed (LIVEROOM_LOGIN_TIMEOUT, default 10).")
     var loginTimeout: Int?
+    @Option(help: "Most signaling connections at once (LIVEROOM_MAX_CONNECTIONS, default 5000).") var maxConnections: Int?
+    @Option(help: "Most signaling connections from one IPv4 address or IPv6 /64 (LIVEROOM_MAX_CONNECTIONS_PER_ADDRESS, default 100).")
+    var maxConnectionsPerAddress: Int?
+    @Option(help: "Seconds between pings of each signaling connection; one that has not answered by the next ping is closed (LIVEROOM_PING_INTERVAL, default 20).")
+    var pingInterval: Int?
+    @Option(help: "Most rooms one user id may be in at once (LIVEROOM_MAX_ROOMS_PER_USER, default 10).") var maxRoomsPerUser: Int?
+    @Option(help: "Most rooms the server holds at once (LIVEROOM_MAX_ROOMS, default 1000).") var maxRooms: Int?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical (LIVEROOM_LOG_LEVEL).") var logLevel: String?
 
     func validate() throws {
@@ -62,10 +69,20 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
             taskIdleTimeout: .seconds(try taskIdleTimeout ?? number("LIVEROOM_TASK_IDLE_TIMEOUT") ?? 30),
             maxTasksPerRoom: try maxTasksPerRoom ?? number("LIVEROOM_MAX_TASKS_PER_ROOM") ?? defaults.maxTasksPerRoom,
             maxOutboxBytes: try maxOutboxBytes ?? number("LIVEROOM_MAX_OUTBOX_BYTES") ?? defaults.maxOutboxBytes,
-            loginTimeout: .seconds(try loginTimeout ?? number("LIVEROOM_LOGIN_TIMEOUT") ?? 10))
+            loginTimeout: .seconds(try loginTimeout ?? number("LIVEROOM_LOGIN_TIMEOUT") ?? 10),
+            maxConnections: try maxConnections ?? number("LIVEROOM_MAX_CONNECTIONS") ?? defaults.maxConnections,
+            maxConnectionsPerAddress: try maxConnectionsPerAddress ?? number("LIVEROOM_MAX_CONNECTIONS_PER_ADDRESS") ?? defaults.maxConnectionsPerAddress,
+            pingInterval: .seconds(try pingInterval ?? number("LIVEROOM_PING_INTERVAL") ?? 20),
+            maxRoomsPerUser: try maxRoomsPerUser ?? number("LIVEROOM_MAX_ROOMS_PER_USER") ?? defaults.maxRoomsPerUser,
+            maxRooms: try maxRooms ?? number("LIVEROOM_MAX_ROOMS") ?? defaults.maxRooms)
         let levelText = logLevel ?? env["LIVEROOM_LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelText) else { throw ValidationError("unknown log level \(levelText)") }
         guard configuration.maxAnchorsPerRoom > 0 else { throw ValidationError("--max-anchors must be at least 1") }
+        guard configuration.maxConnections > 0, configuration.maxConnectionsPerAddress > 0, configuration.pingInterval > .zero,
+            configuration.maxRoomsPerUser > 0, configuration.maxRooms > 0
+        else {
+            throw ValidationError("--max-connections, --max-connections-per-address, --ping-interval, --max-rooms-per-user and --max-rooms must be at least 1")
+        }
         guard configuration.loginTimeout > .zero else { throw ValidationError("--login-timeout must be at least 1") }
         guard configuration.maxOutboxBytes >= LiveRoomServer.maxSignalingFrameSize else {
             throw ValidationError("--max-outbox-bytes must be at least \(LiveRoomServer.maxSignalingFrameSize)")
@@ -80,6 +97,12 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
             var handler = EscapingLogHandler(StreamLogHandler.standardError(label: label))
             handler.logLevel = level
             return handler
+        }
+        // Each connection and peer is a file descriptor: allow as many as the hard limit does.
+        var files = rlimit()
+        if getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &files) == 0, files.rlim_cur < files.rlim_max {
+            files.rlim_cur = files.rlim_max
+            _ = setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &files)
         }
         let server = LiveRoomServer(configuration: configuration, logger: Logger(label: "liveroom-server"))
         try await server.run { credentials, address, mediaPort in

@@ -58,15 +58,21 @@ public struct RoomsStateMachine: Sendable {
         public var sdkAppId: UInt64
         public var secretKey: String
         public var maxAnchorsPerRoom: Int
+        /// Most rooms one user id may be in at once (each with its own session).
+        public var maxRoomsPerUser: Int
+        /// Most rooms the server holds at once; entering a new room beyond it is refused.
+        public var maxRooms: Int
         public var maxUserIdBytes = 32
         public var maxRoomIdBytes = 64
         public var maxCustomMessageBytes = 1024
         public var customCmdIDs = 1...10
 
-        public init(sdkAppId: UInt64, secretKey: String, maxAnchorsPerRoom: Int = 50) {
+        public init(sdkAppId: UInt64, secretKey: String, maxAnchorsPerRoom: Int = 50, maxRoomsPerUser: Int = 10, maxRooms: Int = 1000) {
             self.sdkAppId = sdkAppId
             self.secretKey = secretKey
             self.maxAnchorsPerRoom = maxAnchorsPerRoom
+            self.maxRoomsPerUser = maxRoomsPerUser
+            self.maxRooms = maxRooms
         }
     }
 
@@ -397,6 +403,16 @@ public struct RoomsStateMachine: Sendable {
         var replaced: Member?
         if let existing = rooms[roomId]?.members[params.userId] {
             replaced = existing
+        } else {
+            let roomsOfUser = sessions.values.reduce(0) { $0 + ($1.userId == params.userId ? 1 : 0) }
+            if roomsOfUser >= configuration.maxRoomsPerUser {
+                throw LiveRoomError(
+                    ErrorCode.tooManyRoomsForUser,
+                    "user \(params.userId.quoted) is already in \(roomsOfUser) rooms, the most one user may be in at once; exit one first")
+            }
+        }
+        if rooms[roomId] == nil, rooms.count >= configuration.maxRooms {
+            throw LiveRoomError(ErrorCode.tooManyRooms, "the server holds \(rooms.count) rooms, the most it allows; enter an existing room or try later")
         }
         // Check the anchor limit before touching anything, counting the seat a replaced anchor frees.
         if params.role == .anchor, let room = rooms[roomId] {
@@ -410,8 +426,10 @@ public struct RoomsStateMachine: Sendable {
             actions.append(.record(.roomCreated(roomId: roomId, at: now.unixMillis)))
         }
         if let old = replaced {
-            // A newer session of the same user takes over; the old one is told it was removed.
+            // A newer session of the same user takes over; the old one is told why it was removed.
             sessions[old.session] = nil
+            actions.append(
+                .send(old.session, .onError(errCode: ErrorCode.replacedBySession, errMsg: "user \(old.userId.quoted) entered room \(roomId.quoted) again from another connection, which takes over", requestType: nil)))
             actions.append(.send(old.session, .onExitRoom(reason: 1)))
             actions.append(.media(.closeSession(old.session)))
             if old.publishing != nil {

@@ -54,6 +54,19 @@ public enum ErrorCode {
     /// Over the limit of requests that change the room (roles, mic, mutes, publishing): 10 a
     /// second on average, in bursts of 20, per member.
     public static let roomChangeRateLimited = -7014
+    /// The server has as many signaling connections as it allows (`--max-connections`); the
+    /// connection is closed (1013, try again later).
+    public static let serverFull = -7015
+    /// The client's address (an IPv4 address, or an IPv6 /64) has as many signaling connections
+    /// as the server allows one address (`--max-connections-per-address`); closed (1013).
+    public static let tooManyConnectionsFromAddress = -7016
+    /// The user id is already in as many rooms as one user may be in at once (`--max-rooms-per-user`).
+    public static let tooManyRoomsForUser = -7017
+    /// The server holds as many rooms as it allows (`--max-rooms`); existing rooms may still be entered.
+    public static let tooManyRooms = -7018
+    /// The same user id entered the same room from another connection, which takes over; this
+    /// session is told so, then gets `onExitRoom` with reason 1.
+    public static let replacedBySession = -7019
 
     // MARK: -7100…-7199: reading requests (signaling, the admin API)
 

@@ -57,7 +57,8 @@ public struct LiveRoomServer: Sendable {
         let recorder = RoomRecorder(store: store, logger: logger)
         let hub = RoomHub(
             configuration: .init(
-                sdkAppId: credentials.sdkAppId, secretKey: credentials.secretKey, maxAnchorsPerRoom: configuration.maxAnchorsPerRoom),
+                sdkAppId: credentials.sdkAppId, secretKey: credentials.secretKey, maxAnchorsPerRoom: configuration.maxAnchorsPerRoom,
+                maxRoomsPerUser: configuration.maxRoomsPerUser, maxRooms: configuration.maxRooms),
             taskConfiguration: .init(
                 retryCount: configuration.taskRetryCount, retryInterval: configuration.taskRetryInterval, idleTimeout: configuration.taskIdleTimeout),
             maxTasksPerRoom: configuration.maxTasksPerRoom, maxOutboxBytes: configuration.maxOutboxBytes,
@@ -77,7 +78,11 @@ public struct LiveRoomServer: Sendable {
             router: router,
             server: .http1WebSocketUpgrade(
                 webSocketRouter: router,
-                configuration: .init(ws: .init(maxFrameSize: Self.maxSignalingFrameSize, autoPing: .enabled(timePeriod: .seconds(20))))),
+                configuration: .init(
+                    // An HTTP connection idle this long (no request, or a slow one) is closed; upgraded
+                    // WebSocket connections are kept alive by pings instead.
+                    http1: .init(idleTimeout: .seconds(30)),
+                    ws: .init(maxFrameSize: Self.maxSignalingFrameSize, autoPing: .enabled(timePeriod: configuration.pingInterval)))),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "liveroom-server"),
             onServerRunning: { channel in
                 if let address = channel.localAddress { await onRunning(credentials, address, media.port) }
@@ -106,8 +111,9 @@ public struct LiveRoomServer: Sendable {
         host == "0.0.0.0" || host == "::" ? "127.0.0.1" : host
     }
 
-    func makeRouter(hub: RoomHub, admin: AdminAPI, auth: AdminAuth) -> Router<BasicWebSocketRequestContext> {
-        let router = Router(context: BasicWebSocketRequestContext.self)
+    func makeRouter(hub: RoomHub, admin: AdminAPI, auth: AdminAuth) -> Router<RequestContext> {
+        let router = Router(context: RequestContext.self)
+        let gate = ConnectionGate(maxTotal: configuration.maxConnections, maxPerAddress: configuration.maxConnectionsPerAddress)
         let logger = self.logger
 
         router.get("/healthz") { _, _ in "ok" }
@@ -124,8 +130,18 @@ public struct LiveRoomServer: Sendable {
 
         router.ws("/ws") { _, _ in
             .upgrade([:])
-        } onUpgrade: { inbound, outbound, _ in
+        } onUpgrade: { inbound, outbound, context in
             let connectedAt = ContinuousClock.now
+            // Counted from the upgrade to the close; over a limit the client is told why.
+            let address = ConnectionLimits.key(context.requestContext.remoteAddress)
+            if let refusal = gate.admit(address) {
+                let text = ServerEvent.error(refusal).json.jsonText
+                try? await outbound.write(.text(text))
+                try? await outbound.close(.unknown(1013), reason: "try again later")
+                logger.info("Signaling connection refused", metadata: [LogKey.address: "\(address)", LogKey.error: "\(refusal.code)"])
+                return
+            }
+            defer { gate.release(address) }
             let (session, outbox) = await hub.connect()
             logger.debug("Signaling connection opened", metadata: [LogKey.session: "\(session)"])
             await withTaskGroup(of: Void.self) { group in
@@ -205,6 +221,19 @@ public struct LiveRoomServer: Sendable {
         Response(
             status: status, headers: [.contentType: "application/json; charset=utf-8"],
             body: .init(byteBuffer: ByteBuffer(string: value.jsonText)))
+    }
+}
+
+/// The request context of every route: Hummingbird's WebSocket context plus the client's address.
+struct RequestContext: Hummingbird.RequestContext, WebSocketRequestContext, RemoteAddressRequestContext {
+    var coreContext: CoreRequestContextStorage
+    let webSocket: WebSocketHandlerReference<Self>
+    let remoteAddress: SocketAddress?
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        webSocket = .init()
+        remoteAddress = source.channel.remoteAddress
     }
 }
 

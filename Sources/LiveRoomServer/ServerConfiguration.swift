@@ -29,13 +29,31 @@ public struct ServerConfiguration: Sendable {
     public var maxOutboxBytes: Int
     /// How long a signaling connection may stay without entering a room before it is closed.
     public var loginTimeout: Duration
+    /// Most signaling connections the server holds at once.
+    public var maxConnections: Int
+    /// Most signaling connections from one address (an IPv4 address, or an IPv6 /64).
+    public var maxConnectionsPerAddress: Int
+    /// How often the server pings each signaling connection; one that has not answered the
+    /// last ping by the next is closed.
+    public var pingInterval: Duration
+    /// Most rooms one user id may be in at once.
+    public var maxRoomsPerUser: Int
+    /// Most rooms the server holds at once.
+    public var maxRooms: Int
 
     public init(
         host: String = "127.0.0.1", port: Int = 7880, mediaPort: Int = 7882, sdkAppId: UInt64? = nil, secretKey: String? = nil,
         dataDirectory: String = "liveroom-data", webhookURL: String? = nil, maxAnchorsPerRoom: Int = 50,
         taskRetryCount: Int = 5, taskRetryInterval: Duration = .milliseconds(1000), taskIdleTimeout: Duration = .seconds(30),
-        maxTasksPerRoom: Int = 10, maxOutboxBytes: Int = 4 << 20, loginTimeout: Duration = .seconds(10)
+        maxTasksPerRoom: Int = 10, maxOutboxBytes: Int = 4 << 20, loginTimeout: Duration = .seconds(10),
+        maxConnections: Int = 5000, maxConnectionsPerAddress: Int = 100, pingInterval: Duration = .seconds(20),
+        maxRoomsPerUser: Int = 10, maxRooms: Int = 1000
     ) {
+        self.maxConnections = maxConnections
+        self.maxConnectionsPerAddress = maxConnectionsPerAddress
+        self.pingInterval = pingInterval
+        self.maxRoomsPerUser = maxRoomsPerUser
+        self.maxRooms = maxRooms
         self.maxTasksPerRoom = maxTasksPerRoom
         self.maxOutboxBytes = maxOutboxBytes
         self.loginTimeout = loginTimeout

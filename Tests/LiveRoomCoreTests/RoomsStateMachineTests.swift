@@ -14,8 +14,10 @@ struct Harness {
     var sessions: [String: SessionID] = [:]
     var nextSession: SessionID = 1
 
-    init(maxAnchors: Int = 50) {
-        machine = RoomsStateMachine(configuration: .init(sdkAppId: Self.appId, secretKey: Self.secret, maxAnchorsPerRoom: maxAnchors))
+    init(maxAnchors: Int = 50, maxRoomsPerUser: Int = 10, maxRooms: Int = 1000) {
+        machine = RoomsStateMachine(
+            configuration: .init(
+                sdkAppId: Self.appId, secretKey: Self.secret, maxAnchorsPerRoom: maxAnchors, maxRoomsPerUser: maxRoomsPerUser, maxRooms: maxRooms))
     }
 
     var now: EventTime { EventTime(monotonic: base.advanced(by: .milliseconds(millis - 1_700_000_000_000)), unixMillis: millis) }
@@ -99,12 +101,38 @@ struct Harness {
         #expect(h.events(actions, for: "b") == [.onRemoteUserLeaveRoom(userId: "a", reason: 1)])
     }
 
+    @Test func oneUserIsInAtMostTheAllowedRoomsAndTheServerHoldsAtMostTheAllowedRooms() {
+        var h = Harness(maxRoomsPerUser: 3, maxRooms: 5)
+        for room in ["r1", "r2", "r3"] { h.enter("u", room: room, connection: "u-\(room)") }
+        let refused = h.enter("u", room: "r4", connection: "u-r4")
+        #expect(h.events(refused, for: "u-r4").first.map { if case .onEnterRoom(let r, _) = $0 { r } else { 0 } } == ErrorCode.tooManyRoomsForUser)
+        #expect(h.machine.membership(of: h.sessions["u-r4"]!) == nil)
+        // Entering one of the same rooms again replaces that session and is not a fourth room.
+        let again = h.enter("u", room: "r2", connection: "u-r2-again")
+        #expect(h.events(again, for: "u-r2-again") == [.onEnterRoom(result: 0)])
+        // Leaving one frees a place.
+        _ = h.machine.disconnected(h.sessions["u-r1"]!, at: h.now)
+        let later = h.enter("u", room: "r4", connection: "u-r4b")
+        #expect(h.events(later, for: "u-r4b") == [.onEnterRoom(result: 0)])
+
+        // Rooms r2, r3, r4 exist; two more may be created, then only existing rooms may be entered.
+        h.enter("v", room: "r5")
+        h.enter("v", room: "r6", connection: "v6")
+        let full = h.enter("w", room: "r7")
+        #expect(h.events(full, for: "w").first.map { if case .onEnterRoom(let r, _) = $0 { r } else { 0 } } == ErrorCode.tooManyRooms)
+        let existing = h.enter("x", room: "r5")
+        #expect(h.events(existing, for: "x") == [.onEnterRoom(result: 0)])
+    }
+
     @Test func secondEnterReplacesFirstSession() {
         var h = Harness()
         h.enter("a", role: .anchor, connection: "a-old")
         h.enter("v")
         let actions = h.enter("a", role: .anchor, connection: "a-new")
-        #expect(h.events(actions, for: "a-old") == [.onExitRoom(reason: 1)])
+        let told = h.events(actions, for: "a-old")
+        #expect(told.count == 2 && told.last == .onExitRoom(reason: 1), "\(told)")
+        guard case .onError(let code, let message, _)? = told.first else { Issue.record("no reason given: \(told)"); return }
+        #expect(code == ErrorCode.replacedBySession && message.contains("another connection"), "\(message)")
         #expect(h.events(actions, for: "a-new") == [.onEnterRoom(result: 0)])
         #expect(h.events(actions, for: "v").isEmpty, "still the same anchor for the others")
         // The old connection is out of the room.
@@ -200,7 +228,7 @@ struct Harness {
             Issue.record("a1's new session was refused")
             return
         }
-        #expect(actions.first == .send(1, .onExitRoom(reason: 1), .normal))
+        #expect(actions.contains(.send(1, .onExitRoom(reason: 1), .normal)))
         #expect(actions.contains(.send(52, .onEnterRoom(result: 0), .normal)))
         #expect(h.machine.membership(of: 52)! == ("r1", "a1"))
     }

@@ -19,7 +19,7 @@ struct WHIPRoutes: Sendable {
         .accessControlExposeHeaders: "Location, Link, ETag, Accept-Post",
     ]
 
-    func add(to router: Router<BasicWebSocketRequestContext>) {
+    func add(to router: Router<RequestContext>) {
         for (prefix, publish) in [("whip", true), ("whep", false)] {
             router.post("/\(prefix)/:room/:user") { request, context -> Response in
                 let room = try context.parameters.require("room")

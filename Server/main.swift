@@ -38,6 +38,10 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
     var pingInterval: Int?
     @Option(help: "Most rooms one user id may be in at once (LIVEROOM_MAX_ROOMS_PER_USER, default 10).") var maxRoomsPerUser: Int?
     @Option(help: "Most rooms the server holds at once (LIVEROOM_MAX_ROOMS, default 1000).") var maxRooms: Int?
+    @Option(help: "Seconds a new peer connection may take to connect; a WHIP/WHEP session not connected by then ends (LIVEROOM_MEDIA_CONNECT_TIMEOUT, default 15).")
+    var mediaConnectTimeout: Int?
+    @Option(help: "Seconds a peer may send no ICE check before it is dropped (LIVEROOM_CONSENT_TIMEOUT, default 30, as RFC 7675).")
+    var consentTimeout: Int?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical (LIVEROOM_LOG_LEVEL).") var logLevel: String?
 
     func validate() throws {
@@ -74,14 +78,17 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
             maxConnectionsPerAddress: try maxConnectionsPerAddress ?? number("LIVEROOM_MAX_CONNECTIONS_PER_ADDRESS") ?? defaults.maxConnectionsPerAddress,
             pingInterval: .seconds(try pingInterval ?? number("LIVEROOM_PING_INTERVAL") ?? 20),
             maxRoomsPerUser: try maxRoomsPerUser ?? number("LIVEROOM_MAX_ROOMS_PER_USER") ?? defaults.maxRoomsPerUser,
-            maxRooms: try maxRooms ?? number("LIVEROOM_MAX_ROOMS") ?? defaults.maxRooms)
+            maxRooms: try maxRooms ?? number("LIVEROOM_MAX_ROOMS") ?? defaults.maxRooms,
+            mediaConnectTimeout: .seconds(try mediaConnectTimeout ?? number("LIVEROOM_MEDIA_CONNECT_TIMEOUT") ?? 15),
+            consentTimeout: .seconds(try consentTimeout ?? number("LIVEROOM_CONSENT_TIMEOUT") ?? 30))
         let levelText = logLevel ?? env["LIVEROOM_LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelText) else { throw ValidationError("unknown log level \(levelText)") }
         guard configuration.maxAnchorsPerRoom > 0 else { throw ValidationError("--max-anchors must be at least 1") }
         guard configuration.maxConnections > 0, configuration.maxConnectionsPerAddress > 0, configuration.pingInterval > .zero,
-            configuration.maxRoomsPerUser > 0, configuration.maxRooms > 0
+            configuration.maxRoomsPerUser > 0, configuration.maxRooms > 0, configuration.mediaConnectTimeout > .zero, configuration.consentTimeout > .zero
         else {
-            throw ValidationError("--max-connections, --max-connections-per-address, --ping-interval, --max-rooms-per-user and --max-rooms must be at least 1")
+            throw ValidationError(
+                "--max-connections, --max-connections-per-address, --ping-interval, --max-rooms-per-user, --max-rooms, --media-connect-timeout and --consent-timeout must be at least 1")
         }
         guard configuration.loginTimeout > .zero else { throw ValidationError("--login-timeout must be at least 1") }
         guard configuration.maxOutboxBytes >= LiveRoomServer.maxSignalingFrameSize else {

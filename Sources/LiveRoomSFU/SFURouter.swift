@@ -19,8 +19,9 @@ public final class SFURouter {
     public enum Output {
         /// Write this datagram.
         case send(ByteBuffer, to: TransportAddress)
-        /// A publisher's connection closed by itself (consent expired, DTLS closed).
-        case publisherClosed(owner: OwnerID, roomId: String, userId: String, reason: String)
+        /// A peer connection closed by itself (not connected in time, consent expired, DTLS
+        /// closed); `publisher` is set when it was publishing.
+        case peerClosed(owner: OwnerID, publisher: PublisherKey?, reason: String)
         /// A publisher's RTP packet (decrypted, parsed once on its way through) for a tap
         /// inside the server, such as a mixer.
         case tapped(TapID, publisher: PublisherKey, codec: RTPCodec, packet: RTPPacket)
@@ -109,6 +110,8 @@ public final class SFURouter {
 
     private let certificate: DTLSCertificate
     private let candidate: ICECandidate
+    private let connectTimeout: Duration
+    private let consentTimeout: Duration
     private var demux = MediaDemultiplexer<PeerID>()
     private var peers: [PeerID: Peer] = [:]
     private var publishers: [PublisherKey: PeerID] = [:]
@@ -124,8 +127,14 @@ public final class SFURouter {
     /// - Parameters:
     ///   - host: the address clients reach the media port at (the candidate in answers).
     ///   - port: the media UDP port.
-    public init(certificate: DTLSCertificate, host: String, port: UInt16) {
+    ///   - connectTimeout: how long a new peer connection may take to connect (ICE and DTLS).
+    ///   - consentTimeout: how long a peer may send no ICE check before it is dropped (RFC 7675).
+    public init(
+        certificate: DTLSCertificate, host: String, port: UInt16, connectTimeout: Duration = .seconds(15), consentTimeout: Duration = .seconds(30)
+    ) {
         self.certificate = certificate
+        self.connectTimeout = connectTimeout
+        self.consentTimeout = consentTimeout
         self.candidate = ICECandidate(foundation: "1", component: 1, transport: "udp", priority: 2_130_706_431, address: host, port: port, type: "host")
     }
 
@@ -351,9 +360,7 @@ public final class SFURouter {
             case .closed(let reason):
                 let wasPublisher: PublisherKey? = if case .publisher(let key, _) = peer.role { key } else { nil }
                 outputs += remove(peer.id, reason: reason)
-                if let key = wasPublisher {
-                    outputs.append(.publisherClosed(owner: peer.owner, roomId: key.roomId, userId: key.userId, reason: reason))
-                }
+                outputs.append(.peerClosed(owner: peer.owner, publisher: wasPublisher, reason: reason))
             }
         }
         return outputs
@@ -520,8 +527,10 @@ public final class SFURouter {
     }
 
     private func makeTransport(local: TransportDescription, remote: TransportDescription, now: ContinuousClock.Instant) throws(NegotiationError) -> PeerTransport {
-        let agent = ICELiteAgent(local: ICECredentials(ufrag: local.iceUfrag, pwd: local.icePwd), remoteUfrag: remote.iceUfrag, now: now)
-        return try PeerTransport(ice: .lite(agent), certificate: certificate, localDescription: local, remoteDescription: remote)
+        let agent = ICELiteAgent(
+            local: ICECredentials(ufrag: local.iceUfrag, pwd: local.icePwd), remoteUfrag: remote.iceUfrag, now: now, consentTimeout: consentTimeout)
+        return try PeerTransport(
+            ice: .lite(agent), certificate: certificate, localDescription: local, remoteDescription: remote, connectDeadline: now + connectTimeout)
     }
 
     private func add(_ template: Peer, local: TransportDescription) -> Peer {

@@ -66,9 +66,9 @@ public struct LiveRoomServer: Sendable {
         let certificate = try DTLSCertificate()
         let media = try await MediaService.bind(
             host: configuration.host, port: configuration.mediaPort, advertisedHost: Self.advertisedHost(configuration.host),
-            certificate: certificate, logger: logger
-        ) { owner, _, _, _ in
-            Task { await hub.publisherLost(session: owner) }
+            certificate: certificate, connectTimeout: configuration.mediaConnectTimeout, consentTimeout: configuration.consentTimeout, logger: logger
+        ) { owner, publisher, _ in
+            Task { await hub.peerLost(session: owner, wasPublishing: publisher != nil) }
         }
         await hub.attach(media)
         let router = makeRouter(

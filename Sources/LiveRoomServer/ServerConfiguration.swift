@@ -40,6 +40,11 @@ public struct ServerConfiguration: Sendable {
     public var maxRoomsPerUser: Int
     /// Most rooms the server holds at once.
     public var maxRooms: Int
+    /// How long a new peer connection may take to connect (ICE and DTLS); a WHIP/WHEP session
+    /// whose peer has not connected by then ends.
+    public var mediaConnectTimeout: Duration
+    /// How long a connected peer may send no ICE check before it is dropped (RFC 7675 says 30 s).
+    public var consentTimeout: Duration
 
     public init(
         host: String = "127.0.0.1", port: Int = 7880, mediaPort: Int = 7882, sdkAppId: UInt64? = nil, secretKey: String? = nil,
@@ -47,8 +52,10 @@ public struct ServerConfiguration: Sendable {
         taskRetryCount: Int = 5, taskRetryInterval: Duration = .milliseconds(1000), taskIdleTimeout: Duration = .seconds(30),
         maxTasksPerRoom: Int = 10, maxOutboxBytes: Int = 4 << 20, loginTimeout: Duration = .seconds(10),
         maxConnections: Int = 5000, maxConnectionsPerAddress: Int = 100, pingInterval: Duration = .seconds(20),
-        maxRoomsPerUser: Int = 10, maxRooms: Int = 1000
+        maxRoomsPerUser: Int = 10, maxRooms: Int = 1000, mediaConnectTimeout: Duration = .seconds(15), consentTimeout: Duration = .seconds(30)
     ) {
+        self.mediaConnectTimeout = mediaConnectTimeout
+        self.consentTimeout = consentTimeout
         self.maxConnections = maxConnections
         self.maxConnectionsPerAddress = maxConnectionsPerAddress
         self.pingInterval = pingInterval

@@ -72,4 +72,7 @@ public struct ICELiteAgent: Sendable {
     }
 
     public var consentDeadline: ContinuousClock.Instant { consent.deadline }
+
+    /// How long the peer may stay silent before consent runs out.
+    public var consentTimeout: Duration { consent.timeout }
 }

@@ -47,9 +47,14 @@ public final class PeerTransport {
     public private(set) var isConnected = false
     public private(set) var isClosed = false
     public private(set) var drops = Drops()
+    /// When the transport must be connected (ICE and DTLS done) by, or it closes itself.
+    private let connectDeadline: ContinuousClock.Instant?
 
+    /// - Parameter connectDeadline: when ICE and DTLS must be done by; a transport still not
+    ///   connected then closes itself (a peer that never comes must not hold its seat).
     public init(
-        ice: ICE, certificate: DTLSCertificate, localDescription: TransportDescription, remoteDescription: TransportDescription
+        ice: ICE, certificate: DTLSCertificate, localDescription: TransportDescription, remoteDescription: TransportDescription,
+        connectDeadline: ContinuousClock.Instant? = nil
     ) throws(NegotiationError) {
         guard let fingerprint = DTLSFingerprint(sdpValue: "\(remoteDescription.fingerprint.hashFunction) \(remoteDescription.fingerprint.hexString)") else {
             throw NegotiationError("unsupported DTLS fingerprint algorithm \(remoteDescription.fingerprint.hashFunction)")
@@ -66,6 +71,7 @@ public final class PeerTransport {
             throw NegotiationError("cannot set up DTLS: \(error)")
         }
         self.ice = ice
+        self.connectDeadline = connectDeadline
         self.localDescription = localDescription
         self.remoteDescription = remoteDescription
     }
@@ -89,16 +95,19 @@ public final class PeerTransport {
         case .lite(let agent): iceTimeout = agent.consentDeadline
         case .controlling(let agent): iceTimeout = agent.nextTimeout
         }
-        return [iceTimeout, dtls.nextTimeout].compactMap { $0 }.min()
+        return [iceTimeout, dtls.nextTimeout, isConnected ? nil : connectDeadline].compactMap { $0 }.min()
     }
 
     /// Runs ICE checks, DTLS retransmissions and consent expiry.
     public func handleTimers(now: ContinuousClock.Instant) -> [Event] {
         guard !isClosed else { return [] }
         var events: [Event] = []
+        if !isConnected, let deadline = connectDeadline, now >= deadline {
+            return close(reason: "not connected in time: ICE and DTLS were not done by the deadline")
+        }
         switch ice {
         case .lite(let agent):
-            if agent.consentExpired(now: now) { return close(reason: "ICE consent expired: no check for 30 s") }
+            if agent.consentExpired(now: now) { return close(reason: "ICE consent expired: no check for \(agent.consentTimeout)") }
         case .controlling(var agent):
             let actions = agent.tick(now: now)
             ice = .controlling(agent)

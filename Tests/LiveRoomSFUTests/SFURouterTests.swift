@@ -294,10 +294,34 @@ struct Network {
         let network = Network(router: router, clients: [publisher])
         network.send(from: publisher, publisher.transport.start(now: now), now: now)
         #expect(publisher.transport.isConnected)
-        #expect(router.handleTimers(now: now.advanced(by: .seconds(29))).allSatisfy { if case .publisherClosed = $0 { false } else { true } })
+        #expect(router.handleTimers(now: now.advanced(by: .seconds(29))).allSatisfy { if case .peerClosed = $0 { false } else { true } })
         let outputs = router.handleTimers(now: now.advanced(by: .seconds(31)))
-        let closed = outputs.compactMap { if case .publisherClosed(let owner, let room, let user, _) = $0 { "\(owner) \(room) \(user)" } else { nil } }
+        let closed = outputs.compactMap { output -> String? in
+            guard case .peerClosed(let owner, let key?, _) = output else { return nil }
+            return "\(owner) \(key.roomId) \(key.userId)"
+        }
         #expect(closed == ["9 room quiet"])
+        #expect(router.peerCount == 0)
+    }
+
+    @Test func aPeerThatNeverConnectsIsClosedAtTheConnectDeadline() throws {
+        let now = ContinuousClock.now
+        let router = SFURouter(certificate: try DTLSCertificate(), host: "127.0.0.1", port: 7882, connectTimeout: .seconds(5))
+        let sections = [SDPNegotiation.OfferedSection(kind: .video, direction: .sendonly, codecs: [(.vp8, 96)], localSSRC: 7)]
+        // Negotiated, but the client never sends a packet.
+        _ = try FakeClient(port: 40_011, sections: sections, negotiate: { offer in
+            try router.publish(owner: 4, roomId: "room", userId: "ghost", offer: offer, now: now).answer
+        }, now: now)
+        _ = try FakeClient(port: 40_012, sections: [SDPNegotiation.OfferedSection(kind: .video, direction: .recvonly, codecs: [(.vp8, 98)])], negotiate: { offer in
+            try router.subscribe(owner: 5, roomId: "room", publisherId: "ghost", offer: offer, now: now)
+        }, now: now)
+        #expect(router.handleTimers(now: now.advanced(by: .milliseconds(4900))).isEmpty)
+        let outputs = router.handleTimers(now: now.advanced(by: .seconds(5)))
+        let closed = outputs.compactMap { output -> String? in
+            guard case .peerClosed(let owner, let key, let reason) = output else { return nil }
+            return "\(owner) \(key?.userId ?? "subscriber") \(reason.hasPrefix("not connected in time"))"
+        }
+        #expect(closed.sorted() == ["4 ghost true", "5 subscriber true"])
         #expect(router.peerCount == 0)
     }
 }

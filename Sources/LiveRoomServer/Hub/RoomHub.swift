@@ -46,8 +46,15 @@ actor RoomHub {
     }
 
     /// A publisher's connection closed by itself: tell the room.
-    func publisherLost(session: SessionID) {
-        execute(machine.publishEnded(session))
+    /// A peer connection closed by itself (never connected, consent lost, DTLS closed). A
+    /// WHIP/WHEP session is its peer connection, so it leaves the room; a signaling client
+    /// stays in the room (its membership follows the WebSocket) and only stops publishing.
+    func peerLost(session: SessionID, wasPublishing: Bool) {
+        if outboxes[session] == nil, machine.membership(of: session) != nil {
+            leaveForHTTP(session)
+        } else if wasPublishing {
+            execute(machine.publishEnded(session))
+        }
     }
 
     /// A new session id (a connection, a WHIP/WHEP client, a task's robot user).

@@ -11,16 +11,16 @@ final class MediaChannelHandler: ChannelInboundHandler {
 
     private let router: SFURouter
     private let logger: Logger
-    private let onPublisherClosed: @Sendable (SFURouter.OwnerID, String, String, String) -> Void
+    private let onPeerClosed: @Sendable (SFURouter.OwnerID, SFURouter.PublisherKey?, String) -> Void
     /// Where each tap's packets go.
     var sinks: [SFURouter.TapID: TapSink] = [:]
     /// Who makes keyframes for each local publisher.
     var keyframeHandlers: [SFURouter.PublisherKey: @Sendable () -> Void] = [:]
 
-    init(router: SFURouter, logger: Logger, onPublisherClosed: @escaping @Sendable (SFURouter.OwnerID, String, String, String) -> Void) {
+    init(router: SFURouter, logger: Logger, onPeerClosed: @escaping @Sendable (SFURouter.OwnerID, SFURouter.PublisherKey?, String) -> Void) {
         self.router = router
         self.logger = logger
-        self.onPublisherClosed = onPublisherClosed
+        self.onPeerClosed = onPeerClosed
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -50,9 +50,10 @@ final class MediaChannelHandler: ChannelInboundHandler {
         switch output {
         case .send(let bytes, let address):
             if let remote = address.socketAddress { write(AddressedEnvelope(remoteAddress: remote, data: bytes)) }
-        case .publisherClosed(let owner, let roomId, let userId, let reason):
-            logger.info("Publisher connection closed", metadata: [LogKey.room: "\(roomId)", LogKey.user: "\(userId)", LogKey.error: "\(reason)"])
-            onPublisherClosed(owner, roomId, userId, reason)
+        case .peerClosed(let owner, let publisher, let reason):
+            logger.info(
+                "Peer connection closed", metadata: [LogKey.session: "\(owner)", LogKey.user: "\(publisher?.userId ?? "-")", LogKey.error: "\(reason)"])
+            onPeerClosed(owner, publisher, reason)
         case .tapped(let tap, let publisher, let codec, let packet):
             sinks[tap]?(publisher, codec, packet)
         case .localKeyframeRequest(let key):

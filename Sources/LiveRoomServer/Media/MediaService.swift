@@ -21,8 +21,10 @@ final class MediaService: MediaPort, Service, Sendable {
 
     /// Binds the media port. `port` 0 picks a free one; `advertisedHost` is the address put
     /// in SDP candidates.
-    static func bind(host: String, port: Int, advertisedHost: String, certificate: DTLSCertificate, logger: Logger,
-                     onPublisherClosed: @escaping @Sendable (SFURouter.OwnerID, String, String, String) -> Void) async throws -> MediaService {
+    static func bind(
+        host: String, port: Int, advertisedHost: String, certificate: DTLSCertificate, connectTimeout: Duration, consentTimeout: Duration,
+        logger: Logger, onPeerClosed: @escaping @Sendable (SFURouter.OwnerID, SFURouter.PublisherKey?, String) -> Void
+    ) async throws -> MediaService {
         let eventLoop = MultiThreadedEventLoopGroup.singleton.next()
         let channel = try await DatagramBootstrap(group: eventLoop)
             .channelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -32,10 +34,13 @@ final class MediaService: MediaPort, Service, Sendable {
             .bind(host: host, port: port).get()
         let boundPort = channel.localAddress?.port ?? port
         let router = try await eventLoop.submit {
-            NIOLoopBound(SFURouter(certificate: certificate, host: advertisedHost, port: UInt16(boundPort)), eventLoop: eventLoop)
+            NIOLoopBound(
+                SFURouter(
+                    certificate: certificate, host: advertisedHost, port: UInt16(boundPort), connectTimeout: connectTimeout, consentTimeout: consentTimeout),
+                eventLoop: eventLoop)
         }.get()
         let handler = try await eventLoop.submit {
-            NIOLoopBound(MediaChannelHandler(router: router.value, logger: logger, onPublisherClosed: onPublisherClosed), eventLoop: eventLoop)
+            NIOLoopBound(MediaChannelHandler(router: router.value, logger: logger, onPeerClosed: onPeerClosed), eventLoop: eventLoop)
         }.get()
         let service = MediaService(eventLoop: eventLoop, channel: channel, router: router, handler: handler, port: boundPort, logger: logger)
         try await eventLoop.submit {

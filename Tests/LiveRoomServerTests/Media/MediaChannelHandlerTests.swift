@@ -18,8 +18,8 @@ import Testing
     @Test func datagramsReachTheRouterAndItsRepliesAreWrittenOut() throws {
         let router = SFURouter(certificate: try DTLSCertificate(), host: "127.0.0.1", port: 7882)
         let closed = Mutex<[String]>([])
-        let handler = MediaChannelHandler(router: router, logger: Logger(label: "media-test")) { _, _, userId, _ in
-            closed.withLock { $0.append(userId) }
+        let handler = MediaChannelHandler(router: router, logger: Logger(label: "media-test")) { _, publisher, _ in
+            closed.withLock { $0.append(publisher?.userId ?? "subscriber") }
         }
         let channel = EmbeddedChannel(handler: handler)
         defer { _ = try? channel.finish() }

@@ -42,6 +42,10 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
     var mediaConnectTimeout: Int?
     @Option(help: "Seconds a peer may send no ICE check before it is dropped (LIVEROOM_CONSENT_TIMEOUT, default 30, as RFC 7675).")
     var consentTimeout: Int?
+    @Option(help: "Most publish media stream tasks one user may run at once (LIVEROOM_MAX_TASKS_PER_USER, default 4).") var maxTasksPerUser: Int?
+    @Option(help: "Most publish media stream tasks the server runs at once (LIVEROOM_MAX_TASKS, default 20).") var maxTasks: Int?
+    @Option(help: "Most pixels a second all tasks together may encode, width x height x fps summed (LIVEROOM_ENCODING_BUDGET, default 62208000: 1920x1080 at 30 fps).")
+    var encodingBudget: Int?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical (LIVEROOM_LOG_LEVEL).") var logLevel: String?
 
     func validate() throws {
@@ -80,7 +84,10 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
             maxRoomsPerUser: try maxRoomsPerUser ?? number("LIVEROOM_MAX_ROOMS_PER_USER") ?? defaults.maxRoomsPerUser,
             maxRooms: try maxRooms ?? number("LIVEROOM_MAX_ROOMS") ?? defaults.maxRooms,
             mediaConnectTimeout: .seconds(try mediaConnectTimeout ?? number("LIVEROOM_MEDIA_CONNECT_TIMEOUT") ?? 15),
-            consentTimeout: .seconds(try consentTimeout ?? number("LIVEROOM_CONSENT_TIMEOUT") ?? 30))
+            consentTimeout: .seconds(try consentTimeout ?? number("LIVEROOM_CONSENT_TIMEOUT") ?? 30),
+            maxTasksPerUser: try maxTasksPerUser ?? number("LIVEROOM_MAX_TASKS_PER_USER") ?? defaults.maxTasksPerUser,
+            maxTasks: try maxTasks ?? number("LIVEROOM_MAX_TASKS") ?? defaults.maxTasks,
+            encodingBudget: try encodingBudget ?? number("LIVEROOM_ENCODING_BUDGET") ?? defaults.encodingBudget)
         let levelText = logLevel ?? env["LIVEROOM_LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelText) else { throw ValidationError("unknown log level \(levelText)") }
         guard configuration.maxAnchorsPerRoom > 0 else { throw ValidationError("--max-anchors must be at least 1") }
@@ -95,9 +102,9 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
             throw ValidationError("--max-outbox-bytes must be at least \(LiveRoomServer.maxSignalingFrameSize)")
         }
         guard configuration.taskRetryCount >= 0, configuration.taskRetryInterval > .zero, configuration.taskIdleTimeout > .zero,
-            configuration.maxTasksPerRoom > 0
+            configuration.maxTasksPerRoom > 0, configuration.maxTasksPerUser > 0, configuration.maxTasks > 0, configuration.encodingBudget >= 0
         else {
-            throw ValidationError("--task-retry-count must be at least 0; --task-retry-interval-ms, --task-idle-timeout and --max-tasks-per-room at least 1")
+            throw ValidationError("--task-retry-count must be at least 0; --task-retry-interval-ms, --task-idle-timeout, --max-tasks-per-room, --max-tasks-per-user and --max-tasks at least 1, --encoding-budget at least 0")
         }
 
         LoggingSystem.bootstrap { label in

@@ -145,6 +145,13 @@ public enum ErrorCode {
     public static let roomNotFound = -7229
     /// The room already runs as many tasks as the server allows (`--max-tasks-per-room`).
     public static let tooManyTasks = -7230
+    /// The user already runs as many tasks as one user may (`--max-tasks-per-user`).
+    public static let tooManyTasksForUser = -7231
+    /// The server already runs as many tasks as it allows (`--max-tasks`).
+    public static let tooManyTasksOnServer = -7232
+    /// The task (or the update) would take the server's video encoding over its budget in
+    /// pixels a second (`--encoding-budget`); the message says what is left.
+    public static let encodingBudgetExceeded = -7233
 
     /// The Tencent Cloud API 3.0 error name of a publish task error, for the admin REST API
     /// (`{"Response": {"Error": {"Code": …}}}`). Codes outside -7200…-7299 answer `InvalidParameter`.
@@ -173,7 +180,8 @@ public enum ErrorCode {
         case notTaskOwner: "UnauthorizedOperation.TaskId"
         case cdnPushFailed: "FailedOperation.PublishCdnFailed"
         case roomNotFound: "FailedOperation.RoomNotExist"
-        case tooManyTasks: "LimitExceeded.Task"
+        case tooManyTasks, tooManyTasksForUser, tooManyTasksOnServer: "LimitExceeded.Task"
+        case encodingBudgetExceeded: "LimitExceeded.EncodingBudget"
         default: "InvalidParameter"
         }
     }

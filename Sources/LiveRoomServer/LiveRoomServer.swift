@@ -59,9 +59,12 @@ public struct LiveRoomServer: Sendable {
             configuration: .init(
                 sdkAppId: credentials.sdkAppId, secretKey: credentials.secretKey, maxAnchorsPerRoom: configuration.maxAnchorsPerRoom,
                 maxRoomsPerUser: configuration.maxRoomsPerUser, maxRooms: configuration.maxRooms),
-            taskConfiguration: .init(
-                retryCount: configuration.taskRetryCount, retryInterval: configuration.taskRetryInterval, idleTimeout: configuration.taskIdleTimeout),
-            maxTasksPerRoom: configuration.maxTasksPerRoom, maxOutboxBytes: configuration.maxOutboxBytes,
+            tasksConfiguration: .init(
+                task: .init(
+                    retryCount: configuration.taskRetryCount, retryInterval: configuration.taskRetryInterval, idleTimeout: configuration.taskIdleTimeout),
+                maxTasksPerRoom: configuration.maxTasksPerRoom, maxTasksPerUser: configuration.maxTasksPerUser, maxTasks: configuration.maxTasks,
+                encodingBudget: configuration.encodingBudget),
+            maxOutboxBytes: configuration.maxOutboxBytes,
             recorder: recorder, logger: logger)
         let certificate = try DTLSCertificate()
         let media = try await MediaService.bind(

@@ -1,3 +1,5 @@
+import LiveRoomPublishTasks
+
 /// Everything `liveroom-server` is told at start.
 public struct ServerConfiguration: Sendable {
     /// Address to bind (HTTP, WebSocket and, later, media).
@@ -24,6 +26,12 @@ public struct ServerConfiguration: Sendable {
     public var taskIdleTimeout: Duration
     /// The most publish media stream tasks one room may run at once.
     public var maxTasksPerRoom: Int
+    /// The most tasks one user may run at once.
+    public var maxTasksPerUser: Int
+    /// The most tasks the server runs at once.
+    public var maxTasks: Int
+    /// The most pixels a second all tasks together may encode.
+    public var encodingBudget: Int
     /// The most bytes of signaling messages that may wait for one client; a client that falls
     /// further behind is disconnected (close code 1008).
     public var maxOutboxBytes: Int
@@ -52,8 +60,12 @@ public struct ServerConfiguration: Sendable {
         taskRetryCount: Int = 5, taskRetryInterval: Duration = .milliseconds(1000), taskIdleTimeout: Duration = .seconds(30),
         maxTasksPerRoom: Int = 10, maxOutboxBytes: Int = 4 << 20, loginTimeout: Duration = .seconds(10),
         maxConnections: Int = 5000, maxConnectionsPerAddress: Int = 100, pingInterval: Duration = .seconds(20),
-        maxRoomsPerUser: Int = 10, maxRooms: Int = 1000, mediaConnectTimeout: Duration = .seconds(15), consentTimeout: Duration = .seconds(30)
+        maxRoomsPerUser: Int = 10, maxRooms: Int = 1000, mediaConnectTimeout: Duration = .seconds(15), consentTimeout: Duration = .seconds(30),
+        maxTasksPerUser: Int = 4, maxTasks: Int = 20, encodingBudget: Int = PublishTasksStateMachine.defaultEncodingBudget
     ) {
+        self.maxTasksPerUser = maxTasksPerUser
+        self.maxTasks = maxTasks
+        self.encodingBudget = encodingBudget
         self.mediaConnectTimeout = mediaConnectTimeout
         self.consentTimeout = consentTimeout
         self.maxConnections = maxConnections

@@ -93,4 +93,33 @@ import Testing
         #expect(server.residentMiB < Self.rssBoundMiB, "\(server.residentMiB) MiB")
         try await server.checkServesANormalRoom(in: scope)
     }
+
+    @Test func tasksOverTheUserCapOrTheEncodingBudgetAreRefusedWithTheirCodes() async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let server = try await TestServer.start(in: scope, extra: ["--max-tasks-per-user", "2", "--encoding-budget", "3000000"])
+        let host = try await server.enteredWithMedia(
+            "host", role: "anchor", media: ["--publish", "color:FF0000"] + PublishTaskEndToEndTests.small, in: scope)
+        try await host.waitForEvent("onPublishAnswer")
+        func start(_ robot: String, width: Int, height: Int) {
+            host.send(
+                "start-publish " + #"{"target":{"mode":"mixStreamToRoom","mixStreamIdentity":{"userId":"\#(robot)"}},"#
+                    + #""encoderParam":{"videoEncodedWidth":\#(width),"videoEncodedHeight":\#(height),"videoEncodedFPS":15,"videoEncodedGOP":1,"videoEncodedKbps":300},"#
+                    + #""mixingConfig":{"videoLayoutList":[{"fixedVideoUser":{"userId":"host","strRoomId":"room1"},"#
+                    + #""rect":{"left":0,"top":0,"right":\#(width),"bottom":\#(height)},"zOrder":0}]}}"#)
+        }
+        // 640x360 at 15 fps is 3.5 million pixels a second, over the budget of 3 million.
+        start("big", width: 640, height: 360)
+        let big = try await host.waitForEvent("onStartPublishMediaStream")
+        #expect(big["code"] == .number(Double(ErrorCode.encodingBudgetExceeded)), "\(big.jsonText)")
+        #expect(big["message"]?.stringValue?.contains("million left") == true, "\(big.jsonText)")
+        // Two small ones fit; a third is over the user's cap.
+        start("small1", width: 320, height: 240)
+        start("small2", width: 320, height: 240)
+        start("small3", width: 320, height: 240)
+        let third = try await host.waitForEvent("onStartPublishMediaStream", count: 4, timeout: .seconds(15))
+        let codes = host.events(named: "onStartPublishMediaStream").compactMap { $0["code"]?.intValue }
+        #expect(codes == [ErrorCode.encodingBudgetExceeded, 0, 0, ErrorCode.tooManyTasksForUser], "\(codes) \(third.jsonText)")
+        try await server.checkServesANormalRoom(in: scope)
+    }
 }

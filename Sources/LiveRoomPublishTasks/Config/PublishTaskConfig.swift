@@ -40,6 +40,20 @@ public struct PublishTaskConfig: Sendable, Hashable {
     /// audio is encoded with these settings).
     public var effectiveEncoderParam: StreamEncoderParam { encoderParam ?? StreamEncoderParam() }
 
+    /// The pixels a second this task encodes, counted against the server's encoding budget:
+    /// a mix's output size times its frame rate, nothing for audio-only output. A relay passes
+    /// an H.264 anchor's video through but transcodes a VP8 anchor's at the anchor's size,
+    /// which is not known before it starts, so it counts as the default publishing size
+    /// (``relayEncodingCost``).
+    public var encodingCost: Int {
+        guard target.mode.isMixing else { return Self.relayEncodingCost }
+        guard let encoder = encoderParam, encoder.hasVideo else { return 0 }
+        return encoder.videoEncodedWidth * encoder.videoEncodedHeight * encoder.videoEncodedFPS
+    }
+
+    /// What a relay counts against the encoding budget: 540x960 at 15 fps.
+    public static let relayEncodingCost = 540 * 960 * 15
+
     /// Whether the output carries video. Relays pass on what the source publishes, taken as audio+video.
     public var hasVideo: Bool { target.mode.isMixing ? encoderParam?.hasVideo ?? false : true }
 

@@ -28,13 +28,25 @@ public struct PublishTasksStateMachine: Sendable {
         public var task: PublishTaskStateMachine.Configuration
         /// The most tasks one room may run at once: each one takes a thread and encoders.
         public var maxTasksPerRoom: Int
+        /// The most tasks one user (an anchor, by user id) may have started and running at once.
+        public var maxTasksPerUser: Int
+        /// The most tasks the server runs at once.
+        public var maxTasks: Int
+        /// The most pixels a second every task together may encode (``PublishTaskConfig/encodingCost``).
+        public var encodingBudget: Int
         /// Put before the task counter (`<prefix>1`, `<prefix>2`…); a random prefix per
         /// server run keeps ids unique across restarts.
         public var taskIdPrefix: String
 
-        public init(task: PublishTaskStateMachine.Configuration = .init(), maxTasksPerRoom: Int = 10, taskIdPrefix: String = "task-") {
+        public init(
+            task: PublishTaskStateMachine.Configuration = .init(), maxTasksPerRoom: Int = 10, maxTasksPerUser: Int = 4, maxTasks: Int = 20,
+            encodingBudget: Int = defaultEncodingBudget, taskIdPrefix: String = "task-"
+        ) {
             self.task = task
             self.maxTasksPerRoom = maxTasksPerRoom
+            self.maxTasksPerUser = maxTasksPerUser
+            self.maxTasks = maxTasks
+            self.encodingBudget = encodingBudget
             self.taskIdPrefix = taskIdPrefix
         }
     }
@@ -46,6 +58,12 @@ public struct PublishTasksStateMachine: Sendable {
         /// The admin REST API (`StartPublishCdnStream` and the like).
         case admin
     }
+
+    /// The default encoding budget: 1920x1080 at 30 fps, about 62 million pixels a second. From
+    /// `mix-bench` (docs/performance.md), a 540x960@15 mix of 4 inputs takes 0.17 of a core,
+    /// about 0.022 of a core per million pixels a second, so the budget keeps mixes to about 1.4
+    /// cores of a 2-core machine and leaves the rest to the SFU and signaling.
+    public static let defaultEncodingBudget = 1920 * 1080 * 30
 
     /// A signaling session calling the client API, as the room core sees it.
     public struct Client: Sendable, Hashable {
@@ -293,6 +311,17 @@ public struct PublishTasksStateMachine: Sendable {
                 ErrorCode.tooManyTasks,
                 "room \"\(roomId)\" already runs \(configuration.maxTasksPerRoom) publish media stream tasks; stop one first")
         }
+        if case .user(let user) = owner {
+            let mine = records.values.filter { if case .user(let other) = $0.owner { other.userId == user.userId } else { false } }.count
+            guard mine < configuration.maxTasksPerUser else {
+                throw LiveRoomError(
+                    ErrorCode.tooManyTasksForUser, "user \(user.userId.quoted) already runs \(mine) publish media stream tasks, the most one user may; stop one first")
+            }
+        }
+        guard records.count < configuration.maxTasks else {
+            throw LiveRoomError(ErrorCode.tooManyTasksOnServer, "the server already runs \(configuration.maxTasks) publish media stream tasks, the most it allows")
+        }
+        try checkBudget(config.encodingCost, replacing: 0)
         try Self.checkRobot(config, roomId: roomId)
         try checkConflicts(config, roomId: roomId, ignoring: nil)
         var taskId = "\(configuration.taskIdPrefix)\(nextNumber)"
@@ -317,7 +346,7 @@ public struct PublishTasksStateMachine: Sendable {
         guard var record = records[taskId] else { return [] }
         record.phase = .running
         let inputs = Self.inputUsers(record.config, rooms[record.roomId] ?? [], roomId: record.roomId)
-        let started = record.machine.start(presentUserCount: inputs.count, now: now)
+        let started = record.machine.start(presentUserCount: presentCount(inputs, roomId: record.roomId), now: now)
         records[taskId] = record
         return feed(taskId, force: true, now: now) + translate(started, of: taskId) + [.answer(record.caller, .start, taskId: taskId, error: nil)]
     }
@@ -333,10 +362,23 @@ public struct PublishTasksStateMachine: Sendable {
         }
         try Self.checkRobot(config, roomId: record.roomId)
         try checkConflicts(config, roomId: record.roomId, ignoring: taskId)
+        try checkBudget(config.encodingCost, replacing: record.config.encodingCost)
         let actions = try record.machine.update(config, now: now)
         if let sequenceNumber { record.sequenceNumber = sequenceNumber }
         records[taskId] = record
         return translate(actions, of: taskId) + feed(taskId, force: true, now: now)
+    }
+
+    /// Refuses a task (or an update) whose encoding would take the server over its budget;
+    /// `replacing` is the cost of the task's current configuration.
+    private func checkBudget(_ cost: Int, replacing: Int) throws(LiveRoomError) {
+        let used = records.values.reduce(0) { $0 + $1.config.encodingCost } - replacing
+        guard used + cost <= configuration.encodingBudget else {
+            let million = { (pixels: Int) in "\((pixels + 50_000) / 1_000_000).\((pixels + 50_000) / 100_000 % 10)" }
+            throw LiveRoomError(
+                ErrorCode.encodingBudgetExceeded,
+                "this task encodes \(million(cost)) million pixels a second and the server has \(million(max(0, configuration.encodingBudget - used))) million left of its \(million(configuration.encodingBudget)) million; lower the size or frame rate, or stop another task")
+        }
     }
 
     /// Gives a running task's runner its anchors and taps their media (when they changed, or when `force`d).
@@ -346,7 +388,7 @@ public struct PublishTasksStateMachine: Sendable {
         guard force || record.anchors != anchors else { return [] }
         record.anchors = anchors
         let inputs = Self.inputUsers(record.config, anchors, roomId: record.roomId)
-        let changed = record.machine.inputsChanged(presentUserCount: inputs.count, now: now)
+        let changed = record.machine.inputsChanged(presentUserCount: presentCount(inputs, roomId: record.roomId), now: now)
         records[taskId] = record
         return [.setAnchors(taskId: taskId, anchors), .setTap(record.tap, taskId: taskId, publishers: inputs)] + translate(changed, of: taskId)
     }
@@ -452,6 +494,29 @@ public struct PublishTasksStateMachine: Sendable {
     }
 
     /// The users whose media a task takes: the relayed user, or the publishing anchors of a mix (at most 16, robot excluded).
+    /// How many of a task's inputs keep it alive: people, and the robots of tasks that have
+    /// people among their inputs (directly or through other robots). Robots whose tasks only
+    /// see other robots do not count, so two room mixes in one room cannot keep each other
+    /// running after everyone has left; they end by the idle timeout.
+    private func presentCount(_ inputs: [MixUser], roomId: String) -> Int {
+        let robots = Set(tasks(inRoom: roomId).compactMap(\.robot))
+        let roomTasks = tasks(inRoom: roomId).filter { $0.phase == .running }
+        var live: Set<MixUser> = []
+        var grew = true
+        while grew {
+            grew = false
+            for record in roomTasks {
+                guard let robot = record.robot, !live.contains(robot) else { continue }
+                let its = Self.inputUsers(record.config, rooms[roomId] ?? [], roomId: roomId)
+                if its.contains(where: { !robots.contains($0) || live.contains($0) }) {
+                    live.insert(robot)
+                    grew = true
+                }
+            }
+        }
+        return inputs.filter { !robots.contains($0) || live.contains($0) }.count
+    }
+
     static func inputUsers(_ config: PublishTaskConfig, _ anchors: [MixAnchor], roomId: String) -> [MixUser] {
         guard config.target.mode.isMixing else {
             let source = config.relaySource?.resolved(in: roomId)

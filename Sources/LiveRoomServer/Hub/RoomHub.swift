@@ -24,16 +24,17 @@ actor RoomHub {
     /// The answer to the admin call being carried out.
     var adminAnswer: (taskId: String, error: LiveRoomError?)?
 
+    /// `tasksConfiguration`'s task id prefix is replaced by a random one per server run, so
+    /// task ids stay unique across restarts.
     init(
-        configuration: RoomsStateMachine.Configuration, taskConfiguration: PublishTaskStateMachine.Configuration = .init(),
-        maxTasksPerRoom: Int = 10, maxOutboxBytes: Int = 4 << 20, recorder: RoomRecorder, logger: Logger
+        configuration: RoomsStateMachine.Configuration, tasksConfiguration: PublishTasksStateMachine.Configuration = .init(),
+        maxOutboxBytes: Int = 4 << 20, recorder: RoomRecorder, logger: Logger
     ) {
         self.maxOutboxBytes = maxOutboxBytes
         self.machine = RoomsStateMachine(configuration: configuration)
-        self.tasks = PublishTasksStateMachine(
-            configuration: .init(
-                task: taskConfiguration, maxTasksPerRoom: maxTasksPerRoom,
-                taskIdPrefix: String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 36) + "-"))
+        var tasksConfiguration = tasksConfiguration
+        tasksConfiguration.taskIdPrefix = String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 36) + "-"
+        self.tasks = PublishTasksStateMachine(configuration: tasksConfiguration)
         self.recorder = recorder
         self.logger = logger
     }

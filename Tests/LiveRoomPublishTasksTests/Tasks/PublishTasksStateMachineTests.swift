@@ -11,8 +11,14 @@ struct TaskBook {
     /// The session a robot user enters as.
     let robotSession: UInt64 = 900
 
-    init(prefix: String = "task-", maxTasksPerRoom: Int = 10, task: PublishTaskStateMachine.Configuration = .init()) {
-        machine = PublishTasksStateMachine(configuration: .init(task: task, maxTasksPerRoom: maxTasksPerRoom, taskIdPrefix: prefix))
+    init(
+        prefix: String = "task-", maxTasksPerRoom: Int = 10, maxTasksPerUser: Int = 4, maxTasks: Int = 20,
+        encodingBudget: Int = PublishTasksStateMachine.defaultEncodingBudget, task: PublishTaskStateMachine.Configuration = .init()
+    ) {
+        machine = PublishTasksStateMachine(
+            configuration: .init(
+                task: task, maxTasksPerRoom: maxTasksPerRoom, maxTasksPerUser: maxTasksPerUser, maxTasks: maxTasks, encodingBudget: encodingBudget,
+                taskIdPrefix: prefix))
     }
 
     func at(_ milliseconds: Int) -> ContinuousClock.Instant { t0.advanced(by: .milliseconds(milliseconds)) }
@@ -93,6 +99,41 @@ struct PublishTaskRulesTests {
         _ = book.machine.stopFromAdmin(taskId: second)
         _ = try book.admin(mixConfig(urls: ["rtmp://h/live/4"]))
         #expect(book.machine.tasks(inRoom: "room1").count == 2)
+    }
+
+    @Test func aUserAndTheServerRunAtMostTheirTaskLimits() throws {
+        var book = TaskBook(maxTasksPerUser: 2, maxTasks: 4)
+        _ = try book.client(alice, session: 1, target: relayTarget("rtmp://h/live/a1"))
+        _ = try book.client(MixUser(userId: "alice", roomId: "room2"), session: 3, target: relayTarget("rtmp://h/live/a2"))
+        expectError(ErrorCode.tooManyTasksForUser, "alice", "2") {
+            _ = try book.client(MixUser(userId: "alice", roomId: "room3"), session: 4, target: relayTarget("rtmp://h/live/a3"))
+        }
+        _ = try book.client(bob, session: 2, target: relayTarget("rtmp://h/live/b1"))
+        _ = try book.admin(mixConfig(urls: ["rtmp://h/live/admin1"]))
+        expectError(ErrorCode.tooManyTasksOnServer, "4") { _ = try book.admin(mixConfig(urls: ["rtmp://h/live/admin2"])) }
+        #expect(ErrorCode.cloudErrorName(for: LiveRoomError(ErrorCode.tooManyTasksOnServer, "")) == "LimitExceeded.Task")
+    }
+
+    @Test func theEncodingBudgetBoundsStartsAndUpdates() throws {
+        // Room for two 540x960@15 mixes (7.8 million pixels a second each) and a bit.
+        var book = TaskBook(encodingBudget: 2 * 540 * 960 * 15 + 1000)
+        let first = try book.admin(mixConfig(urls: ["rtmp://h/live/1"]))
+        _ = try book.admin(mixConfig(urls: ["rtmp://h/live/2"]))
+        expectError(ErrorCode.encodingBudgetExceeded, "7.8 million pixels a second", "0.0 million left") {
+            _ = try book.admin(mixConfig(urls: ["rtmp://h/live/3"]))
+        }
+        // Audio-only output encodes no video and fits.
+        _ = try book.admin(mixConfig(urls: ["rtmp://h/live/audio"], width: 0, height: 0))
+        // An update may not raise the frame rate past the budget; lowering it frees room.
+        expectError(ErrorCode.encodingBudgetExceeded, "15.6 million") {
+            try book.adminUpdate(#"{"SdkAppId":1,"TaskId":"\#(first)","SequenceNumber":1,"VideoParams":{"VideoEncode":{"Width":540,"Height":960,"Fps":30,"BitRate":1300,"Gop":2}}}"#)
+        }
+        try book.adminUpdate(#"{"SdkAppId":1,"TaskId":"\#(first)","SequenceNumber":2,"VideoParams":{"VideoEncode":{"Width":540,"Height":960,"Fps":5,"BitRate":1300,"Gop":2}}}"#)
+        expectError(ErrorCode.encodingBudgetExceeded, "5.2 million left") {
+            _ = try book.client(alice, session: 1, target: relayTarget("rtmp://h/live/relay"))
+        }
+        _ = try book.admin(mixConfig(urls: ["rtmp://h/live/small"], width: 320, height: 240))
+        #expect(book.machine.tasks.count == 4)
     }
 
     @Test func theSameModeAndURLTwiceIsRefused() throws {
@@ -350,6 +391,37 @@ struct PublishTaskOrchestrationTests {
         expectError(ErrorCode.taskNotFound, "gone") {
             _ = try TaskBook.answer(book.machine.updateFromAdmin(AdminPublishCdnStreamRequest.parseUpdate(json(#"{"TaskId":"gone","SequenceNumber":1}"#)), now: book.t0))
         }
+    }
+
+    @Test func twoRoomMixesDoNotKeepEachOtherAliveAfterEveryoneLeaves() throws {
+        var book = TaskBook(task: .init(idleTimeout: .seconds(30)))
+        func roomMix(_ robot: String) -> PublishTaskConfig {
+            PublishTaskConfig(
+                target: PublishTarget(mode: .mixStreamToRoom, mixStreamIdentity: MixUser(userId: robot)),
+                encoderParam: StreamEncoderParam(videoEncodedWidth: 320, videoEncodedHeight: 240))
+        }
+        let (mixA, mixB) = (MixUser(userId: "mixA", roomId: "room1"), MixUser(userId: "mixB", roomId: "room1"))
+        let first = try book.admin(roomMix("mixA"), anchors: [both[0]])
+        _ = book.machine.anchorsChanged(in: "room1", anchors: [both[0]] + anchors([mixA]), now: book.t0)
+        let second = try book.admin(roomMix("mixB"), anchors: [both[0]] + anchors([mixA]))
+        _ = book.machine.anchorsChanged(in: "room1", anchors: [both[0]] + anchors([mixA, mixB]), now: book.t0)
+        // Each mix draws the other's robot, but only the host keeps them running.
+        let left = book.machine.anchorsChanged(in: "room1", anchors: anchors([mixA, mixB]), now: book.at(1000))
+        #expect(left.contains(.scheduleTimer(taskId: first, at: book.at(31_000))), "\(left)")
+        #expect(left.contains(.scheduleTimer(taskId: second, at: book.at(31_000))), "\(left)")
+        #expect(left.contains(.setTap(1, taskId: first, publishers: [mixB])), "the robot is still drawn")
+        let stopped = book.machine.timerFired(first, now: book.at(31_000)) + book.machine.timerFired(second, now: book.at(31_000))
+        #expect(stopped.filter { if case .stopRunner(_, .idleTimeout) = $0 { true } else { false } }.count == 2)
+
+        // A relay of a room mix's robot lives as long as the mix has people in it.
+        let third = try book.admin(roomMix("mixA"), anchors: [both[0]])
+        _ = book.machine.anchorsChanged(in: "room1", anchors: [both[0]] + anchors([mixA]), now: book.at(40_000))
+        var relay = PublishTaskConfig(target: PublishTarget(mode: .bigStreamToCdn, cdnUrlList: [PublishCdnUrl(rtmpUrl: "rtmp://h/live/relay")]))
+        relay.relaySource = mixA
+        let relayId = try book.admin(relay, anchors: [both[0]] + anchors([mixA]))
+        let hostLeft = book.machine.anchorsChanged(in: "room1", anchors: anchors([mixA]), now: book.at(50_000))
+        #expect(hostLeft.contains(.scheduleTimer(taskId: third, at: book.at(80_000))))
+        #expect(hostLeft.contains(.scheduleTimer(taskId: relayId, at: book.at(80_000))), "\(hostLeft)")
     }
 
     @Test func aRoomTaskEntersItsRobotAndTakesItOutAgain() throws {

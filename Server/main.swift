@@ -46,6 +46,11 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
     @Option(help: "Most publish media stream tasks the server runs at once (LIVEROOM_MAX_TASKS, default 20).") var maxTasks: Int?
     @Option(help: "Most pixels a second all tasks together may encode, width x height x fps summed (LIVEROOM_ENCODING_BUDGET, default 62208000: 1920x1080 at 30 fps).")
     var encodingBudget: Int?
+    @Option(help: ArgumentHelp(
+        "A CIDR range, address or host name publish tasks may reach although it is not on the public internet; repeat for more (LIVEROOM_EGRESS_ALLOW, comma-separated).",
+        valueName: "cidr-or-host"))
+    var egressAllow: [String] = []
+    @Flag(help: "Do not verify rtmps:// server certificates (LIVEROOM_RTMPS_INSECURE=1).") var rtmpsInsecure = false
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical (LIVEROOM_LOG_LEVEL).") var logLevel: String?
 
     func validate() throws {
@@ -87,7 +92,9 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
             consentTimeout: .seconds(try consentTimeout ?? number("LIVEROOM_CONSENT_TIMEOUT") ?? 30),
             maxTasksPerUser: try maxTasksPerUser ?? number("LIVEROOM_MAX_TASKS_PER_USER") ?? defaults.maxTasksPerUser,
             maxTasks: try maxTasks ?? number("LIVEROOM_MAX_TASKS") ?? defaults.maxTasks,
-            encodingBudget: try encodingBudget ?? number("LIVEROOM_ENCODING_BUDGET") ?? defaults.encodingBudget)
+            encodingBudget: try encodingBudget ?? number("LIVEROOM_ENCODING_BUDGET") ?? defaults.encodingBudget,
+            egressAllow: egressAllow.isEmpty ? (env["LIVEROOM_EGRESS_ALLOW"] ?? "").split(separator: ",").map(String.init) : egressAllow,
+            rtmpsInsecure: rtmpsInsecure || env["LIVEROOM_RTMPS_INSECURE"] == "1")
         let levelText = logLevel ?? env["LIVEROOM_LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelText) else { throw ValidationError("unknown log level \(levelText)") }
         guard configuration.maxAnchorsPerRoom > 0 else { throw ValidationError("--max-anchors must be at least 1") }

@@ -152,6 +152,14 @@ public enum ErrorCode {
     /// The task (or the update) would take the server's video encoding over its budget in
     /// pixels a second (`--encoding-budget`); the message says what is left.
     public static let encodingBudgetExceeded = -7233
+    /// A CDN or image URL whose destination the server's egress policy refuses (loopback,
+    /// private, link-local, multicast and other special-use addresses, unless the operator
+    /// allowed them with `--egress-allow`). The message is the same whatever listens there.
+    public static let egressRefused = -7234
+    /// An image (placeholder, background, watermark) that cannot be used: not an `http(s)` URL
+    /// or a file name in the operator's image directory, not an image, too large, or not
+    /// fetched in time. The task goes on and draws the placeholder colour instead.
+    public static let imageUnavailable = -7235
 
     /// The Tencent Cloud API 3.0 error name of a publish task error, for the admin REST API
     /// (`{"Response": {"Error": {"Code": …}}}`). Codes outside -7200…-7299 answer `InvalidParameter`.
@@ -182,6 +190,7 @@ public enum ErrorCode {
         case roomNotFound: "FailedOperation.RoomNotExist"
         case tooManyTasks, tooManyTasksForUser, tooManyTasksOnServer: "LimitExceeded.Task"
         case encodingBudgetExceeded: "LimitExceeded.EncodingBudget"
+        case egressRefused: "InvalidParameter.PublishCdnUrl"
         default: "InvalidParameter"
         }
     }

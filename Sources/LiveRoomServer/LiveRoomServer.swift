@@ -8,6 +8,7 @@ import LiveRoomProtocol
 import LiveRoomPublishTasks
 import LiveRoomSecureTransport
 import LiveRoomStore
+import LiveRoomTaskRunner
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -55,6 +56,7 @@ public struct LiveRoomServer: Sendable {
     public func run(onRunning: @escaping @Sendable (Credentials, SocketAddress, Int) async -> Void = { _, _, _ in }) async throws {
         let (store, credentials) = try prepare()
         let recorder = RoomRecorder(store: store, logger: logger)
+        let egress = try EgressPolicy(allow: configuration.egressAllow)
         let hub = RoomHub(
             configuration: .init(
                 sdkAppId: credentials.sdkAppId, secretKey: credentials.secretKey, maxAnchorsPerRoom: configuration.maxAnchorsPerRoom,
@@ -63,7 +65,8 @@ public struct LiveRoomServer: Sendable {
                 task: .init(
                     retryCount: configuration.taskRetryCount, retryInterval: configuration.taskRetryInterval, idleTimeout: configuration.taskIdleTimeout),
                 maxTasksPerRoom: configuration.maxTasksPerRoom, maxTasksPerUser: configuration.maxTasksPerUser, maxTasks: configuration.maxTasks,
-                encodingBudget: configuration.encodingBudget),
+                encodingBudget: configuration.encodingBudget, egress: egress),
+            egress: EgressResolver(policy: egress, insecureTLS: configuration.rtmpsInsecure),
             maxOutboxBytes: configuration.maxOutboxBytes,
             recorder: recorder, logger: logger)
         let certificate = try DTLSCertificate()

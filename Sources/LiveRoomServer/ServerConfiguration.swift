@@ -32,6 +32,11 @@ public struct ServerConfiguration: Sendable {
     public var maxTasks: Int
     /// The most pixels a second all tasks together may encode.
     public var encodingBudget: Int
+    /// CIDR ranges, addresses and host names publish tasks may reach although they are not on
+    /// the public internet (a local RTMP server, an internal image host).
+    public var egressAllow: [String]
+    /// Whether `rtmps://` connections skip certificate verification.
+    public var rtmpsInsecure: Bool
     /// The most bytes of signaling messages that may wait for one client; a client that falls
     /// further behind is disconnected (close code 1008).
     public var maxOutboxBytes: Int
@@ -61,8 +66,11 @@ public struct ServerConfiguration: Sendable {
         maxTasksPerRoom: Int = 10, maxOutboxBytes: Int = 4 << 20, loginTimeout: Duration = .seconds(10),
         maxConnections: Int = 5000, maxConnectionsPerAddress: Int = 100, pingInterval: Duration = .seconds(20),
         maxRoomsPerUser: Int = 10, maxRooms: Int = 1000, mediaConnectTimeout: Duration = .seconds(15), consentTimeout: Duration = .seconds(30),
-        maxTasksPerUser: Int = 4, maxTasks: Int = 20, encodingBudget: Int = PublishTasksStateMachine.defaultEncodingBudget
+        maxTasksPerUser: Int = 4, maxTasks: Int = 20, encodingBudget: Int = PublishTasksStateMachine.defaultEncodingBudget,
+        egressAllow: [String] = [], rtmpsInsecure: Bool = false
     ) {
+        self.egressAllow = egressAllow
+        self.rtmpsInsecure = rtmpsInsecure
         self.maxTasksPerUser = maxTasksPerUser
         self.maxTasks = maxTasks
         self.encodingBudget = encodingBudget

@@ -24,6 +24,8 @@ public final class PublishTaskRunner: @unchecked Sendable {
     public enum Event: Sendable, Hashable {
         case rtmpConnected(url: String)
         case rtmpFailed(url: String, message: String)
+        /// The egress policy refused the URL's destination.
+        case rtmpRefused(url: String)
     }
 
     /// Where a ``PublishMode/mixStreamToRoom`` task's mix goes: RTP packets (H.264 and
@@ -61,6 +63,9 @@ public final class PublishTaskRunner: @unchecked Sendable {
     private var keyframeWanted = false
     private var stopRequested = false
     private var counters = Statistics()
+
+    /// Checks and pins every RTMP destination before each connection.
+    private let egress: EgressResolver
 
     // Owned by the task's thread once it starts.
     private var config: PublishTaskConfig
@@ -107,11 +112,14 @@ public final class PublishTaskRunner: @unchecked Sendable {
     /// - Parameters:
     ///   - onEvent: RTMP connections that came up or failed; called on other threads.
     ///   - requestKeyframe: ask an input's publisher for a keyframe.
+    ///   - egress: where RTMP connections may go; refused URLs fail at once.
     public init(
         taskId: String, roomId: String, config: PublishTaskConfig,
         onEvent: @escaping @Sendable (Event) -> Void, requestKeyframe: @escaping @Sendable (MixUser) -> Void,
-        roomOutput: RoomOutput? = nil, log: @escaping @Sendable (String) -> Void = { _ in }
+        roomOutput: RoomOutput? = nil, egress: EgressResolver = EgressResolver(policy: EgressPolicy()),
+        log: @escaping @Sendable (String) -> Void = { _ in }
     ) throws {
+        self.egress = egress
         self.taskId = taskId
         self.roomId = roomId
         self.config = config
@@ -564,9 +572,9 @@ public final class PublishTaskRunner: @unchecked Sendable {
         }
         let audio = RTMPPublisher.AudioTrack(sampleRate: aac.sampleRate, channels: aac.channels, audioSpecificConfig: aac.audioSpecificConfig)
         do {
-            publishers[url] = try RTMPPublisher(url: url, video: videoTrack, audio: audio) { [weak self] state in
-                self?.publisherChanged(url: url, state: state)
-            }
+            publishers[url] = try RTMPPublisher(
+                url: url, video: videoTrack, audio: audio, destination: egress.destination(for:),
+                onStateChange: { [weak self] state in self?.publisherChanged(url: url, state: state) })
         } catch {
             onEvent(.rtmpFailed(url: url, message: "\(error)"))
         }
@@ -594,6 +602,9 @@ public final class PublishTaskRunner: @unchecked Sendable {
             keyframeWanted = true
             condition.unlock()
             onEvent(.rtmpConnected(url: url))
+        case .failed(let error as EgressResolver.Refused):
+            _ = error
+            onEvent(.rtmpRefused(url: url))
         case .failed(let error):
             onEvent(.rtmpFailed(url: url, message: "\(error)"))
         case .connecting, .stopped:

@@ -192,11 +192,14 @@ struct TestServer {
     let url: String
     let mediaPort: UInt16
 
-    static func start(in scope: ProcessScope, extra: [String] = []) async throws -> TestServer {
+    /// - Parameter allowLoopbackEgress: lets publish tasks reach the tests' local nginx on
+    ///   127.0.0.1 (`--egress-allow 127.0.0.1`); the egress tests turn it off.
+    static func start(in scope: ProcessScope, extra: [String] = [], allowLoopbackEgress: Bool = true) async throws -> TestServer {
         let process = try scope.start(
             "liveroom-server",
             ["--host", "127.0.0.1", "--port", "0", "--media-port", "0", "--data-dir", scope.dataDirectory.path,
-             "--sdk-app-id", String(sdkAppId), "--secret-key", secretKey, "--log-level", "warning"] + extra,
+             "--sdk-app-id", String(sdkAppId), "--secret-key", secretKey, "--log-level", "warning"]
+                + (allowLoopbackEgress ? ["--egress-allow", "127.0.0.1"] : []) + extra,
             name: "server")
         let line = try await process.waitForLine { $0.contains("listening on http://") }
         let url = String(line[line.range(of: "http://")!.lowerBound...]).trimmingCharacters(in: .whitespaces)

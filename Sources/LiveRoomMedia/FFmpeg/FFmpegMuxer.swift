@@ -64,10 +64,14 @@ final class FFmpegMuxer {
     }
 
     /// Opens the URL (connecting and, for RTMP, handshaking and publishing) and writes the
-    /// header. Bounded by the interrupt's current deadline.
-    func open(options: [String: String] = [:]) throws {
+    /// header. Bounded by the interrupt's current deadline. `protocolOptions` go to the
+    /// protocols (`rtmp_tcurl`, TLS's `tls_verify`…), `options` to the muxer.
+    func open(options: [String: String] = [:], protocolOptions: [String: String] = [:]) throws {
         if context.pointee.oformat.pointee.flags & liveroom_avfmt_flag_nofile() == 0 {
-            let status = avio_open2(&context.pointee.pb, url, AVIO_FLAG_WRITE, &context.pointee.interrupt_callback, nil)
+            var protocolDictionary: OpaquePointer? = nil
+            defer { av_dict_free(&protocolDictionary) }
+            for (key, value) in protocolOptions { av_dict_set(&protocolDictionary, key, value, 0) }
+            let status = avio_open2(&context.pointee.pb, url, AVIO_FLAG_WRITE, &context.pointee.interrupt_callback, &protocolDictionary)
             guard status >= 0 else { throw CodecError.ffmpeg(status, "avio_open2(\(url))" + Self.interruptedNote(status)) }
         }
         opened = true

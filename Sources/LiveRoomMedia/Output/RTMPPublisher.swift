@@ -131,6 +131,18 @@ public final class RTMPPublisher: @unchecked Sendable {
     private var threadFinished = false
     private var counters = Statistics()
     private var currentState: State = .connecting
+    private let destination: @Sendable (String) throws -> Destination
+
+    /// Where one connection goes: the URL to open and options for its protocols.
+    public struct Destination: Sendable {
+        public var url: String
+        public var protocolOptions: [String: String]
+
+        public init(url: String, protocolOptions: [String: String] = [:]) {
+            self.url = url
+            self.protocolOptions = protocolOptions
+        }
+    }
 
     /// Starts connecting at once, on a new thread.
     /// - Parameters:
@@ -138,10 +150,14 @@ public final class RTMPPublisher: @unchecked Sendable {
     ///   - video: the H.264 track, or nil for audio only.
     ///   - audio: the AAC track, or nil for video only.
     ///   - queueCapacity: packets held while the network is slow (about 4 s at 15 fps with 48 kHz AAC by default).
+    ///   - destination: called on the publisher's thread before every connection: the URL to
+    ///     connect to and the protocol options, or an error that fails this connection (the
+    ///     server's egress policy uses it to check and pin the address).
     ///   - onStateChange: called on the publisher's thread for every state change.
     public init(
         url: String, video: VideoTrack?, audio: AudioTrack?,
         queueCapacity: Int = 256, connectTimeout: Duration = .seconds(5), writeTimeout: Duration = .seconds(5),
+        destination: @escaping @Sendable (String) throws -> Destination = { Destination(url: $0) },
         onStateChange: @escaping @Sendable (State) -> Void = { _ in }
     ) throws {
         guard video != nil || audio != nil else { throw MediaFormatError("an RTMP publisher needs a video or an audio track") }
@@ -153,6 +169,7 @@ public final class RTMPPublisher: @unchecked Sendable {
         self.connectTimeout = connectTimeout
         self.writeTimeout = writeTimeout
         self.onStateChange = onStateChange
+        self.destination = destination
         let thread = Thread { [self] in run() }
         thread.name = "RTMPPublisher"
         thread.start()
@@ -343,7 +360,8 @@ public final class RTMPPublisher: @unchecked Sendable {
                 sessionFloor = nil
                 onStateChange(.connecting)
                 do {
-                    let opened = try FFmpegMuxer(url: url, format: "flv", interrupt: interrupt)
+                    let target = try destination(url)
+                    let opened = try FFmpegMuxer(url: target.url, format: "flv", interrupt: interrupt)
                     condition.lock()
                     let videoTrack = self.videoTrack
                     condition.unlock()
@@ -357,7 +375,8 @@ public final class RTMPPublisher: @unchecked Sendable {
                     }
                     interrupt.arm(timeout: connectTimeout)
                     // A live stream has no duration or size to patch in at the end.
-                    try opened.open(options: url.contains("://") ? ["flvflags": "no_duration_filesize"] : [:])
+                    try opened.open(
+                        options: url.contains("://") ? ["flvflags": "no_duration_filesize"] : [:], protocolOptions: target.protocolOptions)
                     muxer = opened
                     condition.lock()
                     let current = generation == sessionGeneration && !stopRequested

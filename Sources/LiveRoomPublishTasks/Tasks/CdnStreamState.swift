@@ -10,6 +10,8 @@ public enum CdnStreamState: Sendable, Hashable {
     case reconnecting(attempt: Int)
     /// Every retry failed; the URL is given up.
     case failed(message: String)
+    /// The server's egress policy refused the destination; the URL is given up at once.
+    case refused
     /// The task stopped or an update removed the URL.
     case stopped
 }
@@ -24,6 +26,7 @@ extension CdnStreamState {
         case .pushing: (2, 0, "pushing")
         case .reconnecting(let attempt): (3, 0, "reconnecting, attempt \(attempt) of \(retryCount)")
         case .failed(let message): (4, ErrorCode.cdnPushFailed, message)
+        case .refused: (4, ErrorCode.egressRefused, EgressPolicy.refusal)
         }
     }
 }

@@ -152,6 +152,17 @@ public struct PublishTaskStateMachine: Sendable {
         return [.reportState(url: url, .reconnecting(attempt: attempt)), .scheduleRetry(url: url, at: due)]
     }
 
+    /// The server's egress policy refused a URL's destination: it fails at once, without retries.
+    public mutating func rtmpRefused(url: String) -> [Action] {
+        guard state == .running, let index = urls.firstIndex(where: { $0.url == url }), !urls[index].state.isFailed else { return [] }
+        urls[index].state = .failed(message: EgressPolicy.refusal)
+        var actions: [Action] = [.reportState(url: url, .refused)]
+        if urls.allSatisfy({ $0.state.isFailed }) {
+            actions += stopTask(.failed(message: "\(url): \(EgressPolicy.refusal)"))
+        }
+        return actions
+    }
+
     /// The number of the task's inputs present changed. At zero the idle time starts; above zero it is cancelled.
     public mutating func inputsChanged(presentUserCount: Int, now: ContinuousClock.Instant) -> [Action] {
         guard state == .running else { return [] }

@@ -34,14 +34,18 @@ public struct PublishTasksStateMachine: Sendable {
         public var maxTasks: Int
         /// The most pixels a second every task together may encode (``PublishTaskConfig/encodingCost``).
         public var encodingBudget: Int
+        /// Where CDN URLs may point: literal addresses are checked at start and on updates
+        /// (host names when the runner connects).
+        public var egress: EgressPolicy
         /// Put before the task counter (`<prefix>1`, `<prefix>2`…); a random prefix per
         /// server run keeps ids unique across restarts.
         public var taskIdPrefix: String
 
         public init(
             task: PublishTaskStateMachine.Configuration = .init(), maxTasksPerRoom: Int = 10, maxTasksPerUser: Int = 4, maxTasks: Int = 20,
-            encodingBudget: Int = defaultEncodingBudget, taskIdPrefix: String = "task-"
+            encodingBudget: Int = defaultEncodingBudget, egress: EgressPolicy = EgressPolicy(), taskIdPrefix: String = "task-"
         ) {
+            self.egress = egress
             self.task = task
             self.maxTasksPerRoom = maxTasksPerRoom
             self.maxTasksPerUser = maxTasksPerUser
@@ -290,6 +294,11 @@ public struct PublishTasksStateMachine: Sendable {
         step(taskId) { $0.rtmpFailed(url: url, message: message, now: now) }
     }
 
+    /// The egress policy refused an RTMP destination of a task.
+    public mutating func rtmpRefused(_ taskId: String, url: String) -> [Action] {
+        step(taskId) { $0.rtmpRefused(url: url) }
+    }
+
     /// A timer scheduled for a task fired (early or stale timers do nothing).
     public mutating func timerFired(_ taskId: String, now: ContinuousClock.Instant) -> [Action] {
         step(taskId) { $0.timerFired(now: now) }
@@ -322,6 +331,7 @@ public struct PublishTasksStateMachine: Sendable {
             throw LiveRoomError(ErrorCode.tooManyTasksOnServer, "the server already runs \(configuration.maxTasks) publish media stream tasks, the most it allows")
         }
         try checkBudget(config.encodingCost, replacing: 0)
+        try checkEgress(config)
         try Self.checkRobot(config, roomId: roomId)
         try checkConflicts(config, roomId: roomId, ignoring: nil)
         var taskId = "\(configuration.taskIdPrefix)\(nextNumber)"
@@ -363,10 +373,21 @@ public struct PublishTasksStateMachine: Sendable {
         try Self.checkRobot(config, roomId: record.roomId)
         try checkConflicts(config, roomId: record.roomId, ignoring: taskId)
         try checkBudget(config.encodingCost, replacing: record.config.encodingCost)
+        try checkEgress(config)
         let actions = try record.machine.update(config, now: now)
         if let sequenceNumber { record.sequenceNumber = sequenceNumber }
         records[taskId] = record
         return translate(actions, of: taskId) + feed(taskId, force: true, now: now)
+    }
+
+    /// Refuses CDN URLs whose host is a literal address the egress policy does not allow.
+    private func checkEgress(_ config: PublishTaskConfig) throws(LiveRoomError) {
+        for url in config.target.cdnUrlList {
+            guard let destination = DestinationURL(url.rtmpUrl), let address = IPRange.parse(destination.host) else { continue }
+            guard configuration.egress.allows(host: destination.host, resolved: [address]) else {
+                throw LiveRoomError(ErrorCode.egressRefused, "\(url.rtmpUrl.quoted): \(EgressPolicy.refusal)")
+            }
+        }
     }
 
     /// Refuses a task (or an update) whose encoding would take the server over its budget;

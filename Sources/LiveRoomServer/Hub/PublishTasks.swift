@@ -84,6 +84,9 @@ extension RoomHub {
         case .rtmpFailed(let url, let message):
             logger.warning("RTMP connection failed", metadata: [LogKey.task: "\(taskId)", LogKey.url: "\(url)", LogKey.error: "\(message)"])
             perform(tasks.rtmpFailed(taskId, url: url, message: message, now: .now))
+        case .rtmpRefused(let url):
+            logger.warning("RTMP destination refused by the egress policy", metadata: [LogKey.task: "\(taskId)", LogKey.url: "\(url)"])
+            perform(tasks.rtmpRefused(taskId, url: url))
         }
     }
 
@@ -161,7 +164,7 @@ extension RoomHub {
                     let key = SFURouter.PublisherKey(roomId: robot.roomId, userId: robot.userId)
                     return { packets in media.sendLocal(packets.map { (packet: $0.packet, kind: $0.kind == .audio ? MediaKind.audio : MediaKind.video) }, of: key) }
                 },
-                log: { logger.info("\($0)", metadata: [LogKey.task: "\(taskId)"]) })
+                egress: egress, log: { logger.info("\($0)", metadata: [LogKey.task: "\(taskId)"]) })
             runners[taskId] = runner
             logger.info("Publish task started", metadata: [LogKey.task: "\(taskId)", LogKey.room: "\(roomId)", LogKey.mode: "\(config.target.mode.name)"])
             return tasks.runnerStarted(taskId, now: .now)

@@ -21,6 +21,8 @@ actor RoomHub {
     var tasks: PublishTasksStateMachine
     /// The runner of each task that has one.
     var runners: [String: PublishTaskRunner] = [:]
+    /// Where publish tasks may connect.
+    let egress: EgressResolver
     /// The answer to the admin call being carried out.
     var adminAnswer: (taskId: String, error: LiveRoomError?)?
 
@@ -28,8 +30,9 @@ actor RoomHub {
     /// task ids stay unique across restarts.
     init(
         configuration: RoomsStateMachine.Configuration, tasksConfiguration: PublishTasksStateMachine.Configuration = .init(),
-        maxOutboxBytes: Int = 4 << 20, recorder: RoomRecorder, logger: Logger
+        egress: EgressResolver = EgressResolver(policy: EgressPolicy()), maxOutboxBytes: Int = 4 << 20, recorder: RoomRecorder, logger: Logger
     ) {
+        self.egress = egress
         self.maxOutboxBytes = maxOutboxBytes
         self.machine = RoomsStateMachine(configuration: configuration)
         var tasksConfiguration = tasksConfiguration

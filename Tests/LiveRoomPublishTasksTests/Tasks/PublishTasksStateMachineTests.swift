@@ -13,12 +13,13 @@ struct TaskBook {
 
     init(
         prefix: String = "task-", maxTasksPerRoom: Int = 10, maxTasksPerUser: Int = 4, maxTasks: Int = 20,
-        encodingBudget: Int = PublishTasksStateMachine.defaultEncodingBudget, task: PublishTaskStateMachine.Configuration = .init()
+        encodingBudget: Int = PublishTasksStateMachine.defaultEncodingBudget, egress: EgressPolicy = EgressPolicy(),
+        task: PublishTaskStateMachine.Configuration = .init()
     ) {
         machine = PublishTasksStateMachine(
             configuration: .init(
                 task: task, maxTasksPerRoom: maxTasksPerRoom, maxTasksPerUser: maxTasksPerUser, maxTasks: maxTasks, encodingBudget: encodingBudget,
-                taskIdPrefix: prefix))
+                egress: egress, taskIdPrefix: prefix))
     }
 
     func at(_ milliseconds: Int) -> ContinuousClock.Instant { t0.advanced(by: .milliseconds(milliseconds)) }

@@ -13,6 +13,9 @@ packages=(
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-nice gstreamer1.0-libav
   # RTMP tests: a real RTMP origin, started unprivileged by the tests on a free loopback port.
   nginx libnginx-mod-rtmp
+  # Hostile tests: a TLS endpoint with a self-signed certificate (openssl s_server), and raw
+  # WebSocket floods (python3).
+  openssl ca-certificates python3
 )
 
 missing=()

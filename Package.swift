@@ -99,7 +99,7 @@ let package = Package(
         .target(name: "LiveRoomPublishTasks", dependencies: ["LiveRoomProtocol"]),
         // Runs publish media stream tasks: decodes inputs, composes, encodes, pushes FLV over RTMP.
         .target(name: "LiveRoomTaskRunner", dependencies: [
-            "LiveRoomPublishTasks", "LiveRoomMedia", "LiveRoomRTP", "LiveRoomWire",
+            "LiveRoomPublishTasks", "LiveRoomProtocol", "LiveRoomMedia", "LiveRoomRTP", "LiveRoomWire",
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
         // The client kit behind the `liveroom` command line.
@@ -179,7 +179,7 @@ let package = Package(
         .testTarget(name: "LiveRoomPublishTasksTests", dependencies: ["LiveRoomPublishTasks", "LiveRoomProtocol"]),
         .testTarget(name: "LiveRoomAdminTests", dependencies: ["LiveRoomAdmin", "LiveRoomProtocol"]),
         .testTarget(name: "LiveRoomTaskRunnerTests", dependencies: [
-            "LiveRoomTaskRunner", "LiveRoomPublishTasks", "LiveRoomMedia", "LiveRoomWire", "TestTools",
+            "LiveRoomTaskRunner", "LiveRoomPublishTasks", "LiveRoomProtocol", "LiveRoomMedia", "LiveRoomWire", "TestTools",
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
         .testTarget(name: "LiveRoomServerTests", dependencies: [

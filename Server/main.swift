@@ -51,6 +51,8 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
         valueName: "cidr-or-host"))
     var egressAllow: [String] = []
     @Flag(help: "Do not verify rtmps:// server certificates (LIVEROOM_RTMPS_INSECURE=1).") var rtmpsInsecure = false
+    @Option(help: "Directory whose image files tasks may name (placeholders, backgrounds, watermarks); without it only http(s) images (LIVEROOM_IMAGE_DIR).")
+    var imageDir: String?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical (LIVEROOM_LOG_LEVEL).") var logLevel: String?
 
     func validate() throws {
@@ -94,7 +96,8 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
             maxTasks: try maxTasks ?? number("LIVEROOM_MAX_TASKS") ?? defaults.maxTasks,
             encodingBudget: try encodingBudget ?? number("LIVEROOM_ENCODING_BUDGET") ?? defaults.encodingBudget,
             egressAllow: egressAllow.isEmpty ? (env["LIVEROOM_EGRESS_ALLOW"] ?? "").split(separator: ",").map(String.init) : egressAllow,
-            rtmpsInsecure: rtmpsInsecure || env["LIVEROOM_RTMPS_INSECURE"] == "1")
+            rtmpsInsecure: rtmpsInsecure || env["LIVEROOM_RTMPS_INSECURE"] == "1",
+            imageDirectory: imageDir ?? env["LIVEROOM_IMAGE_DIR"])
         let levelText = logLevel ?? env["LIVEROOM_LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelText) else { throw ValidationError("unknown log level \(levelText)") }
         guard configuration.maxAnchorsPerRoom > 0 else { throw ValidationError("--max-anchors must be at least 1") }

@@ -66,7 +66,7 @@ public struct LiveRoomServer: Sendable {
                     retryCount: configuration.taskRetryCount, retryInterval: configuration.taskRetryInterval, idleTimeout: configuration.taskIdleTimeout),
                 maxTasksPerRoom: configuration.maxTasksPerRoom, maxTasksPerUser: configuration.maxTasksPerUser, maxTasks: configuration.maxTasks,
                 encodingBudget: configuration.encodingBudget, egress: egress),
-            egress: EgressResolver(policy: egress, insecureTLS: configuration.rtmpsInsecure),
+            egress: EgressResolver(policy: egress, insecureTLS: configuration.rtmpsInsecure), imageDirectory: configuration.imageDirectory,
             maxOutboxBytes: configuration.maxOutboxBytes,
             recorder: recorder, logger: logger)
         let certificate = try DTLSCertificate()

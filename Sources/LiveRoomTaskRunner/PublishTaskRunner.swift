@@ -1,5 +1,6 @@
 import Foundation
 import LiveRoomMedia
+import LiveRoomProtocol
 import LiveRoomPublishTasks
 import LiveRoomWire
 import NIOCore
@@ -26,6 +27,8 @@ public final class PublishTaskRunner: @unchecked Sendable {
         case rtmpFailed(url: String, message: String)
         /// The egress policy refused the URL's destination.
         case rtmpRefused(url: String)
+        /// An image of the config cannot be used (-7235); the placeholder colour is drawn instead.
+        case imageUnavailable(url: String, error: LiveRoomError)
     }
 
     /// Where a ``PublishMode/mixStreamToRoom`` task's mix goes: RTP packets (H.264 and
@@ -66,8 +69,12 @@ public final class PublishTaskRunner: @unchecked Sendable {
 
     /// Checks and pins every RTMP destination before each connection.
     private let egress: EgressResolver
+    /// Loads the config's images.
+    private let imageLoader: ImageLoader
 
     // Owned by the task's thread once it starts.
+    /// A keyframe was asked for and the next video frame will be one.
+    private var keyframeDue = false
     private var config: PublishTaskConfig
     private var anchors: [MixAnchor] = []
     private var inputs: [MixUser: MixInput] = [:]
@@ -77,7 +84,6 @@ public final class PublishTaskRunner: @unchecked Sendable {
     private var video: VideoPipeline
     private var audioMixer: AudioMixer
     private let aac: AACEncoder
-    private var images: [String: VideoFrame?] = [:]
     /// A relayed RTP timestamp and the output time it maps to.
     private var relayClock: (rtpTimestamp: UInt32, milliseconds: Int64)?
     private let start = ContinuousClock.now
@@ -113,13 +119,15 @@ public final class PublishTaskRunner: @unchecked Sendable {
     ///   - onEvent: RTMP connections that came up or failed; called on other threads.
     ///   - requestKeyframe: ask an input's publisher for a keyframe.
     ///   - egress: where RTMP connections may go; refused URLs fail at once.
+    ///   - images: loads placeholder, background and watermark images.
     public init(
         taskId: String, roomId: String, config: PublishTaskConfig,
         onEvent: @escaping @Sendable (Event) -> Void, requestKeyframe: @escaping @Sendable (MixUser) -> Void,
         roomOutput: RoomOutput? = nil, egress: EgressResolver = EgressResolver(policy: EgressPolicy()),
-        log: @escaping @Sendable (String) -> Void = { _ in }
+        images: ImageLoader = ImageLoader(directory: nil, policy: EgressPolicy()), log: @escaping @Sendable (String) -> Void = { _ in }
     ) throws {
         self.egress = egress
+        self.imageLoader = images
         self.taskId = taskId
         self.roomId = roomId
         self.config = config
@@ -227,7 +235,12 @@ public final class PublishTaskRunner: @unchecked Sendable {
             receive(packets, now: now)
             if forceKeyframe, case .passthrough = video, let source = config.relaySource { requestKeyframe(source.resolved(in: roomId)) }
             produceAudio(until: now)
-            if now >= nextVideo { produceVideo(now: now, forceKeyframe: forceKeyframe) }
+            // A keyframe asked for between two video frames goes into the next one.
+            keyframeDue = keyframeDue || forceKeyframe
+            if now >= nextVideo {
+                produceVideo(now: now, forceKeyframe: keyframeDue)
+                keyframeDue = false
+            }
         }
         for publisher in publishers.values { publisher.stop() }
         publishers.removeAll()
@@ -253,6 +266,7 @@ public final class PublishTaskRunner: @unchecked Sendable {
     private func reconfigure(_ newConfig: PublishTaskConfig) {
         let wasMixing = config.target.mode.isMixing
         config = newConfig
+        imageLoader.keep(only: newConfig.mixingConfig?.imageURLs ?? [])
         if newConfig.target.mode.isMixing != wasMixing {
             switchVideoPipeline()
         } else if case .mix(_, let encoder) = video, newConfig.effectiveEncoderParam.effectiveVideoKbps != encoder.bitrateKbps {
@@ -474,20 +488,11 @@ public final class PublishTaskRunner: @unchecked Sendable {
         }
     }
 
-    /// A local image (a path or `file://` URL), loaded once. Other URLs are not fetched.
+    /// An image once it is loaded (off this thread, by the server's image rules); nil until
+    /// then or when it cannot be used, which the owner hears once.
     private func image(_ url: String) -> VideoFrame? {
         guard !url.isEmpty else { return nil }
-        if let cached = images[url] { return cached }
-        var path: String? = nil
-        if url.hasPrefix("file://") {
-            path = URL(string: url)?.path
-        } else if url.hasPrefix("/") {
-            path = url
-        }
-        let loaded = path.flatMap { try? VideoFrame(contentsOfImageFile: $0) }
-        if loaded == nil { log("image \(url) cannot be loaded; only local files are drawn") }
-        images[url] = loaded
-        return loaded
+        return imageLoader.image(url) { [onEvent] error in onEvent(.imageUnavailable(url: url, error: error)) }
     }
 
     // MARK: Relays

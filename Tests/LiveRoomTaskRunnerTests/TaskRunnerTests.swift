@@ -1,5 +1,6 @@
 import Foundation
 import LiveRoomMedia
+import LiveRoomProtocol
 import LiveRoomPublishTasks
 import LiveRoomWire
 import NIOCore
@@ -119,7 +120,7 @@ func rtp(_ payload: ByteBuffer, seq: UInt16, ts: UInt32, marker: Bool = false, p
     }
 
     @Test(.requires(.ffmpeg))
-    func watermarkImagesAreDrawnFromLocalFiles() async throws {
+    func watermarkImagesAreDrawnFromTheImageDirectory() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("runner-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -131,14 +132,30 @@ func rtp(_ payload: ByteBuffer, seq: UInt16, ts: UInt32, marker: Bool = false, p
             encoderParam: StreamEncoderParam(videoEncodedWidth: 320, videoEncodedHeight: 240, videoEncodedFPS: 15, videoEncodedKbps: 500),
             mixingConfig: StreamMixingConfig(
                 backgroundColor: 0x0000FF,
-                watermarkList: [Watermark(watermarkUrl: "file://" + image, rect: MixRect(x: 0, y: 0, width: 160, height: 120))]))
-        let runner = try PublishTaskRunner(taskId: "t", roomId: "r", config: config, onEvent: { _ in }, requestKeyframe: { _ in })
+                watermarkList: [
+                    Watermark(watermarkUrl: "mark.png", rect: MixRect(x: 0, y: 0, width: 160, height: 120)),
+                    Watermark(watermarkUrl: "../../etc/passwd", rect: MixRect(x: 160, y: 0, width: 160, height: 120)),
+                ]))
+        let events = Mutex<[PublishTaskRunner.Event]>([])
+        let runner = try PublishTaskRunner(
+            taskId: "t", roomId: "r", config: config, onEvent: { event in events.withLock { $0.append(event) } }, requestKeyframe: { _ in },
+            images: ImageLoader(directory: directory.path, policy: EgressPolicy()))
+        try await Task.sleep(for: .milliseconds(500))  // images load off the task's thread
         runner.connect(url: output)
         try await Task.sleep(for: .seconds(1.2))
+        let statistics = runner.statistics
         runner.stop()
+        let seen = events.withLock { $0 }
+        #expect(seen.contains(.rtmpConnected(url: output)))
+        let refused = seen.compactMap { event -> LiveRoomError? in
+            if case .imageUnavailable("../../etc/passwd", let error) = event { return error } else { return nil }
+        }
+        #expect(refused.count == 1 && refused.first?.code == ErrorCode.imageUnavailable, "reported once: \(seen)")
+        #expect(statistics.videoFrames >= 15 && statistics.encodeErrors == 0, "\(statistics)")
         try await Task.sleep(for: .milliseconds(500))
-        let pixels = [UInt8](try RequiredTool.ffmpeg.run(["-v", "error", "-y", "-i", output, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"]).output)
-        try #require(pixels.count == 320 * 240 * 3)
+        let decoded = try RequiredTool.ffmpeg.run(["-v", "error", "-y", "-i", output, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+        let pixels = [UInt8](decoded.output)
+        try #require(pixels.count == 320 * 240 * 3, "\(decoded.errors)")
         func color(_ x: Int, _ y: Int) -> [Int] { (0..<3).map { Int(pixels[(y * 320 + x) * 3 + $0]) } }
         #expect(zip(color(80, 60), [255, 0, 255]).allSatisfy { abs($0 - $1) < 48 }, "the watermark: \(color(80, 60))")
         #expect(zip(color(240, 180), [0, 0, 255]).allSatisfy { abs($0 - $1) < 48 }, "the background: \(color(240, 180))")

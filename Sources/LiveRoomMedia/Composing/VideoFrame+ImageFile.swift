@@ -8,7 +8,8 @@ extension VideoFrame {
     /// Load the image once and draw the frame as often as needed. Transparency is not
     /// kept: transparent pixels take the colour their RGB values give.
     /// - Parameter path: the image file.
-    public init(contentsOfImageFile path: String) throws {
+    /// - Parameter maxPixels: the largest picture to decode; a larger one is an error.
+    public init(contentsOfImageFile path: String, maxPixels: Int = 4096 * 4096) throws {
         let demuxer = try FFmpegDemuxer(path: path)
         guard let index = demuxer.bestStream(AVMEDIA_TYPE_VIDEO) else {
             throw MediaFormatError("\(path) holds no image")
@@ -18,6 +19,7 @@ extension VideoFrame {
         let status = avcodec_parameters_to_context(decoder.pointer, stream.pointee.codecpar)
         guard status >= 0 else { throw CodecError.ffmpeg(status, "avcodec_parameters_to_context(\(path))") }
         decoder.pointer.pointee.thread_count = 1
+        decoder.pointer.pointee.max_pixels = Int64(maxPixels)
         try decoder.open()
 
         let packet = try FFmpegPacket()

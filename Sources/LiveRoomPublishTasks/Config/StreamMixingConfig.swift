@@ -5,6 +5,10 @@ import LiveRoomProtocol
 public struct StreamMixingConfig: Sendable, Hashable {
     /// The most inputs one mix takes; an audio-only input counts as one.
     public static let maxInputs = 16
+    /// The most watermarks one mix draws.
+    public static let maxWatermarks = 16
+    /// The longest image URL or file name (placeholders, background, watermarks).
+    public static let maxImageURLBytes = 1024
     /// The zOrder range of layouts and watermarks.
     public static let zOrderRange = 0...15
 
@@ -91,7 +95,16 @@ public struct StreamMixingConfig: Sendable, Hashable {
                 throw LiveRoomError(ErrorCode.invalidLayout, "\(name).fixedVideoUser.userId is empty; leave fixedVideoUser out to fill the place automatically")
             }
         }
+        guard watermarkList.count <= Self.maxWatermarks else {
+            throw LiveRoomError(
+                ErrorCode.invalidWatermark, "\(field).watermarkList has \(watermarkList.count) entries; a mix draws at most \(Self.maxWatermarks)")
+        }
+        try Self.checkImage(backgroundImage, name: "\(field).backgroundImage", code: ErrorCode.invalidBackground)
+        for (index, layout) in videoLayoutList.enumerated() {
+            try Self.checkImage(layout.placeHolderImage, name: "\(field).videoLayoutList[\(index)].placeHolderImage", code: ErrorCode.invalidLayout)
+        }
         for (index, watermark) in watermarkList.enumerated() {
+            try Self.checkImage(watermark.watermarkUrl, name: "\(field).watermarkList[\(index)].watermarkUrl", code: ErrorCode.invalidWatermark)
             let name = "\(field).watermarkList[\(index)]"
             guard !watermark.watermarkUrl.isEmpty else {
                 throw LiveRoomError(ErrorCode.invalidWatermark, "\(name).watermarkUrl is empty")
@@ -122,6 +135,17 @@ public struct StreamMixingConfig: Sendable, Hashable {
                 ErrorCode.tooManyInputs,
                 "\(field) mixes \(inputs) inputs (video layouts and audio users together); at most \(Self.maxInputs), an audio-only user counts as one")
         }
+    }
+
+    static func checkImage(_ url: String, name: String, code: Int) throws(LiveRoomError) {
+        guard url.utf8.count <= maxImageURLBytes else {
+            throw LiveRoomError(code, "\(name) is \(url.utf8.count) bytes long; image URLs are at most \(maxImageURLBytes)")
+        }
+    }
+
+    /// Every image the mix draws: the background, placeholders and watermarks.
+    public var imageURLs: Set<String> {
+        Set([backgroundImage] + videoLayoutList.map(\.placeHolderImage) + watermarkList.map(\.watermarkUrl)).subtracting([""])
     }
 
     static func checkRect(_ rect: MixRect, canvas: MixSize, name: String) throws(LiveRoomError) {

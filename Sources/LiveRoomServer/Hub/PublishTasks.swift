@@ -84,6 +84,11 @@ extension RoomHub {
         case .rtmpFailed(let url, let message):
             logger.warning("RTMP connection failed", metadata: [LogKey.task: "\(taskId)", LogKey.url: "\(url)", LogKey.error: "\(message)"])
             perform(tasks.rtmpFailed(taskId, url: url, message: message, now: .now))
+        case .imageUnavailable(let url, let error):
+            logger.warning("Image unavailable", metadata: [LogKey.task: "\(taskId)", LogKey.url: "\(url)", LogKey.error: "\(error.message)"])
+            if let owner = tasks.task(taskId)?.session {
+                send(.error(LiveRoomError(error.code, "task \(taskId): \(error.message)"), requestType: "startPublishMediaStream"), to: owner)
+            }
         case .rtmpRefused(let url):
             logger.warning("RTMP destination refused by the egress policy", metadata: [LogKey.task: "\(taskId)", LogKey.url: "\(url)"])
             perform(tasks.rtmpRefused(taskId, url: url))
@@ -164,7 +169,7 @@ extension RoomHub {
                     let key = SFURouter.PublisherKey(roomId: robot.roomId, userId: robot.userId)
                     return { packets in media.sendLocal(packets.map { (packet: $0.packet, kind: $0.kind == .audio ? MediaKind.audio : MediaKind.video) }, of: key) }
                 },
-                egress: egress, log: { logger.info("\($0)", metadata: [LogKey.task: "\(taskId)"]) })
+                egress: egress, images: ImageLoader(directory: imageDirectory, policy: egress.policy), log: { logger.info("\($0)", metadata: [LogKey.task: "\(taskId)"]) })
             runners[taskId] = runner
             logger.info("Publish task started", metadata: [LogKey.task: "\(taskId)", LogKey.room: "\(roomId)", LogKey.mode: "\(config.target.mode.name)"])
             return tasks.runnerStarted(taskId, now: .now)

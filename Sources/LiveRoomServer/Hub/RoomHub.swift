@@ -23,6 +23,8 @@ actor RoomHub {
     var runners: [String: PublishTaskRunner] = [:]
     /// Where publish tasks may connect.
     let egress: EgressResolver
+    /// The operator's image directory, the only place tasks may name image files in.
+    let imageDirectory: String?
     /// The answer to the admin call being carried out.
     var adminAnswer: (taskId: String, error: LiveRoomError?)?
 
@@ -30,9 +32,11 @@ actor RoomHub {
     /// task ids stay unique across restarts.
     init(
         configuration: RoomsStateMachine.Configuration, tasksConfiguration: PublishTasksStateMachine.Configuration = .init(),
-        egress: EgressResolver = EgressResolver(policy: EgressPolicy()), maxOutboxBytes: Int = 4 << 20, recorder: RoomRecorder, logger: Logger
+        egress: EgressResolver = EgressResolver(policy: EgressPolicy()), imageDirectory: String? = nil, maxOutboxBytes: Int = 4 << 20,
+        recorder: RoomRecorder, logger: Logger
     ) {
         self.egress = egress
+        self.imageDirectory = imageDirectory
         self.maxOutboxBytes = maxOutboxBytes
         self.machine = RoomsStateMachine(configuration: configuration)
         var tasksConfiguration = tasksConfiguration

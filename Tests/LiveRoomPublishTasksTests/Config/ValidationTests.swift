@@ -161,6 +161,16 @@ struct ValidationTests {
             config.mixingConfig?.watermarkList = [Watermark(watermarkUrl: "", rect: MixRect(x: 0, y: 0, width: 10, height: 10))]
             try config.validate()
         }
+        expectError(ErrorCode.invalidWatermark, "watermarkList has 17 entries", "16") {
+            var config = mixConfig()
+            config.mixingConfig?.watermarkList = (0..<17).map { Watermark(watermarkUrl: "w\($0).png", rect: MixRect(x: 0, y: 0, width: 10, height: 10)) }
+            try config.validate()
+        }
+        expectError(ErrorCode.invalidBackground, "backgroundImage", "1024") {
+            var config = mixConfig()
+            config.mixingConfig?.backgroundImage = "https://cdn.example.com/" + String(repeating: "a", count: 1024)
+            try config.validate()
+        }
         expectError(ErrorCode.invalidParameter, "MaxIdleTime") {
             var config = mixConfig()
             config.idleTimeout = .seconds(2)

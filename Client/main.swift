@@ -20,16 +20,44 @@ struct AppCredentials: ParsableArguments {
 }
 
 struct UserSigCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "usersig", abstract: "Print a UserSig (TLSSigAPIv2).")
+    static let configuration = CommandConfiguration(
+        commandName: "usersig", abstract: "Print a UserSig, or with --private-map-key a PrivateMapKey (TLSSigAPIv2).",
+        discussion: """
+            Privilege bits of a PrivateMapKey: 1 create room, 2 enter room, 4 send audio, 8 receive audio, \
+            16 send video, 32 receive video, 64 send sub-stream, 128 receive sub-stream. 255 is everything, \
+            42 enters and receives only.
+            """)
 
     @Option(help: "The application's SDKAppID.") var sdkAppId: UInt64
     @Option(help: "The application's secret key.") var secretKey: String
     @Option(help: "The user id to sign for.") var userId: String
-    @Option(help: "Seconds the UserSig stays valid.") var expire: Int64 = 86_400 * 180
+    @Option(help: "Seconds it stays valid.") var expire: Int64 = 86_400 * 180
+    @Flag(help: "Print a PrivateMapKey (permission ticket) for --room or --room-number instead.") var privateMapKey = false
+    @Option(help: "The string room id (strRoomId) of the PrivateMapKey.") var room: String?
+    @Option(help: "A numeric room id for the PrivateMapKey (genPrivateMapKey); LiveRoom reads it as the room of that decimal id.")
+    var roomNumber: UInt32?
+    @Option(help: "The PrivateMapKey's privilege bits, 0-255.") var privilege: UInt32 = 255
+
+    func validate() throws {
+        guard expire > 0, expire <= Int64(UInt32.max) else { throw ValidationError("--expire must be positive and under 2^32") }
+        guard privilege <= 255 else { throw ValidationError("--privilege is a sum of the bits 1 to 128, at most 255") }
+        if privateMapKey {
+            guard (room == nil) != (roomNumber == nil) else { throw ValidationError("--private-map-key needs one of --room and --room-number") }
+        } else if room != nil || roomNumber != nil {
+            throw ValidationError("--room and --room-number make a PrivateMapKey: add --private-map-key")
+        }
+    }
 
     func run() throws {
-        guard expire > 0 else { throw ValidationError("--expire must be positive") }
-        print(UserSig.make(sdkAppId: sdkAppId, secretKey: secretKey, identifier: userId, time: Int64(Date().timeIntervalSince1970), expire: expire).encoded())
+        let now = Int64(Date().timeIntervalSince1970)
+        guard privateMapKey else {
+            print(UserSig.make(sdkAppId: sdkAppId, secretKey: secretKey, identifier: userId, time: now, expire: expire).encoded())
+            return
+        }
+        let target: PrivateMapKey.Room = roomNumber.map { .numeric($0) } ?? .string(room!)
+        print(PrivateMapKey.make(
+            sdkAppId: sdkAppId, secretKey: secretKey, userId: userId, room: target, privileges: PrivateMapKey.Privileges(rawValue: privilege),
+            time: now, expire: expire))
     }
 }
 
@@ -44,6 +72,8 @@ struct JoinCommand: AsyncParsableCommand {
     @Option(help: "Your user id.") var userId: String
     @Option(help: "anchor or audience.") var role: String = "audience"
     @Option(help: "A UserSig for --user-id; or give --sdk-app-id and --secret-key to sign one.") var usersig: String?
+    @Option(help: "A PrivateMapKey for --user-id and --room, for servers that require one (liveroom usersig --private-map-key).")
+    var privateMapKey: String?
     @OptionGroup var credentials: AppCredentials
     @Flag(help: "Print each event as one JSON object per line.") var json = false
     @Option(help: "Leave after this many seconds (then standard input's end does not end the session).") var duration: Double?
@@ -99,7 +129,7 @@ struct JoinCommand: AsyncParsableCommand {
         let session = JoinSession(
             options: JoinOptions(
                 server: server, roomId: room, userId: userId, role: role, sdkAppId: sdkAppId, userSig: sig,
-                duration: duration.map { .milliseconds(Int64($0 * 1000)) }, media: media),
+                duration: duration.map { .milliseconds(Int64($0 * 1000)) }, media: media, privateMapKey: privateMapKey ?? ""),
             printer: EventPrinter(json: json), logger: logger)
         let outcome: JoinSession.Outcome
         do {

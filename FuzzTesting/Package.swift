@@ -15,6 +15,7 @@ let package = Package(
         .executableTarget(name: "FuzzSignalingRequest", dependencies: ["FuzzSupport", .product(name: "LiveRoomProtocol", package: "LiveRoom")]),
         .executableTarget(name: "FuzzServerEvent", dependencies: ["FuzzSupport", .product(name: "LiveRoomProtocol", package: "LiveRoom")]),
         .executableTarget(name: "FuzzUserSig", dependencies: ["FuzzSupport", .product(name: "LiveRoomAuth", package: "LiveRoom")]),
+        .executableTarget(name: "FuzzPrivateMapKey", dependencies: ["FuzzSupport", .product(name: "LiveRoomAuth", package: "LiveRoom")]),
         .executableTarget(name: "FuzzWire", dependencies: [
             "FuzzSupport",
             .product(name: "LiveRoomWire", package: "LiveRoom"),

@@ -8,11 +8,13 @@
 #   MAX_SECONDS=60 bash run.sh  # each target for at most 60 s
 set -euo pipefail
 cd "$(dirname "$0")"
+# A crash should end the target at once, with libFuzzer writing its input, not wait for the Swift backtracer.
+export SWIFT_BACKTRACE=enable=no
 runs="${1:-1000000}"
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(FuzzSignalingRequest FuzzServerEvent FuzzUserSig FuzzClientCommand FuzzWire FuzzPublishTaskConfig FuzzAdminRequest)
+  targets=(FuzzSignalingRequest FuzzServerEvent FuzzUserSig FuzzPrivateMapKey FuzzClientCommand FuzzWire FuzzPublishTaskConfig FuzzAdminRequest)
 fi
 swift build -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library
 mkdir -p FailCases

@@ -53,6 +53,8 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
     @Flag(help: "Do not verify rtmps:// server certificates (LIVEROOM_RTMPS_INSECURE=1).") var rtmpsInsecure = false
     @Option(help: "Directory whose image files tasks may name (placeholders, backgrounds, watermarks); without it only http(s) images (LIVEROOM_IMAGE_DIR).")
     var imageDir: String?
+    @Flag(help: "Entering a room needs a PrivateMapKey for the user and room; its privileges decide creating, entering, sending and receiving (LIVEROOM_REQUIRE_PRIVATE_MAP_KEY=1).")
+    var requirePrivateMapKey = false
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical (LIVEROOM_LOG_LEVEL).") var logLevel: String?
 
     func validate() throws {
@@ -97,7 +99,8 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
             encodingBudget: try encodingBudget ?? number("LIVEROOM_ENCODING_BUDGET") ?? defaults.encodingBudget,
             egressAllow: egressAllow.isEmpty ? (env["LIVEROOM_EGRESS_ALLOW"] ?? "").split(separator: ",").map(String.init) : egressAllow,
             rtmpsInsecure: rtmpsInsecure || env["LIVEROOM_RTMPS_INSECURE"] == "1",
-            imageDirectory: imageDir ?? env["LIVEROOM_IMAGE_DIR"])
+            imageDirectory: imageDir ?? env["LIVEROOM_IMAGE_DIR"],
+            requirePrivateMapKey: requirePrivateMapKey || env["LIVEROOM_REQUIRE_PRIVATE_MAP_KEY"] == "1")
         let levelText = logLevel ?? env["LIVEROOM_LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelText) else { throw ValidationError("unknown log level \(levelText)") }
         guard configuration.maxAnchorsPerRoom > 0 else { throw ValidationError("--max-anchors must be at least 1") }

@@ -18,20 +18,31 @@ public struct UserSig: Sendable, Hashable {
     public var expire: Int64
     /// Base64 of the HMAC-SHA256 signature (`TLS.sig`).
     public var signature: String
+    /// Base64 of the signed user buffer (`TLS.userbuf`), which a PrivateMapKey carries.
+    public var userbuf: String?
 
     /// The identifier the admin API accepts.
     public static let administrator = "administrator"
 
     /// Signs a new UserSig.
-    public static func make(sdkAppId: UInt64, secretKey: String, identifier: String, time: Int64, expire: Int64) -> UserSig {
-        UserSig(
+    /// - Parameter userbuf: bytes to sign along (a PrivateMapKey's privileges), or nil.
+    public static func make(
+        sdkAppId: UInt64, secretKey: String, identifier: String, time: Int64, expire: Int64, userbuf: [UInt8]? = nil
+    ) -> UserSig {
+        let buffer = userbuf.map { Data($0).base64EncodedString() }
+        return UserSig(
             identifier: identifier, sdkAppId: sdkAppId, time: time, expire: expire,
-            signature: signature(sdkAppId: sdkAppId, secretKey: secretKey, identifier: identifier, time: time, expire: expire))
+            signature: signature(sdkAppId: sdkAppId, secretKey: secretKey, identifier: identifier, time: time, expire: expire, userbuf: buffer),
+            userbuf: buffer)
     }
 
-    /// The base64 HMAC-SHA256 over the TLSSigAPIv2 content string.
-    public static func signature(sdkAppId: UInt64, secretKey: String, identifier: String, time: Int64, expire: Int64) -> String {
-        let content = "TLS.identifier:\(identifier)\nTLS.sdkappid:\(sdkAppId)\nTLS.time:\(time)\nTLS.expire:\(expire)\n"
+    /// The base64 HMAC-SHA256 over the TLSSigAPIv2 content string; a user buffer adds its
+    /// `TLS.userbuf` line after `TLS.expire`.
+    public static func signature(
+        sdkAppId: UInt64, secretKey: String, identifier: String, time: Int64, expire: Int64, userbuf: String? = nil
+    ) -> String {
+        var content = "TLS.identifier:\(identifier)\nTLS.sdkappid:\(sdkAppId)\nTLS.time:\(time)\nTLS.expire:\(expire)\n"
+        if let userbuf { content += "TLS.userbuf:\(userbuf)\n" }
         let mac = HMAC<SHA256>.authenticationCode(for: Data(content.utf8), using: SymmetricKey(data: Data(secretKey.utf8)))
         return Data(mac).base64EncodedString()
     }
@@ -40,7 +51,8 @@ public struct UserSig: Sendable, Hashable {
     public func encoded() -> String {
         // Field order follows the reference libraries; a verifier must not depend on it.
         let json = "{\"TLS.ver\":\"2.0\",\"TLS.identifier\":\(jsonString(identifier)),\"TLS.sdkappid\":\(sdkAppId),"
-            + "\"TLS.expire\":\(expire),\"TLS.time\":\(time),\"TLS.sig\":\(jsonString(signature))}"
+            + "\"TLS.expire\":\(expire),\"TLS.time\":\(time),"
+            + (userbuf.map { "\"TLS.userbuf\":\(jsonString($0))," } ?? "") + "\"TLS.sig\":\(jsonString(signature))}"
         let compressed = Zlib.compress(Array(json.utf8))
         return UserSig.encodeBase64URL(compressed)
     }
@@ -64,7 +76,12 @@ public struct UserSig: Sendable, Hashable {
             throw .malformed("UserSig lacks one of TLS.identifier, TLS.sdkappid, TLS.time, TLS.expire, TLS.sig")
         }
         guard sdkAppId >= 0 else { throw .malformed("UserSig has a negative TLS.sdkappid") }
-        return UserSig(identifier: identifier, sdkAppId: UInt64(sdkAppId), time: time, expire: expire, signature: signature)
+        var userbuf: String?
+        if let value = object["TLS.userbuf"] {
+            guard let text = value as? String else { throw .malformed("UserSig has a TLS.userbuf that is not a string") }
+            userbuf = text
+        }
+        return UserSig(identifier: identifier, sdkAppId: UInt64(sdkAppId), time: time, expire: expire, signature: signature, userbuf: userbuf)
     }
 
     /// Decodes and checks a credential: signature, SDKAppID, identifier and expiry.
@@ -80,7 +97,8 @@ public struct UserSig: Sendable, Hashable {
         guard sig.identifier == identifier else {
             throw .checkFailed("UserSig was made for user \"\(sig.identifier)\", not \"\(identifier)\"")
         }
-        let expected = signature(sdkAppId: sdkAppId, secretKey: secretKey, identifier: identifier, time: sig.time, expire: sig.expire)
+        let expected = signature(
+            sdkAppId: sdkAppId, secretKey: secretKey, identifier: identifier, time: sig.time, expire: sig.expire, userbuf: sig.userbuf)
         guard constantTimeEqual(Array(expected.utf8), Array(sig.signature.utf8)) else {
             throw .checkFailed("UserSig signature does not match this SDKAppID's secret key")
         }

@@ -66,8 +66,15 @@ public struct RoomsStateMachine: Sendable {
         public var maxRoomIdBytes = 64
         public var maxCustomMessageBytes = 1024
         public var customCmdIDs = 1...10
+        /// Whether entering needs a PrivateMapKey for the user and room, whose privileges then
+        /// decide creating the room, entering, sending and receiving (TRTC's "permission key").
+        public var requirePrivateMapKey: Bool
 
-        public init(sdkAppId: UInt64, secretKey: String, maxAnchorsPerRoom: Int = 50, maxRoomsPerUser: Int = 10, maxRooms: Int = 1000) {
+        public init(
+            sdkAppId: UInt64, secretKey: String, maxAnchorsPerRoom: Int = 50, maxRoomsPerUser: Int = 10, maxRooms: Int = 1000,
+            requirePrivateMapKey: Bool = false
+        ) {
+            self.requirePrivateMapKey = requirePrivateMapKey
             self.sdkAppId = sdkAppId
             self.secretKey = secretKey
             self.maxAnchorsPerRoom = maxAnchorsPerRoom
@@ -93,6 +100,8 @@ public struct RoomsStateMachine: Sendable {
         var enteredAsAnchor: Bool
         /// An audience member whose mic request or invitation was accepted; cleared on leaving the mic.
         var micApproved = false
+        /// What the member's PrivateMapKey allows; nil when the server does not require keys.
+        var privileges: PrivateMapKey.Privileges?
         var enteredAt: Int64
         var nextSeq = 1
         var limiter = CustomMessageLimiter()
@@ -199,6 +208,7 @@ public struct RoomsStateMachine: Sendable {
                 guard rooms[roomId]!.members[userId]!.role == .anchor else {
                     throw LiveRoomError(ErrorCode.audienceCannotPublish, "only anchors publish; switch role to anchor first")
                 }
+                try checkMedia(of: session, offer: sdp, sending: true)
                 actions = [.media(.publish(session: session, roomId: roomId, userId: userId, sdp: sdp))]
             case .unpublish:
                 actions = stopPublishing(userId, in: roomId)
@@ -206,6 +216,7 @@ public struct RoomsStateMachine: Sendable {
                 guard rooms[roomId]!.members[publisherId]?.publishing != nil else {
                     throw LiveRoomError(ErrorCode.notPublishing, "user \(publisherId.quoted) is not publishing in room \(roomId.quoted)")
                 }
+                try checkMedia(of: session, offer: sdp, sending: false)
                 actions = [.media(.subscribe(session: session, roomId: roomId, userId: userId, publisherId: publisherId, sdp: sdp))]
             case .unsubscribe(let publisherId):
                 actions = [.media(.unsubscribe(session: session, publisherId: publisherId))]
@@ -346,8 +357,10 @@ public struct RoomsStateMachine: Sendable {
     /// `!#$%&()+-:;<=.>?@[]^_{}|~,`. No control characters, so no id can forge a log line.
     static let roomIdBytes = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 !#$%&()+-:;<=.>?@[]^_{}|~,".utf8)
 
-    /// Checks enterRoom's parameters as TRTC does, in TRTC's order.
-    public func validate(_ params: EnterRoomParams, now unixSeconds: Int64) throws(LiveRoomError) {
+    /// Checks enterRoom's parameters as TRTC does, in TRTC's order. Returns what the user's
+    /// PrivateMapKey allows when the server requires keys (nil otherwise).
+    @discardableResult
+    public func validate(_ params: EnterRoomParams, now unixSeconds: Int64) throws(LiveRoomError) -> PrivateMapKey.Privileges? {
         guard params.sdkAppId == configuration.sdkAppId else {
             throw LiveRoomError(ErrorCode.invalidSdkAppId, "unknown SDKAppID \(params.sdkAppId)")
         }
@@ -373,6 +386,49 @@ public struct RoomsStateMachine: Sendable {
         } catch {
             throw LiveRoomError(error.code, error.message)
         }
+        guard configuration.requirePrivateMapKey else { return nil }
+        guard !params.privateMapKey.isEmpty else {
+            throw LiveRoomError(ErrorCode.privilegeCheckFailed, "this server requires a PrivateMapKey (privateMapKey) for the user and room")
+        }
+        do {
+            return try PrivateMapKey.verify(
+                params.privateMapKey, sdkAppId: configuration.sdkAppId, secretKey: configuration.secretKey, userId: params.userId,
+                strRoomId: params.strRoomId, now: unixSeconds
+            ).privileges
+        } catch {
+            throw LiveRoomError(error.code, error.message)
+        }
+    }
+
+    /// Refuses with -100006 unless `privileges` (nil: no keys required) hold one of `needed`.
+    static func require(_ needed: PrivateMapKey.Privileges, of privileges: PrivateMapKey.Privileges?, to action: String) throws(LiveRoomError) {
+        guard let privileges, privileges.isDisjoint(with: needed) else { return }
+        let what = needed.rawValue.nonzeroBitCount > 1 ? "one of \(needed)" : "\(needed)"
+        throw LiveRoomError(ErrorCode.privilegeCheckFailed, "\(action) needs \(what) in the PrivateMapKey; it allows \(privileges)")
+    }
+
+    /// Whether an SDP offers to carry audio and video (an m-line with a port other than 0).
+    static func mediaKinds(in sdp: String) -> (audio: Bool, video: Bool) {
+        var audio = false, video = false
+        for line in sdp.split(whereSeparator: \.isNewline) where line.hasPrefix("m=") {
+            let fields = line.dropFirst(2).split(separator: " ")
+            guard fields.count > 1, fields[1] != "0" else { continue }
+            if fields[0] == "audio" { audio = true }
+            if fields[0] == "video" { video = true }
+        }
+        return (audio, video)
+    }
+
+    /// Checks that a member may send (`sending`) or receive what an SDP offer carries: each kind
+    /// needs its bit in the PrivateMapKey; an audience member approved on mic is granted sending.
+    public func checkMedia(of session: SessionID, offer sdp: String, sending: Bool) throws(LiveRoomError) {
+        guard let (roomId, userId) = sessions[session], let member = rooms[roomId]?.members[userId],
+            let privileges = member.privileges
+        else { return }
+        if sending, member.micApproved { return }
+        let kinds = Self.mediaKinds(in: sdp)
+        if kinds.audio { try Self.require(sending ? .sendAudio : .receiveAudio, of: privileges, to: sending ? "sending audio" : "receiving audio") }
+        if kinds.video { try Self.require(sending ? .sendVideo : .receiveVideo, of: privileges, to: sending ? "sending video" : "receiving video") }
     }
 
     /// What entering a room came to.
@@ -397,8 +453,11 @@ public struct RoomsStateMachine: Sendable {
         if let current = sessions[session] {
             throw LiveRoomError(ErrorCode.enterRoomRefused, "this connection is already in room \(current.roomId.quoted); call exitRoom first")
         }
-        try validate(params, now: now.unixSeconds)
+        let privileges = try validate(params, now: now.unixSeconds)
         let roomId = params.strRoomId
+        try Self.require(.enterRoom, of: privileges, to: "entering the room")
+        if rooms[roomId] == nil { try Self.require(.createRoom, of: privileges, to: "creating room \(roomId.quoted)") }
+        if params.role == .anchor { try Self.require([.sendAudio, .sendVideo], of: privileges, to: "entering as an anchor") }
         var actions: [Action] = []
         var replaced: Member?
         if let existing = rooms[roomId]?.members[params.userId] {
@@ -444,7 +503,7 @@ public struct RoomsStateMachine: Sendable {
         }
         let member = Member(
             session: session, userId: params.userId, role: params.role, enteredAsAnchor: params.role == .anchor,
-            enteredAt: now.unixMillis)
+            privileges: privileges, enteredAt: now.unixMillis)
         var room = rooms[roomId]!
         let existingAnchors = room.anchorOrder
         room.members[params.userId] = member

@@ -5,8 +5,11 @@ public struct EnterRoomParams: Sendable, Hashable {
     public var userSig: String
     public var strRoomId: String
     public var role: Role
+    /// The user's permission ticket for this room (TRTC's `privateMapKey`); empty for none.
+    public var privateMapKey: String
 
-    public init(sdkAppId: UInt64, userId: String, userSig: String, strRoomId: String, role: Role) {
+    public init(sdkAppId: UInt64, userId: String, userSig: String, strRoomId: String, role: Role, privateMapKey: String = "") {
+        self.privateMapKey = privateMapKey
         self.sdkAppId = sdkAppId
         self.userId = userId
         self.userSig = userSig

@@ -14,6 +14,9 @@ public enum ErrorCode {
     public static let invalidUserSig = -3320
     /// ERR_TRTC_USER_SIG_CHECK_FAILED: signature, app or user mismatch, or expired.
     public static let userSigCheckFailed = -100018
+    /// ERR_SERVER_INFO_PRIVILEGE_FLAG_ERROR: with `--require-private-map-key`, a PrivateMapKey
+    /// that is missing, does not verify for this user and room, or lacks the privilege asked for.
+    public static let privilegeCheckFailed = -100006
     /// ERR_TRTC_ENTER_ROOM_REFUSED: enterRoom on a connection that is already in a room.
     public static let enterRoomRefused = -3340
     /// ERR_TRTC_PK caller is not an anchor (cross-room PK).

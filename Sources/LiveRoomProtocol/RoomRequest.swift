@@ -77,6 +77,7 @@ public enum RoomRequest: Sendable, Hashable {
             o["strRoomId"] = .string(p.strRoomId)
             o["role"] = .string(p.role.rawValue)
             o["scene"] = "live"
+            if !p.privateMapKey.isEmpty { o["privateMapKey"] = .string(p.privateMapKey) }
         case .switchRole(let role):
             o["role"] = .string(role.rawValue)
         case .acceptMic(let u), .rejectMic(let u), .inviteMic(let u), .endMic(let u):
@@ -116,7 +117,7 @@ public enum RoomRequest: Sendable, Hashable {
             return .enterRoom(
                 EnterRoomParams(
                     sdkAppId: UInt64(sdkAppId), userId: try fields.string("userId") ?? "", userSig: try fields.string("userSig") ?? "",
-                    strRoomId: try fields.string("strRoomId") ?? "", role: role))
+                    strRoomId: try fields.string("strRoomId") ?? "", role: role, privateMapKey: try fields.string("privateMapKey") ?? ""))
         case "exitRoom": return .exitRoom
         case "switchRole": return .switchRole(try role(fields.requiredString("role"), fields))
         case "requestMic": return .requestMic

@@ -60,7 +60,8 @@ public struct LiveRoomServer: Sendable {
         let hub = RoomHub(
             configuration: .init(
                 sdkAppId: credentials.sdkAppId, secretKey: credentials.secretKey, maxAnchorsPerRoom: configuration.maxAnchorsPerRoom,
-                maxRoomsPerUser: configuration.maxRoomsPerUser, maxRooms: configuration.maxRooms),
+                maxRoomsPerUser: configuration.maxRoomsPerUser, maxRooms: configuration.maxRooms,
+                requirePrivateMapKey: configuration.requirePrivateMapKey),
             tasksConfiguration: .init(
                 task: .init(
                     retryCount: configuration.taskRetryCount, retryInterval: configuration.taskRetryInterval, idleTimeout: configuration.taskIdleTimeout),

@@ -39,6 +39,8 @@ public struct ServerConfiguration: Sendable {
     public var rtmpsInsecure: Bool
     /// The directory tasks may name image files in; nil allows only http(s) images.
     public var imageDirectory: String?
+    /// Whether entering a room needs a PrivateMapKey whose privileges then apply.
+    public var requirePrivateMapKey: Bool
     /// The most bytes of signaling messages that may wait for one client; a client that falls
     /// further behind is disconnected (close code 1008).
     public var maxOutboxBytes: Int
@@ -69,8 +71,10 @@ public struct ServerConfiguration: Sendable {
         maxConnections: Int = 5000, maxConnectionsPerAddress: Int = 100, pingInterval: Duration = .seconds(20),
         maxRoomsPerUser: Int = 10, maxRooms: Int = 1000, mediaConnectTimeout: Duration = .seconds(15), consentTimeout: Duration = .seconds(30),
         maxTasksPerUser: Int = 4, maxTasks: Int = 20, encodingBudget: Int = PublishTasksStateMachine.defaultEncodingBudget,
-        egressAllow: [String] = [], rtmpsInsecure: Bool = false, imageDirectory: String? = nil
+        egressAllow: [String] = [], rtmpsInsecure: Bool = false, imageDirectory: String? = nil,
+        requirePrivateMapKey: Bool = false
     ) {
+        self.requirePrivateMapKey = requirePrivateMapKey
         self.imageDirectory = imageDirectory
         self.egressAllow = egressAllow
         self.rtmpsInsecure = rtmpsInsecure

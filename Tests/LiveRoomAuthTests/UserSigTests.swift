@@ -63,14 +63,19 @@ import Testing
         }
     }
 
-    /// With a userbuf (what a PrivateMapKey carries) the library signs `TLS.userbuf:` too.
-    /// LiveRoom reads the other fields but does not take userbufs: the signature does not match.
-    @Test func aUserSigWithAUserbufFromTencentsLibraryDecodesButDoesNotVerify() throws {
-        #expect(try UserSig.decode(Self.tencentUserSigWithUserbuf) == UserSig(
+    /// With a userbuf (what a PrivateMapKey carries) the library signs `TLS.userbuf:` too, and so
+    /// does LiveRoom's verification.
+    @Test func aUserSigWithAUserbufFromTencentsLibraryVerifies() throws {
+        let expected = UserSig(
             identifier: "xiaojun", sdkAppId: 1_400_000_000, time: 1_700_000_000, expire: 15_552_000,
-            signature: "QjT201xPkXk/aM1e+y0vakZb0K2iPrFue++0s5y6bFM="))
+            signature: "QjT201xPkXk/aM1e+y0vakZb0K2iPrFue++0s5y6bFM=", userbuf: "YWJj")
+        #expect(try UserSig.decode(Self.tencentUserSigWithUserbuf) == expected)
+        #expect(try UserSig.verify(Self.tencentUserSigWithUserbuf, sdkAppId: 1_400_000_000, secretKey: Self.secret, identifier: "xiaojun", now: 1_700_000_000) == expected)
+        #expect(UserSig.make(sdkAppId: 1_400_000_000, secretKey: Self.secret, identifier: "xiaojun", time: 1_700_000_000, expire: 15_552_000, userbuf: Array("abc".utf8)) == expected)
+        var forged = expected
+        forged.userbuf = "YWJk"  // "abd": another buffer under the same signature
         #expect(throws: UserSigError.checkFailed("UserSig signature does not match this SDKAppID's secret key")) {
-            try UserSig.verify(Self.tencentUserSigWithUserbuf, sdkAppId: 1_400_000_000, secretKey: Self.secret, identifier: "xiaojun", now: 1_700_000_000)
+            try UserSig.verify(forged.encoded(), sdkAppId: 1_400_000_000, secretKey: Self.secret, identifier: "xiaojun", now: 1_700_000_000)
         }
     }
 

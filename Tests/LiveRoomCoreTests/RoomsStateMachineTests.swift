@@ -14,10 +14,16 @@ struct Harness {
     var sessions: [String: SessionID] = [:]
     var nextSession: SessionID = 1
 
-    init(maxAnchors: Int = 50, maxRoomsPerUser: Int = 10, maxRooms: Int = 1000) {
+    init(maxAnchors: Int = 50, maxRoomsPerUser: Int = 10, maxRooms: Int = 1000, requirePrivateMapKey: Bool = false) {
         machine = RoomsStateMachine(
             configuration: .init(
-                sdkAppId: Self.appId, secretKey: Self.secret, maxAnchorsPerRoom: maxAnchors, maxRoomsPerUser: maxRoomsPerUser, maxRooms: maxRooms))
+                sdkAppId: Self.appId, secretKey: Self.secret, maxAnchorsPerRoom: maxAnchors, maxRoomsPerUser: maxRoomsPerUser, maxRooms: maxRooms,
+                requirePrivateMapKey: requirePrivateMapKey))
+    }
+
+    /// A PrivateMapKey for `user` in `room`.
+    func key(_ user: String, room: String = "r1", _ privileges: PrivateMapKey.Privileges) -> String {
+        PrivateMapKey.make(sdkAppId: Self.appId, secretKey: Self.secret, userId: user, room: .string(room), privileges: privileges, time: millis / 1000, expire: 3600)
     }
 
     var now: EventTime { EventTime(monotonic: base.advanced(by: .milliseconds(millis - 1_700_000_000_000)), unixMillis: millis) }
@@ -30,13 +36,15 @@ struct Harness {
 
     /// A new connection for `connection` (a name; defaults to the user id) entering the room.
     @discardableResult
-    mutating func enter(_ user: String, room: String = "r1", role: Role = .audience, connection: String? = nil) -> [RoomsStateMachine.Action] {
+    mutating func enter(
+        _ user: String, room: String = "r1", role: Role = .audience, connection: String? = nil, privateMapKey: String = ""
+    ) -> [RoomsStateMachine.Action] {
         let name = connection ?? user
         let session = nextSession
         nextSession += 1
         sessions[name] = session
         return machine.handle(
-            .enterRoom(EnterRoomParams(sdkAppId: Self.appId, userId: user, userSig: sig(user), strRoomId: room, role: role)),
+            .enterRoom(EnterRoomParams(sdkAppId: Self.appId, userId: user, userSig: sig(user), strRoomId: room, role: role, privateMapKey: privateMapKey)),
             from: session, at: now)
     }
 

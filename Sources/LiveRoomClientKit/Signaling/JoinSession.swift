@@ -14,6 +14,8 @@ public struct JoinOptions: Sendable {
     public var role: Role
     public var sdkAppId: UInt64
     public var userSig: String
+    /// The permission ticket for this room, for servers that require one; empty for none.
+    public var privateMapKey: String
     /// Leave after this long; nil means when standard input ends or on `leave`.
     public var duration: Duration?
     /// What to publish and record.
@@ -21,8 +23,9 @@ public struct JoinOptions: Sendable {
 
     public init(
         server: String, roomId: String, userId: String, role: Role, sdkAppId: UInt64, userSig: String, duration: Duration?,
-        media: MediaOptions = MediaOptions()
+        media: MediaOptions = MediaOptions(), privateMapKey: String = ""
     ) {
+        self.privateMapKey = privateMapKey
         self.server = server
         self.roomId = roomId
         self.userId = userId
@@ -99,7 +102,8 @@ public struct JoinSession: Sendable {
         let printer = self.printer
         try await WebSocketClient.connect(url: url, configuration: .init(maxFrameSize: 1 << 16), logger: logger) { inbound, outbound, _ in
             let enter = RoomRequest.enterRoom(
-                EnterRoomParams(sdkAppId: options.sdkAppId, userId: options.userId, userSig: options.userSig, strRoomId: options.roomId, role: options.role))
+                EnterRoomParams(sdkAppId: options.sdkAppId, userId: options.userId, userSig: options.userSig, strRoomId: options.roomId, role: options.role,
+                    privateMapKey: options.privateMapKey))
             try await outbound.write(.text(enter.json.jsonText))
 
             /// Sends exitRoom once; if onExitRoom does not come within 5 s, closes the connection.

@@ -7,7 +7,8 @@ import NIOCore
 
 /// WHIP (RFC 9725) and WHEP: `POST /whip/{room}/{user}` publishes as an anchor of the room,
 /// `POST /whep/{room}/{user}` plays its first publishing anchor (or `?anchor=USER`). The
-/// bearer token is the user's UserSig. `DELETE` on the returned Location ends the session.
+/// bearer token is the user's UserSig; a server that requires PrivateMapKeys takes one as
+/// `?privateMapKey=KEY`. `DELETE` on the returned Location ends the session.
 struct WHIPRoutes: Sendable {
     let hub: RoomHub
     let auth: AdminAuth
@@ -33,7 +34,8 @@ struct WHIPRoutes: Sendable {
                 let offer = String(buffer: try await request.body.collect(upTo: 256 * 1024))
                 do throws(RoomHub.HTTPRefusal) {
                     let (session, answer) = try await hub.enterForHTTP(
-                        roomId: room, userId: user, userSig: token, publish: publish, anchor: request.uri.queryParameters.get("anchor"), offer: offer)
+                        roomId: room, userId: user, userSig: token, privateMapKey: request.uri.queryParameters.get("privateMapKey") ?? "",
+                        publish: publish, anchor: request.uri.queryParameters.get("anchor"), offer: offer)
                     var headers = Self.cors
                     headers[.contentType] = "application/sdp"
                     headers[.location] = "/\(prefix)/\(room)/\(user)/\(session)"

@@ -188,11 +188,17 @@ extension RoomHub {
         }
         let session = newSession()
         let configuration = machine.configuration
+        let now = Int64(Date().timeIntervalSince1970)
         let sig = UserSig.make(
-            sdkAppId: configuration.sdkAppId, secretKey: configuration.secretKey, identifier: robot.userId,
-            time: Int64(Date().timeIntervalSince1970), expire: 86_400 * 365
+            sdkAppId: configuration.sdkAppId, secretKey: configuration.secretKey, identifier: robot.userId, time: now, expire: 86_400 * 365
         ).encoded()
-        let params = EnterRoomParams(sdkAppId: configuration.sdkAppId, userId: robot.userId, userSig: sig, strRoomId: robot.roomId, role: .anchor)
+        // The robot may enter its room and send there, never create it.
+        let key = configuration.requirePrivateMapKey
+            ? PrivateMapKey.make(
+                sdkAppId: configuration.sdkAppId, secretKey: configuration.secretKey, userId: robot.userId, room: .string(robot.roomId),
+                privileges: [.enterRoom, .sendAudio, .sendVideo], time: now, expire: 86_400 * 365) : ""
+        let params = EnterRoomParams(
+            sdkAppId: configuration.sdkAppId, userId: robot.userId, userSig: sig, strRoomId: robot.roomId, role: .anchor, privateMapKey: key)
         switch machine.enter(params, from: session, at: .now()) {
         case .refused(let error):
             return tasks.robotRefused(taskId, .refused(error))

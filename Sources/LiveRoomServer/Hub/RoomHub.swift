@@ -126,16 +126,33 @@ actor RoomHub {
     /// Enters a room for a WHIP/WHEP client (a session without a WebSocket) and negotiates
     /// its peer connection: publish for WHIP, play the first publishing anchor (or `anchor`)
     /// for WHEP. Returns the session, which names the WHIP/WHEP resource.
-    func enterForHTTP(roomId: String, userId: String, userSig: String, publish: Bool, anchor: String?, offer: String) async throws(HTTPRefusal) -> (SessionID, String) {
+    func enterForHTTP(
+        roomId: String, userId: String, userSig: String, privateMapKey: String = "", publish: Bool, anchor: String?, offer: String
+    ) async throws(HTTPRefusal) -> (SessionID, String) {
         guard let media else { throw HTTPRefusal(status: 503, message: "the media port is not running") }
         let session = newSession()
-        let params = EnterRoomParams(sdkAppId: machine.configuration.sdkAppId, userId: userId, userSig: userSig, strRoomId: roomId, role: publish ? .anchor : .audience)
+        let params = EnterRoomParams(
+            sdkAppId: machine.configuration.sdkAppId, userId: userId, userSig: userSig, strRoomId: roomId, role: publish ? .anchor : .audience,
+            privateMapKey: privateMapKey)
+        func refusal(_ error: LiveRoomError) -> HTTPRefusal {
+            let status = switch error.code {
+            case ErrorCode.invalidUserSig, ErrorCode.userSigCheckFailed: 401
+            case ErrorCode.tooManyAnchors, ErrorCode.privilegeCheckFailed: 403
+            default: 400
+            }
+            return HTTPRefusal(status: status, message: "\(error.code): \(error.message)")
+        }
         switch machine.enter(params, from: session, at: .now()) {
         case .refused(let error):
-            let status = [ErrorCode.invalidUserSig, ErrorCode.userSigCheckFailed].contains(error.code) ? 401 : error.code == ErrorCode.tooManyAnchors ? 403 : 400
-            throw HTTPRefusal(status: status, message: "\(error.code): \(error.message)")
+            throw refusal(error)
         case .entered(let actions):
             execute(actions)
+        }
+        do throws(LiveRoomError) {
+            try machine.checkMedia(of: session, offer: offer, sending: publish)
+        } catch {
+            leaveForHTTP(session)
+            throw refusal(error)
         }
         do {
             if publish {

@@ -151,6 +151,15 @@ public struct LiveRoomServer: Sendable {
             defer { gate.release(address) }
             let (session, outbox) = await hub.connect()
             logger.debug("Signaling connection opened", metadata: [LogKey.session: "\(session)"])
+            // Sends a close frame (1008) if it goes out within a moment, then closes the socket: a
+            // client that does not read would otherwise keep the connection (and its writes) forever.
+            let channel = context.requestContext.channel
+            @Sendable func hangUp(reason: String) async {
+                let closing = Task { try? await outbound.close(.policyViolation, reason: reason) }
+                try? await Task.sleep(for: .milliseconds(200))
+                closing.cancel()
+                try? await channel.close()
+            }
             await withTaskGroup(of: Void.self) { group in
                 let loginTimeout = configuration.loginTimeout
                 // A connection that has not entered a room by the deadline is closed: idle
@@ -161,14 +170,16 @@ public struct LiveRoomServer: Sendable {
                     await hub.send(.error(LiveRoomError(ErrorCode.loginTimeout, "no enterRoom within \(seconds) s; the connection is closed")), to: session)
                     logger.info("Signaling connection closed: no enterRoom", metadata: [LogKey.session: "\(session)"])
                     try? await Task.sleep(for: .milliseconds(100))  // lets the writer send the error first
-                    try? await outbound.close(.policyViolation, reason: "no enterRoom within \(seconds) s")
+                    await hangUp(reason: "no enterRoom within \(seconds) s")
+                }
+                group.addTask {
+                    _ = try? await outbox.drain { text in try await outbound.write(.text(text)) }
                 }
                 group.addTask {
                     // A client that does not read what its room sends is closed, not buffered for.
-                    if case .overflowed? = try? await outbox.drain({ text in try await outbound.write(.text(text)) }) {
+                    if await outbox.ended() == .overflowed {
                         logger.info("Signaling connection closed: it does not read", metadata: [LogKey.session: "\(session)"])
-                        try? await outbound.close(
-                            .policyViolation, reason: "more than \(outbox.maxBytes) bytes of messages wait for this client; read faster")
+                        await hangUp(reason: "more than \(outbox.maxBytes) bytes of messages wait for this client; read faster")
                     }
                 }
                 do {
@@ -236,11 +247,14 @@ struct RequestContext: Hummingbird.RequestContext, WebSocketRequestContext, Remo
     var coreContext: CoreRequestContextStorage
     let webSocket: WebSocketHandlerReference<Self>
     let remoteAddress: SocketAddress?
+    /// The connection, for closing it at once (a client that does not read cannot be sent a close frame).
+    let channel: any Channel
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         webSocket = .init()
         remoteAddress = source.channel.remoteAddress
+        channel = source.channel
     }
 }
 

@@ -3,7 +3,7 @@ import LiveRoomProtocol
 import Testing
 
 /// Connection and room limits against a real server, with raw WebSocket clients from
-/// `Tests/Hostile/idle_flood.py`.
+/// `Tests/Hostile/idle_flood.py` and `Tests/Hostile/slow_reader.py`.
 @Suite(.serialized, .timeLimit(.minutes(2))) struct ConnectionLimitTests {
     static let flood = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Hostile/idle_flood.py").path
@@ -37,6 +37,27 @@ import Testing
         #expect(Self.refusals(flood).allSatisfy { $0 == ErrorCode.loginTimeout }, "each was told -7013")
         #expect(Self.refusals(flood).count >= 900, "\(Self.refusals(flood).count) were told why")
         #expect(server.residentMiB < 150)
+    }
+
+    @Test func aClientThatSendsAndNeverReadsIsCutOffWithRSSUnder150MiB() async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        // A login deadline longer than the test: only the outbox limit can end this connection.
+        let server = try await TestServer.start(in: scope, extra: ["--login-timeout", "120"])
+        let url = URL(string: server.url)!
+        let reader = URL(fileURLWithPath: Self.flood).deletingLastPathComponent().appendingPathComponent("slow_reader.py").path
+        let started = ContinuousClock.now
+        let client = try scope.start("/usr/bin/python3", [reader, url.host!, String(url.port!), "40"], name: "slow reader")
+        var peak = server.residentMiB
+        while !client.output.contains(where: { $0.hasPrefix("closed") || $0.hasPrefix("gave-up") }), ContinuousClock.now - started < .seconds(45) {
+            peak = max(peak, server.residentMiB)
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        let end = try #require(client.output.last { $0.hasPrefix("closed") || $0.hasPrefix("gave-up") })
+        #expect(end.hasPrefix("closed"), "the server cut the client off: \(end)")
+        #expect(ContinuousClock.now - started < .seconds(20), "within seconds of the outbox filling")
+        #expect(peak < 150, "\(peak) MiB at most while it sent \(end)")
+        try await server.checkServesANormalRoom(in: scope)
     }
 
     @Test func connectionsOverTheCapsAreRefusedWithTheirCodesAndCountedOutWhenTheyClose() async throws {

@@ -37,6 +37,14 @@ for _ in range(count):
     open_sockets.append(s)
 print(f"opened {len(open_sockets)} {refused_http}", flush=True)
 
+def report(buffer):
+    """Prints the refusals among the complete frames in buffer (which may have come with the upgrade answer)."""
+    for opcode, payload in frames(buffer):
+        if opcode == 1:
+            event = json.loads(payload)
+            if event.get("event") == "onError":
+                print(f"refused {event.get('errCode')}", flush=True)
+
 def frames(buffer):
     """Yields (opcode, payload) of the complete server frames in buffer, removing them."""
     while len(buffer) >= 2:
@@ -58,17 +66,12 @@ while closed < len(open_sockets) and time.monotonic() < deadline:
             data = key.fileobj.recv(65536)
         except (ConnectionResetError, BlockingIOError):
             data = b""
+        key.data.extend(data)
+        report(key.data)
         if not data:
             selector.unregister(key.fileobj)
             key.fileobj.close()
             closed += 1
-            continue
-        key.data.extend(data)
-        for opcode, payload in frames(key.data):
-            if opcode == 1:
-                event = json.loads(payload)
-                if event.get("event") == "onError":
-                    print(f"refused {event.get('errCode')}", flush=True)
     if time.monotonic() >= next_report:
         print(f"closed {closed}", flush=True)
         next_report = time.monotonic() + 1.0

@@ -6,7 +6,8 @@ import Synchronization
 ///
 /// The queue holds at most `maxBytes` of text. A client that stops reading while its room keeps
 /// talking would otherwise grow the server without bound: past the limit the queue is dropped
-/// and ``drain(_:)`` ends with ``End/overflowed``, and the connection is closed.
+/// and ``ended()`` says ``End/overflowed``, and the connection is closed at once, whether or not
+/// the writer is stuck writing to a client that does not read.
 final class ConnectionOutbox: Sendable {
     /// Why ``drain(_:)`` returned.
     enum End: Sendable, Equatable {
@@ -27,10 +28,19 @@ final class ConnectionOutbox: Sendable {
     private let state = Mutex(State())
     private let wakeups: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
+    private let ends: AsyncStream<End>
+    private let end: AsyncStream<End>.Continuation
 
     init(maxBytes: Int) {
         self.maxBytes = maxBytes
         (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        (ends, end) = AsyncStream.makeStream(of: End.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Waits until the queue is closed or overflows, and says which.
+    func ended() async -> End {
+        for await reason in ends { return reason }
+        return state.withLock { $0.overflowed } ? .overflowed : .closed
     }
 
     /// The bytes of text waiting to be written.
@@ -50,7 +60,10 @@ final class ConnectionOutbox: Sendable {
         }
         switch outcome {
         case .queued: wake.yield()
-        case .overflowed: wake.finish()
+        case .overflowed:
+            wake.finish()
+            end.yield(.overflowed)
+            end.finish()
         case .refused: break
         }
     }
@@ -59,6 +72,7 @@ final class ConnectionOutbox: Sendable {
     func close() {
         state.withLock { $0.closed = true }
         wake.finish()
+        end.finish()
     }
 
     /// Calls `write` for each message in order until ``close()``, or until the queue overflows.

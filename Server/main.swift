@@ -53,6 +53,11 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
     @Flag(help: "Do not verify rtmps:// server certificates (LIVEROOM_RTMPS_INSECURE=1).") var rtmpsInsecure = false
     @Option(help: "Directory whose image files tasks may name (placeholders, backgrounds, watermarks); without it only http(s) images (LIVEROOM_IMAGE_DIR).")
     var imageDir: String?
+    @Option(
+        help: ArgumentHelp(
+            "An address clients reach the media port at, for a server behind NAT or on a cloud VM (repeatable; LIVEROOM_ANNOUNCE_IP, comma-separated). Without it: the --host address, or each interface's address when --host is 0.0.0.0.",
+            valueName: "ip"))
+    var announceIp: [String] = []
     @Flag(help: "Entering a room needs a PrivateMapKey for the user and room; its privileges decide creating, entering, sending and receiving (LIVEROOM_REQUIRE_PRIVATE_MAP_KEY=1).")
     var requirePrivateMapKey = false
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical (LIVEROOM_LOG_LEVEL).") var logLevel: String?
@@ -100,9 +105,13 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
             egressAllow: egressAllow.isEmpty ? (env["LIVEROOM_EGRESS_ALLOW"] ?? "").split(separator: ",").map(String.init) : egressAllow,
             rtmpsInsecure: rtmpsInsecure || env["LIVEROOM_RTMPS_INSECURE"] == "1",
             imageDirectory: imageDir ?? env["LIVEROOM_IMAGE_DIR"],
-            requirePrivateMapKey: requirePrivateMapKey || env["LIVEROOM_REQUIRE_PRIVATE_MAP_KEY"] == "1")
+            requirePrivateMapKey: requirePrivateMapKey || env["LIVEROOM_REQUIRE_PRIVATE_MAP_KEY"] == "1",
+            announceAddresses: announceIp.isEmpty ? (env["LIVEROOM_ANNOUNCE_IP"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } : announceIp)
         let levelText = logLevel ?? env["LIVEROOM_LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelText) else { throw ValidationError("unknown log level \(levelText)") }
+        if let bad = configuration.announceAddresses.first(where: { !ServerConfiguration.isIPAddress($0) }) {
+            throw ValidationError("--announce-ip takes IP addresses, not \"\(bad)\"")
+        }
         guard configuration.maxAnchorsPerRoom > 0 else { throw ValidationError("--max-anchors must be at least 1") }
         guard configuration.maxConnections > 0, configuration.maxConnectionsPerAddress > 0, configuration.pingInterval > .zero,
             configuration.maxRoomsPerUser > 0, configuration.maxRooms > 0, configuration.mediaConnectTimeout > .zero, configuration.consentTimeout > .zero

@@ -109,7 +109,8 @@ public final class SFURouter {
     }
 
     private let certificate: DTLSCertificate
-    private let candidate: ICECandidate
+    /// The server's host candidates, in every answer.
+    public let candidates: [ICECandidate]
     private let connectTimeout: Duration
     private let consentTimeout: Duration
     private var demux = MediaDemultiplexer<PeerID>()
@@ -127,15 +128,34 @@ public final class SFURouter {
     /// - Parameters:
     ///   - host: the address clients reach the media port at (the candidate in answers).
     ///   - port: the media UDP port.
+    public convenience init(
+        certificate: DTLSCertificate, host: String, port: UInt16, connectTimeout: Duration = .seconds(15), consentTimeout: Duration = .seconds(30)
+    ) {
+        self.init(certificate: certificate, hosts: [host], port: port, connectTimeout: connectTimeout, consentTimeout: consentTimeout)
+    }
+
+    /// - Parameters:
+    ///   - hosts: the addresses clients may reach the media port at, best first: one host
+    ///     candidate each, in every answer.
+    ///   - port: the media UDP port.
     ///   - connectTimeout: how long a new peer connection may take to connect (ICE and DTLS).
     ///   - consentTimeout: how long a peer may send no ICE check before it is dropped (RFC 7675).
     public init(
-        certificate: DTLSCertificate, host: String, port: UInt16, connectTimeout: Duration = .seconds(15), consentTimeout: Duration = .seconds(30)
+        certificate: DTLSCertificate, hosts: [String], port: UInt16, connectTimeout: Duration = .seconds(15), consentTimeout: Duration = .seconds(30)
     ) {
         self.certificate = certificate
         self.connectTimeout = connectTimeout
         self.consentTimeout = consentTimeout
-        self.candidate = ICECandidate(foundation: "1", component: 1, transport: "udp", priority: 2_130_706_431, address: host, port: port, type: "host")
+        self.candidates = hosts.enumerated().map { index, host in
+            ICECandidate(
+                foundation: String(index + 1), component: 1, transport: "udp", priority: Self.hostPriority(localPreference: 65_535 - index),
+                address: host, port: port, type: "host")
+        }
+    }
+
+    /// RFC 8445 section 5.1.2.1: type preference 126 (host), the local preference, component 1.
+    static func hostPriority(localPreference: Int) -> UInt32 {
+        UInt32(126 << 24 | max(0, min(65_535, localPreference)) << 8 | (256 - 1))
     }
 
     public var peerCount: Int { peers.count }
@@ -523,7 +543,7 @@ public final class SFURouter {
         let credentials = ICECredentials.random()
         return TransportDescription(
             iceUfrag: credentials.ufrag, icePwd: credentials.pwd, fingerprint: PeerTransport.sdpFingerprint(of: certificate),
-            setup: remote.setup == .passive ? .active : .passive, candidates: [candidate], iceLite: true)
+            setup: remote.setup == .passive ? .active : .passive, candidates: candidates, iceLite: true)
     }
 
     private func makeTransport(local: TransportDescription, remote: TransportDescription, now: ContinuousClock.Instant) throws(NegotiationError) -> PeerTransport {

@@ -71,13 +71,17 @@ public struct LiveRoomServer: Sendable {
             maxOutboxBytes: configuration.maxOutboxBytes,
             recorder: recorder, logger: logger)
         let certificate = try DTLSCertificate()
+        let advertised = AdvertisedAddresses.choose(
+            bindHost: configuration.host, announced: configuration.announceAddresses, interfaces: AdvertisedAddresses.interfaces())
         let media = try await MediaService.bind(
-            host: configuration.host, port: configuration.mediaPort, advertisedHost: Self.advertisedHost(configuration.host),
+            host: configuration.host, port: configuration.mediaPort, advertisedHosts: advertised,
             certificate: certificate, connectTimeout: configuration.mediaConnectTimeout, consentTimeout: configuration.consentTimeout, logger: logger
         ) { owner, publisher, _ in
             Task { await hub.peerLost(session: owner, wasPublishing: publisher != nil) }
         }
         await hub.attach(media)
+        logger.notice(
+            "Media candidates", metadata: ["addresses": "\(advertised.joined(separator: ", "))", "port": "\(media.port)", "transport": "udp"])
         let router = makeRouter(
             hub: hub, admin: AdminAPI(hub: hub, store: store, sdkAppId: credentials.sdkAppId),
             auth: AdminAuth(sdkAppId: credentials.sdkAppId, secretKey: credentials.secretKey))
@@ -112,11 +116,6 @@ public struct LiveRoomServer: Sendable {
         try await group.run()
     }
 
-    /// The address clients are told to send media to: the bind address, or loopback when
-    /// bound to every interface (set a public address with a proxy or NAT rule in front).
-    static func advertisedHost(_ host: String) -> String {
-        host == "0.0.0.0" || host == "::" ? "127.0.0.1" : host
-    }
 
     func makeRouter(hub: RoomHub, admin: AdminAPI, auth: AdminAuth) -> Router<RequestContext> {
         let router = Router(context: RequestContext.self)

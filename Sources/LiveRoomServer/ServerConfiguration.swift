@@ -1,3 +1,4 @@
+import LiveRoomWire
 import LiveRoomPublishTasks
 
 /// Everything `liveroom-server` is told at start.
@@ -41,6 +42,9 @@ public struct ServerConfiguration: Sendable {
     public var imageDirectory: String?
     /// Whether entering a room needs a PrivateMapKey whose privileges then apply.
     public var requirePrivateMapKey: Bool
+    /// The addresses clients reach the media port at (behind NAT, on a cloud VM); empty: the
+    /// bind address, or every interface's address when bound to all of them.
+    public var announceAddresses: [String]
     /// The most bytes of signaling messages that may wait for one client; a client that falls
     /// further behind is disconnected (close code 1008).
     public var maxOutboxBytes: Int
@@ -72,8 +76,9 @@ public struct ServerConfiguration: Sendable {
         maxRoomsPerUser: Int = 10, maxRooms: Int = 1000, mediaConnectTimeout: Duration = .seconds(15), consentTimeout: Duration = .seconds(30),
         maxTasksPerUser: Int = 4, maxTasks: Int = 20, encodingBudget: Int = PublishTasksStateMachine.defaultEncodingBudget,
         egressAllow: [String] = [], rtmpsInsecure: Bool = false, imageDirectory: String? = nil,
-        requirePrivateMapKey: Bool = false
+        requirePrivateMapKey: Bool = false, announceAddresses: [String] = []
     ) {
+        self.announceAddresses = announceAddresses
         self.requirePrivateMapKey = requirePrivateMapKey
         self.imageDirectory = imageDirectory
         self.egressAllow = egressAllow
@@ -106,4 +111,7 @@ public struct ServerConfiguration: Sendable {
 
     /// The SDKAppID used when none is given.
     public static let developmentSdkAppId: UInt64 = 1_400_000_000
+
+    /// Whether `text` is an IPv4 or IPv6 address (what `--announce-ip` takes).
+    public static func isIPAddress(_ text: String) -> Bool { IPAddress(text) != nil }
 }

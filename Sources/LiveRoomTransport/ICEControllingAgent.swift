@@ -2,8 +2,9 @@ import LiveRoomWire
 import NIOCore
 
 /// The client side of ICE toward an ICE-lite server (RFC 8445): a full, controlling agent
-/// with one host candidate that checks the server's candidate, nominates it aggressively
-/// (USE-CANDIDATE on every check), and keeps consent fresh (RFC 7675).
+/// with one host candidate that checks each of the server's candidates (a server on several
+/// interfaces, or behind NAT with announced addresses, gives several), nominates the first that
+/// answers aggressively (USE-CANDIDATE on every check), and keeps consent fresh (RFC 7675).
 public struct ICEControllingAgent: Sendable {
     public enum Action: Sendable, Hashable {
         case send(ByteBuffer, to: TransportAddress)
@@ -15,14 +16,18 @@ public struct ICEControllingAgent: Sendable {
 
     public let local: ICECredentials
     public let remote: ICECredentials
-    public let remoteAddress: TransportAddress
+    /// The server's candidates, best first; checked until one answers.
+    public let remoteAddresses: [TransportAddress]
+    /// Where media goes: the candidate that answered first (until then, the best one).
+    public private(set) var remoteAddress: TransportAddress
     public private(set) var isConnected = false
     /// Round-trip time of the latest answered check (consent checks keep it fresh).
     public private(set) var roundTripTime: Duration?
     private let tieBreaker: UInt64
     private var nextCheck: ContinuousClock.Instant
     private var lastSuccess: ContinuousClock.Instant
-    private var outstanding: [STUNTransactionID: ContinuousClock.Instant] = [:]
+    /// Checks waiting for an answer: when each was sent, and where.
+    private var outstanding: [STUNTransactionID: (sent: ContinuousClock.Instant, to: TransportAddress)] = [:]
     private var failed = false
     private let consentTimeout: Duration
 
@@ -30,10 +35,23 @@ public struct ICEControllingAgent: Sendable {
     public static let connectingInterval = Duration.milliseconds(50)
     public static let consentInterval = Duration.milliseconds(2500)
 
+    /// The most candidates checked; the rest are ignored.
+    public static let maxRemoteAddresses = 8
+
     public init(local: ICECredentials, remote: ICECredentials, remoteAddress: TransportAddress, now: ContinuousClock.Instant, consentTimeout: Duration = .seconds(30)) {
+        self.init(local: local, remote: remote, remoteAddresses: [remoteAddress], now: now, consentTimeout: consentTimeout)
+    }
+
+    /// - Parameter remoteAddresses: the server's candidates, best first (at least one).
+    public init(
+        local: ICECredentials, remote: ICECredentials, remoteAddresses: [TransportAddress], now: ContinuousClock.Instant,
+        consentTimeout: Duration = .seconds(30)
+    ) {
+        precondition(!remoteAddresses.isEmpty, "ICE needs at least one remote candidate")
         self.local = local
         self.remote = remote
-        self.remoteAddress = remoteAddress
+        self.remoteAddresses = Array(remoteAddresses.prefix(Self.maxRemoteAddresses))
+        self.remoteAddress = remoteAddresses[0]
         self.tieBreaker = UInt64.random(in: 1...UInt64.max)
         self.nextCheck = now
         self.lastSuccess = now
@@ -52,28 +70,34 @@ public struct ICEControllingAgent: Sendable {
         }
         guard now >= nextCheck else { return [] }
         nextCheck = now + (isConnected ? Self.consentInterval : Self.connectingInterval)
-        let id = STUNTransactionID.random()
-        outstanding[id] = now
         // Forget checks that will never be answered.
-        outstanding = outstanding.filter { now - $0.value < .seconds(10) }
-        let request = STUNMessage(
-            type: .bindingRequest, transactionID: id,
-            attributes: [
-                .username("\(remote.ufrag):\(local.ufrag)"), .priority(1_845_501_695), .iceControlling(tieBreaker), .useCandidate,
-            ])
-        return [.send(request.serialize(integrityKey: STUNIntegrity.shortTermKey(password: remote.pwd), fingerprint: true), to: remoteAddress)]
+        outstanding = outstanding.filter { now - $0.value.sent < .seconds(10) }
+        // Until one answers, every candidate is checked; then only the chosen one, for consent.
+        return (isConnected ? [remoteAddress] : remoteAddresses).map { address in
+            let id = STUNTransactionID.random()
+            outstanding[id] = (now, address)
+            let request = STUNMessage(
+                type: .bindingRequest, transactionID: id,
+                attributes: [
+                    .username("\(remote.ufrag):\(local.ufrag)"), .priority(1_845_501_695), .iceControlling(tieBreaker), .useCandidate,
+                ])
+            return .send(request.serialize(integrityKey: STUNIntegrity.shortTermKey(password: remote.pwd), fingerprint: true), to: address)
+        }
     }
 
     /// A STUN message from the server: a response to one of our checks, or something to ignore.
     public mutating func receive(_ message: STUNMessage, datagram: ByteBuffer, from source: TransportAddress, now: ContinuousClock.Instant) -> [Action] {
-        guard !failed, message.type == .bindingSuccessResponse, source == remoteAddress,
-            let sent = outstanding.removeValue(forKey: message.transactionID),
+        // An answer counts only from where its check went (RFC 8445 section 7.2.5.2.1).
+        guard !failed, message.type == .bindingSuccessResponse, let check = outstanding[message.transactionID], check.to == source,
+            isConnected ? source == remoteAddress : true,
             case .valid? = try? STUNIntegrity.verifyMessageIntegrity(of: datagram, key: STUNIntegrity.shortTermKey(password: remote.pwd))
         else { return [] }
+        outstanding[message.transactionID] = nil
         lastSuccess = now
-        roundTripTime = now - sent
+        roundTripTime = now - check.sent
         guard !isConnected else { return [] }
         isConnected = true
+        remoteAddress = source
         nextCheck = now + Self.consentInterval
         return [.connected(remoteAddress)]
     }

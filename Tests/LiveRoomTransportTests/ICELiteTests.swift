@@ -155,3 +155,48 @@ func bindingRequest(
         #expect(c.deadline == t0.advanced(by: .seconds(50)))
     }
 }
+
+/// The client's agent against a server with several candidates: every one is checked until one
+/// answers, and that one carries media and consent.
+@Suite struct ICEControllingAgentTests {
+    let t0 = ContinuousClock.now
+    let client = ICECredentials(ufrag: "cli1", pwd: "clientpasswordclientpass")
+    let server = ICECredentials(ufrag: "srvUfrag", pwd: "serverpasswordserverpass")
+    let unreachable = TransportAddress(address: IPAddress("10.9.9.9")!, port: 7882)
+    let reachable = TransportAddress(address: IPAddress("192.0.2.10")!, port: 7882)
+
+    @Test func checksEveryCandidateAndKeepsTheOneThatAnswers() throws {
+        var agent = ICEControllingAgent(local: client, remote: server, remoteAddresses: [unreachable, reachable], now: t0)
+        let checks = agent.tick(now: t0)
+        let destinations = checks.compactMap { if case .send(_, let to) = $0 { to } else { nil } }
+        #expect(destinations == [unreachable, reachable])
+
+        // Only the second candidate's server answers.
+        var lite = ICELiteAgent(local: server, remoteUfrag: "cli1", now: t0)
+        guard case .send(let bytes, _) = checks[1] else {
+            Issue.record("no check")
+            return
+        }
+        let request = try STUNMessage.parse(bytes)
+        let clientAddress = TransportAddress(address: IPAddress("198.51.100.5")!, port: 50_000)
+        guard case .send(let response, _)? = try lite.receiveBindingRequest(request, datagram: bytes, from: clientAddress, now: t0).first else {
+            Issue.record("the server did not answer")
+            return
+        }
+        // An answer claiming to come from the other candidate does not count.
+        #expect(agent.receive(try STUNMessage.parse(response), datagram: response, from: unreachable, now: t0).isEmpty)
+        #expect(agent.receive(try STUNMessage.parse(response), datagram: response, from: reachable, now: t0) == [.connected(reachable)])
+        #expect(agent.remoteAddress == reachable && agent.isConnected)
+
+        // Consent checks go to the chosen candidate only.
+        let later = t0 + ICEControllingAgent.consentInterval
+        let consent = agent.tick(now: later).compactMap { if case .send(_, let to) = $0 { to } else { nil } }
+        #expect(consent == [reachable])
+    }
+
+    @Test func atMostEightCandidatesAreChecked() {
+        let many = (1...20).map { TransportAddress(address: .v4(0x0A00_0000 + UInt32($0)), port: 7882) }
+        var agent = ICEControllingAgent(local: client, remote: server, remoteAddresses: many, now: t0)
+        #expect(agent.tick(now: t0).count == ICEControllingAgent.maxRemoteAddresses)
+    }
+}

@@ -233,10 +233,10 @@ final class MediaEngine {
         }
         let remote = try TransportDescription(of: description)
         let tracks = try SDPNegotiation.tracks(ofAnswer: description, offered: sections)
-        let address = try MediaOffer.serverAddress(of: remote)
+        let addresses = try MediaOffer.serverAddresses(of: remote)
         let local = MediaOffer.localDescription(credentials: credentials, certificate: certificate)
         let agent = ICEControllingAgent(
-            local: credentials, remote: ICECredentials(ufrag: remote.iceUfrag, pwd: remote.icePwd), remoteAddress: address, now: now)
+            local: credentials, remote: ICECredentials(ufrag: remote.iceUfrag, pwd: remote.icePwd), remoteAddresses: addresses, now: now)
         let transport = try PeerTransport(ice: .controlling(agent), certificate: certificate.certificate, localDescription: local, remoteDescription: remote)
         return (transport, tracks)
     }

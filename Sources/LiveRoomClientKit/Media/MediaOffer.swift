@@ -33,12 +33,21 @@ public enum MediaOffer {
     }
 
     /// The server's media address: the answer's first candidate.
-    public static func serverAddress(of remote: TransportDescription) throws(NegotiationError) -> TransportAddress {
-        guard let candidate = remote.candidates.first else { throw NegotiationError("the answer has no ICE candidate") }
-        guard let address = IPAddress(candidate.address) else {
-            throw NegotiationError("the answer's candidate address \(candidate.address) is not an IP address")
+    /// The server's UDP candidates this client can reach (IPv4, as its media sockets are),
+    /// highest priority first.
+    public static func serverAddresses(of remote: TransportDescription) throws(NegotiationError) -> [TransportAddress] {
+        guard !remote.candidates.isEmpty else { throw NegotiationError("the answer has no ICE candidate") }
+        let addresses = remote.candidates
+            .filter { $0.transport.lowercased() == "udp" }
+            .sorted { $0.priority > $1.priority }
+            .compactMap { candidate -> TransportAddress? in
+                guard let address = IPAddress(candidate.address), case .v4 = address else { return nil }
+                return TransportAddress(address: address, port: candidate.port)
+            }
+        guard !addresses.isEmpty else {
+            throw NegotiationError("the answer has no IPv4 UDP candidate: \(remote.candidates.map { "\($0.address) \($0.transport)" }.joined(separator: ", "))")
         }
-        return TransportAddress(address: address, port: candidate.port)
+        return addresses
     }
 
     /// The video codec of a negotiated track.

@@ -19,10 +19,10 @@ final class MediaService: MediaPort, Service, Sendable {
     let port: Int
     private let logger: Logger
 
-    /// Binds the media port. `port` 0 picks a free one; `advertisedHost` is the address put
-    /// in SDP candidates.
+    /// Binds the media port. `port` 0 picks a free one; `advertisedHosts` are the addresses put
+    /// in SDP candidates, best first.
     static func bind(
-        host: String, port: Int, advertisedHost: String, certificate: DTLSCertificate, connectTimeout: Duration, consentTimeout: Duration,
+        host: String, port: Int, advertisedHosts: [String], certificate: DTLSCertificate, connectTimeout: Duration, consentTimeout: Duration,
         logger: Logger, onPeerClosed: @escaping @Sendable (SFURouter.OwnerID, SFURouter.PublisherKey?, String) -> Void
     ) async throws -> MediaService {
         let eventLoop = MultiThreadedEventLoopGroup.singleton.next()
@@ -36,7 +36,7 @@ final class MediaService: MediaPort, Service, Sendable {
         let router = try await eventLoop.submit {
             NIOLoopBound(
                 SFURouter(
-                    certificate: certificate, host: advertisedHost, port: UInt16(boundPort), connectTimeout: connectTimeout, consentTimeout: consentTimeout),
+                    certificate: certificate, hosts: advertisedHosts, port: UInt16(boundPort), connectTimeout: connectTimeout, consentTimeout: consentTimeout),
                 eventLoop: eventLoop)
         }.get()
         let handler = try await eventLoop.submit {

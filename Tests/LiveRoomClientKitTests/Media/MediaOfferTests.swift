@@ -39,12 +39,21 @@ import Testing
         #expect(SDPNegotiation.supportedCodecs(in: parsed.media[1]).map(\.codec) == [.vp8, .h264])
     }
 
-    @Test func serverAddressIsTheFirstCandidate() throws {
+    @Test func serverAddressesAreTheIPv4UDPCandidatesBestFirst() throws {
         var remote = TransportDescription(
             iceUfrag: "u", icePwd: "p", fingerprint: SDPFingerprint(hashFunction: "sha-256", bytes: [1]), setup: .passive)
-        #expect(throws: NegotiationError.self) { try MediaOffer.serverAddress(of: remote) }
-        remote.candidates = [ICECandidate(foundation: "1", priority: 1, address: "127.0.0.1", port: 7882, type: "host")]
-        #expect(try MediaOffer.serverAddress(of: remote) == TransportAddress(address: IPAddress("127.0.0.1")!, port: 7882))
+        #expect(throws: NegotiationError.self) { try MediaOffer.serverAddresses(of: remote) }
+        remote.candidates = [
+            ICECandidate(foundation: "1", priority: 100, address: "10.0.0.1", port: 7882, type: "host"),
+            ICECandidate(foundation: "2", priority: 300, address: "2001:db8::1", port: 7882, type: "host"),
+            ICECandidate(foundation: "3", priority: 200, address: "203.0.113.7", port: 7882, type: "host"),
+            ICECandidate(foundation: "4", component: 1, transport: "tcp", priority: 400, address: "203.0.113.8", port: 7881, type: "host"),
+        ]
+        #expect(try MediaOffer.serverAddresses(of: remote) == [
+            TransportAddress(address: IPAddress("203.0.113.7")!, port: 7882), TransportAddress(address: IPAddress("10.0.0.1")!, port: 7882),
+        ])
+        remote.candidates = [ICECandidate(foundation: "1", priority: 1, address: "::1", port: 7882, type: "host")]
+        #expect(throws: NegotiationError.self) { try MediaOffer.serverAddresses(of: remote) }
     }
 }
 

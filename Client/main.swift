@@ -70,12 +70,13 @@ struct JoinCommand: AsyncParsableCommand {
     @Option(help: "Room server URL, e.g. http://127.0.0.1:7880.") var server: String
     @Option(help: "Room id (strRoomId).") var room: String
     @Option(help: "Your user id.") var userId: String
-    @Option(help: "anchor or audience.") var role: String = "audience"
+    @Option(help: "anchor or audience (the CLI enters as audience unless told; TRTC's own default for the live scene, and the server's for an enterRoom without a role, is anchor).") var role: String = "audience"
     @Option(help: "A UserSig for --user-id; or give --sdk-app-id and --secret-key to sign one.") var usersig: String?
     @Option(help: "A PrivateMapKey for --user-id and --room, for servers that require one (liveroom usersig --private-map-key).")
     var privateMapKey: String?
     @OptionGroup var credentials: AppCredentials
     @Flag(help: "Print each event as one JSON object per line.") var json = false
+    @Flag(help: "Also print the SDP answers (onPublishAnswer, onSubscribeAnswer), which are no TRTC callbacks.") var verbose = false
     @Option(help: "Leave after this many seconds (then standard input's end does not end the session).") var duration: Double?
     @Option(help: "Publish when an anchor: testsrc, color:RRGGBB or file:PATH.") var publish: String?
     @Option(help: "Video codec to publish: vp8 or h264.") var videoCodec: String = "vp8"
@@ -130,7 +131,7 @@ struct JoinCommand: AsyncParsableCommand {
             options: JoinOptions(
                 server: server, roomId: room, userId: userId, role: role, sdkAppId: sdkAppId, userSig: sig,
                 duration: duration.map { .milliseconds(Int64($0 * 1000)) }, media: media, privateMapKey: privateMapKey ?? ""),
-            printer: EventPrinter(json: json), logger: logger)
+            printer: EventPrinter(json: json, verbose: verbose), logger: logger)
         let outcome: JoinSession.Outcome
         do {
             outcome = try await session.run(commands: standardInputLines())

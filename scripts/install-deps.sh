@@ -16,6 +16,8 @@ packages=(
   # Hostile tests: a TLS endpoint with a self-signed certificate (openssl s_server), and raw
   # WebSocket floods (python3).
   openssl ca-certificates python3
+  # Real-network tests: network namespaces joined by veth pairs (run as root, as CI does).
+  iproute2
 )
 
 missing=()

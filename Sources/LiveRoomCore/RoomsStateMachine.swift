@@ -511,7 +511,8 @@ public struct RoomsStateMachine: Sendable {
         rooms[roomId] = room
         sessions[session] = (roomId, params.userId)
 
-        actions.append(.send(session, .onEnterRoom(result: max(0, elapsedMs))))
+        // TRTC clients take only a result above 0 as success: at least 1 ms.
+        actions.append(.send(session, .onEnterRoom(result: max(1, elapsedMs))))
         actions.append(.record(.userEntered(roomId: roomId, userId: params.userId, role: params.role, at: now.unixMillis)))
         for anchor in existingAnchors {
             actions.append(.send(session, .onRemoteUserEnterRoom(userId: anchor)))

@@ -110,7 +110,8 @@ public enum RoomRequest: Sendable, Hashable {
             guard sdkAppId > 0 else {
                 throw fields.invalid("sdkAppId", "must be a positive integer", code: ErrorCode.invalidSdkAppId)
             }
-            let role = try role(fields.string("role") ?? Role.audience.rawValue, fields)
+            // TRTC's live scene enters as anchor unless the role says otherwise.
+            let role = try role(fields.string("role") ?? Role.anchor.rawValue, fields)
             if let scene = try fields.string("scene"), scene != "live" {
                 throw fields.invalid("scene", "must be \"live\", not \(scene.quoted)")
             }

@@ -68,6 +68,22 @@ struct MediaEndToEndTests {
         #expect(audio.frames >= 100, "at least 2 s of 20 ms Opus frames: \(audio)")
     }
 
+    @Test func sdpAnswersArePrintedOnlyWithVerbose() async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let server = try await TestServer.start(in: scope)
+        let quiet = try scope.start(
+            "liveroom",
+            ["join", "--server", server.url, "--room", "room1", "--user-id", "host", "--role", "anchor", "--sdk-app-id", String(TestServer.sdkAppId),
+             "--secret-key", TestServer.secretKey, "--json", "--publish", "color:FF0000"] + Self.small,
+            name: "host")
+        let fan = try await server.enteredWithMedia("fan", media: [], in: scope)
+        try await fan.waitForEvent("onFirstVideoFrame", timeout: .seconds(15)) { $0["userId"] == "host" }
+        #expect(quiet.events(named: "onEnterRoom").count == 1)
+        #expect(quiet.events(named: "onPublishAnswer").isEmpty, "no SDP without --verbose")
+        #expect(!fan.events(named: "onSubscribeAnswer").isEmpty, "--verbose shows it")
+    }
+
     @Test func micConnectionCarriesMediaAndMuteIsSeen() async throws {
         let scope = try ProcessScope()
         defer { scope.stopAll() }

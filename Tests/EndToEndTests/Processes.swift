@@ -212,7 +212,7 @@ struct TestServer {
         try scope.start(
             "liveroom",
             ["join", "--server", url, "--room", room, "--user-id", user, "--role", role,
-             "--sdk-app-id", String(Self.sdkAppId), "--secret-key", Self.secretKey, "--json"] + extra,
+             "--sdk-app-id", String(Self.sdkAppId), "--secret-key", Self.secretKey, "--json", "--verbose"] + extra,
             name: user)
     }
 

@@ -74,11 +74,11 @@ struct Harness {
     @Test func anchorsAreAnnouncedAudienceIsNot() {
         var h = Harness()
         let a = h.enter("anchor1", role: .anchor)
-        #expect(h.events(a, for: "anchor1") == [.onEnterRoom(result: 0)])
+        #expect(h.events(a, for: "anchor1") == [.onEnterRoom(result: 1)])
         #expect(h.records(a).first == .roomCreated(roomId: "r1", at: h.millis))
 
         let v = h.enter("viewer1")
-        #expect(h.events(v, for: "viewer1") == [.onEnterRoom(result: 0), .onRemoteUserEnterRoom(userId: "anchor1")])
+        #expect(h.events(v, for: "viewer1") == [.onEnterRoom(result: 1), .onRemoteUserEnterRoom(userId: "anchor1")])
         #expect(h.events(v, for: "anchor1").isEmpty, "audience members are not announced")
 
         let b = h.enter("anchor2", role: .anchor)
@@ -117,11 +117,11 @@ struct Harness {
         #expect(h.machine.membership(of: h.sessions["u-r4"]!) == nil)
         // Entering one of the same rooms again replaces that session and is not a fourth room.
         let again = h.enter("u", room: "r2", connection: "u-r2-again")
-        #expect(h.events(again, for: "u-r2-again") == [.onEnterRoom(result: 0)])
+        #expect(h.events(again, for: "u-r2-again") == [.onEnterRoom(result: 1)])
         // Leaving one frees a place.
         _ = h.machine.disconnected(h.sessions["u-r1"]!, at: h.now)
         let later = h.enter("u", room: "r4", connection: "u-r4b")
-        #expect(h.events(later, for: "u-r4b") == [.onEnterRoom(result: 0)])
+        #expect(h.events(later, for: "u-r4b") == [.onEnterRoom(result: 1)])
 
         // Rooms r2, r3, r4 exist; two more may be created, then only existing rooms may be entered.
         h.enter("v", room: "r5")
@@ -129,7 +129,7 @@ struct Harness {
         let full = h.enter("w", room: "r7")
         #expect(h.events(full, for: "w").first.map { if case .onEnterRoom(let r, _) = $0 { r } else { 0 } } == ErrorCode.tooManyRooms)
         let existing = h.enter("x", room: "r5")
-        #expect(h.events(existing, for: "x") == [.onEnterRoom(result: 0)])
+        #expect(h.events(existing, for: "x") == [.onEnterRoom(result: 1)])
     }
 
     @Test func secondEnterReplacesFirstSession() {
@@ -141,7 +141,7 @@ struct Harness {
         #expect(told.count == 2 && told.last == .onExitRoom(reason: 1), "\(told)")
         guard case .onError(let code, let message, _)? = told.first else { Issue.record("no reason given: \(told)"); return }
         #expect(code == ErrorCode.replacedBySession && message.contains("another connection"), "\(message)")
-        #expect(h.events(actions, for: "a-new") == [.onEnterRoom(result: 0)])
+        #expect(h.events(actions, for: "a-new") == [.onEnterRoom(result: 1)])
         #expect(h.events(actions, for: "v").isEmpty, "still the same anchor for the others")
         // The old connection is out of the room.
         let stale = h.send(.sendCustomCmdMsg(CustomCmdMsg(cmdID: 1, data: "x")), from: "a-old")
@@ -201,7 +201,7 @@ struct Harness {
         var h = Harness()
         let room = "Shop 1 !#$%&()+-:;<=.>?@[]^_{}|~,"
         let actions = h.enter("host_1-A", room: room, role: .anchor)
-        #expect(h.events(actions, for: "host_1-A") == [.onEnterRoom(result: 0, errMsg: nil)])
+        #expect(h.events(actions, for: "host_1-A") == [.onEnterRoom(result: 1, errMsg: nil)])
         #expect(h.machine.roomIds == [room])
     }
 
@@ -213,9 +213,9 @@ struct Harness {
         #expect(h.events(third, for: "a3").first == .onEnterRoom(result: ErrorCode.tooManyAnchors, errMsg: "room \"r1\" already has 2 anchors, the most allowed"))
         // Audience can still enter, and a replaced anchor frees its own seat.
         let viewer = h.enter("v")
-        #expect(h.events(viewer, for: "v").first == .onEnterRoom(result: 0))
+        #expect(h.events(viewer, for: "v").first == .onEnterRoom(result: 1))
         let replacement = h.enter("a2", role: .anchor, connection: "a2b")
-        #expect(h.events(replacement, for: "a2b").first == .onEnterRoom(result: 0))
+        #expect(h.events(replacement, for: "a2b").first == .onEnterRoom(result: 1))
     }
 
     @Test func enterReturnsATypedOutcome() {
@@ -237,7 +237,7 @@ struct Harness {
             return
         }
         #expect(actions.contains(.send(1, .onExitRoom(reason: 1), .normal)))
-        #expect(actions.contains(.send(52, .onEnterRoom(result: 0), .normal)))
+        #expect(actions.contains(.send(52, .onEnterRoom(result: 1), .normal)))
         #expect(h.machine.membership(of: 52)! == ("r1", "a1"))
     }
 

@@ -6,6 +6,7 @@ import Testing
     @Test func everyRequestRoundTrips() throws {
         let rooms: [RoomRequest] = [
             .enterRoom(EnterRoomParams(sdkAppId: 1_400_000_000, userId: "u", userSig: "s", strRoomId: "r", role: .anchor)),
+            .enterRoom(EnterRoomParams(sdkAppId: 1_400_000_000, userId: "u", userSig: "s", strRoomId: "r", role: .audience, privateMapKey: "k")),
             .exitRoom, .switchRole(.audience), .requestMic, .acceptMic(userId: "a"), .rejectMic(userId: "b"),
             .inviteMic(userId: "c"), .acceptInvitation, .rejectInvitation, .endMic(userId: "d"),
             .sendCustomCmdMsg(CustomCmdMsg(cmdID: 3, data: "{\"cmd\":\"item_popup_msg\"}", reliable: true, ordered: false)),
@@ -26,6 +27,11 @@ import Testing
         for request in requests {
             #expect(try SignalingRequest.parse(request.json.jsonText) == request)
         }
+    }
+
+    @Test func enterRoomWithoutARoleEntersAsAnchorAsTRTCsLiveSceneDoes() throws {
+        let request = try SignalingRequest.parse(#"{"type":"enterRoom","sdkAppId":1,"userId":"u","userSig":"s","strRoomId":"r"}"#)
+        #expect(request == .room(.enterRoom(EnterRoomParams(sdkAppId: 1, userId: "u", userSig: "s", strRoomId: "r", role: .anchor))))
     }
 
     @Test(arguments: [

@@ -12,12 +12,42 @@ public struct RequiredTool: Sendable {
     public let path: String
     /// Whether the program and everything it needs are installed; checked once.
     public let isInstalled: Bool
+    /// Whether installing packages is enough; false for what the machine must allow (root).
+    public let installable: Bool
 
-    init(name: String, packages: String, path: String, isInstalled: (String) -> Bool = { FileManager.default.isExecutableFile(atPath: $0) }) {
+    init(
+        name: String, packages: String, path: String, installable: Bool = true,
+        isInstalled: (String) -> Bool = { FileManager.default.isExecutableFile(atPath: $0) }
+    ) {
         self.name = name
         self.packages = packages
         self.path = path
+        self.installable = installable
         self.isInstalled = isInstalled(path)
+    }
+
+    /// Whether this is CI (`CI=true`), where every test must run.
+    public static let isCI = ProcessInfo.processInfo.environment["CI"] == "true"
+
+    /// Network namespaces and veth pairs (`ip netns`), which need root: tests that put the
+    /// server and clients on real interfaces. CI runs as root; elsewhere they are skipped.
+    public static let networkNamespaces = RequiredTool(
+        name: "network namespaces (root and ip netns)", packages: "iproute2", path: onPath("ip"), installable: false
+    ) { ip in
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: ip) else { return false }
+        let name = "lr-probe-\(getpid())"
+        func run(_ arguments: [String]) -> Bool {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: ip)
+            process.arguments = arguments
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            guard (try? process.run()) != nil else { return false }
+            process.waitUntilExit()
+            return process.terminationStatus == 0
+        }
+        guard run(["netns", "add", name]) else { return false }
+        return run(["netns", "del", name])
     }
 
     /// Whether a missing tool fails the test rather than skipping it: under `scripts/test.sh`

@@ -4,14 +4,22 @@ import LiveRoomProtocol
 /// Prints events: one JSON object a line (`--json`), or readable lines for a person.
 public struct EventPrinter: Sendable {
     public var json: Bool
+    /// Whether events that are no TRTC callback but carry whole SDP blobs (`onPublishAnswer`,
+    /// `onSubscribeAnswer`) are printed too.
+    public var verbose: Bool
 
-    public init(json: Bool) {
+    /// The events printed only when ``verbose``.
+    public static let verboseEvents: Set<String> = ["onPublishAnswer", "onSubscribeAnswer"]
+
+    public init(json: Bool, verbose: Bool = false) {
         self.json = json
+        self.verbose = verbose
     }
 
     /// Prints an event as a JSON object with `"event"`: one received from the server (printed as
     /// received, fields a newer server adds included) or one the client makes (`onStatistics`).
     public func print(_ event: JSONValue) {
+        if !verbose, let name = event["event"]?.stringValue, Self.verboseEvents.contains(name) { return }
         write(json ? event.jsonText : Self.readable(event))
     }
 

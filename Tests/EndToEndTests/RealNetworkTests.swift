@@ -1,0 +1,59 @@
+import Foundation
+import TestTools
+import Testing
+
+/// The server and its clients on different machines, as far as the network goes: the server in
+/// one network namespace bound to every interface, the clients in another, joined by a veth pair.
+@Suite(.serialized, .timeLimit(.minutes(3)), .requires(.networkNamespaces, .ffprobe))
+struct RealNetworkTests {
+    /// Starts the server in the server namespace, bound to 0.0.0.0; returns it and its URL on the veth address.
+    static func startServer(_ net: VethPair, scope: ProcessScope, extra: [String] = []) async throws -> (ChildProcess, String) {
+        let server = try net.start(
+            in: .server, "liveroom-server",
+            ["--host", "0.0.0.0", "--port", "0", "--media-port", "0", "--data-dir", scope.dataDirectory.path,
+             "--sdk-app-id", String(TestServer.sdkAppId), "--secret-key", TestServer.secretKey, "--log-level", "notice"] + extra,
+            scope: scope, name: "server")
+        let line = try await server.waitForLine { $0.contains("listening on http://") }
+        let port = try #require(line.split(separator: ":").last.map(String.init))
+        return (server, "http://\(net.serverAddress):\(port)")
+    }
+
+    static func join(
+        _ user: String, role: String = "audience", url: String, net: VethPair, scope: ProcessScope, extra: [String]
+    ) async throws -> ChildProcess {
+        let client = try net.start(
+            in: .client, "liveroom",
+            ["join", "--server", url, "--room", "room1", "--user-id", user, "--role", role, "--sdk-app-id", String(TestServer.sdkAppId),
+             "--secret-key", TestServer.secretKey, "--json", "--verbose"] + extra,
+            scope: scope, name: user)
+        let enter = try await client.waitForEvent("onEnterRoom", timeout: .seconds(15))
+        #expect((enter["result"]?.intValue ?? -1) >= 0, "\(user) could not enter: \(enter.jsonText)")
+        return client
+    }
+
+    @Test func mediaCrossesARealInterfaceFromAServerBoundToEveryInterface() async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let net = try VethPair()
+        defer { net.remove() }
+        let (server, url) = try await Self.startServer(net, scope: scope)
+        // It advertises its veth address, not loopback.
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !server.standardError.contains("Media candidates"), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        let advertised = try #require(server.standardError.split(separator: "\n").first { $0.contains("Media candidates") })
+        #expect(advertised.contains(net.serverAddress) && !advertised.contains("127.0.0.1"), "\(advertised)")
+
+        let recordings = scope.dataDirectory.appendingPathComponent("rec-veth")
+        let host = try await Self.join("host", role: "anchor", url: url, net: net, scope: scope, extra: ["--publish", "testsrc"] + MediaEndToEndTests.small)
+        try await host.waitForEvent("onPublishAnswer", timeout: .seconds(10))
+        let fan = try await Self.join("fan", url: url, net: net, scope: scope, extra: ["--record", recordings.path])
+        try await fan.waitForEvent("onFirstVideoFrame", timeout: .seconds(15)) { $0["userId"] == "host" }
+        try await Task.sleep(for: .seconds(3))
+        fan.send("leave")
+        #expect(try await fan.waitForExit(timeout: .seconds(10)) == 0)
+        let streams = try probe(recordings.appendingPathComponent("host.mkv").path)
+        let video = try #require(streams.first { $0.width != nil })
+        #expect(video.width == 320 && video.height == 240)
+        #expect(video.frames >= 40, "about 3 s of 15 fps video crossed the veth pair: \(video)")
+    }
+}

@@ -339,4 +339,31 @@ struct PublishTaskEndToEndTests {
         #expect(relayedAgain.width == 320 && relayedAgain.height == 240, "\(relayedAgain)")
         #expect(host.events(named: "onCdnStreamStateChanged").filter { $0["status"] == 3 }.isEmpty, "the task reconnected")
     }
+
+    /// TRTC's e-commerce guide mixes its co-hosts with one zOrder and rects running below the
+    /// 960-pixel canvas (`CGRectMake(400, 5 + i * 245, 135, 240)`): the task starts, says what it
+    /// does differently, and the mix is published.
+    @Test func theGuidesMixingSampleRunsAsWrittenWithWarnings() async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let server = try await TestServer.start(in: scope)
+        let host = try await server.enteredWithMedia("host", role: "anchor", media: ["--publish", "color:FF0000"] + Self.small, in: scope)
+        try await host.waitForEvent("onPublishAnswer")
+        let users = ["host", "co1", "co2", "co3", "co4"]
+        let layouts = users.enumerated().map { index, user in
+            let rect = index == 0 ? (0, 0, 540, 960) : (400, 5 + index * 245, 135, 240)
+            return #"{"fixedVideoUser":{"userId":"\#(user)","strRoomId":"room1"},"rect":{"left":\#(rect.0),"top":\#(rect.1),"right":\#(rect.0 + rect.2),"bottom":\#(rect.1 + rect.3)},"zOrder":\#(index == 0 ? 0 : 1)}"#
+        }
+        host.send(
+            "start-publish " + #"{"target":{"mode":"mixStreamToRoom","mixStreamIdentity":{"userId":"mix","strRoomId":"room1"}},"#
+                + #""encoderParam":{"videoEncodedWidth":540,"videoEncodedHeight":960,"videoEncodedFPS":15,"videoEncodedGOP":2,"videoEncodedKbps":1300},"#
+                + #""mixingConfig":{"videoLayoutList":[\#(layouts.joined(separator: ","))]}}"#)
+        let answer = try await host.waitForEvent("onStartPublishMediaStream")
+        #expect(answer["code"] == 0, "\(answer.jsonText)")
+        let message = answer["message"]?.stringValue ?? ""
+        #expect(message.contains("videoLayoutList[2] shares zOrder 1 with [1]"), "\(message)")
+        #expect(message.contains("videoLayoutList[3].rect (400,740 135x240) reaches past the 540x960 canvas; clipped to (400,740 135x220)"), "\(message)")
+        #expect(message.contains("videoLayoutList[4].rect (400,985 135x240) lies outside the 540x960 canvas; not drawn"), "\(message)")
+        try await host.waitForEvent("onUserVideoAvailable", timeout: .seconds(10)) { $0["userId"] == "mix" && $0["available"] == true }
+    }
 }

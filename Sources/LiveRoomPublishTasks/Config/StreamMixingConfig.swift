@@ -75,18 +75,11 @@ public struct StreamMixingConfig: Sendable, Hashable {
                 ErrorCode.tooManyInputs,
                 "\(field).audioMixUserList has \(audioMixUserList.count) users; a mix takes at most \(Self.maxInputs) inputs")
         }
-        var zOrders: [Int: Int] = [:]
         for (index, layout) in videoLayoutList.enumerated() {
             let name = "\(field).videoLayoutList[\(index)]"
             guard Self.zOrderRange.contains(layout.zOrder) else {
                 throw LiveRoomError(ErrorCode.invalidZOrder, "\(name).zOrder is \(layout.zOrder); it must be 0 to 15")
             }
-            if let other = zOrders[layout.zOrder] {
-                throw LiveRoomError(
-                    ErrorCode.invalidZOrder,
-                    "\(name).zOrder \(layout.zOrder) is already used by \(field).videoLayoutList[\(other)]; zOrders must be unique")
-            }
-            zOrders[layout.zOrder] = index
             try Self.checkRect(layout.rect, canvas: canvas, name: "\(name).rect")
             guard layout.backgroundColor <= 0xFF_FFFF else {
                 throw LiveRoomError(ErrorCode.invalidLayout, "\(name).backgroundColor must be 0xRRGGBB")
@@ -137,6 +130,39 @@ public struct StreamMixingConfig: Sendable, Hashable {
         }
     }
 
+    /// What a valid config asks that the mix does differently, for the answer: layouts sharing a
+    /// zOrder (drawn in list order) and rects reaching past the canvas (clipped to it), as TRTC's
+    /// own e-commerce sample has them.
+    public func warnings(canvas: MixSize, field: String = "mixingConfig") -> [String] {
+        var warnings: [String] = []
+        var firstAt: [Int: Int] = [:]
+        for (index, layout) in videoLayoutList.enumerated() {
+            if let other = firstAt[layout.zOrder] {
+                warnings.append("\(field).videoLayoutList[\(index)] shares zOrder \(layout.zOrder) with [\(other)]; drawn in list order")
+            } else {
+                firstAt[layout.zOrder] = index
+            }
+        }
+        let rects = videoLayoutList.enumerated().map { ("\(field).videoLayoutList[\($0.offset)].rect", $0.element.rect) }
+            + watermarkList.enumerated().map { ("\(field).watermarkList[\($0.offset)].rect", $0.element.rect) }
+        for (name, rect) in rects where !canvas.isEmpty && !rect.isInside(canvas) {
+            let visible = rect.clipped(to: canvas)
+            warnings.append(
+                visible.evenAligned.isEmpty
+                    ? "\(name) \(rect) lies outside the \(canvas) canvas; not drawn"
+                    : "\(name) \(rect) reaches past the \(canvas) canvas; clipped to \(visible)")
+        }
+        return warnings
+    }
+
+    /// The config with every layout and watermark rect clipped to the canvas.
+    public func clipped(to canvas: MixSize) -> StreamMixingConfig {
+        var config = self
+        for index in config.videoLayoutList.indices { config.videoLayoutList[index].rect = config.videoLayoutList[index].rect.clipped(to: canvas) }
+        for index in config.watermarkList.indices { config.watermarkList[index].rect = config.watermarkList[index].rect.clipped(to: canvas) }
+        return config
+    }
+
     static func checkImage(_ url: String, name: String, code: Int) throws(LiveRoomError) {
         guard url.utf8.count <= maxImageURLBytes else {
             throw LiveRoomError(code, "\(name) is \(url.utf8.count) bytes long; image URLs are at most \(maxImageURLBytes)")
@@ -152,11 +178,7 @@ public struct StreamMixingConfig: Sendable, Hashable {
         guard !rect.isEmpty else {
             throw LiveRoomError(ErrorCode.invalidLayoutRect, "\(name) \(rect) is empty; width and height must be positive")
         }
-        guard rect.isInside(canvas) else {
-            throw LiveRoomError(
-                ErrorCode.invalidLayoutRect,
-                "\(name) \(rect) (left \(rect.left), top \(rect.top), right \(rect.right), bottom \(rect.bottom)) is not inside the \(canvas) canvas")
-        }
+        // A rect reaching past the canvas, or wholly outside it, is clipped (see warnings(canvas:)).
         guard !rect.evenAligned.isEmpty else {
             throw LiveRoomError(ErrorCode.invalidLayoutRect, "\(name) \(rect) is empty once its edges are aligned to even pixels")
         }

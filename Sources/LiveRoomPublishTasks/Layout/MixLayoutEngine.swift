@@ -16,6 +16,8 @@ public enum MixLayoutEngine {
     public static func compose(
         config: StreamMixingConfig, canvas: MixSize, anchors: [MixAnchor], taskRoomId: String, excluding: Set<MixUser> = []
     ) -> MixFrameLayout {
+        // Rects reaching past the canvas are drawn clipped to it.
+        let config = config.clipped(to: canvas)
         let excluded = Set(excluding.map { $0.resolved(in: taskRoomId) })
         var present: [MixAnchor] = []
         var seen = Set<MixUser>()
@@ -29,7 +31,8 @@ public enum MixLayoutEngine {
             let layouts = resolvedLayouts(config: config, canvas: canvas, present: present, taskRoomId: taskRoomId)
             let byUser = Dictionary(present.map { ($0.user, $0) }, uniquingKeysWith: { first, _ in first })
             for (index, layout) in layouts.enumerated() {
-                guard let user = layout.fixedVideoUser else { continue }
+                // A layout clipped away (wholly outside the canvas) draws nothing.
+                guard let user = layout.fixedVideoUser, !layout.rect.evenAligned.isEmpty else { continue }
                 items.append(drawItem(layout, index: index, user: user, anchor: byUser[user]))
             }
             for (index, watermark) in config.watermarkList.enumerated() {

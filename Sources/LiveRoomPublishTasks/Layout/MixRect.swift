@@ -45,6 +45,12 @@ public struct MixRect: Sendable, Hashable, CustomStringConvertible {
         x >= 0 && y >= 0 && right <= size.width && bottom <= size.height
     }
 
+    /// The part of the rect inside a canvas of `size` (empty when none is).
+    public func clipped(to size: MixSize) -> MixRect {
+        let left = max(0, x), top = max(0, y), right = min(size.width, self.right), bottom = min(size.height, self.bottom)
+        return right > left && bottom > top ? MixRect(left: left, top: top, right: right, bottom: bottom) : MixRect(x: 0, y: 0, width: 0, height: 0)
+    }
+
     /// Whether the two rects share any pixel.
     public func intersects(_ other: MixRect) -> Bool {
         x < other.right && other.x < right && y < other.bottom && other.y < bottom

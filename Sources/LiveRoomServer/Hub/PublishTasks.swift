@@ -138,7 +138,12 @@ extension RoomHub {
             case .answer(.admin, _, let taskId, let error):
                 adminAnswer = (taskId, error)
             case .answer(.client(let session), let request, let taskId, let error):
-                let (code, message) = (error?.code ?? 0, error?.message ?? "ok")
+                var (code, message) = (error?.code ?? 0, error?.message ?? "ok")
+                // A config the mix runs differently than written (shared zOrders, rects past the canvas) says so.
+                if error == nil, request != .stop, let config = tasks.task(taskId)?.config, let mix = config.mixingConfig, let canvas = config.encoderParam?.canvas {
+                    let warnings = mix.warnings(canvas: canvas)
+                    if !warnings.isEmpty { message = "ok; warning: " + warnings.joined(separator: "; ") }
+                }
                 let event: ServerEvent =
                     switch request {
                     case .start: .onStartPublishMediaStream(taskId: taskId, code: code, message: message)

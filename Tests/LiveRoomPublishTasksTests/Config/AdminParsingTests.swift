@@ -179,7 +179,7 @@ struct AdminParsingTests {
         expectError(ErrorCode.invalidLayoutRect, "MixLayoutList[0]") {
             _ = try AdminPublishCdnStreamRequest.parseStart(json("""
                 {"RoomId": "r", "VideoParams": {"VideoEncode": {"Width": 640, "Height": 360, "Fps": 15, "BitRate": 800, "Gop": 2},
-                 "LayoutParams": {"MixLayoutMode": 4, "MixLayoutList": [{"ImageWidth": 700, "ImageHeight": 360}]}},
+                 "LayoutParams": {"MixLayoutMode": 4, "MixLayoutList": [{"ImageWidth": 0, "ImageHeight": 360}]}},
                  "PublishCdnParams": [{"PublishCdnUrl": "rtmp://h/live/x"}]}
                 """))
         }

@@ -46,12 +46,13 @@ struct ValidationTests {
         expectError(ErrorCode.invalidZOrder, "-1") {
             try mixConfig(layouts: [VideoLayout(rect: MixRect(x: 0, y: 0, width: 100, height: 100), zOrder: -1)]).validate()
         }
-        expectError(ErrorCode.invalidZOrder, "videoLayoutList[1].zOrder 3", "videoLayoutList[0]", "unique") {
-            try mixConfig(layouts: [
-                VideoLayout(rect: MixRect(x: 0, y: 0, width: 100, height: 100), zOrder: 3),
-                VideoLayout(rect: MixRect(x: 100, y: 0, width: 100, height: 100), zOrder: 3),
-            ]).validate()
-        }
+        // TRTC's e-commerce sample gives its co-hosts one zOrder: allowed, drawn in list order, and said.
+        let shared = mixConfig(layouts: [
+            VideoLayout(rect: MixRect(x: 0, y: 0, width: 100, height: 100), zOrder: 3),
+            VideoLayout(rect: MixRect(x: 100, y: 0, width: 100, height: 100), zOrder: 3),
+        ])
+        #expect(throws: Never.self) { try shared.validate() }
+        #expect(shared.mixingConfig!.warnings(canvas: shared.encoderParam!.canvas) == ["mixingConfig.videoLayoutList[1] shares zOrder 3 with [0]; drawn in list order"])
         expectError(ErrorCode.invalidZOrder, "watermarkList[0].zOrder") {
             var config = mixConfig()
             config.mixingConfig?.watermarkList = [Watermark(watermarkUrl: "https://x/logo.png", rect: MixRect(x: 0, y: 0, width: 10, height: 10), zOrder: 20)]
@@ -60,12 +61,18 @@ struct ValidationTests {
     }
 
     @Test func rects() {
-        expectError(ErrorCode.invalidLayoutRect, "videoLayoutList[0].rect", "not inside the 540x960 canvas") {
-            try mixConfig(layouts: [VideoLayout(rect: MixRect(x: 400, y: 0, width: 141, height: 100))]).validate()
-        }
-        expectError(ErrorCode.invalidLayoutRect, "not inside") {
-            try mixConfig(layouts: [VideoLayout(rect: MixRect(x: -2, y: 0, width: 100, height: 100))]).validate()
-        }
+        // Past the canvas: clipped and said; wholly outside: refused.
+        let past = mixConfig(layouts: [VideoLayout(rect: MixRect(x: 400, y: 800, width: 200, height: 200))])
+        #expect(throws: Never.self) { try past.validate() }
+        #expect(past.mixingConfig!.warnings(canvas: past.encoderParam!.canvas) == [
+            "mixingConfig.videoLayoutList[0].rect (400,800 200x200) reaches past the 540x960 canvas; clipped to (400,800 140x160)",
+        ])
+        #expect(past.mixingConfig!.clipped(to: past.encoderParam!.canvas).videoLayoutList[0].rect == MixRect(x: 400, y: 800, width: 140, height: 160))
+        let outside = mixConfig(layouts: [VideoLayout(rect: MixRect(x: 0, y: 985, width: 136, height: 240))])
+        #expect(throws: Never.self) { try outside.validate() }
+        #expect(outside.mixingConfig!.warnings(canvas: outside.encoderParam!.canvas) == [
+            "mixingConfig.videoLayoutList[0].rect (0,985 136x240) lies outside the 540x960 canvas; not drawn",
+        ])
         expectError(ErrorCode.invalidLayoutRect, "empty") {
             try mixConfig(layouts: [VideoLayout(rect: MixRect(left: 100, top: 0, right: 50, bottom: 100))]).validate()
         }
@@ -74,7 +81,7 @@ struct ValidationTests {
         }
         expectError(ErrorCode.invalidLayoutRect, "watermarkList[0].rect") {
             var config = mixConfig()
-            config.mixingConfig?.watermarkList = [Watermark(watermarkUrl: "https://x/logo.png", rect: MixRect(x: 500, y: 0, width: 100, height: 10))]
+            config.mixingConfig?.watermarkList = [Watermark(watermarkUrl: "https://x/logo.png", rect: MixRect(x: 0, y: 0, width: 100, height: 0))]
             try config.validate()
         }
     }

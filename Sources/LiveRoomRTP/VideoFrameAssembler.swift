@@ -66,6 +66,8 @@ public struct VideoFrameAssembler: Sendable {
         /// Frames given up, or complete but dropped while waiting for a keyframe.
         public var framesDropped: UInt64 = 0
         public var sequenceNumbersNacked: UInt64 = 0
+        /// Sequence numbers asked for again.
+        public var nackRetries: UInt64 = 0
         /// Packets never received: skipped when a frame was given up.
         public var packetsUnrecovered: UInt64 = 0
         public var keyframeRequests: UInt64 = 0
@@ -87,14 +89,21 @@ public struct VideoFrameAssembler: Sendable {
     /// Extended sequence number where the next frame starts; nil until a frame start is known.
     private var nextExpected: UInt64?
     private var highest: UInt64?
-    private var nacked: Set<UInt64> = []
+    /// Sequence numbers asked for and still missing: how often, and when last.
+    private var nacked: [UInt64: (count: Int, last: ContinuousClock.Instant)] = [:]
+    /// How long to wait for a retransmission before asking again (about a round trip).
+    public let nackRetryInterval: Duration
+    /// How often one sequence number is asked for at most.
+    public let maximumNacksPerPacket: Int
     private var blockedSince: ContinuousClock.Instant?
     private var lastKeyframeRequest: ContinuousClock.Instant?
 
     public init(
         completionTimeout: Duration = .seconds(1), keyframeRequestInterval: Duration = .seconds(1), maximumNackGap: Int = 256,
-        maximumBufferedPackets: Int = 2048
+        maximumBufferedPackets: Int = 2048, nackRetryInterval: Duration = .milliseconds(100), maximumNacksPerPacket: Int = 8
     ) {
+        self.nackRetryInterval = nackRetryInterval
+        self.maximumNacksPerPacket = maximumNacksPerPacket
         self.completionTimeout = completionTimeout
         self.keyframeRequestInterval = keyframeRequestInterval
         self.maximumNackGap = maximumNackGap
@@ -121,22 +130,30 @@ public struct VideoFrameAssembler: Sendable {
             let gap = extended - highest - 1
             if gap <= UInt64(maximumNackGap) {
                 let missing = (highest + 1)..<extended
-                nacked.formUnion(missing)
+                for sequence in missing { nacked[sequence] = (1, now) }
                 counters.sequenceNumbersNacked += gap
                 actions.append(.nack(missing.map { UInt16(truncatingIfNeeded: $0) }))
             }
             // A longer gap is beyond repair: the frame times out and a keyframe is asked for.
         }
         if highest.map({ extended > $0 }) ?? true { highest = extended }
-        nacked.remove(extended)
+        nacked[extended] = nil
         buffer[extended] = packet
         actions += drain(now: now)
         return actions
     }
 
-    /// Gives up on frames that waited too long and repeats keyframe requests while waiting.
+    /// Asks again for what is still missing a round trip later (a NACK or its retransmission
+    /// may be lost too), gives up on frames that waited too long, and repeats keyframe requests
+    /// while waiting.
     public mutating func tick(now: ContinuousClock.Instant) -> [Action] {
         var actions = drain(now: now)
+        let again = nacked.filter { now - $0.value.last >= nackRetryInterval && $0.value.count < maximumNacksPerPacket }.keys.sorted()
+        if !again.isEmpty {
+            for sequence in again { nacked[sequence] = (nacked[sequence]!.count + 1, now) }
+            counters.nackRetries += UInt64(again.count)
+            actions.append(.nack(again.map { UInt16(truncatingIfNeeded: $0) }))
+        }
         if waitingForKeyframe, !actions.contains(.requestKeyframe), let request = keyframeRequest(now: now) {
             actions.append(request)
         }
@@ -254,6 +271,6 @@ public struct VideoFrameAssembler: Sendable {
 
     private mutating func drop(below sequence: UInt64) {
         for key in buffer.keys where key < sequence { buffer[key] = nil }
-        nacked = nacked.filter { $0 >= sequence }
+        nacked = nacked.filter { $0.key >= sequence }
     }
 }

@@ -70,6 +70,23 @@ import Testing
         #expect(assembler.insert(packets[1], now: t0).isEmpty)
     }
 
+    @Test func stillMissingPacketsAreAskedForAgainARoundTripLaterUpToTheLimit() {
+        var assembler = VideoFrameAssembler(completionTimeout: .seconds(5), nackRetryInterval: .milliseconds(100), maximumNacksPerPacket: 3)
+        let packets = frame(first: 100, count: 4, ts: 0, key: true)
+        #expect(nacks(assembler.insert(packets[0], now: t0) + assembler.insert(packets[3], now: t0)) == [101, 102])
+        #expect(nacks(assembler.tick(now: t0 + .milliseconds(50))).isEmpty, "not before a round trip")
+        // 102 arrived; only 101 is asked for again, twice more at most.
+        _ = assembler.insert(packets[2], now: t0 + .milliseconds(60))
+        #expect(nacks(assembler.tick(now: t0 + .milliseconds(100))) == [101])
+        #expect(nacks(assembler.tick(now: t0 + .milliseconds(150))).isEmpty)
+        #expect(nacks(assembler.tick(now: t0 + .milliseconds(200))) == [101])
+        #expect(nacks(assembler.tick(now: t0 + .milliseconds(300))).isEmpty, "three NACKs in all")
+        #expect(assembler.counters.nackRetries == 2)
+        let done = assembler.insert(packets[1], now: t0 + .milliseconds(310))
+        #expect(frames(done).count == 1)
+        #expect(nacks(assembler.tick(now: t0 + .seconds(1))).isEmpty)
+    }
+
     @Test func laterFramesWaitForAnEarlierIncompleteOne() {
         var assembler = VideoFrameAssembler()
         var out: [VideoFrameAssembler.Action] = []
@@ -92,7 +109,7 @@ import Testing
         out = assembler.insert(lost[0], now: t0)
         for p in frame(first: 5, count: 2, ts: 6000) { out += assembler.insert(p, now: t0) }
         #expect(nacks(out) == [3, 4])
-        #expect(assembler.tick(now: t0 + .milliseconds(500)).isEmpty)
+        #expect(assembler.tick(now: t0 + .milliseconds(500)) == [.nack([3, 4])], "asked for again, nothing given up yet")
         out = assembler.tick(now: t0 + .seconds(1))
         #expect(out.contains(.requestKeyframe))
         #expect(frames(out).isEmpty, "a delta frame after a loss is not released")

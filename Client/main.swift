@@ -74,6 +74,8 @@ struct JoinCommand: AsyncParsableCommand {
     @Option(help: "A UserSig for --user-id; or give --sdk-app-id and --secret-key to sign one.") var usersig: String?
     @Option(help: "A PrivateMapKey for --user-id and --room, for servers that require one (liveroom usersig --private-map-key).")
     var privateMapKey: String?
+    @Option(help: "PEM certificates to trust for an https:// server (a private CA or a self-signed server); default: the system's CA bundle.")
+    var caFile: String?
     @OptionGroup var credentials: AppCredentials
     @Flag(help: "Print each event as one JSON object per line.") var json = false
     @Flag(help: "Also print the SDP answers (onPublishAnswer, onSubscribeAnswer), which are no TRTC callbacks.") var verbose = false
@@ -130,7 +132,7 @@ struct JoinCommand: AsyncParsableCommand {
         let session = JoinSession(
             options: JoinOptions(
                 server: server, roomId: room, userId: userId, role: role, sdkAppId: sdkAppId, userSig: sig,
-                duration: duration.map { .milliseconds(Int64($0 * 1000)) }, media: media, privateMapKey: privateMapKey ?? ""),
+                duration: duration.map { .milliseconds(Int64($0 * 1000)) }, media: media, privateMapKey: privateMapKey ?? "", caFile: caFile),
             printer: EventPrinter(json: json, verbose: verbose), logger: logger)
         let outcome: JoinSession.Outcome
         do {

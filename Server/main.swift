@@ -58,6 +58,8 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
             "An address clients reach the media port at, for a server behind NAT or on a cloud VM (repeatable; LIVEROOM_ANNOUNCE_IP, comma-separated). Without it: the --host address, or each interface's address when --host is 0.0.0.0.",
             valueName: "ip"))
     var announceIp: [String] = []
+    @Option(help: "PEM certificate chain: serve https, wss and WHIP/WHEP over https (LIVEROOM_TLS_CERT; needs --tls-key).") var tlsCert: String?
+    @Option(help: "PEM private key of --tls-cert (LIVEROOM_TLS_KEY).") var tlsKey: String?
     @Flag(help: "Entering a room needs a PrivateMapKey for the user and room; its privileges decide creating, entering, sending and receiving (LIVEROOM_REQUIRE_PRIVATE_MAP_KEY=1).")
     var requirePrivateMapKey = false
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical (LIVEROOM_LOG_LEVEL).") var logLevel: String?
@@ -106,9 +108,13 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
             rtmpsInsecure: rtmpsInsecure || env["LIVEROOM_RTMPS_INSECURE"] == "1",
             imageDirectory: imageDir ?? env["LIVEROOM_IMAGE_DIR"],
             requirePrivateMapKey: requirePrivateMapKey || env["LIVEROOM_REQUIRE_PRIVATE_MAP_KEY"] == "1",
-            announceAddresses: announceIp.isEmpty ? (env["LIVEROOM_ANNOUNCE_IP"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } : announceIp)
+            announceAddresses: announceIp.isEmpty ? (env["LIVEROOM_ANNOUNCE_IP"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } : announceIp,
+            tlsCertificate: tlsCert ?? env["LIVEROOM_TLS_CERT"], tlsKey: tlsKey ?? env["LIVEROOM_TLS_KEY"])
         let levelText = logLevel ?? env["LIVEROOM_LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelText) else { throw ValidationError("unknown log level \(levelText)") }
+        guard (configuration.tlsCertificate == nil) == (configuration.tlsKey == nil) else {
+            throw ValidationError("--tls-cert and --tls-key go together")
+        }
         if let bad = configuration.announceAddresses.first(where: { !ServerConfiguration.isIPAddress($0) }) {
             throw ValidationError("--announce-ip takes IP addresses, not \"\(bad)\"")
         }
@@ -142,7 +148,8 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
         }
         let server = LiveRoomServer(configuration: configuration, logger: Logger(label: "liveroom-server"))
         try await server.run { credentials, address, mediaPort in
-            var lines = ["LiveRoom server listening on http://\(configuration.host):\(address.port ?? configuration.port)"]
+            let scheme = configuration.tlsCertificate == nil ? "http" : "https"
+            var lines = ["LiveRoom server listening on \(scheme)://\(configuration.host):\(address.port ?? configuration.port)"]
             lines.append("Media UDP port: \(mediaPort)")
             lines.append("SDKAppID: \(credentials.sdkAppId)")
             if credentials.isDevelopment {

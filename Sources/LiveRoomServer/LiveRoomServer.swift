@@ -1,6 +1,8 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
 import HummingbirdWebSocket
 import LiveRoomAdmin
 import LiveRoomCore
@@ -11,6 +13,7 @@ import LiveRoomStore
 import LiveRoomTaskRunner
 import Logging
 import NIOCore
+import NIOSSL
 import ServiceLifecycle
 
 /// The room server: WebSocket signaling at `/ws`, the admin API under `/v1/` and `/v4/`.
@@ -85,15 +88,19 @@ public struct LiveRoomServer: Sendable {
         let router = makeRouter(
             hub: hub, admin: AdminAPI(hub: hub, store: store, sdkAppId: credentials.sdkAppId),
             auth: AdminAuth(sdkAppId: credentials.sdkAppId, secretKey: credentials.secretKey))
+        var server = HTTPServerBuilder.http1WebSocketUpgrade(
+            webSocketRouter: router,
+            configuration: .init(
+                // An HTTP connection idle this long (no request, or a slow one) is closed; upgraded
+                // WebSocket connections are kept alive by pings instead.
+                http1: .init(idleTimeout: .seconds(30)),
+                ws: .init(maxFrameSize: Self.maxSignalingFrameSize, autoPing: .enabled(timePeriod: configuration.pingInterval))))
+        if let tls = try Self.tlsConfiguration(certificate: configuration.tlsCertificate, key: configuration.tlsKey) {
+            server = try .tls(server, tlsConfiguration: tls)
+        }
         let app = Application(
             router: router,
-            server: .http1WebSocketUpgrade(
-                webSocketRouter: router,
-                configuration: .init(
-                    // An HTTP connection idle this long (no request, or a slow one) is closed; upgraded
-                    // WebSocket connections are kept alive by pings instead.
-                    http1: .init(idleTimeout: .seconds(30)),
-                    ws: .init(maxFrameSize: Self.maxSignalingFrameSize, autoPing: .enabled(timePeriod: configuration.pingInterval)))),
+            server: server,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "liveroom-server"),
             onServerRunning: { channel in
                 if let address = channel.localAddress { await onRunning(credentials, address, media.port) }
@@ -116,6 +123,13 @@ public struct LiveRoomServer: Sendable {
         try await group.run()
     }
 
+
+    /// The server's TLS settings from PEM files, or nil for plain http.
+    static func tlsConfiguration(certificate: String?, key: String?) throws -> TLSConfiguration? {
+        guard let certificate, let key else { return nil }
+        let chain = try NIOSSLCertificate.fromPEMFile(certificate).map { NIOSSLCertificateSource.certificate($0) }
+        return TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem)))
+    }
 
     func makeRouter(hub: RoomHub, admin: AdminAPI, auth: AdminAuth) -> Router<RequestContext> {
         let router = Router(context: RequestContext.self)

@@ -45,6 +45,9 @@ public struct ServerConfiguration: Sendable {
     /// The addresses clients reach the media port at (behind NAT, on a cloud VM); empty: the
     /// bind address, or every interface's address when bound to all of them.
     public var announceAddresses: [String]
+    /// PEM certificate chain and private key for https, wss and WHIP/WHEP over https; nil: plain http.
+    public var tlsCertificate: String?
+    public var tlsKey: String?
     /// The most bytes of signaling messages that may wait for one client; a client that falls
     /// further behind is disconnected (close code 1008).
     public var maxOutboxBytes: Int
@@ -76,8 +79,10 @@ public struct ServerConfiguration: Sendable {
         maxRoomsPerUser: Int = 10, maxRooms: Int = 1000, mediaConnectTimeout: Duration = .seconds(15), consentTimeout: Duration = .seconds(30),
         maxTasksPerUser: Int = 4, maxTasks: Int = 20, encodingBudget: Int = PublishTasksStateMachine.defaultEncodingBudget,
         egressAllow: [String] = [], rtmpsInsecure: Bool = false, imageDirectory: String? = nil,
-        requirePrivateMapKey: Bool = false, announceAddresses: [String] = []
+        requirePrivateMapKey: Bool = false, announceAddresses: [String] = [], tlsCertificate: String? = nil, tlsKey: String? = nil
     ) {
+        self.tlsCertificate = tlsCertificate
+        self.tlsKey = tlsKey
         self.announceAddresses = announceAddresses
         self.requirePrivateMapKey = requirePrivateMapKey
         self.imageDirectory = imageDirectory

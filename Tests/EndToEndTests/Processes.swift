@@ -201,8 +201,8 @@ struct TestServer {
              "--sdk-app-id", String(sdkAppId), "--secret-key", secretKey, "--log-level", "warning"]
                 + (allowLoopbackEgress ? ["--egress-allow", "127.0.0.1"] : []) + extra,
             name: "server")
-        let line = try await process.waitForLine { $0.contains("listening on http://") }
-        let url = String(line[line.range(of: "http://")!.lowerBound...]).trimmingCharacters(in: .whitespaces)
+        let line = try await process.waitForLine { $0.contains("LiveRoom server listening on ") }
+        let url = String(line[line.range(of: "listening on ")!.upperBound...]).trimmingCharacters(in: .whitespaces)
         let mediaLine = try await process.waitForLine { $0.hasPrefix("Media UDP port: ") }
         return TestServer(process: process, url: url, mediaPort: UInt16(mediaLine.dropFirst("Media UDP port: ".count))!)
     }

@@ -2,7 +2,9 @@ import Foundation
 import HummingbirdWSClient
 import LiveRoomProtocol
 import LiveRoomTransport
+import LiveRoomWire
 import Logging
+import NIOSSL
 import Synchronization
 
 /// What `liveroom join` was asked to do.
@@ -16,6 +18,9 @@ public struct JoinOptions: Sendable {
     public var userSig: String
     /// The permission ticket for this room, for servers that require one; empty for none.
     public var privateMapKey: String
+    /// A PEM file of certificates to trust for a `https://` server (a private CA or a
+    /// self-signed server); nil trusts the system's CA bundle.
+    public var caFile: String?
     /// Leave after this long; nil means when standard input ends or on `leave`.
     public var duration: Duration?
     /// What to publish and record.
@@ -23,8 +28,9 @@ public struct JoinOptions: Sendable {
 
     public init(
         server: String, roomId: String, userId: String, role: Role, sdkAppId: UInt64, userSig: String, duration: Duration?,
-        media: MediaOptions = MediaOptions(), privateMapKey: String = ""
+        media: MediaOptions = MediaOptions(), privateMapKey: String = "", caFile: String? = nil
     ) {
+        self.caFile = caFile
         self.privateMapKey = privateMapKey
         self.server = server
         self.roomId = roomId
@@ -41,7 +47,15 @@ public struct JoinOptions: Sendable {
         var base = server
         while base.hasSuffix("/") { base.removeLast() }
         if base.hasPrefix("http://") { return "ws://" + base.dropFirst(7) + "/ws" }
-        if base.hasPrefix("https://") { return "wss://" + base.dropFirst(8) + "/ws" }
+        if base.hasPrefix("https://") {
+            // TLS names the server it expects (SNI and the certificate check), which an IP address cannot be.
+            let authority = base.dropFirst(8).prefix { $0 != "/" }
+            let host = authority.hasPrefix("[") ? String(authority.dropFirst().prefix { $0 != "]" }) : String(authority.prefix { $0 != ":" })
+            if IPAddress(host) != nil {
+                throw LiveRoomError(ErrorCode.invalidField, "an https:// server is reached by its host name (TLS names the server), not by the address \(host)")
+            }
+            return "wss://" + base.dropFirst(8) + "/ws"
+        }
         if base.hasPrefix("ws://") || base.hasPrefix("wss://") { return base.hasSuffix("/ws") ? base : base + "/ws" }
         throw LiveRoomError(ErrorCode.invalidField, "--server must be an http:// or https:// URL, not \"\(server)\"")
     }
@@ -100,7 +114,13 @@ public struct JoinSession: Sendable {
     private func connect(url: String, state: State, media: MediaSession, commands: AsyncStream<String>) async throws {
         let options = self.options
         let printer = self.printer
-        try await WebSocketClient.connect(url: url, configuration: .init(maxFrameSize: 1 << 16), logger: logger) { inbound, outbound, _ in
+        var tls: TLSConfiguration?
+        if url.hasPrefix("wss://") {
+            var configuration = TLSConfiguration.makeClientConfiguration()
+            if let caFile = options.caFile { configuration.trustRoots = .file(caFile) }
+            tls = configuration
+        }
+        try await WebSocketClient.connect(url: url, configuration: .init(maxFrameSize: 1 << 16), tlsConfiguration: tls, logger: logger) { inbound, outbound, _ in
             let enter = RoomRequest.enterRoom(
                 EnterRoomParams(sdkAppId: options.sdkAppId, userId: options.userId, userSig: options.userSig, strRoomId: options.roomId, role: options.role,
                     privateMapKey: options.privateMapKey))

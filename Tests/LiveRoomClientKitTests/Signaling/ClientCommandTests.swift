@@ -79,6 +79,9 @@ import Testing
     @Test func signalingURL() throws {
         #expect(try JoinOptions.signalingURL(server: "http://127.0.0.1:7880") == "ws://127.0.0.1:7880/ws")
         #expect(try JoinOptions.signalingURL(server: "https://live.example/") == "wss://live.example/ws")
+        #expect(try JoinOptions.signalingURL(server: "https://localhost:7443") == "wss://localhost:7443/ws")
+        #expect(throws: LiveRoomError.self) { try JoinOptions.signalingURL(server: "https://127.0.0.1:7443") }
+        #expect(throws: LiveRoomError.self) { try JoinOptions.signalingURL(server: "https://[::1]:7443/") }
         #expect(throws: LiveRoomError.self) { try JoinOptions.signalingURL(server: "127.0.0.1:7880") }
     }
 

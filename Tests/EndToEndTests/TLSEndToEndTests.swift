@@ -1,0 +1,66 @@
+import Foundation
+import TestTools
+import Testing
+
+/// Signaling, HTTP and WHIP/WHEP over TLS (`--tls-cert`, `--tls-key`), as a browser page on a
+/// real domain needs them; media keeps its own DTLS.
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct TLSEndToEndTests {
+    /// A self-signed certificate for localhost (and 127.0.0.1) and its key, made with openssl.
+    static func certificate(in directory: URL) throws -> (certificate: String, key: String) {
+        let (key, certificate) = (directory.appendingPathComponent("key.pem").path, directory.appendingPathComponent("cert.pem").path)
+        let make = try Process.run(
+            URL(fileURLWithPath: "/usr/bin/openssl"),
+            arguments: ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", certificate,
+                        "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"])
+        make.waitUntilExit()
+        try #require(make.terminationStatus == 0)
+        return (certificate, key)
+    }
+
+    static func curl(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        process.arguments = ["-sS", "--max-time", "5"] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+    }
+
+    @Test func httpsAndWssCarryEverythingAndTheCLITrustsOnlyWhatItIsTold() async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let (certificate, key) = try Self.certificate(in: scope.dataDirectory)
+        let started = try await TestServer.start(in: scope, extra: ["--tls-cert", certificate, "--tls-key", key])
+        #expect(started.url.hasPrefix("https://127.0.0.1:"), "\(started.url)")
+        // A TLS client names the server (SNI), which an IP address cannot be: reach it by name.
+        let server = TestServer(
+            process: started.process, url: started.url.replacingOccurrences(of: "127.0.0.1", with: "localhost"), mediaPort: started.mediaPort)
+
+        // HTTP over TLS with the certificate trusted; plain HTTP to the same port gets nothing.
+        let healthy = try Self.curl(["--cacert", certificate, server.url + "/healthz"])
+        #expect(healthy.status == 0 && healthy.output == "ok", "\(healthy)")
+        #expect(try Self.curl(["--cacert", certificate, server.url.replacingOccurrences(of: "https://", with: "http://") + "/healthz"]).status != 0)
+
+        // The CLI over wss: with --ca-file it enters and its media flows; without it, it refuses the certificate.
+        let media = ["--publish", "color:FF0000"] + MediaEndToEndTests.small
+        let host = try server.join("host", role: "anchor", in: scope, extra: media + ["--ca-file", certificate])
+        #expect((try await host.waitForEvent("onEnterRoom")["result"]?.intValue ?? -1) > 0)
+        let fan = try server.join("fan", in: scope, extra: ["--ca-file", certificate])
+        try await fan.waitForEvent("onFirstVideoFrame", timeout: .seconds(15)) { $0["userId"] == "host" }
+        let stranger = try server.join("stranger", in: scope)
+        #expect(try await stranger.waitForExit(timeout: .seconds(10)) == 3, "an untrusted certificate is refused")
+        #expect(stranger.standardError.contains("cannot reach"), "\(stranger.standardError)")
+
+        // WHEP over https plays the host.
+        let offer = try GhostSessionTests.ghostOffer(direction: .recvonly)
+        let whep = try Self.curl([
+            "--cacert", certificate, "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "-H", "Content-Type: application/sdp",
+            "-H", "Authorization: Bearer \(server.userSig("viewer"))", "--data-binary", offer, server.url + "/whep/room1/viewer",
+        ])
+        #expect(whep.output == "201", "\(whep)")
+    }
+}

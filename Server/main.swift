@@ -31,6 +31,8 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
     var maxOutboxBytes: Int?
     @Option(help: "Seconds a signaling connection may stay without entering a room before it is closed (LIVEROOM_LOGIN_TIMEOUT, default 10).")
     var loginTimeout: Int?
+    @Option(help: "Seconds a user whose signaling connection dropped keeps its seat and media for a reconnect (LIVEROOM_RECONNECT_GRACE, default 15; 0 leaves at once).")
+    var reconnectGrace: Int?
     @Option(help: "Most signaling connections at once (LIVEROOM_MAX_CONNECTIONS, default 5000).") var maxConnections: Int?
     @Option(help: "Most signaling connections from one IPv4 address or IPv6 /64 (LIVEROOM_MAX_CONNECTIONS_PER_ADDRESS, default 100).")
     var maxConnectionsPerAddress: Int?
@@ -109,7 +111,8 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
             imageDirectory: imageDir ?? env["LIVEROOM_IMAGE_DIR"],
             requirePrivateMapKey: requirePrivateMapKey || env["LIVEROOM_REQUIRE_PRIVATE_MAP_KEY"] == "1",
             announceAddresses: announceIp.isEmpty ? (env["LIVEROOM_ANNOUNCE_IP"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } : announceIp,
-            tlsCertificate: tlsCert ?? env["LIVEROOM_TLS_CERT"], tlsKey: tlsKey ?? env["LIVEROOM_TLS_KEY"])
+            tlsCertificate: tlsCert ?? env["LIVEROOM_TLS_CERT"], tlsKey: tlsKey ?? env["LIVEROOM_TLS_KEY"],
+            reconnectGrace: .seconds(try reconnectGrace ?? number("LIVEROOM_RECONNECT_GRACE") ?? 15))
         let levelText = logLevel ?? env["LIVEROOM_LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelText) else { throw ValidationError("unknown log level \(levelText)") }
         guard (configuration.tlsCertificate == nil) == (configuration.tlsKey == nil) else {
@@ -125,6 +128,7 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
             throw ValidationError(
                 "--max-connections, --max-connections-per-address, --ping-interval, --max-rooms-per-user, --max-rooms, --media-connect-timeout and --consent-timeout must be at least 1")
         }
+        guard configuration.reconnectGrace >= .zero else { throw ValidationError("--reconnect-grace must be 0 or more") }
         guard configuration.loginTimeout > .zero else { throw ValidationError("--login-timeout must be at least 1") }
         guard configuration.maxOutboxBytes >= LiveRoomServer.maxSignalingFrameSize else {
             throw ValidationError("--max-outbox-bytes must be at least \(LiveRoomServer.maxSignalingFrameSize)")

@@ -15,6 +15,7 @@ import Logging
 import NIOCore
 import NIOSSL
 import ServiceLifecycle
+import Synchronization
 
 /// The room server: WebSocket signaling at `/ws`, the admin API under `/v1/` and `/v4/`.
 public struct LiveRoomServer: Sendable {
@@ -71,7 +72,7 @@ public struct LiveRoomServer: Sendable {
                 maxTasksPerRoom: configuration.maxTasksPerRoom, maxTasksPerUser: configuration.maxTasksPerUser, maxTasks: configuration.maxTasks,
                 encodingBudget: configuration.encodingBudget, egress: egress),
             egress: EgressResolver(policy: egress, insecureTLS: configuration.rtmpsInsecure), imageDirectory: configuration.imageDirectory,
-            maxOutboxBytes: configuration.maxOutboxBytes,
+            maxOutboxBytes: configuration.maxOutboxBytes, reconnectGrace: configuration.reconnectGrace,
             recorder: recorder, logger: logger)
         let certificate = try DTLSCertificate()
         let advertised = AdvertisedAddresses.choose(
@@ -167,7 +168,10 @@ public struct LiveRoomServer: Sendable {
             // Sends a close frame (1008) if it goes out within a moment, then closes the socket: a
             // client that does not read would otherwise keep the connection (and its writes) forever.
             let channel = context.requestContext.channel
+            // Whether the server ended the connection (a policy, not the network): no reconnect grace then.
+            let closedByServer = SharedFlag()
             @Sendable func hangUp(reason: String) async {
+                closedByServer.set()
                 let closing = Task { try? await outbound.close(.policyViolation, reason: reason) }
                 try? await Task.sleep(for: .milliseconds(200))
                 closing.cancel()
@@ -209,7 +213,11 @@ public struct LiveRoomServer: Sendable {
                     logger.debug("Signaling connection failed", metadata: [LogKey.session: "\(session)", LogKey.error: "\(error)"])
                 }
                 loginDeadline.cancel()
-                await hub.disconnect(session)
+                if closedByServer.isSet {
+                    await hub.disconnect(session)
+                } else {
+                    await hub.connectionLost(session)
+                }
                 await group.waitForAll()
             }
             logger.debug("Signaling connection closed", metadata: [LogKey.session: "\(session)"])
@@ -279,4 +287,11 @@ struct RoomHubService: Service {
         try? await gracefulShutdown()
         await hub.shutdown()
     }
+}
+
+/// A flag set once and read from several tasks.
+final class SharedFlag: Sendable {
+    private let state = Mutex(false)
+    func set() { state.withLock { $0 = true } }
+    var isSet: Bool { state.withLock { $0 } }
 }

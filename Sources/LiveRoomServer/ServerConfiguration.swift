@@ -47,6 +47,9 @@ public struct ServerConfiguration: Sendable {
     public var announceAddresses: [String]
     /// PEM certificate chain and private key for https, wss and WHIP/WHEP over https; nil: plain http.
     public var tlsCertificate: String?
+    /// How long a user whose signaling connection dropped keeps its seat (and its media) for a
+    /// reconnect that resumes the session; zero leaves the room at once.
+    public var reconnectGrace: Duration
     public var tlsKey: String?
     /// The most bytes of signaling messages that may wait for one client; a client that falls
     /// further behind is disconnected (close code 1008).
@@ -79,8 +82,10 @@ public struct ServerConfiguration: Sendable {
         maxRoomsPerUser: Int = 10, maxRooms: Int = 1000, mediaConnectTimeout: Duration = .seconds(15), consentTimeout: Duration = .seconds(30),
         maxTasksPerUser: Int = 4, maxTasks: Int = 20, encodingBudget: Int = PublishTasksStateMachine.defaultEncodingBudget,
         egressAllow: [String] = [], rtmpsInsecure: Bool = false, imageDirectory: String? = nil,
-        requirePrivateMapKey: Bool = false, announceAddresses: [String] = [], tlsCertificate: String? = nil, tlsKey: String? = nil
+        requirePrivateMapKey: Bool = false, announceAddresses: [String] = [], tlsCertificate: String? = nil, tlsKey: String? = nil,
+        reconnectGrace: Duration = .seconds(15)
     ) {
+        self.reconnectGrace = reconnectGrace
         self.tlsCertificate = tlsCertificate
         self.tlsKey = tlsKey
         self.announceAddresses = announceAddresses

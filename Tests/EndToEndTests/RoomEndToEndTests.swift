@@ -44,13 +44,21 @@ struct RoomEndToEndTests {
     @Test func anchorsSeeEachOtherComeAndGo() async throws {
         let scope = try ProcessScope()
         defer { scope.stopAll() }
-        let server = try await TestServer.start(in: scope)
+        let server = try await TestServer.start(in: scope, extra: ["--reconnect-grace", "2"])
         let a = try await server.entered("a", role: "anchor", in: scope)
         let b = try await server.entered("b", role: "anchor", in: scope)
         try await a.waitForEvent("onRemoteUserEnterRoom") { $0["userId"] == "b" }
         try await b.waitForEvent("onRemoteUserEnterRoom") { $0["userId"] == "a" }
-        b.stop() // killed, no exitRoom
+        let exited = try await server.entered("c", role: "anchor", in: scope)
+        exited.send("leave")
+        try await a.waitForEvent("onRemoteUserLeaveRoom") { $0["userId"] == "c" && $0["reason"] == 0 }
+        // Killed, no exitRoom: the seat is kept for a reconnect for the grace, then the room is told.
+        let killed = ContinuousClock.now
+        b.stop()
+        try await Task.sleep(for: .seconds(1))
+        #expect(a.events(named: "onRemoteUserLeaveRoom").allSatisfy { $0["userId"] != "b" }, "not yet: b may come back")
         try await a.waitForEvent("onRemoteUserLeaveRoom") { $0["userId"] == "b" && $0["reason"] == 1 }
+        #expect(ContinuousClock.now - killed >= .seconds(2), "after the grace")
     }
 
     @Test func enterErrorsCarryTRTCCodes() async throws {

@@ -15,6 +15,8 @@ actor RoomHub {
     private let recorder: RoomRecorder
     /// The most bytes of messages that may wait for one connection.
     private let maxOutboxBytes: Int
+    /// How long a dropped signaling connection's user keeps its seat.
+    private let reconnectGrace: Duration
     let logger: Logger
     private(set) var media: (any MediaPort)?
     /// Publish media stream tasks (PublishTasks.swift carries out their actions).
@@ -33,11 +35,13 @@ actor RoomHub {
     init(
         configuration: RoomsStateMachine.Configuration, tasksConfiguration: PublishTasksStateMachine.Configuration = .init(),
         egress: EgressResolver = EgressResolver(policy: EgressPolicy()), imageDirectory: String? = nil, maxOutboxBytes: Int = 4 << 20,
+        reconnectGrace: Duration = .zero,
         recorder: RoomRecorder, logger: Logger
     ) {
         self.egress = egress
         self.imageDirectory = imageDirectory
         self.maxOutboxBytes = maxOutboxBytes
+        self.reconnectGrace = reconnectGrace
         self.machine = RoomsStateMachine(configuration: configuration)
         var tasksConfiguration = tasksConfiguration
         tasksConfiguration.taskIdPrefix = String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 36) + "-"
@@ -88,6 +92,21 @@ actor RoomHub {
     func disconnect(_ session: SessionID) {
         execute(machine.disconnected(session, at: .now()))
         outboxes.removeValue(forKey: session)?.close()
+    }
+
+    /// The connection dropped without exitRoom (a network change, a dead link): its user keeps
+    /// the seat and its media for the reconnect grace, as TRTC's SDKs reconnect and resume; the
+    /// room hears nothing unless the grace runs out. A re-entry by the same user in that time
+    /// takes the seat over as any newer session does.
+    func connectionLost(_ session: SessionID) {
+        outboxes[session]?.close()
+        guard reconnectGrace > .zero, let (roomId, userId) = machine.membership(of: session) else { return disconnect(session) }
+        logger.info("Signaling connection lost; seat kept for a reconnect", metadata: [LogKey.session: "\(session)", LogKey.room: "\(roomId)", LogKey.user: "\(userId)"])
+        let grace = reconnectGrace
+        Task { [weak self] in
+            try? await Task.sleep(for: grace)
+            await self?.disconnect(session)
+        }
     }
 
     /// One text frame from a connection.

@@ -89,7 +89,9 @@ import Testing
         // A burst of 20, then 10 a second for as long as the toggles took to arrive.
         let admitted = 20 + Int(10 * Double(elapsed.components.seconds + 1))
         #expect(refused.count >= 500 - admitted, "\(refused.count) refused in \(elapsed)")
-        #expect(heard <= admitted && heard >= 20, "the watcher heard \(heard) changes")
+        // The burst's first token went to the host's publish, so 19 alternating toggles surely
+        // change something; a refilled token may repeat the current state and change nothing.
+        #expect(heard <= admitted && heard >= 19, "the watcher heard \(heard) changes")
         #expect(server.residentMiB < Self.rssBoundMiB, "\(server.residentMiB) MiB")
         try await server.checkServesANormalRoom(in: scope)
     }

@@ -17,6 +17,9 @@ public enum ErrorCode {
     /// ERR_SERVER_INFO_PRIVILEGE_FLAG_ERROR: with `--require-private-map-key`, a PrivateMapKey
     /// that is missing, does not verify for this user and room, or lacks the privilege asked for.
     public static let privilegeCheckFailed = -100006
+    /// The client lost its signaling connection and every reconnect attempt failed (TRTC's
+    /// -3308, ERR_TRTC_REQUEST_ENTER_ROOM_TIMEOUT, which its SDKs report when they give up).
+    public static let reconnectFailed = -3308
     /// ERR_TRTC_ENTER_ROOM_REFUSED: enterRoom on a connection that is already in a room.
     public static let enterRoomRefused = -3340
     /// ERR_TRTC_PK caller is not an anchor (cross-room PK).

@@ -21,6 +21,11 @@ public struct JoinOptions: Sendable {
     /// A PEM file of certificates to trust for a `https://` server (a private CA or a
     /// self-signed server); nil trusts the system's CA bundle.
     public var caFile: String?
+    /// Reconnect attempts after the signaling connection drops, and the wait before each (the
+    /// vendor SDKs' `connectRetryCount` 5 and `connectRetryInterval` 1000 ms); 0 attempts ends
+    /// the session with the connection.
+    public var reconnectAttempts = 5
+    public var reconnectInterval: Duration = .seconds(1)
     /// Leave after this long; nil means when standard input ends or on `leave`.
     public var duration: Duration?
     /// What to publish and record.
@@ -87,6 +92,8 @@ public struct JoinSession: Sendable {
     private final class State: Sendable {
         let outcome = Mutex<Outcome?>(nil)
         let leaving = Mutex(false)
+        /// Whether enterRoom succeeded on the current connection.
+        let entered = Mutex(false)
         let media: Mutex<MediaSignalingStateMachine>
 
         init(media: MediaSignalingStateMachine) {
@@ -95,23 +102,65 @@ public struct JoinSession: Sendable {
     }
 
     /// Runs the session. `commands` yields the lines of standard input and finishes at its end.
+    /// When the signaling connection drops after the room was entered, the session reconnects
+    /// as TRTC's SDKs do: `onConnectionLost`, then `onTryToReconnect` before each attempt (up to
+    /// ``JoinOptions/reconnectAttempts``, ``JoinOptions/reconnectInterval`` apart), and on success
+    /// `onConnectionRecovery`: it enters again with its current role (the server kept the seat
+    /// for its reconnect grace) and publishes and subscribes anew. After the last attempt it
+    /// gives up with `onError` -3308.
     public func run(commands: AsyncStream<String>) async throws -> Outcome {
         let url = try JoinOptions.signalingURL(server: options.server)
         let state = State(media: MediaSignalingStateMachine(userId: options.userId, wantsToPublish: options.media.publish != nil))
         let options = self.options
         let printer = self.printer
         let media = try await MediaSession(userId: options.userId, options: options.media, printer: printer)
-        do {
-            try await connect(url: url, state: state, media: media, commands: commands)
-        } catch {
-            await media.shutdown()
-            throw error
+        let relay = CommandRelay(commands)
+        var role = options.role
+        var attempts = 0
+        var everEntered = false
+        while true {
+            state.entered.withLock { $0 = false }
+            do {
+                try await connect(url: url, role: role, state: state, media: media, relay: relay, recovering: attempts > 0)
+            } catch {
+                if !everEntered {
+                    await media.shutdown()
+                    throw error
+                }
+            }
+            relay.detach()
+            if state.entered.withLock({ $0 }) {
+                everEntered = true
+                attempts = 0
+            }
+            let ended = state.outcome.withLock { $0 } != nil || state.leaving.withLock { $0 }
+            guard everEntered, !ended, options.reconnectAttempts > 0 else { break }
+            // Lost: what was negotiated on the old connection is gone with it.
+            if attempts == 0 { printer.print(["event": "onConnectionLost"]) }
+            let current = state.media.withLock { machine -> (Role?, Set<String>) in
+                let snapshot = (machine.role, machine.subscribedUsers)
+                machine = MediaSignalingStateMachine(userId: options.userId, wantsToPublish: options.media.publish != nil)
+                return snapshot
+            }
+            role = current.0 ?? role
+            await media.stopPublishing()
+            for user in current.1 { await media.closeSubscription(userId: user) }
+            attempts += 1
+            guard attempts <= options.reconnectAttempts else {
+                printer.printError(LiveRoomError(
+                    ErrorCode.reconnectFailed, "the signaling connection was lost and \(options.reconnectAttempts) reconnect attempts failed; giving up"))
+                break
+            }
+            try? await Task.sleep(for: options.reconnectInterval)
+            printer.print(["event": "onTryToReconnect"])
         }
+        relay.stop()
         await media.shutdown()
         return state.outcome.withLock { $0 } ?? .disconnected
     }
 
-    private func connect(url: String, state: State, media: MediaSession, commands: AsyncStream<String>) async throws {
+    private func connect(url: String, role: Role, state: State, media: MediaSession, relay: CommandRelay, recovering: Bool) async throws {
+        let commands = relay.nextConnection()
         let options = self.options
         let printer = self.printer
         var tls: TLSConfiguration?
@@ -122,7 +171,7 @@ public struct JoinSession: Sendable {
         }
         try await WebSocketClient.connect(url: url, configuration: .init(maxFrameSize: 1 << 16), tlsConfiguration: tls, logger: logger) { inbound, outbound, _ in
             let enter = RoomRequest.enterRoom(
-                EnterRoomParams(sdkAppId: options.sdkAppId, userId: options.userId, userSig: options.userSig, strRoomId: options.roomId, role: options.role,
+                EnterRoomParams(sdkAppId: options.sdkAppId, userId: options.userId, userSig: options.userSig, strRoomId: options.roomId, role: role,
                     privateMapKey: options.privateMapKey))
             try await outbound.write(.text(enter.json.jsonText))
 
@@ -207,8 +256,8 @@ public struct JoinSession: Sendable {
                             printer.printError(error, requestType: "command")
                         }
                     }
-                    // End of input: leave, unless a duration says when.
-                    if options.duration == nil { await leave() }
+                    // End of input: leave, unless a duration says when (or this connection is over).
+                    if options.duration == nil, !Task.isCancelled, relay.inputEnded { await leave() }
                 }
                 if let duration = options.duration {
                     group.addTask {
@@ -231,7 +280,9 @@ public struct JoinSession: Sendable {
                                 state.outcome.withLock { $0 = .refused(code: result) }
                                 break receiving
                             }
-                            await perform(state.media.withLock { $0.entered(role: options.role) })
+                            state.entered.withLock { $0 = true }
+                            if recovering { printer.print(["event": "onConnectionRecovery"]) }
+                            await perform(state.media.withLock { $0.entered(role: role) })
                         case .onSwitchRole(let errCode, _, let role)?:
                             await perform(state.media.withLock { $0.switchedRole(errCode: errCode, reported: role) })
                         case .onPublishAnswer(let sdp)?:
@@ -261,6 +312,64 @@ public struct JoinSession: Sendable {
                 group.cancelAll()
             }
         }
+    }
+}
+
+/// Standard input's lines, handed to one signaling connection after another: a connection that
+/// ends stops only its own stream, and lines typed while reconnecting wait for the next one.
+final class CommandRelay: Sendable {
+    private struct State {
+        var current: AsyncStream<String>.Continuation?
+        var pending: [String] = []
+        var ended = false
+    }
+    private final class Box: Sendable {
+        let state = Mutex(State())
+    }
+    private let box = Box()
+    private let pump: Task<Void, Never>
+
+    init(_ lines: AsyncStream<String>) {
+        let box = self.box
+        pump = Task {
+            for await line in lines {
+                box.state.withLock { state in
+                    if let current = state.current { current.yield(line) } else { state.pending.append(line) }
+                }
+            }
+            box.state.withLock { state in
+                state.ended = true
+                state.current?.finish()
+            }
+        }
+    }
+
+    /// Whether standard input has ended.
+    var inputEnded: Bool { box.state.withLock { $0.ended } }
+
+    /// The lines for a new connection, starting with those typed while there was none.
+    func nextConnection() -> AsyncStream<String> {
+        let (stream, continuation) = AsyncStream.makeStream(of: String.self)
+        box.state.withLock { state in
+            state.current?.finish()
+            for line in state.pending { continuation.yield(line) }
+            state.pending.removeAll()
+            if state.ended { continuation.finish() } else { state.current = continuation }
+        }
+        return stream
+    }
+
+    /// The connection ended: lines wait for the next one.
+    func detach() {
+        box.state.withLock { state in
+            state.current?.finish()
+            state.current = nil
+        }
+    }
+
+    func stop() {
+        pump.cancel()
+        box.state.withLock { $0.current?.finish() }
     }
 }
 

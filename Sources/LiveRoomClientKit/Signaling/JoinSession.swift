@@ -124,6 +124,7 @@ public struct JoinSession: Sendable {
                 try await connect(url: url, role: role, state: state, media: media, relay: relay, recovering: attempts > 0)
             } catch {
                 if !everEntered {
+                    relay.stop()
                     await media.shutdown()
                     throw error
                 }

@@ -2,28 +2,37 @@ import Foundation
 import TestTools
 import Testing
 
-/// Two network namespaces made for one test, joined by a veth pair: a "server" side and a
-/// "client" side, each with one non-loopback address on a private /24. Processes started with
-/// ``start(in:_:_:scope:name:)`` run inside one of them. ``remove()`` deletes both (and with
-/// them the veth pair and every rule a test installed inside).
+/// Network namespaces made for one test, joined by veth pairs: a "server" side and a "client"
+/// side, each with one non-loopback address on a private /24, and optionally a "viewer" side on
+/// a second /24 that reaches only the server (so the server has two interfaces and the client
+/// cannot reach the viewer's one). Processes started with ``start(in:_:_:scope:name:)`` run
+/// inside one of them. ``remove()`` deletes them all (and with them the veth pairs and every rule
+/// a test installed inside).
 struct VethPair {
-    enum Side { case server, client }
+    enum Side { case server, client, viewer }
 
     let serverNamespace: String
     let clientNamespace: String
+    let viewerNamespace: String?
     let serverAddress: String
     let clientAddress: String
+    /// The server's address on the viewer's link, and the viewer's.
+    let serverViewerAddress: String
+    let viewerAddress: String
 
-    init() throws {
+    init(withViewer: Bool = false) throws {
         let tag = String(UInt32.random(in: 0..<UInt32.max), radix: 36)
         serverNamespace = "lr-s-\(tag)"
         clientNamespace = "lr-c-\(tag)"
-        // A /24 in 10.201.0.0/16 that no other test picks at the same time (tests are serialized).
-        let subnet = "10.201.\(Int.random(in: 1...254))"
-        serverAddress = "\(subnet).1"
-        clientAddress = "\(subnet).2"
+        viewerNamespace = withViewer ? "lr-v-\(tag)" : nil
+        // /24s in 10.201.0.0/16 and 10.202.0.0/16 that no other test picks at the same time (tests are serialized).
+        let subnet = Int.random(in: 1...254)
+        serverAddress = "10.201.\(subnet).1"
+        clientAddress = "10.201.\(subnet).2"
+        serverViewerAddress = "10.202.\(subnet).1"
+        viewerAddress = "10.202.\(subnet).2"
         let (serverLink, clientLink) = ("lrs\(tag.prefix(8))", "lrc\(tag.prefix(8))")
-        for arguments in [
+        var commands: [[String]] = [
             ["netns", "add", serverNamespace], ["netns", "add", clientNamespace],
             ["link", "add", serverLink, "type", "veth", "peer", "name", clientLink],
             ["link", "set", serverLink, "netns", serverNamespace], ["link", "set", clientLink, "netns", clientNamespace],
@@ -31,7 +40,19 @@ struct VethPair {
             ["-n", clientNamespace, "addr", "add", "\(clientAddress)/24", "dev", clientLink],
             ["-n", serverNamespace, "link", "set", serverLink, "up"], ["-n", clientNamespace, "link", "set", clientLink, "up"],
             ["-n", serverNamespace, "link", "set", "lo", "up"], ["-n", clientNamespace, "link", "set", "lo", "up"],
-        ] {
+        ]
+        if let viewerNamespace {
+            let (serverSide, viewerSide) = ("lrw\(tag.prefix(8))", "lrv\(tag.prefix(8))")
+            commands += [
+                ["netns", "add", viewerNamespace], ["link", "add", serverSide, "type", "veth", "peer", "name", viewerSide],
+                ["link", "set", serverSide, "netns", serverNamespace], ["link", "set", viewerSide, "netns", viewerNamespace],
+                ["-n", serverNamespace, "addr", "add", "\(serverViewerAddress)/24", "dev", serverSide],
+                ["-n", viewerNamespace, "addr", "add", "\(viewerAddress)/24", "dev", viewerSide],
+                ["-n", serverNamespace, "link", "set", serverSide, "up"], ["-n", viewerNamespace, "link", "set", viewerSide, "up"],
+                ["-n", viewerNamespace, "link", "set", "lo", "up"],
+            ]
+        }
+        for arguments in commands {
             let result = try RequiredTool.networkNamespaces.run(arguments, timeout: .seconds(10))
             guard result.status == 0 else {
                 remove()
@@ -40,7 +61,13 @@ struct VethPair {
         }
     }
 
-    func namespace(_ side: Side) -> String { side == .server ? serverNamespace : clientNamespace }
+    func namespace(_ side: Side) -> String {
+        switch side {
+        case .server: serverNamespace
+        case .client: clientNamespace
+        case .viewer: viewerNamespace ?? clientNamespace
+        }
+    }
 
     /// Runs `command` in `side`'s namespace (`ip netns exec`); `command` is a path or one of
     /// the built executables.
@@ -56,7 +83,7 @@ struct VethPair {
     }
 
     func remove() {
-        for name in [serverNamespace, clientNamespace] {
+        for name in [serverNamespace, clientNamespace] + (viewerNamespace.map { [$0] } ?? []) {
             _ = try? RequiredTool.networkNamespaces.run(["netns", "del", name], timeout: .seconds(10))
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import LiveRoomProtocol
 import TestTools
 import Testing
 
@@ -55,5 +56,36 @@ struct RealNetworkTests {
         let video = try #require(streams.first { $0.width != nil })
         #expect(video.width == 320 && video.height == 240)
         #expect(video.frames >= 40, "about 3 s of 15 fps video crossed the veth pair: \(video)")
+    }
+
+    /// A server on two links, each client reaching only one: each must find, among the two
+    /// candidates the server advertises, the one it can reach (a send toward the other has no
+    /// route and would close its socket).
+    @Test func clientsOnTwoLinksEachPickTheCandidateTheyCanReach() async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let net = try VethPair(withViewer: true)
+        defer { net.remove() }
+        let (server, url) = try await Self.startServer(net, scope: scope)
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !server.standardError.contains("Media candidates"), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        let advertised = try #require(server.standardError.split(separator: "\n").first { $0.contains("Media candidates") })
+        #expect(advertised.contains(net.serverAddress) && advertised.contains(net.serverViewerAddress), "\(advertised)")
+
+        let host = try await Self.join("host", role: "anchor", url: url, net: net, scope: scope, extra: ["--publish", "testsrc"] + MediaEndToEndTests.small)
+        try await host.waitForEvent("onPublishAnswer", timeout: .seconds(10))
+        let port = try #require(URL(string: url)?.port)
+        let recordings = scope.dataDirectory.appendingPathComponent("rec-viewer")
+        let fan = try net.start(
+            in: .viewer, "liveroom",
+            ["join", "--server", "http://\(net.serverViewerAddress):\(port)", "--room", "room1", "--user-id", "fan", "--sdk-app-id",
+             String(TestServer.sdkAppId), "--secret-key", TestServer.secretKey, "--json", "--record", recordings.path],
+            scope: scope, name: "fan")
+        try await fan.waitForEvent("onFirstVideoFrame", timeout: .seconds(15)) { $0["userId"] == "host" }
+        try await Task.sleep(for: .seconds(3))
+        fan.send("leave")
+        #expect(try await fan.waitForExit(timeout: .seconds(10)) == 0)
+        let video = try #require(try probe(recordings.appendingPathComponent("host.mkv").path).first { $0.width != nil })
+        #expect(video.frames >= 40, "\(video)")
     }
 }

@@ -233,7 +233,11 @@ final class MediaEngine {
         }
         let remote = try TransportDescription(of: description)
         let tracks = try SDPNegotiation.tracks(ofAnswer: description, offered: sections)
-        let addresses = try MediaOffer.serverAddresses(of: remote)
+        // A candidate this machine has no route to is left out: a send to it fails, and the
+        // failed send would close the connection's socket.
+        let candidates = try MediaOffer.serverAddresses(of: remote)
+        let reachable = candidates.filter(MediaOffer.hasRoute)
+        let addresses = reachable.isEmpty ? candidates : reachable
         let local = MediaOffer.localDescription(credentials: credentials, certificate: certificate)
         let agent = ICEControllingAgent(
             local: credentials, remote: ICECredentials(ufrag: remote.iceUfrag, pwd: remote.icePwd), remoteAddresses: addresses, now: now)

@@ -1,3 +1,4 @@
+import Foundation
 import LiveRoomMedia
 import LiveRoomTransport
 import LiveRoomWire
@@ -48,6 +49,22 @@ public enum MediaOffer {
             throw NegotiationError("the answer has no IPv4 UDP candidate: \(remote.candidates.map { "\($0.address) \($0.transport)" }.joined(separator: ", "))")
         }
         return addresses
+    }
+
+    /// Whether this machine has a route to an IPv4 address: a UDP socket connected to it (the
+    /// kernel looks up the route; nothing is sent).
+    public static func hasRoute(to address: TransportAddress) -> Bool {
+        guard case .v4(let value) = address.address else { return false }
+        let descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var target = sockaddr_in()
+        target.sin_family = sa_family_t(AF_INET)
+        target.sin_port = address.port.bigEndian
+        target.sin_addr.s_addr = value.bigEndian
+        return withUnsafePointer(to: &target) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
     }
 
     /// The video codec of a negotiated track.

@@ -10,7 +10,9 @@ test that runs it:
   closed <count>                         connections the server has closed so far (every second)
 Stops after SECONDS (default 30) or when every connection is closed.
 """
-import base64, json, os, selectors, socket, sys, time
+import json, selectors, socket, sys, time
+
+from ws_upgrade import upgrade
 
 host, port, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 seconds = float(sys.argv[4]) if len(sys.argv) > 4 else 30.0
@@ -19,21 +21,13 @@ selector = selectors.DefaultSelector()
 open_sockets, refused_http = [], 0
 for _ in range(count):
     s = socket.create_connection((host, port), timeout=5, source_address=source)
-    key = base64.b64encode(os.urandom(16)).decode()
-    s.sendall((f"GET /ws HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-               f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
-    head = b""
-    while b"\r\n\r\n" not in head:
-        chunk = s.recv(4096)
-        if not chunk:
-            break
-        head += chunk
-    if not head.startswith(b"HTTP/1.1 101"):
+    upgraded, rest = upgrade(s, host, port)
+    if not upgraded:
         refused_http += 1
         s.close()
         continue
     s.setblocking(False)
-    selector.register(s, selectors.EVENT_READ, bytearray(head.split(b"\r\n\r\n", 1)[1]))
+    selector.register(s, selectors.EVENT_READ, bytearray(rest))
     open_sockets.append(s)
 print(f"opened {len(open_sockets)} {refused_http}", flush=True)
 

@@ -10,23 +10,15 @@ whose answer quotes only a short prefix). It reads nothing more. Prints, for the
   closed <frames> <bytes>  when the server has closed the connection (a send fails)
   gave-up <frames> <bytes> when SECONDS passed and the connection is still open
 """
-import base64, os, socket, struct, sys, time
+import os, socket, struct, sys, time
+
+from ws_upgrade import upgrade
 
 host, port, seconds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
 s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
 s.connect((host, port))
-key = base64.b64encode(os.urandom(16)).decode()
-s.sendall((f"GET /ws HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-           f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
-head = b""
-while b"\r\n\r\n" not in head:
-    chunk = s.recv(4096)
-    if not chunk:
-        print("refused", flush=True)
-        sys.exit(1)
-    head += chunk
-if not head.startswith(b"HTTP/1.1 101"):
+if not upgrade(s, host, port)[0]:
     print("refused", flush=True)
     sys.exit(1)
 

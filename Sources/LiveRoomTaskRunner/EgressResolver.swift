@@ -28,8 +28,7 @@ public struct EgressResolver: Sendable {
     /// `rtmps://` the host name the certificate must carry.
     public func destination(for url: String) throws -> RTMPPublisher.Destination {
         guard let parts = DestinationURL(url) else { return RTMPPublisher.Destination(url: url) }  // a file path (tests, recordings)
-        let addresses = IPRange.parse(parts.host).map { [$0] } ?? Self.resolve(parts.host)
-        guard policy.allows(host: parts.host, resolved: addresses), let address = addresses.first(where: policy.allows(address:)) ?? addresses.first
+        guard let addresses = allowedAddresses(of: parts.host), let address = addresses.first(where: policy.allows(address:)) ?? addresses.first
         else { throw Refused() }
         let literal = address.count == 4 ? address.map(String.init).joined(separator: ".") : "[\(Self.ipv6Text(address))]"
         var options = ["rtmp_tcurl": parts.tcURL]
@@ -39,6 +38,13 @@ public struct EgressResolver: Sendable {
             if FileManager.default.fileExists(atPath: Self.caBundle) { options["ca_file"] = Self.caBundle }
         }
         return RTMPPublisher.Destination(url: parts.replacingHost(with: literal), protocolOptions: options)
+    }
+
+    /// The addresses of `host` (itself when it is an address, resolved when it is a name), or nil
+    /// when the policy refuses the host or any of them.
+    public func allowedAddresses(of host: String) -> [IPAddressBytes]? {
+        let addresses = IPRange.parse(host).map { [$0] } ?? Self.resolve(host)
+        return policy.allows(host: host, resolved: addresses) ? addresses : nil
     }
 
     /// The host's IPv4 and IPv6 addresses (getaddrinfo); none when it does not resolve.

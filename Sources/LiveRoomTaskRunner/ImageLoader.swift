@@ -21,16 +21,17 @@ public final class ImageLoader: Sendable {
 
     /// The operator's image directory (`--image-dir`), if any.
     public let directory: String?
-    public let policy: EgressPolicy
+    /// Where fetches may go.
+    public let egress: EgressResolver
     public let timeout: Duration
     public static let maxRedirects = 3
     /// The largest decoded image, in pixels (4096x4096): a small file must not decode to gigabytes.
     public static let maxPixels = 4096 * 4096
     private let states = Mutex<[String: State]>([:])
 
-    public init(directory: String?, policy: EgressPolicy, timeout: Duration = .seconds(5)) {
+    public init(directory: String?, egress: EgressResolver, timeout: Duration = .seconds(5)) {
         self.directory = directory
-        self.policy = policy
+        self.egress = egress
         self.timeout = timeout
     }
 
@@ -126,8 +127,7 @@ public final class ImageLoader: Sendable {
 
     private func allowed(_ url: String) -> Bool {
         guard let destination = DestinationURL(url), ["http", "https"].contains(destination.scheme) else { return false }
-        let addresses = IPRange.parse(destination.host).map { [$0] } ?? EgressResolver.resolve(destination.host)
-        return policy.allows(host: destination.host, resolved: addresses)
+        return egress.allowedAddresses(of: destination.host) != nil
     }
 
     /// Decodes image bytes through a private temporary file.

@@ -124,7 +124,7 @@ public final class PublishTaskRunner: @unchecked Sendable {
         taskId: String, roomId: String, config: PublishTaskConfig,
         onEvent: @escaping @Sendable (Event) -> Void, requestKeyframe: @escaping @Sendable (MixUser) -> Void,
         roomOutput: RoomOutput? = nil, egress: EgressResolver = EgressResolver(policy: EgressPolicy()),
-        images: ImageLoader = ImageLoader(directory: nil, policy: EgressPolicy()), log: @escaping @Sendable (String) -> Void = { _ in }
+        images: ImageLoader = ImageLoader(directory: nil, egress: EgressResolver(policy: EgressPolicy())), log: @escaping @Sendable (String) -> Void = { _ in }
     ) throws {
         self.egress = egress
         self.imageLoader = images

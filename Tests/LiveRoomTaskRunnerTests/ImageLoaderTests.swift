@@ -34,7 +34,7 @@ import Testing
         try Data(repeating: 0x89, count: ImageReference.maxBytes + 1).write(to: directory.appendingPathComponent("huge.png"))
         try FileManager.default.createSymbolicLink(atPath: directory.appendingPathComponent("passwd.png").path, withDestinationPath: "/etc/passwd")
         #expect(mkfifo(directory.appendingPathComponent("fifo.png").path, 0o600) == 0)
-        let loader = ImageLoader(directory: directory.path, policy: EgressPolicy())
+        let loader = ImageLoader(directory: directory.path, egress: EgressResolver(policy: EgressPolicy()))
 
         let frame = try await loader.load("mark.png")
         #expect(frame.width == 64 && frame.height == 48)
@@ -53,7 +53,7 @@ import Testing
             #expect(why?.contains(expected) == true, "\(url): \(why ?? "loaded")")
         }
         #expect(ContinuousClock.now - started < .seconds(2), "a FIFO or device never blocks the loader")
-        let withoutDirectory = ImageLoader(directory: nil, policy: EgressPolicy())
+        let withoutDirectory = ImageLoader(directory: nil, egress: EgressResolver(policy: EgressPolicy()))
         #expect(await reason(withoutDirectory, "mark.png")?.contains("no image directory") == true)
     }
 
@@ -85,10 +85,10 @@ import Testing
         }
         let port = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
 
-        let strict = ImageLoader(directory: nil, policy: EgressPolicy())
+        let strict = ImageLoader(directory: nil, egress: EgressResolver(policy: EgressPolicy()))
         #expect(await reason(strict, "http://127.0.0.1:\(port)/image.png") == EgressPolicy.refusal)
         #expect(await reason(strict, "http://[::1]:\(port)/image.png") == EgressPolicy.refusal)
-        let allowing = ImageLoader(directory: nil, policy: try EgressPolicy(allow: ["127.0.0.1"]))
+        let allowing = ImageLoader(directory: nil, egress: EgressResolver(policy: try EgressPolicy(allow: ["127.0.0.1"])))
         #expect(await reason(allowing, "http://127.0.0.1:\(port)/redirect")?.contains("redirect") == true)
         #expect(await reason(allowing, "http://127.0.0.1:\(port)/image.png")?.contains("not a PNG") == true, "fetched, then checked")
     }

@@ -139,7 +139,7 @@ func rtp(_ payload: ByteBuffer, seq: UInt16, ts: UInt32, marker: Bool = false, p
         let events = Mutex<[PublishTaskRunner.Event]>([])
         let runner = try PublishTaskRunner(
             taskId: "t", roomId: "r", config: config, onEvent: { event in events.withLock { $0.append(event) } }, requestKeyframe: { _ in },
-            images: ImageLoader(directory: directory.path, policy: EgressPolicy()))
+            images: ImageLoader(directory: directory.path, egress: EgressResolver(policy: EgressPolicy())))
         try await Task.sleep(for: .milliseconds(500))  // images load off the task's thread
         runner.connect(url: output)
         try await Task.sleep(for: .seconds(1.2))

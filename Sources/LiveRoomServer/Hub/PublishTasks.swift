@@ -174,7 +174,7 @@ extension RoomHub {
                     let key = SFURouter.PublisherKey(roomId: robot.roomId, userId: robot.userId)
                     return { packets in media.sendLocal(packets.map { (packet: $0.packet, kind: $0.kind == .audio ? MediaKind.audio : MediaKind.video) }, of: key) }
                 },
-                egress: egress, images: ImageLoader(directory: imageDirectory, policy: egress.policy), log: { logger.info("\($0)", metadata: [LogKey.task: "\(taskId)"]) })
+                egress: egress, images: ImageLoader(directory: imageDirectory, egress: egress), log: { logger.info("\($0)", metadata: [LogKey.task: "\(taskId)"]) })
             runners[taskId] = runner
             logger.info("Publish task started", metadata: [LogKey.task: "\(taskId)", LogKey.room: "\(roomId)", LogKey.mode: "\(config.target.mode.name)"])
             return tasks.runnerStarted(taskId, now: .now)

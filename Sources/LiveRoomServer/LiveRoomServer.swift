@@ -124,7 +124,6 @@ public struct LiveRoomServer: Sendable {
         try await group.run()
     }
 
-
     /// The server's TLS settings from PEM files, or nil for plain http.
     static func tlsConfiguration(certificate: String?, key: String?) throws -> TLSConfiguration? {
         guard let certificate, let key else { return nil }
@@ -190,7 +189,7 @@ public struct LiveRoomServer: Sendable {
                     await hangUp(reason: "no enterRoom within \(seconds) s")
                 }
                 group.addTask {
-                    _ = try? await outbox.drain { text in try await outbound.write(.text(text)) }
+                    try? await outbox.drain { text in try await outbound.write(.text(text)) }
                 }
                 group.addTask {
                     // A client that does not read what its room sends is closed, not buffered for.

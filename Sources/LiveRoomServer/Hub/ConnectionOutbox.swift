@@ -9,9 +9,9 @@ import Synchronization
 /// and ``ended()`` says ``End/overflowed``, and the connection is closed at once, whether or not
 /// the writer is stuck writing to a client that does not read.
 final class ConnectionOutbox: Sendable {
-    /// Why ``drain(_:)`` returned.
+    /// Why the queue ended (``ended()``).
     enum End: Sendable, Equatable {
-        /// ``close()`` was called and everything queued was written.
+        /// ``close()`` was called.
         case closed
         /// More than `maxBytes` waited to be written: the client does not keep up.
         case overflowed
@@ -75,8 +75,9 @@ final class ConnectionOutbox: Sendable {
         end.finish()
     }
 
-    /// Calls `write` for each message in order until ``close()``, or until the queue overflows.
-    func drain(_ write: (String) async throws -> Void) async throws -> End {
+    /// Calls `write` for each message in order until ``close()``, or until the queue overflows
+    /// (``ended()`` says which).
+    func drain(_ write: (String) async throws -> Void) async throws {
         for await _ in wakeups {
             while let next = pop() {
                 try await write(next)
@@ -85,7 +86,6 @@ final class ConnectionOutbox: Sendable {
         while let next = pop() {
             try await write(next)
         }
-        return state.withLock { $0.overflowed } ? .overflowed : .closed
     }
 
     private func pop() -> String? {

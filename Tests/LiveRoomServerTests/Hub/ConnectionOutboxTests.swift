@@ -11,8 +11,8 @@ import Testing
         for _ in 0..<1000 { outbox.push(message, priority: .normal) }
         #expect(outbox.queuedBytes == 0, "the queue was dropped at the limit")
         let written = Mutex(0)
-        let end = try await outbox.drain { _ in written.withLock { $0 += 1 } }
-        #expect(end == .overflowed)
+        try await outbox.drain { _ in written.withLock { $0 += 1 } }
+        #expect(await outbox.ended() == .overflowed)
         #expect(written.withLock { $0 } == 0)
     }
 
@@ -23,8 +23,8 @@ import Testing
         #expect(outbox.queuedBytes == 10)
         outbox.close()
         let written = Mutex<[String]>([])
-        let end = try await outbox.drain { text in written.withLock { $0.append(text) } }
-        #expect(end == .closed)
+        try await outbox.drain { text in written.withLock { $0.append(text) } }
+        #expect(await outbox.ended() == .closed)
         #expect(written.withLock { $0 } == ["high", "normal"])
         #expect(outbox.queuedBytes == 0)
     }

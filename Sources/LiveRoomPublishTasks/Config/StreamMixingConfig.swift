@@ -155,11 +155,16 @@ public struct StreamMixingConfig: Sendable, Hashable {
         return warnings
     }
 
-    /// The config with every layout and watermark rect clipped to the canvas.
+    /// The config with every layout and watermark rect clipped to the canvas. A config already
+    /// inside it (the usual case, composed every frame) is returned as it is, without copying.
     public func clipped(to canvas: MixSize) -> StreamMixingConfig {
         var config = self
-        for index in config.videoLayoutList.indices { config.videoLayoutList[index].rect = config.videoLayoutList[index].rect.clipped(to: canvas) }
-        for index in config.watermarkList.indices { config.watermarkList[index].rect = config.watermarkList[index].rect.clipped(to: canvas) }
+        for index in config.videoLayoutList.indices where !config.videoLayoutList[index].rect.isInside(canvas) {
+            config.videoLayoutList[index].rect = config.videoLayoutList[index].rect.clipped(to: canvas)
+        }
+        for index in config.watermarkList.indices where !config.watermarkList[index].rect.isInside(canvas) {
+            config.watermarkList[index].rect = config.watermarkList[index].rect.clipped(to: canvas)
+        }
         return config
     }
 

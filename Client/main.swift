@@ -33,8 +33,8 @@ struct UserSigCommand: ParsableCommand {
     @Option(help: "The user id to sign for.") var userId: String
     @Option(help: "Seconds it stays valid.") var expire: Int64 = 86_400 * 180
     @Flag(help: "Print a PrivateMapKey (permission ticket) for --room or --room-number instead.") var privateMapKey = false
-    @Option(help: "The string room id (strRoomId) of the PrivateMapKey.") var room: String?
-    @Option(help: "A numeric room id for the PrivateMapKey (genPrivateMapKey); LiveRoom reads it as the room of that decimal id.")
+    @Option(help: "The string room id (strRoomId) of the PrivateMapKey (genPrivateMapKeyWithStringRoomID).") var room: String?
+    @Option(help: "The numeric room id (roomId, 1-4294967295) of the PrivateMapKey (genPrivateMapKey); it admits only the numeric room, not the string room of the same digits.")
     var roomNumber: UInt32?
     @Option(help: "The PrivateMapKey's privilege bits, 0-255.") var privilege: UInt32 = 255
 
@@ -43,6 +43,7 @@ struct UserSigCommand: ParsableCommand {
         guard privilege <= 255 else { throw ValidationError("--privilege is a sum of the bits 1 to 128, at most 255") }
         if privateMapKey {
             guard (room == nil) != (roomNumber == nil) else { throw ValidationError("--private-map-key needs one of --room and --room-number") }
+            guard roomNumber != 0 else { throw ValidationError("--room-number must be 1-4294967295") }
         } else if room != nil || roomNumber != nil {
             throw ValidationError("--room and --room-number make a PrivateMapKey: add --private-map-key")
         }
@@ -68,11 +69,12 @@ struct JoinCommand: AsyncParsableCommand {
         discussion: "Commands, one per line:\n" + ClientCommand.usage)
 
     @Option(help: "Room server URL, e.g. http://127.0.0.1:7880.") var server: String
-    @Option(help: "Room id (strRoomId).") var room: String
+    @Option(help: "String room id (strRoomId). Give this or --room-number.") var room: String?
+    @Option(help: "Numeric room id (TRTC's roomId, 1-4294967295). --room-number 123 and --room 123 are different rooms.") var roomNumber: UInt32?
     @Option(help: "Your user id.") var userId: String
     @Option(help: "anchor or audience (the CLI enters as audience unless told; TRTC's own default for the live scene, and the server's for an enterRoom without a role, is anchor).") var role: String = "audience"
     @Option(help: "A UserSig for --user-id; or give --sdk-app-id and --secret-key to sign one.") var usersig: String?
-    @Option(help: "A PrivateMapKey for --user-id and --room, for servers that require one (liveroom usersig --private-map-key).")
+    @Option(help: "A PrivateMapKey for --user-id and the room, for servers that require one (liveroom usersig --private-map-key).")
     var privateMapKey: String?
     @Option(help: "PEM certificates to trust for an https:// server (a private CA or a self-signed server); default: the system's CA bundle.")
     var caFile: String?
@@ -109,6 +111,9 @@ struct JoinCommand: AsyncParsableCommand {
 
     func run() async throws {
         guard let role = Role(rawValue: role) else { throw ValidationError("--role must be anchor or audience") }
+        guard (room == nil) != (roomNumber == nil) else { throw ValidationError("give one of --room (a string room) and --room-number (a numeric room)") }
+        guard roomNumber != 0 else { throw ValidationError("--room-number must be 1-4294967295") }
+        let target: RoomID = roomNumber.map { .number($0) } ?? .string(room!)
         let sig: String
         let sdkAppId: UInt64
         if let usersig {
@@ -131,7 +136,7 @@ struct JoinCommand: AsyncParsableCommand {
         logger.logLevel = .warning
         let session = JoinSession(
             options: JoinOptions(
-                server: server, roomId: room, userId: userId, role: role, sdkAppId: sdkAppId, userSig: sig,
+                server: server, room: target, userId: userId, role: role, sdkAppId: sdkAppId, userSig: sig,
                 duration: duration.map { .milliseconds(Int64($0 * 1000)) }, media: media, privateMapKey: privateMapKey ?? "", caFile: caFile),
             printer: EventPrinter(json: json, verbose: verbose), logger: logger)
         let outcome: JoinSession.Outcome
@@ -154,7 +159,7 @@ struct AdminCommand: AsyncParsableCommand {
         commandName: "admin",
         abstract: "Call the admin API as administrator and print the answer.",
         discussion: """
-            ACTION is a /v1 action (DismissRoomByStrRoomId, RemoveUserByStrRoomId, DescribeRoom, DescribeRoomInfo) \
+            ACTION is a /v1 action (DismissRoom, DismissRoomByStrRoomId, RemoveUser, RemoveUserByStrRoomId, DescribeRoom, DescribeRoomInfo) \
             or a path such as v4/group_open_http_svc/send_group_msg. BODY is the JSON body; SdkAppId is added when missing.
             """)
 

@@ -16,20 +16,21 @@ public struct CloudAPIError: Error, Equatable, Sendable {
 /// One admin REST call (`POST /v1/<Action>`), read and range-checked: what the server runs
 /// never sees an unchecked number or a missing field.
 public enum AdminRequest: Sendable {
-    case dismissRoom(roomId: String)
-    /// 1 to 10 user ids.
-    case removeUsers(roomId: String, userIds: [String])
-    case describeRoom(roomId: String)
+    /// `DismissRoom` (a numeric room) or `DismissRoomByStrRoomId` (a string room).
+    case dismissRoom(room: RoomID)
+    /// `RemoveUser` or `RemoveUserByStrRoomId`: 1 to 10 user ids.
+    case removeUsers(room: RoomID, userIds: [String])
+    case describeRoom(room: RoomID)
     /// Times in Unix seconds within ``unixTimes``, `start <= end`; `pageNumber * pageSize`
     /// cannot overflow.
-    case describeRoomInfo(start: Int, end: Int, pageNumber: Int, pageSize: Int, roomId: String?)
+    case describeRoomInfo(start: Int, end: Int, pageNumber: Int, pageSize: Int, room: RoomID?)
     case startPublishCdnStream(AdminPublishCdnStreamRequest, PublishTaskConfig)
     case updatePublishCdnStream(AdminPublishCdnStreamRequest)
     case stopPublishCdnStream(taskId: String)
 
     /// The actions this API knows.
     public static let actions = [
-        "DismissRoomByStrRoomId", "RemoveUserByStrRoomId", "DescribeRoom", "DescribeRoomInfo",
+        "DismissRoom", "DismissRoomByStrRoomId", "RemoveUser", "RemoveUserByStrRoomId", "DescribeRoom", "DescribeRoomInfo",
         "StartPublishCdnStream", "UpdatePublishCdnStream", "StopPublishCdnStream",
     ]
 
@@ -54,10 +55,12 @@ public enum AdminRequest: Sendable {
             throw CloudAPIError("InvalidParameter.SdkAppId", "SdkAppId \(appId) is not this server's (\(sdkAppId))")
         }
         switch action {
+        case "DismissRoom":
+            return .dismissRoom(room: try roomNumber(p))
         case "DismissRoomByStrRoomId":
-            return .dismissRoom(roomId: try roomId(p))
-        case "RemoveUserByStrRoomId":
-            let roomId = try roomId(p)
+            return .dismissRoom(room: try strRoomId(p))
+        case "RemoveUser", "RemoveUserByStrRoomId":
+            let room = action == "RemoveUser" ? try roomNumber(p) : try strRoomId(p)
             let userIds = try read { () throws(LiveRoomError) in
                 guard let userIds = try p.stringArray("UserIds") else { throw p.missing("UserIds") }
                 return userIds
@@ -65,19 +68,20 @@ public enum AdminRequest: Sendable {
             guard !userIds.isEmpty, userIds.count <= 10 else {
                 throw CloudAPIError("InvalidParameter.UserIds", "UserIds must hold 1 to 10 user ids, not \(userIds.count)")
             }
-            return .removeUsers(roomId: roomId, userIds: userIds)
+            return .removeUsers(room: room, userIds: userIds)
         case "DescribeRoom":
-            return .describeRoom(roomId: try roomId(p))
+            return .describeRoom(room: try room(p))
         case "DescribeRoomInfo":
-            let (start, end, pageNumber, pageSize, roomId) = try read { () throws(LiveRoomError) in
+            let (start, end, pageNumber, pageSize) = try read { () throws(LiveRoomError) in
                 (
                     try p.int("StartTime", in: unixTimes) ?? max(0, now - 86_400), try p.int("EndTime", in: unixTimes) ?? now,
                     try p.int("PageNumber", in: 0...maxPageNumber) ?? 0,
-                    try p.int("PageSize", in: 1...100) ?? 100, try p.string("RoomId")
+                    try p.int("PageSize", in: 1...100) ?? 100
                 )
             }
             guard start <= end else { throw CloudAPIError("InvalidParameter.StartTime", "StartTime is after EndTime") }
-            return .describeRoomInfo(start: start, end: end, pageNumber: pageNumber, pageSize: pageSize, roomId: roomId)
+            let room = p.has("RoomId") ? try room(p) : nil
+            return .describeRoomInfo(start: start, end: end, pageNumber: pageNumber, pageSize: pageSize, room: room)
         case "StartPublishCdnStream":
             let (request, config) = try task { () throws(LiveRoomError) in try AdminPublishCdnStreamRequest.parseStart(params) }
             return .startPublishCdnStream(request, config)
@@ -128,12 +132,26 @@ public enum AdminRequest: Sendable {
         }
     }
 
-    /// `RoomId`: a non-empty string.
-    private static func roomId(_ p: JSONFields) throws(CloudAPIError) -> String {
+    /// `RoomId` of a string room: a non-empty string.
+    private static func strRoomId(_ p: JSONFields) throws(CloudAPIError) -> RoomID {
         let roomId = try read { () throws(LiveRoomError) in try p.string("RoomId") } ?? ""
         guard !roomId.isEmpty else {
             throw CloudAPIError("InvalidParameter.RoomId", "RoomId is missing or empty")
         }
-        return roomId
+        return .string(roomId)
+    }
+
+    /// `RoomId` of a numeric room: an integer 1–4294967295 (or its decimal text).
+    private static func roomNumber(_ p: JSONFields) throws(CloudAPIError) -> RoomID {
+        guard let number = try read({ () throws(LiveRoomError) in try p.int("RoomId", in: 1...Int(UInt32.max)) }) else {
+            throw CloudAPIError("InvalidParameter.RoomId", "RoomId is missing; it is the numeric room's id, 1–4294967295")
+        }
+        return .number(UInt32(number))
+    }
+
+    /// `RoomId` of either kind, told apart by its JSON type as in TRTC's callbacks: a number
+    /// names a numeric room, a string a string room.
+    private static func room(_ p: JSONFields) throws(CloudAPIError) -> RoomID {
+        p.value("RoomId")?.doubleValue != nil ? try roomNumber(p) : try strRoomId(p)
     }
 }

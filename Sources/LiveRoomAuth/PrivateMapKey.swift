@@ -48,15 +48,6 @@ public struct PrivateMapKey: Sendable, Hashable {
         /// TRTC's string room id (version 1 keys).
         case string(String)
 
-        /// Whether the key admits a LiveRoom room: a string room by its id, a numeric room by
-        /// its decimal form (LiveRoom's rooms are string rooms; `"1234"` is room 1234).
-        public func admits(_ strRoomId: String) -> Bool {
-            switch self {
-            case .string(let id): id == strRoomId
-            case .numeric(let number): String(number) == strRoomId
-            }
-        }
-
         public var description: String {
             switch self {
             case .string(let id): "room \"\(id)\""
@@ -155,8 +146,11 @@ public struct PrivateMapKey: Sendable, Hashable {
 
     /// Checks a key for a user entering a room: the signature (with the secret key), the user,
     /// the SDKAppID, the room and both expiries. The privileges are the caller's to check.
+    ///
+    /// A numeric-room key admits exactly that numeric room and a string-room key exactly that
+    /// string room, as in TRTC: a key for room 123 does not admit room "123".
     public static func verify(
-        _ text: String, sdkAppId: UInt64, secretKey: String, userId: String, strRoomId: String, now: Int64
+        _ text: String, sdkAppId: UInt64, secretKey: String, userId: String, room: Room, now: Int64
     ) throws(PrivateMapKeyError) -> PrivateMapKey {
         let sig: UserSig
         do {
@@ -171,7 +165,7 @@ public struct PrivateMapKey: Sendable, Hashable {
         let key = try parse(userbuf: Array(bytes))
         guard key.userId == userId else { throw PrivateMapKeyError("the PrivateMapKey's user buffer names another user") }
         guard UInt64(key.sdkAppId) == sdkAppId else { throw PrivateMapKeyError("the PrivateMapKey's user buffer names SDKAppID \(key.sdkAppId)") }
-        guard key.room.admits(strRoomId) else { throw PrivateMapKeyError("the PrivateMapKey is for \(key.room), not this room") }
+        guard key.room == room else { throw PrivateMapKeyError("the PrivateMapKey is for \(key.room), not \(room)") }
         guard Int64(key.expiresAt) > now else { throw PrivateMapKeyError("the PrivateMapKey's privileges expired at \(key.expiresAt) (now \(now))") }
         return key
     }

@@ -24,7 +24,7 @@ public enum MessagePriority: Sendable, Hashable {
     case high
 }
 
-/// What the room history store keeps.
+/// What the room history store keeps. Rooms are named by their key (``RoomID/key``).
 public enum RoomRecord: Sendable, Hashable {
     case roomCreated(roomId: String, at: Int64)
     case roomDissolved(roomId: String, at: Int64, reason: String)
@@ -44,9 +44,12 @@ public struct RoomSnapshot: Sendable, Hashable {
         public var onMic: Bool
     }
 
+    /// The room's key (``RoomID/key``); ``room`` is the room as users name it.
     public var roomId: String
     public var createdAt: Int64
     public var users: [User]
+
+    public var room: RoomID { RoomID(key: roomId) }
 }
 
 /// Every room of one SDKAppID: membership, roles, mic-connection and room messages.
@@ -214,7 +217,7 @@ public struct RoomsStateMachine: Sendable {
                 actions = stopPublishing(userId, in: roomId)
             case .subscribe(let publisherId, let sdp):
                 guard rooms[roomId]!.members[publisherId]?.publishing != nil else {
-                    throw LiveRoomError(ErrorCode.notPublishing, "user \(publisherId.quoted) is not publishing in room \(roomId.quoted)")
+                    throw LiveRoomError(ErrorCode.notPublishing, "user \(publisherId.quoted) is not publishing in \(Self.room(roomId))")
                 }
                 try checkMedia(of: session, offer: sdp, sending: false)
                 actions = [.media(.subscribe(session: session, roomId: roomId, userId: userId, publisherId: publisherId, sdp: sdp))]
@@ -267,7 +270,7 @@ public struct RoomsStateMachine: Sendable {
 
     // MARK: Admin
 
-    /// DismissRoomByStrRoomId: everyone gets onExitRoom(2).
+    /// DismissRoom / DismissRoomByStrRoomId (`roomId` is the room's key): everyone gets onExitRoom(2).
     public mutating func dismissRoom(_ roomId: String, at now: EventTime) throws(LiveRoomError) -> [Action] {
         guard let room = rooms[roomId] else { throw noSuchRoom(roomId) }
         var actions: [Action] = room.sessions().map { .send($0, .onExitRoom(reason: 2)) }
@@ -281,7 +284,7 @@ public struct RoomsStateMachine: Sendable {
         return actions
     }
 
-    /// RemoveUserByStrRoomId: each named user present gets onExitRoom(1). Returns the actions
+    /// RemoveUser / RemoveUserByStrRoomId: each named user present gets onExitRoom(1). Returns the actions
     /// and the user ids that were not in the room.
     public mutating func removeUsers(_ userIds: [String], from roomId: String, at now: EventTime) throws(LiveRoomError) -> (actions: [Action], notFound: [String]) {
         guard rooms[roomId] != nil else { throw noSuchRoom(roomId) }
@@ -364,13 +367,16 @@ public struct RoomsStateMachine: Sendable {
         guard params.sdkAppId == configuration.sdkAppId else {
             throw LiveRoomError(ErrorCode.invalidSdkAppId, "unknown SDKAppID \(params.sdkAppId)")
         }
-        guard !params.strRoomId.isEmpty else { throw LiveRoomError(ErrorCode.invalidRoomId, "strRoomId is empty") }
-        guard params.strRoomId.utf8.count <= configuration.maxRoomIdBytes else {
-            throw LiveRoomError(ErrorCode.invalidRoomId, "strRoomId is longer than \(configuration.maxRoomIdBytes) bytes")
-        }
-        guard params.strRoomId.utf8.allSatisfy(Self.roomIdBytes.contains) else {
-            throw LiveRoomError(
-                ErrorCode.invalidRoomId, "strRoomId may hold only letters, digits, space and !#$%&()+-:;<=.>?@[]^_{}|~,")
+        // A numeric room (roomId) is valid by its type; a string room is checked as TRTC checks strRoomId.
+        if case .string(let strRoomId) = params.room {
+            guard !strRoomId.isEmpty else { throw LiveRoomError(ErrorCode.invalidRoomId, "strRoomId is empty and roomId is not set") }
+            guard strRoomId.utf8.count <= configuration.maxRoomIdBytes else {
+                throw LiveRoomError(ErrorCode.invalidRoomId, "strRoomId is longer than \(configuration.maxRoomIdBytes) bytes")
+            }
+            guard strRoomId.utf8.allSatisfy(Self.roomIdBytes.contains) else {
+                throw LiveRoomError(
+                    ErrorCode.invalidRoomId, "strRoomId may hold only letters, digits, space and !#$%&()+-:;<=.>?@[]^_{}|~,")
+            }
         }
         guard !params.userId.isEmpty else { throw LiveRoomError(ErrorCode.invalidUserId, "userId is empty") }
         guard params.userId.utf8.count <= configuration.maxUserIdBytes else {
@@ -393,7 +399,7 @@ public struct RoomsStateMachine: Sendable {
         do {
             return try PrivateMapKey.verify(
                 params.privateMapKey, sdkAppId: configuration.sdkAppId, secretKey: configuration.secretKey, userId: params.userId,
-                strRoomId: params.strRoomId, now: unixSeconds
+                room: params.room.privateMapKeyRoom, now: unixSeconds
             ).privileges
         } catch {
             throw LiveRoomError(error.code, error.message)
@@ -451,12 +457,12 @@ public struct RoomsStateMachine: Sendable {
 
     private mutating func admit(_ params: EnterRoomParams, session: SessionID, elapsedMs: Int, at now: EventTime) throws(LiveRoomError) -> [Action] {
         if let current = sessions[session] {
-            throw LiveRoomError(ErrorCode.enterRoomRefused, "this connection is already in room \(current.roomId.quoted); call exitRoom first")
+            throw LiveRoomError(ErrorCode.enterRoomRefused, "this connection is already in \(Self.room(current.roomId)); call exitRoom first")
         }
         let privileges = try validate(params, now: now.unixSeconds)
-        let roomId = params.strRoomId
+        let roomId = params.room.key
         try Self.require(.enterRoom, of: privileges, to: "entering the room")
-        if rooms[roomId] == nil { try Self.require(.createRoom, of: privileges, to: "creating room \(roomId.quoted)") }
+        if rooms[roomId] == nil { try Self.require(.createRoom, of: privileges, to: "creating \(params.room)") }
         if params.role == .anchor { try Self.require([.sendAudio, .sendVideo], of: privileges, to: "entering as an anchor") }
         var actions: [Action] = []
         var replaced: Member?
@@ -488,7 +494,7 @@ public struct RoomsStateMachine: Sendable {
             // A newer session of the same user takes over; the old one is told why it was removed.
             sessions[old.session] = nil
             actions.append(
-                .send(old.session, .onError(errCode: ErrorCode.replacedBySession, errMsg: "user \(old.userId.quoted) entered room \(roomId.quoted) again from another connection, which takes over", requestType: nil)))
+                .send(old.session, .onError(errCode: ErrorCode.replacedBySession, errMsg: "user \(old.userId.quoted) entered \(params.room) again from another connection, which takes over", requestType: nil)))
             actions.append(.send(old.session, .onExitRoom(reason: 1)))
             actions.append(.media(.closeSession(old.session)))
             if old.publishing != nil {
@@ -627,7 +633,7 @@ public struct RoomsStateMachine: Sendable {
         }
         let anchors = room.anchorSessions()
         guard !anchors.isEmpty else {
-            throw LiveRoomError(ErrorCode.noSuchUserOrRequest, "room \(roomId.quoted) has no anchor to ask")
+            throw LiveRoomError(ErrorCode.noSuchUserOrRequest, "\(Self.room(roomId)) has no anchor to ask")
         }
         if !room.micRequests.contains(userId) { room.micRequests.append(userId) }
         rooms[roomId] = room
@@ -660,7 +666,7 @@ public struct RoomsStateMachine: Sendable {
     private mutating func inviteMic(_ target: String, by anchorId: String, in roomId: String) throws(LiveRoomError) -> [Action] {
         try requireAnchor(anchorId, in: roomId)
         guard let invited = rooms[roomId]!.members[target] else {
-            throw LiveRoomError(ErrorCode.noSuchUserOrRequest, "user \(target.quoted) is not in room \(roomId.quoted)")
+            throw LiveRoomError(ErrorCode.noSuchUserOrRequest, "user \(target.quoted) is not in \(Self.room(roomId))")
         }
         guard invited.role == .audience else {
             throw LiveRoomError(ErrorCode.audienceOnly, "user \(target.quoted) is already an anchor")
@@ -698,7 +704,7 @@ public struct RoomsStateMachine: Sendable {
     private mutating func endMic(_ target: String, by anchorId: String, in roomId: String, at now: EventTime) throws(LiveRoomError) -> [Action] {
         try requireAnchor(anchorId, in: roomId)
         guard let member = rooms[roomId]!.members[target], member.role == .anchor else {
-            throw LiveRoomError(ErrorCode.noSuchUserOrRequest, "user \(target.quoted) is not on mic in room \(roomId.quoted)")
+            throw LiveRoomError(ErrorCode.noSuchUserOrRequest, "user \(target.quoted) is not on mic in \(Self.room(roomId))")
         }
         guard member.micApproved else {
             throw LiveRoomError(ErrorCode.notCoHost, "user \(target.quoted) is an anchor of the room, not a mic-connection co-host")
@@ -770,10 +776,15 @@ public struct RoomsStateMachine: Sendable {
     // MARK: Errors
 
     private func noSuchRoom(_ roomId: String) -> LiveRoomError {
-        LiveRoomError(ErrorCode.noSuchUserOrRequest, "room \(roomId.quoted) does not exist")
+        LiveRoomError(ErrorCode.noSuchUserOrRequest, "\(Self.room(roomId)) does not exist")
     }
 
     private func tooManyAnchors(_ roomId: String) -> LiveRoomError {
-        LiveRoomError(ErrorCode.tooManyAnchors, "room \(roomId.quoted) already has \(configuration.maxAnchorsPerRoom) anchors, the most allowed")
+        LiveRoomError(ErrorCode.tooManyAnchors, "\(Self.room(roomId)) already has \(configuration.maxAnchorsPerRoom) anchors, the most allowed")
+    }
+
+    /// A room key as users read it: `room 123` or `room "shop1"`.
+    static func room(_ key: String) -> String {
+        RoomID(key: key).description
     }
 }

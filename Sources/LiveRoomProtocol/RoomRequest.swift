@@ -74,7 +74,8 @@ public enum RoomRequest: Sendable, Hashable {
             o["sdkAppId"] = .number(Double(p.sdkAppId))
             o["userId"] = .string(p.userId)
             o["userSig"] = .string(p.userSig)
-            o["strRoomId"] = .string(p.strRoomId)
+            if p.roomId != 0 { o["roomId"] = .number(Double(p.roomId)) }
+            if p.roomId == 0 || !p.strRoomId.isEmpty { o["strRoomId"] = .string(p.strRoomId) }
             o["role"] = .string(p.role.rawValue)
             o["scene"] = "live"
             if !p.privateMapKey.isEmpty { o["privateMapKey"] = .string(p.privateMapKey) }
@@ -115,10 +116,16 @@ public enum RoomRequest: Sendable, Hashable {
             if let scene = try fields.string("scene"), scene != "live" {
                 throw fields.invalid("scene", "must be \"live\", not \(scene.quoted)")
             }
+            // TRTC's integer roomId (0: not set) wins over strRoomId when both are set.
+            let roomId = try fields.int("roomId", code: ErrorCode.invalidRoomId) ?? 0
+            guard (0...Int(UInt32.max)).contains(roomId) else {
+                throw fields.invalid("roomId", "must be 1–4294967295 (0: not set), not \(roomId)", code: ErrorCode.invalidRoomId)
+            }
             return .enterRoom(
                 EnterRoomParams(
                     sdkAppId: UInt64(sdkAppId), userId: try fields.string("userId") ?? "", userSig: try fields.string("userSig") ?? "",
-                    strRoomId: try fields.string("strRoomId") ?? "", role: role, privateMapKey: try fields.string("privateMapKey") ?? ""))
+                    roomId: UInt32(roomId), strRoomId: try fields.string("strRoomId") ?? "", role: role,
+                    privateMapKey: try fields.string("privateMapKey") ?? ""))
         case "exitRoom": return .exitRoom
         case "switchRole": return .switchRole(try role(fields.requiredString("role"), fields))
         case "requestMic": return .requestMic

@@ -4,6 +4,7 @@ import LiveRoomCore
 
 /// One room's lifetime as the history keeps it.
 public struct RoomHistoryEntry: Sendable, Hashable {
+    /// The room's key (`RoomID.key`: a string room's id, `*123` for numeric room 123).
     public var roomId: String
     /// Milliseconds since 1970.
     public var createdAt: Int64

@@ -45,6 +45,56 @@ import Testing
         #expect(start == Self.now - 86_400 && end == Self.now && page == 0 && size == 100 && room == nil)
     }
 
+    @Test func dismissRoomAndRemoveUserNameANumericRoom() throws {
+        guard case .dismissRoom(let dismissed) = try Self.parse("DismissRoom", #"{"SdkAppId":1400000123,"RoomId":123}"#) else {
+            Issue.record("not DismissRoom")
+            return
+        }
+        #expect(dismissed == .number(123))
+        // Integers may come as decimal text, as in other Tencent Cloud calls.
+        guard case .dismissRoom(let asText) = try Self.parse("DismissRoom", #"{"SdkAppId":1400000123,"RoomId":"4294967295"}"#) else {
+            Issue.record("not DismissRoom")
+            return
+        }
+        #expect(asText == .number(4_294_967_295))
+        guard case .removeUsers(let room, let userIds) = try Self.parse("RemoveUser", #"{"SdkAppId":1400000123,"RoomId":123,"UserIds":["a","b"]}"#) else {
+            Issue.record("not RemoveUser")
+            return
+        }
+        #expect(room == .number(123) && userIds == ["a", "b"])
+        // The string actions keep naming the string room, even one that reads as a number.
+        guard case .dismissRoom(let string) = try Self.parse("DismissRoomByStrRoomId", #"{"SdkAppId":1400000123,"RoomId":"123"}"#) else {
+            Issue.record("not DismissRoomByStrRoomId")
+            return
+        }
+        #expect(string == .string("123") && string.key != dismissed.key)
+    }
+
+    @Test func aNumericRoomIdIsRangeChecked() {
+        for value in ["0", "-1", "4294967296", "1.5", #""abc""#, #""""#, "true"] {
+            for action in ["DismissRoom", "RemoveUser"] {
+                let error = Self.refusal(action, #"{"SdkAppId":1400000123,"RoomId":\#(value),"UserIds":["a"]}"#)
+                #expect(error?.code == "InvalidParameter.RoomId", "\(action) \(value): \(String(describing: error))")
+            }
+        }
+        #expect(Self.refusal("DismissRoom", #"{"SdkAppId":1400000123}"#)?.code == "InvalidParameter.RoomId")
+        #expect(Self.refusal("RemoveUser", #"{"SdkAppId":1400000123,"RoomId":5,"UserIds":[]}"#)?.code == "InvalidParameter.UserIds")
+        #expect(Self.refusal("DismissRoom", #"{"SdkAppId":1400000123,"RoomId":0}"#)?.message.contains("1–4294967295") == true)
+    }
+
+    @Test func describeCallsTellTheRoomKindByRoomIdsJSONType() throws {
+        guard case .describeRoom(let numeric) = try Self.parse("DescribeRoom", #"{"SdkAppId":1400000123,"RoomId":123}"#),
+            case .describeRoom(let string) = try Self.parse("DescribeRoom", #"{"SdkAppId":1400000123,"RoomId":"123"}"#),
+            case .describeRoomInfo(_, _, _, _, let history) = try Self.parse("DescribeRoomInfo", #"{"SdkAppId":1400000123,"RoomId":7}"#)
+        else {
+            Issue.record("not DescribeRoom / DescribeRoomInfo")
+            return
+        }
+        #expect(numeric == .number(123) && string == .string("123") && history == .number(7))
+        #expect(Self.refusal("DescribeRoom", #"{"SdkAppId":1400000123,"RoomId":-3}"#)?.code == "InvalidParameter.RoomId")
+        #expect(Self.refusal("DescribeRoomInfo", #"{"SdkAppId":1400000123,"RoomId":""}"#)?.code == "InvalidParameter.RoomId")
+    }
+
     @Test func taskErrorsCarryTheCloudNameAndLiveRoomsCode() {
         let error = Self.refusal("StopPublishCdnStream", #"{"SdkAppId":1400000123}"#)
         #expect(error?.code.hasPrefix("MissingParameter") == true, "\(String(describing: error))")

@@ -31,9 +31,9 @@ import Testing
         "eJxdjtsKgkAQhl9F9jo8JZ2gi0UyiDAyi-AmdF11kPV8WIrePTXzov9q*L6Z4X8h*3gRG1qgjYBUUUYzYSDg06SCAL4icJOH8lOlH7tZBn4nFE0eMzrKMyhoZ*aLiVXAeqIs-3brkhZeHfT-8RkbDjPq*9OwSazhIfubLfFhyvFIiBo1RMd8qgJhf844065WvCa0hVWzs3WpNV12SE*5pFmOGnIIU89LzFtEtuj9AS1SRmg_"
 
     @Test func keysFromTencentsLibraryVerifyWithTheirRoomAndPrivileges() throws {
-        let numeric = try PrivateMapKey.verify(Self.tencentNumericRoomKey, sdkAppId: Self.appId, secretKey: Self.secret, userId: "xiaojun", strRoomId: "10000", now: 1_700_000_000)
+        let numeric = try PrivateMapKey.verify(Self.tencentNumericRoomKey, sdkAppId: Self.appId, secretKey: Self.secret, userId: "xiaojun", room: .numeric(10000), now: 1_700_000_000)
         #expect(numeric == PrivateMapKey(userId: "xiaojun", sdkAppId: 1_400_000_000, room: .numeric(10000), expiresAt: 1_715_552_000, privileges: .all))
-        let string = try PrivateMapKey.verify(Self.tencentStringRoomKey, sdkAppId: Self.appId, secretKey: Self.secret, userId: "fan_1", strRoomId: "shop 1", now: 1_700_003_599)
+        let string = try PrivateMapKey.verify(Self.tencentStringRoomKey, sdkAppId: Self.appId, secretKey: Self.secret, userId: "fan_1", room: .string("shop 1"), now: 1_700_003_599)
         #expect(string.room == .string("shop 1") && string.privileges == .enterAndReceive && string.privileges.rawValue == 42)
         #expect(string.privileges.description == "enter room (2), receive audio (8), receive video (32)")
         // Our generator makes the same bytes the library signed.
@@ -42,9 +42,12 @@ import Testing
     }
 
     @Test func aKeyIsRefusedForAnotherRoomUserAppOrSecretAndOnceExpired() throws {
-        func refusal(_ key: String, user: String = "fan_1", room: String = "shop 1", appId: UInt64 = Self.appId, secret: String = Self.secret, now: Int64 = 1_700_000_000) -> String? {
+        func refusal(
+            _ key: String, user: String = "fan_1", room: PrivateMapKey.Room = .string("shop 1"), appId: UInt64 = Self.appId, secret: String = Self.secret,
+            now: Int64 = 1_700_000_000
+        ) -> String? {
             do {
-                _ = try PrivateMapKey.verify(key, sdkAppId: appId, secretKey: secret, userId: user, strRoomId: room, now: now)
+                _ = try PrivateMapKey.verify(key, sdkAppId: appId, secretKey: secret, userId: user, room: room, now: now)
                 return nil
             } catch {
                 #expect(error.code == -100006)
@@ -53,8 +56,13 @@ import Testing
         }
         let key = Self.tencentStringRoomKey
         #expect(refusal(key) == nil)
-        #expect(refusal(key, room: "shop 2")?.contains("for room \"shop 1\", not this room") == true)
-        #expect(refusal(Self.tencentNumericRoomKey, user: "xiaojun", room: "010000")?.contains("room 10000") == true, "a numeric room is its decimal form only")
+        #expect(refusal(key, room: .string("shop 2"))?.contains(#"for room "shop 1", not room "shop 2""#) == true)
+        // A numeric room's key admits that numeric room only, not the string room of its digits (nor the other way).
+        #expect(refusal(Self.tencentNumericRoomKey, user: "xiaojun", room: .numeric(10000)) == nil)
+        #expect(refusal(Self.tencentNumericRoomKey, user: "xiaojun", room: .string("10000"))?.contains(#"for room 10000, not room "10000""#) == true)
+        #expect(refusal(Self.tencentNumericRoomKey, user: "xiaojun", room: .numeric(10001))?.contains("for room 10000, not room 10001") == true)
+        let digits = PrivateMapKey.make(sdkAppId: Self.appId, secretKey: Self.secret, userId: "fan_1", room: .string("10000"), privileges: .all, time: 1_700_000_000, expire: 60)
+        #expect(refusal(digits, room: .numeric(10000))?.contains(#"for room "10000", not room 10000"#) == true)
         #expect(refusal(key, user: "fan_2")?.contains(#"made for user "fan_1", not "fan_2""#) == true)
         #expect(refusal(key, appId: 1_400_000_001)?.contains("SDKAppID") == true)
         #expect(refusal(key, secret: "another")?.contains("signature does not match") == true)

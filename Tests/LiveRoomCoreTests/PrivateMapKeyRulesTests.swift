@@ -23,8 +23,10 @@ import Testing
     }
 
     /// Enters and returns the refusal, if any (the harness learns the session first).
-    func enterRefusal(_ h: inout Harness, _ user: String, role: Role = .audience, privateMapKey: String = "") -> (code: Int, message: String)? {
-        let actions = h.enter(user, role: role, privateMapKey: privateMapKey)
+    func enterRefusal(
+        _ h: inout Harness, _ user: String, room: String = "r1", roomNumber: UInt32 = 0, role: Role = .audience, privateMapKey: String = ""
+    ) -> (code: Int, message: String)? {
+        let actions = h.enter(user, room: room, roomNumber: roomNumber, role: role, privateMapKey: privateMapKey)
         return refusal(h.events(actions, for: user))
     }
 
@@ -36,7 +38,7 @@ import Testing
         var h = Harness(requirePrivateMapKey: true)
         #expect(enterRefusal(&h, "host", role: .anchor)?.message.contains("requires a PrivateMapKey") == true)
         let otherRoom = h.key("host", room: "r2", .all)
-        #expect(enterRefusal(&h, "host", role: .anchor, privateMapKey: otherRoom)?.message.contains("not this room") == true)
+        #expect(enterRefusal(&h, "host", role: .anchor, privateMapKey: otherRoom)?.message.contains(#"is for room "r2", not room "r1""#) == true)
         let otherUser = h.key("fan", .all)
         #expect(enterRefusal(&h, "host", role: .anchor, privateMapKey: otherUser)?.code == ErrorCode.privilegeCheckFailed)
         // Entering a room that does not exist yet creates it, which needs bit 1.
@@ -79,6 +81,24 @@ import Testing
         // Off the mic the grant ends with the approval.
         h.send(.switchRole(.audience), from: "fan")
         #expect(refusal(h.events(h.send(.switchRole(.anchor), from: "fan"), for: "fan"))?.code == ErrorCode.micApprovalRequired)
+    }
+
+    @Test func aNumericRoomKeyAdmitsOnlyTheNumericRoomAndAStringKeyOnlyTheStringRoom() {
+        var h = Harness(requirePrivateMapKey: true)
+        // A key for numeric room 123 does not open string room "123", nor a key for "123" room 123.
+        let numeric = h.key("host", roomNumber: 123, .all)
+        let string = h.key("host", room: "123", .all)
+        let wrongKind = enterRefusal(&h, "host", room: "123", role: .anchor, privateMapKey: numeric)
+        #expect(wrongKind?.code == ErrorCode.privilegeCheckFailed && wrongKind?.message.contains(#"is for room 123, not room "123""#) == true, "\(String(describing: wrongKind))")
+        let wrongKindBack = enterRefusal(&h, "host", roomNumber: 123, role: .anchor, privateMapKey: string)
+        #expect(wrongKindBack?.message.contains(#"is for room "123", not room 123"#) == true, "\(String(describing: wrongKindBack))")
+        #expect(h.machine.roomIds.isEmpty)
+        // Each key opens its own room.
+        #expect(enterRefusal(&h, "host", roomNumber: 123, role: .anchor, privateMapKey: numeric) == nil)
+        #expect(enterRefusal(&h, "host", room: "123", role: .anchor, privateMapKey: string) == nil)
+        #expect(h.machine.roomIds == ["*123", "123"])
+        // A key for another number is refused too.
+        #expect(enterRefusal(&h, "fan", roomNumber: 123, privateMapKey: h.key("fan", roomNumber: 124, .all))?.message.contains("room 124, not room 123") == true)
     }
 
     @Test func withoutTheRequirementKeysAreIgnored() {

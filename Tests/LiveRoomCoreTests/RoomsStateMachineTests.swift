@@ -21,9 +21,11 @@ struct Harness {
                 requirePrivateMapKey: requirePrivateMapKey))
     }
 
-    /// A PrivateMapKey for `user` in `room`.
-    func key(_ user: String, room: String = "r1", _ privileges: PrivateMapKey.Privileges) -> String {
-        PrivateMapKey.make(sdkAppId: Self.appId, secretKey: Self.secret, userId: user, room: .string(room), privileges: privileges, time: millis / 1000, expire: 3600)
+    /// A PrivateMapKey for `user` in string room `room`, or in numeric room `roomNumber`.
+    func key(_ user: String, room: String = "r1", roomNumber: UInt32? = nil, _ privileges: PrivateMapKey.Privileges) -> String {
+        PrivateMapKey.make(
+            sdkAppId: Self.appId, secretKey: Self.secret, userId: user, room: roomNumber.map { .numeric($0) } ?? .string(room), privileges: privileges,
+            time: millis / 1000, expire: 3600)
     }
 
     var now: EventTime { EventTime(monotonic: base.advanced(by: .milliseconds(millis - 1_700_000_000_000)), unixMillis: millis) }
@@ -34,18 +36,19 @@ struct Harness {
         UserSig.make(sdkAppId: Self.appId, secretKey: Self.secret, identifier: user, time: millis / 1000, expire: 3600).encoded()
     }
 
-    /// A new connection for `connection` (a name; defaults to the user id) entering the room.
+    /// A new connection for `connection` (a name; defaults to the user id) entering the room:
+    /// string room `room`, or numeric room `roomNumber` when given (TRTC's `roomId`, which wins).
     @discardableResult
     mutating func enter(
-        _ user: String, room: String = "r1", role: Role = .audience, connection: String? = nil, privateMapKey: String = ""
+        _ user: String, room: String = "r1", roomNumber: UInt32 = 0, role: Role = .audience, connection: String? = nil, privateMapKey: String = ""
     ) -> [RoomsStateMachine.Action] {
         let name = connection ?? user
         let session = nextSession
         nextSession += 1
         sessions[name] = session
-        return machine.handle(
-            .enterRoom(EnterRoomParams(sdkAppId: Self.appId, userId: user, userSig: sig(user), strRoomId: room, role: role, privateMapKey: privateMapKey)),
-            from: session, at: now)
+        let params = EnterRoomParams(
+            sdkAppId: Self.appId, userId: user, userSig: sig(user), roomId: roomNumber, strRoomId: room, role: role, privateMapKey: privateMapKey)
+        return machine.handle(.enterRoom(params), from: session, at: now)
     }
 
     @discardableResult

@@ -7,6 +7,8 @@ import Testing
         let rooms: [RoomRequest] = [
             .enterRoom(EnterRoomParams(sdkAppId: 1_400_000_000, userId: "u", userSig: "s", strRoomId: "r", role: .anchor)),
             .enterRoom(EnterRoomParams(sdkAppId: 1_400_000_000, userId: "u", userSig: "s", strRoomId: "r", role: .audience, privateMapKey: "k")),
+            .enterRoom(EnterRoomParams(sdkAppId: 1_400_000_000, userId: "u", userSig: "s", roomId: 123, role: .anchor)),
+            .enterRoom(EnterRoomParams(sdkAppId: 1_400_000_000, userId: "u", userSig: "s", roomId: .max, strRoomId: "r", role: .anchor)),
             .exitRoom, .switchRole(.audience), .requestMic, .acceptMic(userId: "a"), .rejectMic(userId: "b"),
             .inviteMic(userId: "c"), .acceptInvitation, .rejectInvitation, .endMic(userId: "d"),
             .sendCustomCmdMsg(CustomCmdMsg(cmdID: 3, data: "{\"cmd\":\"item_popup_msg\"}", reliable: true, ordered: false)),
@@ -32,6 +34,51 @@ import Testing
     @Test func enterRoomWithoutARoleEntersAsAnchorAsTRTCsLiveSceneDoes() throws {
         let request = try SignalingRequest.parse(#"{"type":"enterRoom","sdkAppId":1,"userId":"u","userSig":"s","strRoomId":"r"}"#)
         #expect(request == .room(.enterRoom(EnterRoomParams(sdkAppId: 1, userId: "u", userSig: "s", strRoomId: "r", role: .anchor))))
+    }
+
+    @Test func theIntegerRoomIdIsItsOwnNamespaceAndWinsOverStrRoomId() throws {
+        func room(_ fields: String) throws -> RoomID {
+            guard case .room(.enterRoom(let params)) = try SignalingRequest.parse(#"{"type":"enterRoom","sdkAppId":1,"userId":"u","userSig":"s",\#(fields)}"#) else {
+                throw LiveRoomError(0, "not enterRoom")
+            }
+            return params.room
+        }
+        #expect(try room(#""roomId":123"#) == .number(123))
+        #expect(try room(#""strRoomId":"123""#) == .string("123"))
+        #expect(try room(#""roomId":123,"strRoomId":"shop1""#) == .number(123), "TRTC: roomId wins when both are set")
+        #expect(try room(#""roomId":0,"strRoomId":"shop1""#) == .string("shop1"), "0 means roomId is not set")
+        #expect(try room(#""roomId":4294967295"#) == .number(4_294_967_295))
+        // Neither set: an empty string room, which the room core refuses with -3318.
+        #expect(try room(#""roomId":0"#) == .string(""))
+        #expect(try room(#""roomId":null"#) == .string(""))
+        // The wire form of a string room stays as it was: no roomId field.
+        let stringRoom = RoomRequest.enterRoom(EnterRoomParams(sdkAppId: 1, userId: "u", userSig: "s", strRoomId: "r", role: .anchor)).json
+        #expect(stringRoom["roomId"] == nil && stringRoom["strRoomId"] == "r")
+        let numericRoom = RoomRequest.enterRoom(EnterRoomParams(sdkAppId: 1, userId: "u", userSig: "s", room: .number(7), role: .anchor)).json
+        #expect(numericRoom["roomId"] == 7 && numericRoom["strRoomId"] == nil)
+    }
+
+    @Test(arguments: ["-1", "4294967296", "1e12", "1.5", #""123""#, "true", "[1]", "{}"])
+    func aBadIntegerRoomIdIsTRTCsInvalidRoomId(value: String) {
+        do {
+            _ = try SignalingRequest.parse(#"{"type":"enterRoom","sdkAppId":1,"userId":"u","userSig":"s","strRoomId":"r","roomId":\#(value)}"#)
+            Issue.record("parsed roomId \(value)")
+        } catch {
+            #expect(error.code == ErrorCode.invalidRoomId, "\(value): \(error)")
+            #expect(error.field == "roomId" && error.message.hasPrefix("roomId must be"), "\(value): \(error)")
+        }
+    }
+
+    @Test func roomKeysNeverCollideAndNameTheRoomBack() {
+        let rooms: [RoomID] = [.number(123), .string("123"), .number(1), .number(.max), .string("*123"), .string("**1"), .string("shop 1"), .string("*"), .string("")]
+        #expect(Set(rooms.map(\.key)).count == rooms.count)
+        for room in rooms {
+            #expect(RoomID(key: room.key) == room, "\(room)")
+        }
+        // String rooms keep their ids as keys (the history of existing rooms stays readable).
+        #expect(RoomID.string("shop1").key == "shop1")
+        #expect(RoomID.number(123).description == "room 123" && RoomID.string("123").description == #"room "123""#)
+        #expect(RoomID.number(123).json == 123 && RoomID.string("123").json == "123" && RoomID.number(123).text == "123")
     }
 
     @Test(arguments: [

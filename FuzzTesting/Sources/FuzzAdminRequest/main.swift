@@ -18,10 +18,11 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
             precondition(AdminRequest.unixTimes.contains(start) && AdminRequest.unixTimes.contains(end) && start <= end)
             // What the server computes from them must not trap.
             _ = (Int64(end) * 1000 + 999, pageNumber * pageSize)
-        case .removeUsers(_, let userIds):
+        case .removeUsers(let room, let userIds):
             precondition((1...10).contains(userIds.count))
-        case .dismissRoom(let roomId), .describeRoom(let roomId):
-            precondition(!roomId.isEmpty)
+            checkRoom(room)
+        case .dismissRoom(let room), .describeRoom(let room):
+            checkRoom(room)
         case .startPublishCdnStream, .updatePublishCdnStream, .stopPublishCdnStream:
             break
         }
@@ -30,6 +31,15 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     }
     _ = try? GroupMessage(body)
     return 0
+}
+
+/// A numeric room is 1…4294967295, a string room is not empty, and the room's key names it back.
+func checkRoom(_ room: RoomID) {
+    switch room {
+    case .number(let number): precondition(number != 0)
+    case .string(let id): precondition(!id.isEmpty)
+    }
+    precondition(RoomID(key: room.key) == room)
 }
 
 @_cdecl("FuzzAdminRequest_main")

@@ -16,10 +16,10 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         }
     case 1:
         let signed = UserSig.make(sdkAppId: 1_400_000_000, secretKey: "fuzz", identifier: "u", time: 1_700_000_000, expire: 3600, userbuf: rest)
-        _ = try? PrivateMapKey.verify(signed.encoded(), sdkAppId: 1_400_000_000, secretKey: "fuzz", userId: "u", strRoomId: "r", now: 1_700_000_000)
+        _ = try? PrivateMapKey.verify(signed.encoded(), sdkAppId: 1_400_000_000, secretKey: "fuzz", userId: "u", room: .string("r"), now: 1_700_000_000)
     default:
         let text = String(decoding: rest, as: UTF8.self)
-        _ = try? PrivateMapKey.verify(text, sdkAppId: 1_400_000_000, secretKey: "fuzz", userId: "u", strRoomId: "r", now: 1_700_000_000)
+        _ = try? PrivateMapKey.verify(text, sdkAppId: 1_400_000_000, secretKey: "fuzz", userId: "u", room: .string("r"), now: 1_700_000_000)
     }
     return 0
 }

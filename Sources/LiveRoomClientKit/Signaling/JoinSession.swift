@@ -11,7 +11,8 @@ import Synchronization
 public struct JoinOptions: Sendable {
     /// `http://HOST:PORT` of the room server.
     public var server: String
-    public var roomId: String
+    /// The room to enter: a numeric room (`roomId`) or a string room (`strRoomId`), two different rooms.
+    public var room: RoomID
     public var userId: String
     public var role: Role
     public var sdkAppId: UInt64
@@ -32,13 +33,13 @@ public struct JoinOptions: Sendable {
     public var media: MediaOptions
 
     public init(
-        server: String, roomId: String, userId: String, role: Role, sdkAppId: UInt64, userSig: String, duration: Duration?,
+        server: String, room: RoomID, userId: String, role: Role, sdkAppId: UInt64, userSig: String, duration: Duration?,
         media: MediaOptions = MediaOptions(), privateMapKey: String = "", caFile: String? = nil
     ) {
         self.caFile = caFile
         self.privateMapKey = privateMapKey
         self.server = server
-        self.roomId = roomId
+        self.room = room
         self.userId = userId
         self.role = role
         self.sdkAppId = sdkAppId
@@ -172,7 +173,7 @@ public struct JoinSession: Sendable {
         }
         try await WebSocketClient.connect(url: url, configuration: .init(maxFrameSize: 1 << 16), tlsConfiguration: tls, logger: logger) { inbound, outbound, _ in
             let enter = RoomRequest.enterRoom(
-                EnterRoomParams(sdkAppId: options.sdkAppId, userId: options.userId, userSig: options.userSig, strRoomId: options.roomId, role: role,
+                EnterRoomParams(sdkAppId: options.sdkAppId, userId: options.userId, userSig: options.userSig, room: options.room, role: role,
                     privateMapKey: options.privateMapKey))
             try await outbound.write(.text(enter.json.jsonText))
 

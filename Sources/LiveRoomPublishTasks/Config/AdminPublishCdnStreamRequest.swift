@@ -13,9 +13,10 @@ import LiveRoomProtocol
 public struct AdminPublishCdnStreamRequest: Sendable {
     /// `SdkAppId`, when given.
     public var sdkAppId: Int?
-    /// `RoomId` as text (an integer room's decimal digits); start only.
+    /// The key (``RoomID/key``) of the room `RoomId` names, as `RoomIdType` says; start only.
     public var roomId: String
-    /// `RoomIdType`: 0 integer room, 1 string room.
+    /// `RoomIdType`: 0 integer room, 1 string room (LiveRoom's default when left out). A user's
+    /// `RoomId` without its own `RoomIdType` is read with this one.
     public var roomIdType: Int
     /// `TaskId`; update only.
     public var taskId: String
@@ -59,14 +60,14 @@ public struct AdminPublishCdnStreamRequest: Sendable {
         let code = ErrorCode.invalidParameter
         self.fields = fields
         sdkAppId = try fields.int("SdkAppId", code: code)
-        roomIdType = try fields.int("RoomIdType", code: code) ?? 1
-        guard roomIdType == 0 || roomIdType == 1 else {
-            throw LiveRoomError(code, "RoomIdType must be 0 (integer room) or 1 (string room), not \(roomIdType)")
-        }
-        roomId = try fields.identifier("RoomId", code: ErrorCode.invalidParameter) ?? ""
+        roomIdType = try Self.roomIdType(fields, default: 1)
+        roomId = try Self.room(fields, roomIdType: roomIdType)?.key ?? ""
         taskId = try fields.string("TaskId", code: code) ?? ""
         sequenceNumber = try fields.int("SequenceNumber", code: code)
     }
+
+    /// The room ``roomId`` names.
+    public var room: RoomID { RoomID(key: roomId) }
 
     /// The task `current` becomes with this update's parameters, validated.
     public func applied(to current: PublishTaskConfig) throws(LiveRoomError) -> PublishTaskConfig {
@@ -127,7 +128,7 @@ public struct AdminPublishCdnStreamRequest: Sendable {
         if transcoding == 0 {
             if let single {
                 let stream = try single.requiredFields("UserMediaStream", code: ErrorCode.invalidRelaySource)
-                let (user, streamType) = try Self.userMediaStream(stream, code: ErrorCode.invalidRelaySource)
+                let (user, streamType) = try Self.userMediaStream(stream, code: ErrorCode.invalidRelaySource, roomIdType: roomIdType)
                 guard let user else { throw stream.missing("UserInfo") }
                 config.relaySource = user
                 config.target.mode = streamType == .sub ? .subStreamToCdn : .bigStreamToCdn
@@ -149,7 +150,8 @@ public struct AdminPublishCdnStreamRequest: Sendable {
                 let userId = try room.string("UserId", code: ErrorCode.invalidPublishTarget) ?? ""
                 guard !userId.isEmpty else { throw room.missing("UserId") }
                 config.target.mode = .mixStreamToRoom
-                config.target.mixStreamIdentity = MixUser(userId: userId, roomId: try room.identifier("RoomId", code: ErrorCode.invalidParameter) ?? "")
+                let robotRoom = try Self.room(room, roomIdType: Self.roomIdType(room, default: roomIdType))
+                config.target.mixStreamIdentity = MixUser(userId: userId, roomId: robotRoom?.key ?? "")
             } else if feedBack != nil || config.target.mode != .mixStreamToRoom {
                 config.target.mode = .mixStreamToCdn
                 config.target.mixStreamIdentity = nil
@@ -173,7 +175,7 @@ public struct AdminPublishCdnStreamRequest: Sendable {
         if let list = try audio.objectArray("SubscribeAudioList", code: ErrorCode.invalidAudioMixUser) {
             var users: [AudioMixUser] = []
             for entry in list {
-                let user = try Self.userInfo(entry.requiredFields("UserInfo", code: ErrorCode.invalidAudioMixUser), code: ErrorCode.invalidAudioMixUser)
+                let user = try Self.userInfo(entry.requiredFields("UserInfo", code: ErrorCode.invalidAudioMixUser), code: ErrorCode.invalidAudioMixUser, roomIdType: roomIdType)
                 // LiveRoom extension: a per-user Volume (0–100).
                 users.append(AudioMixUser(user: user, volume: try entry.int("Volume", code: ErrorCode.invalidAudioMixUser) ?? 100))
             }
@@ -182,7 +184,7 @@ public struct AdminPublishCdnStreamRequest: Sendable {
         if let list = try audio.objectArray("UnSubscribeAudioList", code: ErrorCode.invalidAudioMixUser) {
             var users: [MixUser] = []
             for entry in list {
-                users.append(try Self.userInfo(entry.requiredFields("UserInfo", code: ErrorCode.invalidAudioMixUser), code: ErrorCode.invalidAudioMixUser))
+                users.append(try Self.userInfo(entry.requiredFields("UserInfo", code: ErrorCode.invalidAudioMixUser), code: ErrorCode.invalidAudioMixUser, roomIdType: roomIdType))
             }
             mixing.audioExcludeUserList = users
         }
@@ -211,7 +213,7 @@ public struct AdminPublishCdnStreamRequest: Sendable {
             mixing.backgroundImage = image
         }
         if let layout = try video.fields("LayoutParams", code: ErrorCode.invalidLayout) {
-            try Self.applyLayoutParams(layout, to: &mixing)
+            try Self.applyLayoutParams(layout, to: &mixing, roomIdType: roomIdType)
         }
         if let list = try video.objectArray("WaterMarkList", code: ErrorCode.invalidWatermark) {
             mixing.watermarkList = []
@@ -235,7 +237,7 @@ public struct AdminPublishCdnStreamRequest: Sendable {
         config.mixingConfig = mixing
     }
 
-    private static func applyLayoutParams(_ layout: JSONFields, to mixing: inout StreamMixingConfig) throws(LiveRoomError) {
+    private static func applyLayoutParams(_ layout: JSONFields, to mixing: inout StreamMixingConfig, roomIdType: Int) throws(LiveRoomError) {
         let code = ErrorCode.invalidLayout
         if let mode = try layout.int("MixLayoutMode", code: ErrorCode.invalidLayoutMode) {
             guard let template = LayoutTemplate(rawValue: mode) else {
@@ -254,7 +256,7 @@ public struct AdminPublishCdnStreamRequest: Sendable {
         }
         if let maxUser = try layout.fields("MaxVideoUser", code: code) {
             let stream = try maxUser.requiredFields("UserMediaStream", code: code)
-            let (user, streamType) = try userMediaStream(stream, code: code)
+            let (user, streamType) = try userMediaStream(stream, code: code, roomIdType: roomIdType)
             mixing.templateMainUser = user
             mixing.templateMainStreamType = streamType
         }
@@ -264,7 +266,7 @@ public struct AdminPublishCdnStreamRequest: Sendable {
                 var user: MixUser?
                 var streamType = MixStreamType.big
                 if let stream = try entry.fields("UserMediaStream", code: code) {
-                    (user, streamType) = try userMediaStream(stream, code: code)
+                    (user, streamType) = try userMediaStream(stream, code: code, roomIdType: roomIdType)
                 }
                 let rect = MixRect(
                     x: try entry.int("LocationX", code: ErrorCode.invalidLayoutRect) ?? 0,
@@ -329,24 +331,45 @@ public struct AdminPublishCdnStreamRequest: Sendable {
     }
 
     /// A `UserMediaStream`: the user (`nil` when `UserInfo` or its `UserId` is left out) and `StreamType` (0 camera, 1 screen).
-    private static func userMediaStream(_ stream: JSONFields, code: Int) throws(LiveRoomError) -> (MixUser?, MixStreamType) {
+    private static func userMediaStream(_ stream: JSONFields, code: Int, roomIdType: Int) throws(LiveRoomError) -> (MixUser?, MixStreamType) {
         let type = try stream.int("StreamType", code: code) ?? 0
         guard type == 0 || type == 1 else {
             throw stream.invalid("StreamType", "must be 0 (camera) or 1 (screen share), not \(type)", code: code)
         }
         var user: MixUser?
         if let info = try stream.fields("UserInfo", code: code), (try info.string("UserId", code: code) ?? "") != "" {
-            user = try userInfo(info, code: code)
+            user = try userInfo(info, code: code, roomIdType: roomIdType)
         }
         return (user, type == 1 ? .sub : .big)
     }
 
-    /// A `MixUserInfo`: `UserId`, `RoomId`, `RoomIdType`.
-    private static func userInfo(_ info: JSONFields, code: Int) throws(LiveRoomError) -> MixUser {
+    /// A `MixUserInfo`: `UserId`, `RoomId`, `RoomIdType` (`roomIdType`, the request's, when left out).
+    private static func userInfo(_ info: JSONFields, code: Int, roomIdType: Int) throws(LiveRoomError) -> MixUser {
         let userId = try info.string("UserId", code: code) ?? ""
         guard !userId.isEmpty else {
             throw info.invalid("UserId", "is missing or empty", code: code)
         }
-        return MixUser(userId: userId, roomId: try info.identifier("RoomId", code: ErrorCode.invalidParameter) ?? "")
+        let room = try room(info, roomIdType: Self.roomIdType(info, default: roomIdType))
+        return MixUser(userId: userId, roomId: room?.key ?? "")
+    }
+
+    /// `RoomIdType`: 0 integer room, 1 string room; `default` when left out.
+    private static func roomIdType(_ fields: JSONFields, default: Int) throws(LiveRoomError) -> Int {
+        let type = try fields.int("RoomIdType", code: ErrorCode.invalidParameter) ?? `default`
+        guard type == 0 || type == 1 else {
+            throw fields.invalid("RoomIdType", "must be 0 (integer room) or 1 (string room), not \(type)", code: ErrorCode.invalidParameter)
+        }
+        return type
+    }
+
+    /// The room `RoomId` names: with `roomIdType` 0 the integer room (1–4294967295, a number or
+    /// its digits), with 1 the string room. Nil when `RoomId` is left out or empty.
+    private static func room(_ fields: JSONFields, roomIdType: Int) throws(LiveRoomError) -> RoomID? {
+        guard let text = try fields.identifier("RoomId", code: ErrorCode.invalidParameter), !text.isEmpty else { return nil }
+        guard roomIdType == 0 else { return .string(text) }
+        guard let number = UInt32(text), number != 0, String(number) == text else {
+            throw fields.invalid("RoomId", "must be an integer room id 1–4294967295 with RoomIdType 0, not \(text.quoted)", code: ErrorCode.invalidParameter)
+        }
+        return .number(number)
     }
 }

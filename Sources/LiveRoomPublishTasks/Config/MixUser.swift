@@ -1,7 +1,10 @@
+import LiveRoomProtocol
+
 /// A user whose stream is an input of a task (TRTC's `TRTCUser`, the admin API's `MixUserInfo`).
 ///
-/// LiveRoom rooms are string rooms (`strRoomId`); an integer `intRoomId` is kept as its
-/// decimal text. An empty `roomId` means the room the task runs in.
+/// `roomId` is the room's key (``RoomID/key``): a `strRoomId` as it is, an `intRoomId` the
+/// numeric room's key, so room 123 and room "123" stay apart. An empty `roomId` means the room
+/// the task runs in.
 public struct MixUser: Sendable, Hashable, CustomStringConvertible {
     public var userId: String
     public var roomId: String
@@ -9,6 +12,11 @@ public struct MixUser: Sendable, Hashable, CustomStringConvertible {
     public init(userId: String, roomId: String = "") {
         self.userId = userId
         self.roomId = roomId
+    }
+
+    /// `userId` in `room`.
+    public init(userId: String, room: RoomID) {
+        self.init(userId: userId, roomId: room.key)
     }
 
     /// The same user with an empty room replaced by `taskRoomId`, so users compare across rooms.

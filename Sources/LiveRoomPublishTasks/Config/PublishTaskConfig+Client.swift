@@ -160,19 +160,33 @@ extension PublishTaskConfig {
         return layout
     }
 
-    /// A `TRTCUser`: `userId` with `strRoomId`, `intRoomId` or `roomId`.
+    /// A `TRTCUser`: `userId` with `intRoomId` (the numeric room; 0 is not set), `strRoomId` or
+    /// `roomId` (a number for a numeric room, a string for a string room). As in TRTC, `intRoomId`
+    /// wins when both it and `strRoomId` are set. No room means the task's own.
     static func parseClientUser(_ fields: JSONFields, code: Int, userIdRequired: Bool = true) throws(LiveRoomError) -> MixUser {
         let userId = try fields.string("userId", code: code) ?? ""
         if userIdRequired, userId.isEmpty {
             throw fields.invalid("userId", "is missing or empty", code: code)
         }
-        var roomId = try fields.string("strRoomId", code: code) ?? ""
-        if roomId.isEmpty, let int = try fields.int("intRoomId", code: code), int != 0 {
-            roomId = String(int)
+        if let number = try roomNumber(fields, "intRoomId", code: code), number != 0 {
+            return MixUser(userId: userId, room: .number(number))
         }
-        if roomId.isEmpty {
-            roomId = try fields.identifier("roomId", code: code) ?? ""
+        if let strRoomId = try fields.string("strRoomId", code: code), !strRoomId.isEmpty {
+            return MixUser(userId: userId, room: .string(strRoomId))
         }
-        return MixUser(userId: userId, roomId: roomId)
+        if fields.value("roomId")?.intValue != nil {
+            let number = try roomNumber(fields, "roomId", code: code) ?? 0
+            return number == 0 ? MixUser(userId: userId) : MixUser(userId: userId, room: .number(number))
+        }
+        return MixUser(userId: userId, room: .string(try fields.identifier("roomId", code: code) ?? ""))
+    }
+
+    /// An integer room id field, 0 (not set) to 4294967295.
+    private static func roomNumber(_ fields: JSONFields, _ key: String, code: Int) throws(LiveRoomError) -> UInt32? {
+        guard let int = try fields.int(key, code: code) else { return nil }
+        guard let number = UInt32(exactly: int) else {
+            throw fields.invalid(key, "must be 1–4294967295 (0: not set), not \(int)", code: code)
+        }
+        return number
     }
 }

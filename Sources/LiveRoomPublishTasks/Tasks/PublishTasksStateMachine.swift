@@ -171,7 +171,7 @@ public struct PublishTasksStateMachine: Sendable {
     public mutating func startFromAdmin(_ config: PublishTaskConfig, roomId: String, anchors: [MixAnchor]?) -> [Action] {
         do throws(LiveRoomError) {
             guard let anchors else {
-                throw LiveRoomError(ErrorCode.roomNotFound, "room \(roomId.quoted) does not exist; a task publishes an existing room")
+                throw LiveRoomError(ErrorCode.roomNotFound, "\(RoomID(key: roomId)) does not exist; a task publishes an existing room")
             }
             return try add(config, roomId: roomId, owner: .admin, session: nil, anchors: anchors)
         } catch {
@@ -259,9 +259,9 @@ public struct PublishTasksStateMachine: Sendable {
         let error =
             switch refusal {
             case .userPresent:
-                LiveRoomError(ErrorCode.conflictingTask, "\(robot.userId) is already in room \(robot.roomId); mixStreamIdentity needs a user id of its own")
+                LiveRoomError(ErrorCode.conflictingTask, "\(robot.userId) is already in \(RoomID(key: robot.roomId)); mixStreamIdentity needs a user id of its own")
             case .refused(let refused):
-                LiveRoomError(refused.code, "the mix's user \(robot.userId) cannot enter room \(robot.roomId): \(refused.message)")
+                LiveRoomError(refused.code, "the mix's user \(robot.userId) cannot enter \(RoomID(key: robot.roomId)): \(refused.message)")
             }
         return finish(taskId, reason: nil) + [.answer(record.caller, .start, taskId: "", error: error)]
     }
@@ -318,7 +318,7 @@ public struct PublishTasksStateMachine: Sendable {
         guard tasks(inRoom: roomId).count < configuration.maxTasksPerRoom else {
             throw LiveRoomError(
                 ErrorCode.tooManyTasks,
-                "room \"\(roomId)\" already runs \(configuration.maxTasksPerRoom) publish media stream tasks; stop one first")
+                "\(RoomID(key: roomId)) already runs \(configuration.maxTasksPerRoom) publish media stream tasks; stop one first")
         }
         if case .user(let user) = owner {
             let mine = records.values.filter { if case .user(let other) = $0.owner { other.userId == user.userId } else { false } }.count
@@ -481,7 +481,7 @@ public struct PublishTasksStateMachine: Sendable {
         guard robot.roomId == roomId else {
             throw LiveRoomError(
                 ErrorCode.invalidPublishTarget,
-                "mixStreamIdentity.strRoomId \(robot.roomId.quoted) is not the task's room \(roomId.quoted); the mix publishes into its own room")
+                "mixStreamIdentity names \(RoomID(key: robot.roomId)), not the task's \(RoomID(key: roomId)); the mix publishes into its own room")
         }
         guard !reservedUserIds.contains(robot.userId.lowercased()) else {
             throw LiveRoomError(ErrorCode.invalidPublishTarget, "mixStreamIdentity.userId \(robot.userId.quoted) is reserved")

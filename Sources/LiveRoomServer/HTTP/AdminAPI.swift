@@ -34,15 +34,15 @@ struct AdminAPI: Sendable {
 
     private func run(_ request: AdminRequest) async throws(CloudAPIError) -> [String: JSONValue] {
         switch request {
-        case .dismissRoom(let roomId):
-            try await Self.roomMustExist { () async throws(LiveRoomError) in try await hub.dismissRoom(roomId) }
+        case .dismissRoom(let room):
+            try await Self.roomMustExist { () async throws(LiveRoomError) in try await hub.dismissRoom(room.key) }
             return [:]
-        case .removeUsers(let roomId, let userIds):
-            let notFound = try await Self.roomMustExist { () async throws(LiveRoomError) in try await hub.removeUsers(userIds, from: roomId) }
+        case .removeUsers(let room, let userIds):
+            let notFound = try await Self.roomMustExist { () async throws(LiveRoomError) in try await hub.removeUsers(userIds, from: room.key) }
             return notFound.isEmpty ? [:] : ["NotFoundUserIds": .array(notFound.map { .string($0) })]
-        case .describeRoom(let roomId):
-            guard let room = await hub.describe(roomId) else {
-                throw CloudAPIError("FailedOperation.RoomNotExist", "room \(roomId.quoted) does not exist")
+        case .describeRoom(let requested):
+            guard let room = await hub.describe(requested.key) else {
+                throw CloudAPIError("FailedOperation.RoomNotExist", "\(requested) does not exist")
             }
             let users: [JSONValue] = room.users.map { user in
                 let entry: [String: JSONValue] = [
@@ -51,22 +51,24 @@ struct AdminAPI: Sendable {
                 ]
                 return .object(entry)
             }
-            return ["RoomId": .string(room.roomId), "CreateTime": .number(Double(room.createdAt / 1000)), "UserList": .array(users)]
-        case .describeRoomInfo(let start, let end, let pageNumber, let pageSize, let roomId):
+            // A numeric room's RoomId is a number, a string room's a string, as in TRTC's callbacks.
+            return ["RoomId": room.room.json, "CreateTime": .number(Double(room.createdAt / 1000)), "UserList": .array(users)]
+        case .describeRoomInfo(let start, let end, let pageNumber, let pageSize, let requested):
             let total: Int
             let rooms: [RoomHistoryEntry]
             do {
                 (total, rooms) = try store.roomHistory(
-                    from: Int64(start) * 1000, to: Int64(end) * 1000 + 999, roomId: roomId, offset: pageNumber * pageSize, limit: pageSize)
+                    from: Int64(start) * 1000, to: Int64(end) * 1000 + 999, roomId: requested?.key, offset: pageNumber * pageSize, limit: pageSize)
             } catch {
                 throw CloudAPIError("InternalError", "the room history cannot be read")
             }
             let list: [JSONValue] = rooms.map { room in
+                let id = RoomID(key: room.roomId)
                 let destroyTime: JSONValue = room.dissolvedAt.map { .number(Double($0 / 1000)) } ?? .null
                 let reason: JSONValue = room.dissolveReason.map { .string($0) } ?? .null
                 let users: [JSONValue] = room.userIds.map { .string($0) }
                 let entry: [String: JSONValue] = [
-                    "RoomString": .string(room.roomId), "CreateTime": .number(Double(room.createdAt / 1000)),
+                    "RoomString": .string(id.text), "RoomId": id.json, "CreateTime": .number(Double(room.createdAt / 1000)),
                     "DestroyTime": destroyTime, "IsFinished": .bool(room.dissolvedAt != nil), "DestroyReason": reason,
                     "UserIds": .array(users),
                 ]
@@ -111,7 +113,8 @@ struct AdminAPI: Sendable {
             let message = try GroupMessage(body)
             for data in message.datas {
                 do {
-                    try await hub.sendGroupMessage(data, to: message.groupId, priority: message.priority)
+                    // An IM group is a string room.
+                    try await hub.sendGroupMessage(data, to: RoomID.string(message.groupId).key, priority: message.priority)
                 } catch {
                     throw LiveRoomError(10010, error.message)
                 }

@@ -198,12 +198,13 @@ extension RoomHub {
             sdkAppId: configuration.sdkAppId, secretKey: configuration.secretKey, identifier: robot.userId, time: now, expire: 86_400 * 365
         ).encoded()
         // The robot may enter its room and send there, never create it.
+        let room = RoomID(key: robot.roomId)
         let key = configuration.requirePrivateMapKey
             ? PrivateMapKey.make(
-                sdkAppId: configuration.sdkAppId, secretKey: configuration.secretKey, userId: robot.userId, room: .string(robot.roomId),
+                sdkAppId: configuration.sdkAppId, secretKey: configuration.secretKey, userId: robot.userId, room: room.privateMapKeyRoom,
                 privileges: [.enterRoom, .sendAudio, .sendVideo], time: now, expire: 86_400 * 365) : ""
         let params = EnterRoomParams(
-            sdkAppId: configuration.sdkAppId, userId: robot.userId, userSig: sig, strRoomId: robot.roomId, role: .anchor, privateMapKey: key)
+            sdkAppId: configuration.sdkAppId, userId: robot.userId, userSig: sig, room: room, role: .anchor, privateMapKey: key)
         switch machine.enter(params, from: session, at: .now()) {
         case .refused(let error):
             return tasks.robotRefused(taskId, .refused(error))

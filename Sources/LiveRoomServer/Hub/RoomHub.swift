@@ -195,9 +195,9 @@ actor RoomHub {
         }
     }
 
-    /// Whether a WHIP/WHEP resource is a session in this room as this user.
+    /// Whether a WHIP/WHEP resource is a session in this (string) room as this user.
     func isHTTPSession(_ session: SessionID, roomId: String, userId: String) -> Bool {
-        outboxes[session] == nil && machine.membership(of: session).map { $0 == (roomId, userId) } == true
+        outboxes[session] == nil && machine.membership(of: session).map { $0 == (RoomID.string(roomId).key, userId) } == true
     }
 
     /// Ends a WHIP/WHEP session: it leaves the room and its peer connection closes.

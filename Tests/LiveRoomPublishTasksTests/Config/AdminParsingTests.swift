@@ -83,7 +83,8 @@ struct AdminParsingTests {
              "PublishCdnParams": [{"PublishCdnUrl": "rtmp://push.example.com/live/anchor"}]}
             """))
         #expect(config.target.mode == .bigStreamToCdn)
-        #expect(config.relaySource == MixUser(userId: "anchor", roomId: "8080"))
+        // RoomIdType 0: the numeric room 8080, not the string room "8080".
+        #expect(config.relaySource == MixUser(userId: "anchor", room: .number(8080)))
         #expect(config.mixingConfig == nil)
         #expect(config.hasVideo)
 
@@ -92,7 +93,7 @@ struct AdminParsingTests {
              "SingleSubscribeParams": {"UserMediaStream": {"UserInfo": {"UserId": "anchor"}, "StreamType": 1}},
              "PublishCdnParams": [{"PublishCdnUrl": "rtmp://push.example.com/live/anchor-screen"}]}
             """))
-        #expect(request.roomId == "8080")
+        #expect(request.room == .number(8080) && request.roomId == RoomID.number(8080).key)
         #expect(screen.target.mode == .subStreamToCdn)
     }
 
@@ -186,6 +187,29 @@ struct AdminParsingTests {
         expectError(ErrorCode.invalidParameter, "RoomIdType") {
             _ = try AdminPublishCdnStreamRequest.parseStart(json(#"{"RoomId": "r", "RoomIdType": 3}"#))
         }
+        for bad in [#""shop1""#, "0", "-5", "4294967296", #""0123""#] {
+            expectError(ErrorCode.invalidParameter, "RoomId must be an integer room id") {
+                _ = try AdminPublishCdnStreamRequest.parseStart(json(#"{"RoomId": \#(bad), "RoomIdType": 0}"#))
+            }
+        }
+    }
+
+    @Test func roomIdTypeChoosesTheRoomKindAndUsersInheritIt() throws {
+        let (request, config) = try AdminPublishCdnStreamRequest.parseStart(json("""
+            {"RoomId": "123", "RoomIdType": 0,
+             "AudioParams": {"AudioEncode": {"SampleRate": 48000, "Channel": 1, "BitRate": 50},
+                             "SubscribeAudioList": [{"UserInfo": {"UserId": "a", "RoomId": 123}},
+                                                    {"UserInfo": {"UserId": "b", "RoomId": "123", "RoomIdType": 1}},
+                                                    {"UserInfo": {"UserId": "c"}}]},
+             "PublishCdnParams": [{"PublishCdnUrl": "rtmp://h/live/x"}]}
+            """))
+        #expect(request.room == .number(123))
+        #expect(config.mixingConfig?.audioMixUserList.map(\.user) == [
+            MixUser(userId: "a", room: .number(123)), MixUser(userId: "b", room: .string("123")), MixUser(userId: "c"),
+        ])
+        // Without RoomIdType a task names string rooms, as before.
+        let (stringRequest, _) = try AdminPublishCdnStreamRequest.parseStart(json(#"{"RoomId": 123, "PublishCdnParams": [{"PublishCdnUrl": "rtmp://h/live/x"}]}"#))
+        #expect(stringRequest.room == .string("123"))
     }
 
     @Test func updateKeepsWhatIsLeftOut() throws {

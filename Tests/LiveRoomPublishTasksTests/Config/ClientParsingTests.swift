@@ -24,6 +24,25 @@ struct ClientParsingTests {
         #expect(config.relaySource == nil)
     }
 
+    @Test func intRoomIdNamesTheNumericRoomAndWinsOverStrRoomId() throws {
+        func user(_ text: String) throws -> MixUser {
+            try PublishTaskConfig.parseClientUser(JSONFields(json(text)), code: ErrorCode.invalidAudioMixUser)
+        }
+        #expect(try user(#"{"userId": "a", "intRoomId": 123}"#) == MixUser(userId: "a", room: .number(123)))
+        #expect(try user(#"{"userId": "a", "strRoomId": "123"}"#) == MixUser(userId: "a", room: .string("123")))
+        #expect(try user(#"{"userId": "a", "intRoomId": 123}"#) != (try user(#"{"userId": "a", "strRoomId": "123"}"#)))
+        // TRTC: when both are set, intRoomId is used.
+        #expect(try user(#"{"userId": "a", "intRoomId": 123, "strRoomId": "shop1"}"#) == MixUser(userId: "a", room: .number(123)))
+        #expect(try user(#"{"userId": "a", "intRoomId": 0, "strRoomId": "shop1"}"#) == MixUser(userId: "a", room: .string("shop1")))
+        // LiveRoom's roomId: a number is the numeric room, text the string room; nothing is the task's room.
+        #expect(try user(#"{"userId": "a", "roomId": 7}"#) == MixUser(userId: "a", room: .number(7)))
+        #expect(try user(#"{"userId": "a", "roomId": "7"}"#) == MixUser(userId: "a", room: .string("7")))
+        #expect(try user(#"{"userId": "a"}"#) == MixUser(userId: "a"))
+        for bad in ["-1", "4294967296", "1.5", #""123""#] {
+            expectError(ErrorCode.invalidAudioMixUser, "intRoomId") { _ = try user(#"{"userId": "a", "intRoomId": \#(bad)}"#) }
+        }
+    }
+
     @Test func relayOfTheCallersOwnStream() throws {
         let config = try PublishTaskConfig.parseClient(
             target: json(#"{"mode": 1, "cdnUrlList": [{"rtmpUrl": "rtmp://cdn.example.com/live/solo"}]}"#),
@@ -90,7 +109,7 @@ struct ClientParsingTests {
         // A fixedVideoUser with an empty userId means "fill automatically", as in TRTC.
         #expect(mixing.videoLayoutList[0].fixedVideoUser == nil)
         #expect(mixing.audioMixUserList == [
-            AudioMixUser(user: MixUser(userId: "a", roomId: "12345"), volume: 40),
+            AudioMixUser(user: MixUser(userId: "a", room: .number(12345)), volume: 40),
             AudioMixUser(user: MixUser(userId: "b", roomId: "pk-room"), volume: 100),
         ])
         #expect(mixing.watermarkList == [Watermark(watermarkUrl: "https://img.example.com/logo.png", rect: MixRect(x: 600, y: 20, width: 100, height: 50), zOrder: 15)])

@@ -177,7 +177,7 @@ struct PublishTaskRulesTests {
         var toRoom = PublishTaskConfig(
             target: PublishTarget(mode: .mixStreamToRoom, mixStreamIdentity: MixUser(userId: "mix_robot", roomId: "elsewhere")),
             encoderParam: StreamEncoderParam(videoEncodedWidth: 640, videoEncodedHeight: 360))
-        expectError(ErrorCode.invalidPublishTarget, "\"elsewhere\" is not the task's room") { _ = try book.admin(toRoom) }
+        expectError(ErrorCode.invalidPublishTarget, "mixStreamIdentity names room \"elsewhere\", not the task's room \"room1\"") { _ = try book.admin(toRoom) }
         toRoom.target.mixStreamIdentity = MixUser(userId: "Administrator")
         expectError(ErrorCode.invalidPublishTarget, "reserved") { _ = try book.admin(toRoom) }
         #expect(book.machine.tasks.isEmpty, "a refused task starts nothing")
@@ -460,14 +460,14 @@ struct PublishTaskOrchestrationTests {
             .stopRunner(taskId: "task-1", reason: nil),
             .answer(
                 .client(5), .start, taskId: "",
-                error: LiveRoomError(ErrorCode.conflictingTask, "guest is already in room room1; mixStreamIdentity needs a user id of its own")),
+                error: LiveRoomError(ErrorCode.conflictingTask, "guest is already in room \"room1\"; mixStreamIdentity needs a user id of its own")),
         ])
         #expect(book.machine.tasks.isEmpty)
 
         _ = book.machine.startFromClient(target: try json(target), encoderParam: try json(mixEncoder), mixingConfig: nil, from: client, anchors: both)
         _ = book.machine.runnerStarted("task-2", now: book.t0)
         let refused = book.machine.robotRefused("task-2", .refused(LiveRoomError(ErrorCode.tooManyAnchors, "room \"room1\" already has 2 anchors")))
-        expectError(ErrorCode.tooManyAnchors, "the mix's user guest cannot enter room room1: room \"room1\" already has 2 anchors") {
+        expectError(ErrorCode.tooManyAnchors, "the mix's user guest cannot enter room \"room1\": room \"room1\" already has 2 anchors") {
             _ = try TaskBook.answer(refused)
         }
         #expect(book.machine.robotRefused("task-2", .userPresent) == [], "the task is gone")

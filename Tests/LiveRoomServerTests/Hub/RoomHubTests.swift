@@ -30,10 +30,10 @@ struct HubHarness {
         UserSig.make(sdkAppId: appId, secretKey: secret, identifier: user, time: Int64(Date.now.timeIntervalSince1970), expire: 3600).encoded()
     }
 
-    /// A connection that entered `room` as `user`.
-    func entered(_ user: String, role: Role = .audience, room: String = "room1") async throws -> Client {
+    /// A connection that entered `room` (or numeric room `roomNumber`) as `user`.
+    func entered(_ user: String, role: Role = .audience, room: String = "room1", roomNumber: UInt32 = 0) async throws -> Client {
         let client = await Client(hub: hub)
-        client.send(.enterRoom(EnterRoomParams(sdkAppId: Self.appId, userId: user, userSig: Self.sig(user), strRoomId: room, role: role)))
+        client.send(.enterRoom(EnterRoomParams(sdkAppId: Self.appId, userId: user, userSig: Self.sig(user), roomId: roomNumber, strRoomId: room, role: role)))
         let entered = try await client.next("onEnterRoom")
         #expect(entered["result"]?.intValue.map { $0 >= 0 } == true, "\(entered.jsonText)")
         return client

@@ -11,7 +11,7 @@ struct RealNetworkTests {
     static func startServer(_ net: VethPair, scope: ProcessScope, extra: [String] = []) async throws -> (ChildProcess, String) {
         let server = try net.start(
             in: .server, "liveroom-server",
-            ["--host", "0.0.0.0", "--port", "0", "--media-port", "0", "--data-dir", scope.dataDirectory.path,
+            ["--host", "0.0.0.0", "--port", "0", "--media-port", "0", "--ice-tcp-port", "0", "--data-dir", scope.dataDirectory.path,
              "--sdk-app-id", String(TestServer.sdkAppId), "--secret-key", TestServer.secretKey, "--log-level", "notice"] + extra,
             scope: scope, name: "server")
         let line = try await server.waitForLine { $0.contains("listening on http://") }

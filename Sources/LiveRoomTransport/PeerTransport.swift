@@ -28,6 +28,9 @@ public final class PeerTransport {
         case controlling(ICEControllingAgent)
     }
 
+    /// The reason of a ``Event/closed(reason:)`` when the peer ended the connection itself.
+    public static let peerClosedReason = "the peer closed DTLS"
+
     /// Counts of what was dropped, by reason, for metrics and tests.
     public struct Drops: Sendable, Hashable {
         public var srtpAuth = 0
@@ -301,7 +304,7 @@ public final class PeerTransport {
                 return events + close(reason: "DTLS failed: \(error)")
             case .closed:
                 isClosed = true
-                events.append(.closed(reason: "the peer closed DTLS"))
+                events.append(.closed(reason: Self.peerClosedReason))
             }
         }
         return events

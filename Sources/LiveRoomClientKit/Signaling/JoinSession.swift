@@ -228,9 +228,19 @@ public struct JoinSession: Sendable {
                 group.addTask {
                     for await notification in media.notifications {
                         switch notification {
-                        case .publishClosed:
+                        case .publishClosed(let reason):
+                            if reason != PeerTransport.peerClosedReason {
+                                printer.printError(
+                                    LiveRoomError(ErrorCode.mediaConnectionLost, "the publishing connection was lost (\(reason)); publishing stopped"),
+                                    requestType: "publish")
+                            }
                             await perform(state.media.withLock { $0.publishFailed() })
-                        case .subscriptionClosed(let userId, _):
+                        case .subscriptionClosed(let userId, let reason):
+                            if reason != PeerTransport.peerClosedReason {
+                                printer.printError(
+                                    LiveRoomError(ErrorCode.mediaConnectionLost, "the connection receiving \(userId) was lost (\(reason))"),
+                                    requestType: "subscribe")
+                            }
                             state.media.withLock { $0.subscriptionClosed(userId: userId) }
                         case .iceRestart(let userId, let offer):
                             try? await outbound.write(.text(RoomRequest.restartIce(userId: userId, sdp: offer).json.jsonText))

@@ -88,6 +88,8 @@ struct JoinCommand: AsyncParsableCommand {
     @Option(help: "Published frames per second.") var fps: Int = 15
     @Option(help: "Published video bitrate in kbit/s.") var bitrate: Int = 1300
     @Option(help: "Record each remote user to DIR/<userId>.mkv.") var record: String?
+    @Option(help: "Media path: udp, tcp (ICE-TCP, for networks that drop UDP) or any (UDP preferred, ICE-TCP when UDP does not answer within a second).")
+    var iceTransport: String = "any"
 
     /// The media options, checked.
     func mediaOptions() throws -> MediaOptions {
@@ -99,6 +101,10 @@ struct JoinCommand: AsyncParsableCommand {
             media.fps = fps
             media.bitrateKbps = bitrate
             media.recordDirectory = record
+            guard let policy = ICETransportPolicy(rawValue: iceTransport.lowercased()) else {
+                throw MediaOptionError("--ice-transport must be udp, tcp or any, not \"\(iceTransport)\"")
+            }
+            media.iceTransport = policy
             try media.validate()
             if case .file(let path) = media.publish, !FileManager.default.fileExists(atPath: path) {
                 throw MediaOptionError("--publish file: \(path) does not exist")

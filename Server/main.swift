@@ -16,7 +16,12 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
 
     @Option(help: "Address to listen on (LIVEROOM_HOST).") var host: String?
     @Option(help: "HTTP and WebSocket port; 0 picks a free one (LIVEROOM_PORT).") var port: Int?
-    @Option(help: "UDP port for media (LIVEROOM_MEDIA_PORT).") var mediaPort: Int?
+    @Option(help: "UDP port for media; 0 picks a free one (LIVEROOM_MEDIA_PORT, default 7882).") var mediaPort: Int?
+    @Option(name: .customLong("ice-tcp-port"), help: "TCP port for ICE-TCP, media for clients whose network drops UDP; 0 picks a free one (LIVEROOM_ICE_TCP_PORT, default 7881).")
+    var iceTCPPort: Int?
+    @Flag(name: .customLong("no-ice-tcp"), help: "Do not listen for ICE-TCP: media over UDP only (LIVEROOM_NO_ICE_TCP=1).") var noICETCP = false
+    @Option(name: .customLong("max-ice-tcp-connections"), help: "Most ICE-TCP connections at once, one per peer connection over TCP (LIVEROOM_MAX_ICE_TCP_CONNECTIONS, default 2000); each address may have --max-connections-per-address.")
+    var maxICETCPConnections: Int?
     @Option(help: "The application's SDKAppID (LIVEROOM_SDK_APP_ID).") var sdkAppId: UInt64?
     @Option(help: "The application's secret key; without it a development key is kept in the data directory (LIVEROOM_SECRET_KEY).")
     var secretKey: String?
@@ -85,6 +90,8 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
             host: host ?? env["LIVEROOM_HOST"] ?? defaults.host,
             port: try port ?? number("LIVEROOM_PORT") ?? defaults.port,
             mediaPort: try mediaPort ?? number("LIVEROOM_MEDIA_PORT") ?? defaults.mediaPort,
+            iceTCPPort: noICETCP || env["LIVEROOM_NO_ICE_TCP"] == "1" ? nil : try iceTCPPort ?? number("LIVEROOM_ICE_TCP_PORT") ?? defaults.iceTCPPort,
+            maxICETCPConnections: try maxICETCPConnections ?? number("LIVEROOM_MAX_ICE_TCP_CONNECTIONS") ?? defaults.maxICETCPConnections,
             sdkAppId: try sdkAppId ?? number("LIVEROOM_SDK_APP_ID"),
             secretKey: secretKey ?? env["LIVEROOM_SECRET_KEY"],
             dataDirectory: dataDir ?? env["LIVEROOM_DATA_DIR"] ?? defaults.dataDirectory,
@@ -128,6 +135,7 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
             throw ValidationError(
                 "--max-connections, --max-connections-per-address, --ping-interval, --max-rooms-per-user, --max-rooms, --media-connect-timeout and --consent-timeout must be at least 1")
         }
+        guard configuration.maxICETCPConnections > 0 else { throw ValidationError("--max-ice-tcp-connections must be at least 1") }
         guard configuration.reconnectGrace >= .zero else { throw ValidationError("--reconnect-grace must be 0 or more") }
         guard configuration.loginTimeout > .zero else { throw ValidationError("--login-timeout must be at least 1") }
         guard configuration.maxOutboxBytes >= LiveRoomServer.maxSignalingFrameSize else {
@@ -151,10 +159,11 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
             _ = setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &files)
         }
         let server = LiveRoomServer(configuration: configuration, logger: Logger(label: "liveroom-server"))
-        try await server.run { credentials, address, mediaPort in
+        try await server.run { credentials, address, ports in
             let scheme = configuration.tlsCertificate == nil ? "http" : "https"
             var lines = ["LiveRoom server listening on \(scheme)://\(configuration.host):\(address.port ?? configuration.port)"]
-            lines.append("Media UDP port: \(mediaPort)")
+            lines.append("Media UDP port: \(ports.udp)")
+            lines.append("ICE-TCP port: \(ports.tcp.map(String.init) ?? "off")")
             lines.append("SDKAppID: \(credentials.sdkAppId)")
             if credentials.isDevelopment {
                 lines.append("Secret key: \(credentials.secretKey) (development key kept in \(configuration.dataDirectory))")

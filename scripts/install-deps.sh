@@ -17,7 +17,7 @@ packages=(
   # WebSocket floods (python3).
   openssl ca-certificates python3
   # Real-network tests: network namespaces joined by veth pairs (run as root, as CI does).
-  iproute2
+  iproute2 nftables
 )
 
 missing=()

@@ -36,7 +36,7 @@ def run(loss):
         processes = []
         try:
             server = subprocess.Popen(
-                [f"{bin_dir}/liveroom-server", "--host", "127.0.0.1", "--port", "0", "--media-port", "0", "--data-dir", f"{work}/data",
+                [f"{bin_dir}/liveroom-server", "--host", "127.0.0.1", "--port", "0", "--media-port", "0", "--ice-tcp-port", "0", "--data-dir", f"{work}/data",
                  "--sdk-app-id", app, "--secret-key", secret, "--announce-ip", "127.0.0.2", "--log-level", "warning"],
                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
             processes.append(server)

@@ -47,6 +47,22 @@ struct MediaLoop: Sendable {
             .bind(host: "127.0.0.1", port: 0).get()
     }
 
+    /// Opens an ICE-TCP connection to `server` whose packets (RFC 4571 frames) go to `route` on this loop.
+    func connectTCP(to server: TransportAddress, route: @escaping @Sendable (MediaLoopState, ByteBuffer, TransportAddress) -> Void) async throws -> any Channel {
+        let state = self.state
+        guard let remote = server.socketAddress else { throw BenchError("bad ICE-TCP candidate \(server)") }
+        return try await ClientBootstrap(group: eventLoop)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandlers([
+                        ByteToMessageHandler(ICETCPFraming.Decoder()), FrameHandler { frame in route(state.value, frame, server) },
+                    ])
+                }
+            }
+            .connect(to: remote).get()
+    }
+
     /// Runs `body` on the loop with its state.
     func run<T: Sendable>(_ body: @escaping @Sendable (MediaLoopState) throws -> T) async throws -> T {
         let state = self.state
@@ -89,13 +105,31 @@ final class MediaLoops: Sendable {
     }
 }
 
+/// Hands each packet of an ICE-TCP connection to a closure.
+final class FrameHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    private let onFrame: (ByteBuffer) -> Void
+
+    init(onFrame: @escaping (ByteBuffer) -> Void) {
+        self.onFrame = onFrame
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        onFrame(unwrapInboundIn(data))
+    }
+}
+
 /// Writes the datagrams among a transport's events to `channel` (the caller flushes) and
-/// returns the rest.
-func writeSends(_ events: [PeerTransport.Event], to channel: any Channel) -> [PeerTransport.Event] {
+/// returns the rest; on an ICE-TCP connection (`framed`) each goes with its RFC 4571 length.
+func writeSends(_ events: [PeerTransport.Event], to channel: any Channel, framed: Bool = false) -> [PeerTransport.Event] {
     var rest: [PeerTransport.Event] = []
     for event in events {
         if case .send(let bytes, let to) = event {
-            if let remote = to.socketAddress { channel.write(AddressedEnvelope(remoteAddress: remote, data: bytes), promise: nil) }
+            if framed {
+                channel.write(ICETCPFraming.frame(bytes), promise: nil)
+            } else if let remote = to.socketAddress {
+                channel.write(AddressedEnvelope(remoteAddress: remote, data: bytes), promise: nil)
+            }
         } else {
             rest.append(event)
         }
@@ -103,19 +137,25 @@ func writeSends(_ events: [PeerTransport.Event], to channel: any Channel) -> [Pe
     return rest
 }
 
+/// The answer's first candidate of `transport` (for TCP, a passive one).
+func serverCandidate(in answerText: String, transport: TransportProtocol) throws -> TransportAddress {
+    let remote = try TransportDescription(of: try SessionDescription.parse(answerText))
+    guard let candidate = remote.candidates.first(where: { $0.transport.lowercased() == transport.rawValue }), let ip = IPAddress(candidate.address) else {
+        throw BenchError("the answer has no usable \(transport.rawValue) ICE candidate")
+    }
+    return TransportAddress(address: ip, port: candidate.port, transport: transport)
+}
+
 /// The client side of a peer connection from our offer and the server's answer: controlling
-/// ICE toward the answer's candidate, DTLS active.
+/// ICE toward the answer's first candidate of `path`, DTLS active.
 func makeClientTransport(
     answer answerText: String, offered: [SDPNegotiation.OfferedSection], local: TransportDescription, ice: ICECredentials,
-    certificate: DTLSCertificate, now: ContinuousClock.Instant
+    certificate: DTLSCertificate, transport path: TransportProtocol, now: ContinuousClock.Instant
 ) throws -> (PeerTransport, [NegotiatedTrack]) {
     let answer = try SessionDescription.parse(answerText)
     let remote = try TransportDescription(of: answer)
     let tracks = try SDPNegotiation.tracks(ofAnswer: answer, offered: offered)
-    guard let candidate = remote.candidates.first, let ip = IPAddress(candidate.address) else {
-        throw BenchError("the answer has no usable ICE candidate")
-    }
-    let server = TransportAddress(address: ip, port: candidate.port)
+    let server = try serverCandidate(in: answerText, transport: path)
     let transport = try PeerTransport(
         ice: .controlling(ICEControllingAgent(local: ice, remote: ICECredentials(ufrag: remote.iceUfrag, pwd: remote.icePwd), remoteAddress: server, now: now)),
         certificate: certificate, localDescription: local, remoteDescription: remote)

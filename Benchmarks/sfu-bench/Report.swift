@@ -1,11 +1,14 @@
 import Foundation
 import LiveRoomProtocol
+import LiveRoomWire
 import NIOCore
 
 /// The figures of one subscriber count. CPU percentages are of one core; "per packet" is
 /// per forwarded packet (publisher packets × N), or per received publisher packet for N = 0.
 struct Row: Sendable {
     var subscribers: Int
+    /// The subscribers' path: UDP or ICE-TCP.
+    var transport: TransportProtocol
     var seconds: Double
     var publishedPacketsPerSecond: Double
     var publishedKbps: Double
@@ -39,7 +42,8 @@ struct Row: Sendable {
     var floorCPUPercent: Double
     var serverToFloor: Double
 
-    init(subscribers n: Int, window: Window, floor: CryptoFloor.Figures, idleCPUPercent: Double?) {
+    init(subscribers n: Int, transport: TransportProtocol, window: Window, floor: CryptoFloor.Figures, idleCPUPercent: Double?) {
+        self.transport = transport
         let elapsed = window.elapsedSeconds
         let published = window.last.published.packets - window.first.published.packets
         let received = window.last.received - window.first.received
@@ -78,6 +82,7 @@ struct Row: Sendable {
         }
         return .object([
             "subscribers": .number(Double(subscribers)),
+            "transport": .string(transport.rawValue),
             "seconds": number(seconds),
             "publishedPacketsPerSecond": number(publishedPacketsPerSecond),
             "publishedKbps": number(publishedKbps),
@@ -109,7 +114,7 @@ struct Report: Sendable {
     let json: Bool
 
     private static let columns: [(title: String, width: Int)] = [
-        ("N", 4), ("CPU% p50", 9), ("CPU% mean", 10), ("µs/pkt", 7), ("floor µs", 9), ("ratio", 6), ("marg µs", 8), ("floor CPU%", 11), ("CPU%/sub", 9),
+        ("N", 4), ("path", 5), ("CPU% p50", 9), ("CPU% mean", 10), ("µs/pkt", 7), ("floor µs", 9), ("ratio", 6), ("marg µs", 8), ("floor CPU%", 11), ("CPU%/sub", 9),
         ("fwd pkt/s", 10), ("recv pkt/s", 11), ("loss%", 7), ("drops s/b", 10), ("delay p50", 10), ("p99 ms", 7), ("loop%", 6), ("wait%", 6), ("bench CPU%", 11),
     ]
 
@@ -143,7 +148,7 @@ struct Report: Sendable {
             return String(format: "%.\(digits)f", value)
         }
         let cells = [
-            String(row.subscribers), f(row.serverCPUPercent, 1), f(row.serverCPUPercentMean, 1), f(row.serverMicrosecondsPerPacket, 2),
+            String(row.subscribers), row.transport.rawValue, f(row.serverCPUPercent, 1), f(row.serverCPUPercentMean, 1), f(row.serverMicrosecondsPerPacket, 2),
             f(row.floorMicrosecondsPerPacket, 2), f(row.serverToFloor, 1), f(row.marginalMicrosecondsPerPacket, 2), f(row.floorCPUPercent, 1),
             f(row.cpuPercentPerSubscriber, 3), f(row.forwardedPacketsPerSecond, 0),
             f(row.receivedPacketsPerSecond, 0), f(row.lossPercent, 2), "\(row.serverSocketDrops)/\(row.benchSocketDrops)", f(row.delayP50Milliseconds, 2), f(row.delayP99Milliseconds, 2),
@@ -164,6 +169,7 @@ struct Report: Sendable {
         out("threads in % of the window (/proc/<pid>/task/*/schedstat): CPU the server wanted while other processes had it")
         out("drops s/b = datagrams dropped for a full receive buffer in the window, at the server's sockets / at the bench's (/proc/net/udp)")
         out("N=0 is the idle server (publisher only): its µs/pkt and floor are per received publisher packet")
+        out("path = the subscribers' transport: udp, or tcp (ICE-TCP, RFC 4571 framing); the publisher is on UDP; drops count UDP only")
     }
 
     private func pad(_ text: String, _ width: Int) -> String {

@@ -5,7 +5,10 @@
 // subscriber, loss and forwarding delay, next to the baseline measured in the same run:
 // the crypto floor (SRTP unprotect once plus N x (protect + loopback UDP send)).
 //
-// Usage: sfu-bench --server-binary .build/release/liveroom-server --subscribers 1,10,25,50 --seconds 10 [--json]
+// With --transports udp,tcp each subscriber count is measured with the subscribers on UDP and
+// then on ICE-TCP (RFC 6544, RFC 4571 framing), so TCP's cost is seen next to UDP's.
+//
+// Usage: sfu-bench --server-binary .build/release/liveroom-server --subscribers 1,10,25,50 --seconds 10 [--transports udp,tcp] [--json]
 // Build with -c release.
 
 import ArgumentParser
@@ -39,11 +42,14 @@ struct SFUBench: AsyncParsableCommand {
     var videoKbps: Int = 1300
     @Option(help: "Event loops for the bench's clients (default: one per core).")
     var threads: Int?
+    @Option(help: "Subscriber transports to measure for each count, comma separated: udp, tcp (ICE-TCP).")
+    var transports: String = "udp"
     @Flag(help: "Print one JSON object per subscriber count (progress and notes go to standard error).")
     var json = false
 
     func validate() throws {
         guard (try? subscriberCounts()) != nil else { throw ValidationError("--subscribers must be positive integers separated by commas") }
+        guard (try? subscriberTransports()) != nil else { throw ValidationError("--transports must be udp and/or tcp, separated by commas") }
         guard seconds >= 2 else { throw ValidationError("--seconds must be at least 2") }
     }
 
@@ -53,8 +59,15 @@ struct SFUBench: AsyncParsableCommand {
         return counts.map { $0! }
     }
 
+    func subscriberTransports() throws -> [TransportProtocol] {
+        let parsed = transports.split(separator: ",").map { TransportProtocol(rawValue: $0.trimmingCharacters(in: .whitespaces).lowercased()) }
+        guard !parsed.isEmpty, parsed.allSatisfy({ $0 != nil }) else { throw ValidationError("bad --transports") }
+        return parsed.map { $0! }
+    }
+
     func run() async throws {
         let counts = try subscriberCounts()
+        let transports = try subscriberTransports()
         var logger = Logger(label: "sfu-bench")
         logger.logLevel = .warning
         let report = Report(json: json)
@@ -71,7 +84,7 @@ struct SFUBench: AsyncParsableCommand {
         let certificate = try DTLSCertificate(commonName: "sfu-bench")
         let bench = Bench(server: server, loops: loops, certificate: certificate, media: media, logger: logger)
         do {
-            try await bench.run(counts: counts, seconds: seconds, warmup: warmup, maxLoss: maxLoss, report: report)
+            try await bench.run(counts: counts, transports: transports, seconds: seconds, warmup: warmup, maxLoss: maxLoss, report: report)
         } catch {
             await loops.shutdown()
             await server.stop()
@@ -104,7 +117,7 @@ struct Bench: Sendable {
     let media: PreencodedMedia
     let logger: Logger
 
-    func run(counts: [Int], seconds: Int, warmup: Double, maxLoss: Double, report: Report) async throws {
+    func run(counts: [Int], transports: [TransportProtocol], seconds: Int, warmup: Double, maxLoss: Double, report: Report) async throws {
         let signaling = try await startPublisher()
         progress("publisher connected; sending")
         try await Task.sleep(for: .seconds(2))
@@ -113,29 +126,31 @@ struct Bench: Sendable {
         // The idle server: the publisher alone (N = 0).
         let idleWindow = try await measure(subscribers: 0, seconds: seconds)
         let idleFloor = try CryptoFloor.measure(subscribers: 0, profile: Self.srtpProfile)
-        let idle = Row(subscribers: 0, window: idleWindow, floor: idleFloor, idleCPUPercent: nil)
+        let idle = Row(subscribers: 0, transport: .udp, window: idleWindow, floor: idleFloor, idleCPUPercent: nil)
         report.print(idle)
 
         var stoppedAt: Int?
         var nextID = 1
-        for n in counts {
-            progress("connecting \(n) subscribers…")
-            let connectStart = ContinuousClock.now
-            let subscribers = try await connectSubscribers(count: n, firstID: nextID)
-            nextID += n
-            try await waitUntilReceiving(count: n, timeout: .seconds(30))
-            progress("all \(n) receiving after \(format(seconds: ContinuousClock.now - connectStart)); warming up")
-            try await Task.sleep(for: .seconds(warmup))
-            let window = try await measure(subscribers: n, seconds: seconds)
-            await disconnect(subscribers)
+        counts: for n in counts {
             let floor = try CryptoFloor.measure(subscribers: n, profile: Self.srtpProfile)
-            let row = Row(subscribers: n, window: window, floor: floor, idleCPUPercent: idle.serverCPUPercentMean)
-            report.print(row)
-            if row.lossPercent > maxLoss {
-                stoppedAt = n
-                break
+            for transport in transports {
+                progress("connecting \(n) subscribers over \(transport.rawValue)…")
+                let connectStart = ContinuousClock.now
+                let subscribers = try await connectSubscribers(count: n, firstID: nextID, transport: transport)
+                nextID += n
+                try await waitUntilReceiving(count: n, timeout: .seconds(30))
+                progress("all \(n) receiving after \(format(seconds: ContinuousClock.now - connectStart)); warming up")
+                try await Task.sleep(for: .seconds(warmup))
+                let window = try await measure(subscribers: n, seconds: seconds)
+                await disconnect(subscribers)
+                let row = Row(subscribers: n, transport: transport, window: window, floor: floor, idleCPUPercent: idle.serverCPUPercentMean)
+                report.print(row)
+                try await Task.sleep(for: .seconds(1))
+                if row.lossPercent > maxLoss {
+                    stoppedAt = n
+                    break counts
+                }
             }
-            try await Task.sleep(for: .seconds(1))
         }
         report.printFooter(stoppedAt: stoppedAt, maxLoss: maxLoss)
         await signaling.close()
@@ -160,7 +175,8 @@ struct Bench: Sendable {
             logger: logger)
         let (certificate, media) = (self.certificate, self.media)
         try await loop.run { state in
-            let (transport, tracks) = try makeClientTransport(answer: signaling.answer, offered: sections, local: local, ice: ice, certificate: certificate, now: .now)
+            let (transport, tracks) = try makeClientTransport(
+                answer: signaling.answer, offered: sections, local: local, ice: ice, certificate: certificate, transport: .udp, now: .now)
             let publisher = BenchPublisher(channel: channel, transport: transport, tracks: tracks, media: media)
             state.publisher = publisher
             publisher.start(now: .now)
@@ -180,14 +196,14 @@ struct Bench: Sendable {
         let signaling: SignalingSession
     }
 
-    private func connectSubscribers(count: Int, firstID: Int) async throws -> [ConnectedSubscriber] {
+    private func connectSubscribers(count: Int, firstID: Int, transport: TransportProtocol) async throws -> [ConnectedSubscriber] {
         try await withThrowingTaskGroup(of: ConnectedSubscriber.self) { group in
             var connected: [ConnectedSubscriber] = []
             var next = 0
             // A few at a time: each is a WebSocket, an enterRoom, a subscribe and a DTLS handshake.
             while next < min(8, count) {
                 let id = firstID + next
-                group.addTask { try await connectSubscriber(id: id) }
+                group.addTask { try await connectSubscriber(id: id, transport: transport) }
                 next += 1
             }
             do {
@@ -195,7 +211,7 @@ struct Bench: Sendable {
                     connected.append(subscriber)
                     if next < count {
                         let id = firstID + next
-                        group.addTask { try await connectSubscriber(id: id) }
+                        group.addTask { try await connectSubscriber(id: id, transport: transport) }
                         next += 1
                     }
                 }
@@ -207,7 +223,7 @@ struct Bench: Sendable {
         }
     }
 
-    private func connectSubscriber(id: Int) async throws -> ConnectedSubscriber {
+    private func connectSubscriber(id: Int, transport path: TransportProtocol) async throws -> ConnectedSubscriber {
         let loop = loops.loop(for: id)
         let ice = ICECredentials.random()
         let local = localDescription(ice)
@@ -216,29 +232,36 @@ struct Bench: Sendable {
             .init(kind: .video, direction: .recvonly, codecs: [(.vp8, Self.vp8PayloadType)]),
         ]
         let offer = SDPNegotiation.offer(sections, local: local, sessionID: UInt64.random(in: 1...UInt64(Int64.max)), streamID: "viewer\(id)")
-        let channel = try await loop.bindSocket { state, datagram, source in
+        let route: @Sendable (MediaLoopState, ByteBuffer, TransportAddress) -> Void = { state, datagram, source in
             state.subscribers[id]?.receive(datagram, from: source, now: .now)
         }
+        // A UDP socket is bound before signaling; an ICE-TCP connection needs the answer's candidate.
+        var channel: (any Channel)? = path == .udp ? try await loop.bindSocket(route: route) : nil
         let signaling: SignalingSession
         do {
             signaling = try await SignalingSession.open(
                 url: server.signalingURL, enter: enterParams(userId: "viewer\(id)", role: .audience),
                 request: .subscribe(userId: Self.anchorId, sdp: offer.serialize()), logger: logger)
+            if path == .tcp {
+                let candidate = try serverCandidate(in: signaling.answer, transport: .tcp)
+                channel = try await loop.connectTCP(to: candidate, route: route)
+            }
         } catch {
-            try? await channel.close()
+            try? await channel?.close()
             throw error
         }
-        let certificate = self.certificate
+        let (certificate, connected) = (self.certificate, channel!)
         do {
             try await loop.run { state in
-                let (transport, tracks) = try makeClientTransport(answer: signaling.answer, offered: sections, local: local, ice: ice, certificate: certificate, now: .now)
-                let subscriber = BenchSubscriber(channel: channel, transport: transport, tracks: tracks, tally: state.tally)
+                let (transport, tracks) = try makeClientTransport(
+                    answer: signaling.answer, offered: sections, local: local, ice: ice, certificate: certificate, transport: path, now: .now)
+                let subscriber = BenchSubscriber(channel: connected, framed: path == .tcp, transport: transport, tracks: tracks, tally: state.tally)
                 state.subscribers[id] = subscriber
                 subscriber.start(now: .now)
             }
         } catch {
             await signaling.close()
-            try? await channel.close()
+            try? await connected.close()
             throw error
         }
         return ConnectedSubscriber(id: id, loop: loop, signaling: signaling)

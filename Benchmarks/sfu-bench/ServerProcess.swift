@@ -24,7 +24,7 @@ final class ServerProcess: Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = [
-            "--host", "127.0.0.1", "--port", "0", "--media-port", "0", "--data-dir", dataDirectory.path,
+            "--host", "127.0.0.1", "--port", "0", "--media-port", "0", "--ice-tcp-port", "0", "--data-dir", dataDirectory.path,
             "--sdk-app-id", String(sdkAppId), "--secret-key", secretKey, "--log-level", "warning",
         ]
         let output = Pipe()

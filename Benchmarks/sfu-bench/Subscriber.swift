@@ -8,6 +8,8 @@ import NIOCore
 /// Confined to its event loop.
 final class BenchSubscriber {
     let channel: any Channel
+    /// Whether `channel` is an ICE-TCP connection, whose packets go framed (RFC 4571).
+    let framed: Bool
     let transport: PeerTransport
     private let tally: ReceiveTally
     private let audioPayloadType: UInt8?
@@ -16,8 +18,9 @@ final class BenchSubscriber {
     private(set) var audioPackets = 0
     private(set) var videoPackets = 0
 
-    init(channel: any Channel, transport: PeerTransport, tracks: [NegotiatedTrack], tally: ReceiveTally) {
+    init(channel: any Channel, framed: Bool = false, transport: PeerTransport, tracks: [NegotiatedTrack], tally: ReceiveTally) {
         self.channel = channel
+        self.framed = framed
         self.transport = transport
         self.tally = tally
         audioPayloadType = tracks.first { $0.kind == .audio }?.payloadType
@@ -28,25 +31,25 @@ final class BenchSubscriber {
     var isReceiving: Bool { audioPackets > 0 && videoPackets > 0 }
 
     func start(now: ContinuousClock.Instant) {
-        _ = writeSends(transport.start(now: now), to: channel)
+        _ = writeSends(transport.start(now: now), to: channel, framed: framed)
         channel.flush()
     }
 
     func receive(_ datagram: ByteBuffer, from source: TransportAddress, now: ContinuousClock.Instant) {
-        for event in writeSends(transport.receive(datagram, from: source, now: now), to: channel) {
+        for event in writeSends(transport.receive(datagram, from: source, now: now), to: channel, framed: framed) {
             if case .rtp(let packet) = event { count(packet) }
         }
     }
 
     func runTimers(now: ContinuousClock.Instant) {
         guard let timeout = transport.nextTimeout, now >= timeout else { return }
-        _ = writeSends(transport.handleTimers(now: now), to: channel)
+        _ = writeSends(transport.handleTimers(now: now), to: channel, framed: framed)
         channel.flush()
     }
 
     /// Sends DTLS close_notify and closes the socket.
     func close() {
-        _ = writeSends(transport.close(reason: "sfu-bench done"), to: channel)
+        _ = writeSends(transport.close(reason: "sfu-bench done"), to: channel, framed: framed)
         channel.flush()
         channel.close(promise: nil)
     }

@@ -33,6 +33,9 @@ public enum MediaCommand: Sendable, Hashable {
     case publish(session: SessionID, roomId: String, userId: String, sdp: String)
     /// Negotiate a peer connection that sends `publisherId`'s media to `session` (user `userId`).
     case subscribe(session: SessionID, roomId: String, userId: String, publisherId: String, sdp: String)
+    /// Restart ICE on `session`'s subscription to `publisherId`, or (nil) its publishing
+    /// connection, from an offer with new ICE credentials; the answer goes back as onIceRestartAnswer.
+    case restartIce(session: SessionID, publisherId: String?, sdp: String)
     /// Close `session`'s subscription to `publisherId`.
     case unsubscribe(session: SessionID, publisherId: String)
     /// `userId` no longer publishes in `roomId`: close its publishing connection; its subscribers stop receiving it.

@@ -223,6 +223,11 @@ public struct RoomsStateMachine: Sendable {
                 actions = [.media(.subscribe(session: session, roomId: roomId, userId: userId, publisherId: publisherId, sdp: sdp))]
             case .unsubscribe(let publisherId):
                 actions = [.media(.unsubscribe(session: session, publisherId: publisherId))]
+            case .restartIce(let publisherId, let sdp):
+                if publisherId == nil, rooms[roomId]!.members[userId]!.publishing == nil {
+                    throw LiveRoomError(ErrorCode.notPublishing, "there is no publishing connection to restart: publish first")
+                }
+                actions = [.media(.restartIce(session: session, publisherId: publisherId, sdp: sdp))]
             case .muteLocalVideo(let mute):
                 actions = setMuted(userId, in: roomId) { $0.videoMuted = mute }
             case .muteLocalAudio(let mute):

@@ -73,6 +73,9 @@ public enum ErrorCode {
     /// The same user id entered the same room from another connection, which takes over; this
     /// session is told so, then gets `onExitRoom` with reason 1.
     public static let replacedBySession = -7019
+    /// (Client) A peer connection's path failed and ICE restarts found no other before consent
+    /// ran out (30 s): the connection is closed; publishing stops, or the subscription ends.
+    public static let mediaConnectionLost = -7020
 
     // MARK: -7100…-7199: reading requests (signaling, the admin API)
 

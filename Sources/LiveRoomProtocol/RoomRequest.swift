@@ -20,16 +20,21 @@ public enum RoomRequest: Sendable, Hashable {
     case subscribe(userId: String, sdp: String)
     /// Stop receiving an anchor's media.
     case unsubscribe(userId: String)
+    /// Restart ICE on a peer connection (its path stopped working: a network change, UDP
+    /// blocked): `sdp` is the same offer with new ICE credentials. `userId` names the anchor
+    /// of a subscription; nil means the publishing connection.
+    case restartIce(userId: String?, sdp: String)
     /// muteLocalVideo / muteLocalAudio: others see onUserVideoAvailable / onUserAudioAvailable.
     case muteLocalVideo(Bool)
     case muteLocalAudio(Bool)
 
     /// Whether the request changes what others in the room see (a role, the mic, a mute,
-    /// publishing), so that it is broadcast; the server limits how often a user may make them.
+    /// publishing), so that it is broadcast, or renegotiates a peer connection; the server
+    /// limits how often a user may make them.
     public var changesTheRoom: Bool {
         switch self {
         case .switchRole, .requestMic, .acceptMic, .rejectMic, .inviteMic, .acceptInvitation, .rejectInvitation, .endMic,
-            .publish, .unpublish, .muteLocalVideo, .muteLocalAudio:
+            .publish, .unpublish, .muteLocalVideo, .muteLocalAudio, .restartIce:
             true
         case .enterRoom, .exitRoom, .sendCustomCmdMsg, .subscribe, .unsubscribe:
             false
@@ -54,6 +59,7 @@ public enum RoomRequest: Sendable, Hashable {
         case .unpublish: "unpublish"
         case .subscribe: "subscribe"
         case .unsubscribe: "unsubscribe"
+        case .restartIce: "restartIce"
         case .muteLocalVideo: "muteLocalVideo"
         case .muteLocalAudio: "muteLocalAudio"
         }
@@ -63,7 +69,7 @@ public enum RoomRequest: Sendable, Hashable {
     public static let types = [
         "enterRoom", "exitRoom", "switchRole", "requestMic", "acceptMic", "rejectMic", "inviteMic",
         "acceptInvitation", "rejectInvitation", "endMic", "sendCustomCmdMsg", "publish", "unpublish", "subscribe",
-        "unsubscribe", "muteLocalVideo", "muteLocalAudio",
+        "unsubscribe", "restartIce", "muteLocalVideo", "muteLocalAudio",
     ]
 
     /// The JSON form a client sends.
@@ -95,6 +101,9 @@ public enum RoomRequest: Sendable, Hashable {
             o["sdp"] = .string(sdp)
         case .unsubscribe(let userId):
             o["userId"] = .string(userId)
+        case .restartIce(let userId, let sdp):
+            if let userId { o["userId"] = .string(userId) }
+            o["sdp"] = .string(sdp)
         case .muteLocalVideo(let mute), .muteLocalAudio(let mute):
             o["mute"] = .bool(mute)
         case .exitRoom, .requestMic, .acceptInvitation, .rejectInvitation, .unpublish:
@@ -144,6 +153,7 @@ public enum RoomRequest: Sendable, Hashable {
         case "unpublish": return .unpublish
         case "subscribe": return .subscribe(userId: try fields.requiredString("userId"), sdp: try fields.requiredString("sdp"))
         case "unsubscribe": return .unsubscribe(userId: try fields.requiredString("userId"))
+        case "restartIce": return .restartIce(userId: try fields.string("userId"), sdp: try fields.requiredString("sdp"))
         case "muteLocalVideo": return .muteLocalVideo(try fields.requiredBool("mute"))
         case "muteLocalAudio": return .muteLocalAudio(try fields.requiredBool("mute"))
         default: return nil

@@ -24,6 +24,8 @@ public enum ServerEvent: Sendable, Hashable {
     case onPublishAnswer(sdp: String)
     /// The SDP answer to this user's `subscribe` offer for `userId`'s media.
     case onSubscribeAnswer(userId: String, sdp: String)
+    /// The SDP answer to `restartIce`: for the subscription to `userId`, or (nil) the publishing connection.
+    case onIceRestartAnswer(userId: String?, sdp: String)
     /// An anchor's video became available (published, unmuted) or not.
     case onUserVideoAvailable(userId: String, available: Bool)
     /// An anchor's audio became available or not.
@@ -59,6 +61,7 @@ public enum ServerEvent: Sendable, Hashable {
         case .onRecvCustomCmdMsg: "onRecvCustomCmdMsg"
         case .onPublishAnswer: "onPublishAnswer"
         case .onSubscribeAnswer: "onSubscribeAnswer"
+        case .onIceRestartAnswer: "onIceRestartAnswer"
         case .onUserVideoAvailable: "onUserVideoAvailable"
         case .onUserAudioAvailable: "onUserAudioAvailable"
         case .onStartPublishMediaStream: "onStartPublishMediaStream"
@@ -118,6 +121,9 @@ public enum ServerEvent: Sendable, Hashable {
         case .onSubscribeAnswer(let userId, let sdp):
             o["userId"] = .string(userId)
             o["sdp"] = .string(sdp)
+        case .onIceRestartAnswer(let userId, let sdp):
+            if let userId { o["userId"] = .string(userId) }
+            o["sdp"] = .string(sdp)
         case .onUserVideoAvailable(let userId, let available), .onUserAudioAvailable(let userId, let available):
             o["userId"] = .string(userId)
             o["available"] = .bool(available)
@@ -145,7 +151,7 @@ public enum ServerEvent: Sendable, Hashable {
     public static let names = [
         "onEnterRoom", "onExitRoom", "onRemoteUserEnterRoom", "onRemoteUserLeaveRoom", "onSwitchRole", "onMicRequest",
         "onMicRequestResult", "onMicInvitation", "onMicInvitationResult", "onRecvCustomCmdMsg", "onPublishAnswer",
-        "onSubscribeAnswer", "onUserVideoAvailable", "onUserAudioAvailable", "onStartPublishMediaStream",
+        "onSubscribeAnswer", "onIceRestartAnswer", "onUserVideoAvailable", "onUserAudioAvailable", "onStartPublishMediaStream",
         "onUpdatePublishMediaStream", "onStopPublishMediaStream", "onCdnStreamStateChanged", "onError",
     ]
 
@@ -184,6 +190,7 @@ public enum ServerEvent: Sendable, Hashable {
                 data: try f.requiredString("data"))
         case "onPublishAnswer": return .onPublishAnswer(sdp: try f.requiredString("sdp"))
         case "onSubscribeAnswer": return .onSubscribeAnswer(userId: try f.requiredString("userId"), sdp: try f.requiredString("sdp"))
+        case "onIceRestartAnswer": return .onIceRestartAnswer(userId: try f.string("userId"), sdp: try f.requiredString("sdp"))
         case "onUserVideoAvailable", "onUserAudioAvailable":
             let (userId, available) = (try f.requiredString("userId"), try f.requiredBool("available"))
             if name == "onUserVideoAvailable" { return .onUserVideoAvailable(userId: userId, available: available) }

@@ -97,14 +97,39 @@ public final class SFURouter {
         let owner: OwnerID
         let transport: PeerTransport
         var role: Role
+        /// The answer given, which an ICE restart gives again with new credentials.
+        var answer: SessionDescription
         /// When a publisher is next sent a receiver report.
         var reports = ReportSchedule(interval: SFURouter.reportInterval)
 
-        init(id: PeerID, owner: OwnerID, transport: PeerTransport, role: Role) {
+        init(id: PeerID, owner: OwnerID, transport: PeerTransport, role: Role, answer: SessionDescription) {
             self.id = id
             self.owner = owner
             self.transport = transport
             self.role = role
+            self.answer = answer
+        }
+    }
+
+    /// Which of an owner's peer connections an ICE restart is for.
+    public enum ICERestartTarget: Sendable, Hashable {
+        /// The owner's publishing connection.
+        case publishing
+        /// The owner's subscription to this publisher; nil: its only subscription (a WHEP session).
+        case subscription(publisherId: String?)
+    }
+
+    /// What an ICE restart answers: the earlier answer with the new credentials, and those
+    /// credentials with the candidates (a WHIP/WHEP PATCH answers with just these).
+    public struct ICERestartAnswer: Sendable {
+        public var sdp: String
+        public var local: ICECredentials
+        public var candidates: [ICECandidate]
+
+        public init(sdp: String, local: ICECredentials, candidates: [ICECandidate]) {
+            self.sdp = sdp
+            self.local = local
+            self.candidates = candidates
         }
     }
 
@@ -138,27 +163,52 @@ public final class SFURouter {
     ///   - hosts: the addresses clients may reach the media port at, best first: one host
     ///     candidate each, in every answer.
     ///   - port: the media UDP port.
+    ///   - tcpPort: the ICE-TCP port (RFC 6544), if the server listens on one: a passive TCP
+    ///     candidate for each host too, of lower priority than UDP.
     ///   - connectTimeout: how long a new peer connection may take to connect (ICE and DTLS).
     ///   - consentTimeout: how long a peer may send no ICE check before it is dropped (RFC 7675).
     public init(
-        certificate: DTLSCertificate, hosts: [String], port: UInt16, connectTimeout: Duration = .seconds(15), consentTimeout: Duration = .seconds(30)
+        certificate: DTLSCertificate, hosts: [String], port: UInt16, tcpPort: UInt16? = nil, connectTimeout: Duration = .seconds(15),
+        consentTimeout: Duration = .seconds(30)
     ) {
         self.certificate = certificate
         self.connectTimeout = connectTimeout
         self.consentTimeout = consentTimeout
-        self.candidates = hosts.enumerated().map { index, host in
+        let udp = hosts.enumerated().map { index, host in
             ICECandidate(
-                foundation: String(index + 1), component: 1, transport: "udp", priority: Self.hostPriority(localPreference: 65_535 - index),
+                foundation: String(index + 1), component: 1, transport: "udp", priority: Self.priority(.udp, index: index),
                 address: host, port: port, type: "host")
         }
+        let tcp = tcpPort.map { tcpPort in
+            hosts.enumerated().map { index, host in
+                ICECandidate(
+                    foundation: String(hosts.count + index + 1), component: 1, transport: "tcp", priority: Self.priority(.tcp, index: index),
+                    address: host, port: tcpPort, type: "host", extensions: [.init(name: "tcptype", value: "passive")])
+            }
+        }
+        self.candidates = udp + (tcp ?? [])
     }
 
-    /// RFC 8445 section 5.1.2.1: type preference 126 (host), the local preference, component 1.
-    static func hostPriority(localPreference: Int) -> UInt32 {
-        UInt32(126 << 24 | max(0, min(65_535, localPreference)) << 8 | (256 - 1))
+    /// RFC 8445 section 5.1.2.1 for component 1: a host UDP candidate has type preference 126
+    /// and a local preference that falls with its place in the list; a passive ICE-TCP host
+    /// candidate (RFC 6544 section 4.2) has type preference 90, as browsers give it, and local
+    /// preference 2^13 x 4 (passive) plus its place, so that UDP is preferred when both work.
+    static func priority(_ transport: TransportProtocol, index: Int) -> UInt32 {
+        let (typePreference, localPreference) =
+            switch transport {
+            case .udp: (126, 65_535 - min(index, 65_535))
+            case .tcp: (90, (4 << 13) | (8191 - min(index, 8191)))
+            }
+        return UInt32(typePreference << 24 | localPreference << 8 | (256 - 1))
     }
 
     public var peerCount: Int { peers.count }
+
+    /// Whether a peer connection takes its media from `address` (a valid ICE check bound it).
+    /// The media port closes ICE-TCP connections that no peer connection uses.
+    public func isBound(_ address: TransportAddress) -> Bool {
+        demux.peer(at: address) != nil
+    }
 
     // MARK: Negotiation
 
@@ -181,7 +231,7 @@ public final class SFURouter {
         let key = PublisherKey(roomId: roomId, userId: userId)
         _ = stopPublishing(roomId: roomId, userId: userId)
         let transport = try makeTransport(local: local, remote: remote, now: now)
-        let peer = add(Peer(id: 0, owner: owner, transport: transport, role: .publisher(key: key, tracks: tracks)), local: local)
+        let peer = add(Peer(id: 0, owner: owner, transport: transport, role: .publisher(key: key, tracks: tracks), answer: answer), local: local)
         publishers[key] = peer.id
         // Subscribers still connected from an earlier publish of this user carry on: their
         // streams continue with the same SSRC and the next sequence numbers.
@@ -224,11 +274,47 @@ public final class SFURouter {
         guard !down.isEmpty else { throw NegotiationError("the offer receives none of \(publisherId)'s media in a codec it publishes") }
         unsubscribe(owner: owner, publisherId: publisherId, roomId: roomId)
         let transport = try makeTransport(local: local, remote: remote, now: now)
-        let peer = add(Peer(id: 0, owner: owner, transport: transport, role: .subscriber(publisher: key, tracks: down)), local: local)
+        let peer = add(Peer(id: 0, owner: owner, transport: transport, role: .subscriber(publisher: key, tracks: down), answer: answer), local: local)
         for up in upTracks where down[up.kind] != nil {
             up.subscribers.append(peer.id)
         }
         return answer.serialize()
+    }
+
+    /// Restarts ICE on one of `owner`'s peer connections with the client's new credentials
+    /// (`remote`): new server credentials, checks accepted again from any path, DTLS and SRTP
+    /// kept. `fingerprint`, when the client sent a whole offer, must be the one it connected with.
+    /// Nil when `remote` are the credentials in use: there is nothing to restart.
+    public func restartICE(
+        owner: OwnerID, target: ICERestartTarget, remote: ICECredentials, fingerprint: SDPFingerprint?, now: ContinuousClock.Instant
+    ) throws(NegotiationError) -> ICERestartAnswer? {
+        let peer = peers.values.first { peer in
+            guard peer.owner == owner else { return false }
+            switch (target, peer.role) {
+            case (.publishing, .publisher): return true
+            case (.subscription(let publisherId), .subscriber(let key, _)): return publisherId == nil || publisherId == key.userId
+            default: return false
+            }
+        }
+        guard let peer, !peer.transport.isClosed else {
+            switch target {
+            case .publishing: throw NegotiationError("there is no publishing connection to restart")
+            case .subscription(let publisherId?): throw NegotiationError("there is no subscription to \(publisherId) to restart")
+            case .subscription(nil): throw NegotiationError("there is no subscription to restart")
+            }
+        }
+        let current = peer.transport.iceCredentials
+        guard remote.ufrag != current.remote.ufrag else { return nil }
+        if let fingerprint, fingerprint != peer.transport.remoteDescription.fingerprint {
+            throw NegotiationError("an ICE restart keeps the DTLS certificate: the offer has another fingerprint")
+        }
+        let local = ICECredentials.random()
+        let agent = ICELiteAgent(local: local, remoteUfrag: remote.ufrag, now: now, consentTimeout: consentTimeout)
+        _ = peer.transport.restartICE(.lite(agent), local: local, remote: remote, now: now)
+        demux.unregister(ufrag: current.local.ufrag)
+        demux.register(ufrag: local.ufrag, peer: peer.id)
+        peer.answer = SDPNegotiation.restartingICE(peer.answer, credentials: local)
+        return ICERestartAnswer(sdp: peer.answer.serialize(), local: local, candidates: candidates)
     }
 
     /// Stops `owner`'s subscription to a publisher.
@@ -554,7 +640,7 @@ public final class SFURouter {
     }
 
     private func add(_ template: Peer, local: TransportDescription) -> Peer {
-        let peer = Peer(id: nextPeer, owner: template.owner, transport: template.transport, role: template.role)
+        let peer = Peer(id: nextPeer, owner: template.owner, transport: template.transport, role: template.role, answer: template.answer)
         nextPeer += 1
         peers[peer.id] = peer
         demux.register(ufrag: local.iceUfrag, peer: peer.id)

@@ -56,8 +56,15 @@ public struct LiveRoomServer: Sendable {
         return (store, Credentials(sdkAppId: configuration.sdkAppId ?? ServerConfiguration.developmentSdkAppId, secretKey: secret, isDevelopment: true))
     }
 
-    /// Runs until SIGTERM or SIGINT. `onRunning` gets the HTTP address and the media port once they listen.
-    public func run(onRunning: @escaping @Sendable (Credentials, SocketAddress, Int) async -> Void = { _, _, _ in }) async throws {
+    /// The media ports the server listens on.
+    public struct MediaPorts: Sendable {
+        public var udp: Int
+        /// The ICE-TCP port; nil when ICE-TCP is off.
+        public var tcp: Int?
+    }
+
+    /// Runs until SIGTERM or SIGINT. `onRunning` gets the HTTP address and the media ports once they listen.
+    public func run(onRunning: @escaping @Sendable (Credentials, SocketAddress, MediaPorts) async -> Void = { _, _, _ in }) async throws {
         let (store, credentials) = try prepare()
         let recorder = RoomRecorder(store: store, logger: logger)
         let egress = try EgressPolicy(allow: configuration.egressAllow)
@@ -78,14 +85,20 @@ public struct LiveRoomServer: Sendable {
         let advertised = AdvertisedAddresses.choose(
             bindHost: configuration.host, announced: configuration.announceAddresses, interfaces: AdvertisedAddresses.interfaces())
         let media = try await MediaService.bind(
-            host: configuration.host, port: configuration.mediaPort, advertisedHosts: advertised,
+            host: configuration.host, port: configuration.mediaPort, tcpPort: configuration.iceTCPPort,
+            tcpLimits: ConnectionLimits(maxTotal: configuration.maxICETCPConnections, maxPerAddress: configuration.maxConnectionsPerAddress),
+            advertisedHosts: advertised,
             certificate: certificate, connectTimeout: configuration.mediaConnectTimeout, consentTimeout: configuration.consentTimeout, logger: logger
         ) { owner, publisher, _ in
             Task { await hub.peerLost(session: owner, wasPublishing: publisher != nil) }
         }
         await hub.attach(media)
         logger.notice(
-            "Media candidates", metadata: ["addresses": "\(advertised.joined(separator: ", "))", "port": "\(media.port)", "transport": "udp"])
+            "Media candidates",
+            metadata: [
+                "addresses": "\(advertised.joined(separator: ", "))", "port": "\(media.port)",
+                "tcpPort": "\(media.tcpPort.map(String.init) ?? "off")",
+            ])
         let router = makeRouter(
             hub: hub, admin: AdminAPI(hub: hub, store: store, sdkAppId: credentials.sdkAppId),
             auth: AdminAuth(sdkAppId: credentials.sdkAppId, secretKey: credentials.secretKey))
@@ -104,7 +117,7 @@ public struct LiveRoomServer: Sendable {
             server: server,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "liveroom-server"),
             onServerRunning: { channel in
-                if let address = channel.localAddress { await onRunning(credentials, address, media.port) }
+                if let address = channel.localAddress { await onRunning(credentials, address, MediaPorts(udp: media.port, tcp: media.tcpPort)) }
             },
             logger: logger
         )

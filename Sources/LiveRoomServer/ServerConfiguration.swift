@@ -9,6 +9,11 @@ public struct ServerConfiguration: Sendable {
     public var port: Int
     /// UDP port for media; 0 picks a free one.
     public var mediaPort: Int
+    /// TCP port for ICE-TCP (RFC 6544), for clients on networks that drop UDP; 0 picks a free
+    /// one, nil turns ICE-TCP off.
+    public var iceTCPPort: Int?
+    /// Most ICE-TCP connections the server holds at once (each peer connection over TCP needs one).
+    public var maxICETCPConnections: Int
     /// The application's SDKAppID; nil means the development one kept in the data directory.
     public var sdkAppId: UInt64?
     /// The application's secret key; nil means the development one kept in the data directory.
@@ -74,7 +79,8 @@ public struct ServerConfiguration: Sendable {
     public var consentTimeout: Duration
 
     public init(
-        host: String = "127.0.0.1", port: Int = 7880, mediaPort: Int = 7882, sdkAppId: UInt64? = nil, secretKey: String? = nil,
+        host: String = "127.0.0.1", port: Int = 7880, mediaPort: Int = 7882, iceTCPPort: Int? = 7881, maxICETCPConnections: Int = 2000,
+        sdkAppId: UInt64? = nil, secretKey: String? = nil,
         dataDirectory: String = "liveroom-data", webhookURL: String? = nil, maxAnchorsPerRoom: Int = 50,
         taskRetryCount: Int = 5, taskRetryInterval: Duration = .milliseconds(1000), taskIdleTimeout: Duration = .seconds(30),
         maxTasksPerRoom: Int = 10, maxOutboxBytes: Int = 4 << 20, loginTimeout: Duration = .seconds(10),
@@ -86,6 +92,8 @@ public struct ServerConfiguration: Sendable {
         reconnectGrace: Duration = .seconds(15)
     ) {
         self.reconnectGrace = reconnectGrace
+        self.iceTCPPort = iceTCPPort
+        self.maxICETCPConnections = maxICETCPConnections
         self.tlsCertificate = tlsCertificate
         self.tlsKey = tlsKey
         self.announceAddresses = announceAddresses

@@ -5,6 +5,10 @@ import NIOCore
 /// with one host candidate that checks each of the server's candidates (a server on several
 /// interfaces, or behind NAT with announced addresses, gives several), nominates the first that
 /// answers aggressively (USE-CANDIDATE on every check), and keeps consent fresh (RFC 7675).
+///
+/// UDP is preferred: the server's ICE-TCP candidates (RFC 6544, which the owner reaches over
+/// a TCP connection of its own) are checked only when no UDP candidate has answered within
+/// ``tcpDelay``, or at once when the server offers nothing else.
 public struct ICEControllingAgent: Sendable {
     public enum Action: Sendable, Hashable {
         case send(ByteBuffer, to: TransportAddress)
@@ -26,10 +30,14 @@ public struct ICEControllingAgent: Sendable {
     private let tieBreaker: UInt64
     private var nextCheck: ContinuousClock.Instant
     private var lastSuccess: ContinuousClock.Instant
+    /// When a check was last answered (or the agent started).
+    public var lastAnswer: ContinuousClock.Instant { lastSuccess }
     /// Checks waiting for an answer: when each was sent, and where.
     private var outstanding: [STUNTransactionID: (sent: ContinuousClock.Instant, to: TransportAddress)] = [:]
     private var failed = false
     private let consentTimeout: Duration
+    /// When TCP candidates start being checked.
+    private let tcpStart: ContinuousClock.Instant
 
     /// Checks go every 50 ms until one succeeds, then every 2.5 s to keep consent.
     public static let connectingInterval = Duration.milliseconds(50)
@@ -37,6 +45,9 @@ public struct ICEControllingAgent: Sendable {
 
     /// The most candidates checked; the rest are ignored.
     public static let maxRemoteAddresses = 8
+
+    /// How long UDP candidates have to answer before TCP ones are tried too.
+    public static let tcpDelay = Duration.milliseconds(1000)
 
     public init(local: ICECredentials, remote: ICECredentials, remoteAddress: TransportAddress, now: ContinuousClock.Instant, consentTimeout: Duration = .seconds(30)) {
         self.init(local: local, remote: remote, remoteAddresses: [remoteAddress], now: now, consentTimeout: consentTimeout)
@@ -56,6 +67,8 @@ public struct ICEControllingAgent: Sendable {
         self.nextCheck = now
         self.lastSuccess = now
         self.consentTimeout = consentTimeout
+        let onlyTCP = !remoteAddresses.contains { $0.transport == .udp }
+        self.tcpStart = onlyTCP ? now : now + Self.tcpDelay
     }
 
     /// When ``tick(now:)`` wants to run next.
@@ -72,8 +85,10 @@ public struct ICEControllingAgent: Sendable {
         nextCheck = now + (isConnected ? Self.consentInterval : Self.connectingInterval)
         // Forget checks that will never be answered.
         outstanding = outstanding.filter { now - $0.value.sent < .seconds(10) }
-        // Until one answers, every candidate is checked; then only the chosen one, for consent.
-        return (isConnected ? [remoteAddress] : remoteAddresses).map { address in
+        // Until one answers, every candidate is checked (TCP ones after the delay); then only
+        // the chosen one, for consent.
+        let targets = isConnected ? [remoteAddress] : remoteAddresses.filter { $0.transport == .udp || now >= tcpStart }
+        return targets.map { address in
             let id = STUNTransactionID.random()
             outstanding[id] = (now, address)
             let request = STUNMessage(

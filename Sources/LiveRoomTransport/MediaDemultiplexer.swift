@@ -43,6 +43,16 @@ public struct MediaDemultiplexer<PeerID: Hashable & Sendable>: Sendable {
         addressesOf[peer, default: []].insert(address)
     }
 
+    /// Forgets an old ufrag (after an ICE restart gave its peer a new one).
+    public mutating func unregister(ufrag: String) {
+        byUfrag[ufrag] = nil
+    }
+
+    /// The peer whose media comes from `address`, if a valid check bound one.
+    public func peer(at address: TransportAddress) -> PeerID? {
+        byAddress[address]
+    }
+
     public mutating func unregister(_ peer: PeerID) {
         byUfrag = byUfrag.filter { $0.value != peer }
         for address in addressesOf.removeValue(forKey: peer) ?? [] where byAddress[address] == peer {

@@ -28,6 +28,9 @@ public final class PeerTransport {
         case controlling(ICEControllingAgent)
     }
 
+    /// The reason of a ``Event/closed(reason:)`` when the peer ended the connection itself.
+    public static let peerClosedReason = "the peer closed DTLS"
+
     /// Counts of what was dropped, by reason, for metrics and tests.
     public struct Drops: Sendable, Hashable {
         public var srtpAuth = 0
@@ -37,8 +40,8 @@ public final class PeerTransport {
         public var badSTUN = 0
     }
 
-    public let localDescription: TransportDescription
-    public let remoteDescription: TransportDescription
+    public private(set) var localDescription: TransportDescription
+    public private(set) var remoteDescription: TransportDescription
     private var ice: ICE
     private let dtls: DTLSTransport
     private var srtpIn: SRTPSession?
@@ -196,6 +199,33 @@ public final class PeerTransport {
         return (ByteBuffer(bytes: bytes), remoteAddress)
     }
 
+    /// Restarts ICE (RFC 8445 section 9) with a new agent holding new credentials on both
+    /// sides: checks start again, and the path that answers (perhaps another network, or TCP
+    /// instead of UDP) takes over, while DTLS and SRTP carry on. Until a new path is chosen,
+    /// media keeps going where it went.
+    public func restartICE(_ agent: ICE, local: ICECredentials, remote: ICECredentials, now: ContinuousClock.Instant) -> [Event] {
+        guard !isClosed else { return [] }
+        ice = agent
+        localDescription.iceUfrag = local.ufrag
+        localDescription.icePwd = local.pwd
+        remoteDescription.iceUfrag = remote.ufrag
+        remoteDescription.icePwd = remote.pwd
+        return handleTimers(now: now)
+    }
+
+    /// The current ICE credentials of each side.
+    public var iceCredentials: (local: ICECredentials, remote: ICECredentials) {
+        (ICECredentials(ufrag: localDescription.iceUfrag, pwd: localDescription.icePwd),
+         ICECredentials(ufrag: remoteDescription.iceUfrag, pwd: remoteDescription.icePwd))
+    }
+
+    /// Whether the controlling agent has had no answer to its checks for `interval`: the path
+    /// is gone (a network change, UDP blocked) and an ICE restart may find another.
+    public func checksUnanswered(for interval: Duration, now: ContinuousClock.Instant) -> Bool {
+        guard case .controlling(let agent) = ice else { return false }
+        return now - agent.lastAnswer >= interval
+    }
+
     /// Starts the transport: the client sends its first check.
     public func start(now: ContinuousClock.Instant) -> [Event] {
         handleTimers(now: now)
@@ -274,7 +304,7 @@ public final class PeerTransport {
                 return events + close(reason: "DTLS failed: \(error)")
             case .closed:
                 isClosed = true
-                events.append(.closed(reason: "the peer closed DTLS"))
+                events.append(.closed(reason: Self.peerClosedReason))
             }
         }
         return events

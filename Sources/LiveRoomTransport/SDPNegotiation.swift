@@ -231,6 +231,24 @@ public enum SDPNegotiation {
         return tracks
     }
 
+    /// `description` (an answer already given) with new ICE credentials in every m-section and
+    /// the next session version: what an ICE restart answers with (RFC 8839 section 4.4.1.1.1),
+    /// since codecs, SSRCs and DTLS stay as they were.
+    public static func restartingICE(_ description: SessionDescription, credentials: ICECredentials) -> SessionDescription {
+        var restarted = description
+        restarted.origin.sessionVersion = String((UInt64(description.origin.sessionVersion) ?? 1) &+ 1)
+        for index in restarted.media.indices {
+            restarted.media[index].attributes = restarted.media[index].attributes.map { attribute in
+                switch attribute {
+                case .iceUfrag: .iceUfrag(credentials.ufrag)
+                case .icePwd: .icePwd(credentials.pwd)
+                default: attribute
+                }
+            }
+        }
+        return restarted
+    }
+
     private static func transportAttributes(_ local: TransportDescription, mid: String) -> [SDPAttribute] {
         [.mid(mid), .iceUfrag(local.iceUfrag), .icePwd(local.icePwd), .fingerprint(local.fingerprint), .setup(local.setup), .rtcpMux]
     }

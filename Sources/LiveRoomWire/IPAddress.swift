@@ -121,24 +121,36 @@ public enum IPAddress: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// An IP address and UDP/TCP port.
+/// The transport protocol of a candidate and of the path media takes: UDP datagrams, or an
+/// ICE-TCP connection (RFC 6544) carrying them framed by RFC 4571.
+public enum TransportProtocol: String, Hashable, Sendable {
+    case udp
+    case tcp
+}
+
+/// An IP address and UDP or TCP port. Two addresses with the same IP and port but different
+/// protocols are different paths (a client's UDP socket and its ICE-TCP connection).
 public struct TransportAddress: Hashable, Sendable, CustomStringConvertible {
     /// The IP address.
     public var address: IPAddress
     /// The port number.
     public var port: UInt16
+    /// UDP, or an ICE-TCP connection.
+    public var transport: TransportProtocol
 
     /// Creates a transport address.
-    public init(address: IPAddress, port: UInt16) {
+    public init(address: IPAddress, port: UInt16, transport: TransportProtocol = .udp) {
         self.address = address
         self.port = port
+        self.transport = transport
     }
 
-    /// `192.0.2.1:32853` or `[2001:db8::1]:32853`.
+    /// `192.0.2.1:32853` or `[2001:db8::1]:32853`; a TCP path ends in `/tcp`.
     public var description: String {
+        let suffix = transport == .tcp ? "/tcp" : ""
         switch address {
-        case .v4: return "\(address):\(port)"
-        case .v6: return "[\(address)]:\(port)"
+        case .v4: return "\(address):\(port)\(suffix)"
+        case .v6: return "[\(address)]:\(port)\(suffix)"
         }
     }
 }

@@ -13,7 +13,7 @@ import Testing
         let devDirectory = scope.dataDirectory.appendingPathComponent("dev").path
         func startDevelopmentServer() async throws -> (ChildProcess, String) {
             let server = try scope.start(
-                "liveroom-server", ["--host", "127.0.0.1", "--port", "0", "--media-port", "0", "--data-dir", devDirectory], name: "dev server")
+                "liveroom-server", ["--host", "127.0.0.1", "--port", "0", "--media-port", "0", "--ice-tcp-port", "0", "--data-dir", devDirectory], name: "dev server")
             let line = try await server.waitForLine { $0.hasPrefix("Secret key: ") }
             return (server, String(line.dropFirst("Secret key: ".count).prefix { $0 != " " }))
         }

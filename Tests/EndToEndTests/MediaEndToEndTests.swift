@@ -4,6 +4,9 @@ import FoundationNetworking
 #endif
 import LiveRoomAuth
 import LiveRoomProtocol
+import LiveRoomSecureTransport
+import LiveRoomTransport
+import LiveRoomWire
 import TestTools
 import Testing
 
@@ -220,6 +223,63 @@ struct MediaEndToEndTests {
         let (_, response) = try await URLSession.shared.data(for: options)
         #expect((response as! HTTPURLResponse).statusCode == 204)
         #expect((response as! HTTPURLResponse).value(forHTTPHeaderField: "Accept-Post") == "application/sdp")
+    }
+
+    /// WHIP PATCH (RFC 9725 section 4.4): new ICE credentials restart ICE and get the server's
+    /// new ones with its candidates; the credentials in use (trickle) get 204; the rest is refused.
+    @Test func whipPatchRestartsICE() async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let server = try await TestServer.start(in: scope)
+        let certificate = try DTLSCertificate()
+        let ice = ICECredentials.random()
+        let offer = SDPNegotiation.offer(
+            [.init(kind: .video, direction: .sendonly, codecs: [(.vp8, 96)], localSSRC: 2)],
+            local: TransportDescription(iceUfrag: ice.ufrag, icePwd: ice.pwd, fingerprint: PeerTransport.sdpFingerprint(of: certificate), setup: .active),
+            sessionID: 1, streamID: "cam"
+        ).serialize()
+        var post = URLRequest(url: URL(string: server.url + "/whip/room1/cam")!)
+        post.httpMethod = "POST"
+        post.setValue("application/sdp", forHTTPHeaderField: "Content-Type")
+        post.setValue("Bearer \(server.userSig("cam"))", forHTTPHeaderField: "Authorization")
+        post.httpBody = Data(offer.utf8)
+        let (answerData, created) = try await URLSession.shared.data(for: post)
+        let location = try #require((created as? HTTPURLResponse)?.value(forHTTPHeaderField: "Location"))
+        let firstUfrag = try TransportDescription(of: try SessionDescription.parse(String(decoding: answerData, as: UTF8.self))).iceUfrag
+
+        func patch(
+            _ path: String = location, token: String? = nil, contentType: String = "application/trickle-ice-sdpfrag", body: String
+        ) async throws -> (Int, String, HTTPURLResponse) {
+            var request = URLRequest(url: URL(string: server.url + path)!)
+            request.httpMethod = "PATCH"
+            request.setValue(contentType, forHTTPHeaderField: "Content-Type")
+            request.setValue("Bearer \(token ?? server.userSig("cam"))", forHTTPHeaderField: "Authorization")
+            request.httpBody = Data(body.utf8)
+            let (data, response) = try await URLSession.shared.data(for: request)
+            let http = response as! HTTPURLResponse
+            return (http.statusCode, String(decoding: data, as: UTF8.self), http)
+        }
+        let fresh = ICECredentials.random()
+        let restart = "a=ice-ufrag:\(fresh.ufrag)\r\na=ice-pwd:\(fresh.pwd)\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\na=mid:0\r\n"
+        #expect(try await patch(token: server.userSig("other"), body: restart).0 == 401)
+        #expect(try await patch("/whip/room1/cam/999999", body: restart).0 == 404)
+        #expect(try await patch(contentType: "application/sdp", body: restart).0 == 415)
+        #expect(try await patch(body: "a=ice-ufrag:\(fresh.ufrag)\r\n").0 == 400, "no password")
+        #expect(try await patch(body: String(repeating: "a=x\r\n", count: 5000)).0 == 413)
+        // The credentials in use: a trickled candidate, which an ICE-lite server needs not.
+        let trickle = "a=ice-ufrag:\(ice.ufrag)\r\na=ice-pwd:\(ice.pwd)\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\na=mid:0\r\na=candidate:1 1 udp 1 10.0.0.9 5000 typ host\r\n"
+        #expect(try await patch(body: trickle).0 == 204)
+
+        let (status, fragment, response) = try await patch(body: restart)
+        #expect(status == 200, "\(fragment)")
+        #expect(response.value(forHTTPHeaderField: "Content-Type") == "application/trickle-ice-sdpfrag")
+        #expect(response.value(forHTTPHeaderField: "ETag") != nil)
+        let lines = fragment.components(separatedBy: "\r\n")
+        let ufrag = try #require(lines.first { $0.hasPrefix("a=ice-ufrag:") }?.dropFirst("a=ice-ufrag:".count))
+        #expect(ufrag != firstUfrag[...], "new server credentials")
+        #expect(lines.contains { $0.hasPrefix("a=candidate:") && $0.contains(" udp ") && $0.contains(" \(server.mediaPort) ") })
+        #expect(lines.contains { $0.hasPrefix("a=candidate:") && $0.contains("tcptype passive") && $0.contains(" \(server.iceTCPPort) ") })
+        #expect(try await patch(body: restart).0 == 204, "these credentials are now the ones in use")
     }
 
     @Test func metricsCountRoomsUsersAndForwardedPackets() async throws {

@@ -82,6 +82,22 @@ struct VethPair {
         try RequiredTool.networkNamespaces.run(["netns", "exec", namespace(side), command] + arguments, timeout: .seconds(10))
     }
 
+    /// Drops every UDP packet in and out of `side`'s namespace, as a firewall that lets only TCP
+    /// through does (an nftables table of the namespace's own, gone with it).
+    func dropUDP(in side: Side) throws {
+        let rules = """
+            table inet lr_block_udp {
+              chain input { type filter hook input priority 0; policy accept; meta l4proto udp drop; }
+              chain output { type filter hook output priority 0; policy accept; meta l4proto udp drop; }
+            }
+            """
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("lr-nft-\(UInt32.random(in: 0..<UInt32.max)).conf")
+        try rules.write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let result = try run(in: side, RequiredTool.nftables.path, ["-f", file.path])
+        guard result.status == 0 else { throw NamespaceError(description: "nft -f failed in \(namespace(side)): \(result.errors)") }
+    }
+
     func remove() {
         for name in [serverNamespace, clientNamespace] + (viewerNamespace.map { [$0] } ?? []) {
             _ = try? RequiredTool.networkNamespaces.run(["netns", "del", name], timeout: .seconds(10))

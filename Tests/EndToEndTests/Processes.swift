@@ -191,20 +191,25 @@ struct TestServer {
     let process: ChildProcess
     let url: String
     let mediaPort: UInt16
+    /// The ICE-TCP port.
+    let iceTCPPort: UInt16
 
     /// - Parameter allowLoopbackEgress: lets publish tasks reach the tests' local nginx on
     ///   127.0.0.1 (`--egress-allow 127.0.0.1`); the egress tests turn it off.
     static func start(in scope: ProcessScope, extra: [String] = [], allowLoopbackEgress: Bool = true) async throws -> TestServer {
         let process = try scope.start(
             "liveroom-server",
-            ["--host", "127.0.0.1", "--port", "0", "--media-port", "0", "--data-dir", scope.dataDirectory.path,
+            ["--host", "127.0.0.1", "--port", "0", "--media-port", "0", "--ice-tcp-port", "0", "--data-dir", scope.dataDirectory.path,
              "--sdk-app-id", String(sdkAppId), "--secret-key", secretKey, "--log-level", "warning"]
                 + (allowLoopbackEgress ? ["--egress-allow", "127.0.0.1"] : []) + extra,
             name: "server")
         let line = try await process.waitForLine { $0.contains("LiveRoom server listening on ") }
         let url = String(line[line.range(of: "listening on ")!.upperBound...]).trimmingCharacters(in: .whitespaces)
         let mediaLine = try await process.waitForLine { $0.hasPrefix("Media UDP port: ") }
-        return TestServer(process: process, url: url, mediaPort: UInt16(mediaLine.dropFirst("Media UDP port: ".count))!)
+        let tcpLine = try await process.waitForLine { $0.hasPrefix("ICE-TCP port: ") }
+        return TestServer(
+            process: process, url: url, mediaPort: UInt16(mediaLine.dropFirst("Media UDP port: ".count))!,
+            iceTCPPort: UInt16(tcpLine.dropFirst("ICE-TCP port: ".count)) ?? 0)
     }
 
     /// Starts `liveroom join --json` for a user.

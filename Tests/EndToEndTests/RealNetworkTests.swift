@@ -1,4 +1,5 @@
 import Foundation
+import LiveRoomAuth
 import LiveRoomProtocol
 import TestTools
 import Testing
@@ -11,7 +12,7 @@ struct RealNetworkTests {
     static func startServer(_ net: VethPair, scope: ProcessScope, extra: [String] = []) async throws -> (ChildProcess, String) {
         let server = try net.start(
             in: .server, "liveroom-server",
-            ["--host", "0.0.0.0", "--port", "0", "--media-port", "0", "--data-dir", scope.dataDirectory.path,
+            ["--host", "0.0.0.0", "--port", "0", "--media-port", "0", "--ice-tcp-port", "0", "--data-dir", scope.dataDirectory.path,
              "--sdk-app-id", String(TestServer.sdkAppId), "--secret-key", TestServer.secretKey, "--log-level", "notice"] + extra,
             scope: scope, name: "server")
         let line = try await server.waitForLine { $0.contains("listening on http://") }
@@ -32,13 +33,16 @@ struct RealNetworkTests {
         return client
     }
 
-    @Test func mediaCrossesARealInterfaceFromAServerBoundToEveryInterface() async throws {
+    /// The server in one namespace, CLI anchor and audience in a second, GStreamer's webrtcbin
+    /// playing over WHEP from a third (on another link of the server's).
+    @Test(.requires(.gstreamerWebRTC))
+    func mediaCrossesARealInterfaceFromAServerBoundToEveryInterface() async throws {
         let scope = try ProcessScope()
         defer { scope.stopAll() }
-        let net = try VethPair()
+        let net = try VethPair(withViewer: true)
         defer { net.remove() }
         let (server, url) = try await Self.startServer(net, scope: scope)
-        // It advertises its veth address, not loopback.
+        // It advertises its veth addresses, not loopback.
         let deadline = ContinuousClock.now + .seconds(5)
         while !server.standardError.contains("Media candidates"), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
         let advertised = try #require(server.standardError.split(separator: "\n").first { $0.contains("Media candidates") })
@@ -49,7 +53,20 @@ struct RealNetworkTests {
         try await host.waitForEvent("onPublishAnswer", timeout: .seconds(10))
         let fan = try await Self.join("fan", url: url, net: net, scope: scope, extra: ["--record", recordings.path])
         try await fan.waitForEvent("onFirstVideoFrame", timeout: .seconds(15)) { $0["userId"] == "host" }
-        try await Task.sleep(for: .seconds(3))
+
+        let port = try #require(URL(string: url)?.port)
+        let gst = try net.start(
+            in: .viewer, RequiredTool.gstreamerWebRTC.path,
+            [RequiredTool.interopDirectory.appendingPathComponent("whep_play.py").path, "http://\(net.serverViewerAddress):\(port)/whep/room1/gstviewer",
+             UserSig.make(
+                sdkAppId: TestServer.sdkAppId, secretKey: TestServer.secretKey, identifier: "gstviewer", time: Int64(Date().timeIntervalSince1970), expire: 600
+             ).encoded(), "4"],
+            scope: scope, name: "webrtcbin WHEP")
+        let status = try await gst.waitForExit(timeout: .seconds(30))
+        let report = try JSONValue.parse(try #require(gst.output.last, "webrtcbin printed nothing: \(gst.standardError)"))
+        #expect(status == 0, "webrtcbin from a third namespace: \(report.jsonText) \(gst.standardError.suffix(2000))")
+        #expect((report["videoFrames"]?.intValue ?? 0) >= 20 && report["width"]?.intValue == 320, "\(report.jsonText)")
+
         fan.send("leave")
         #expect(try await fan.waitForExit(timeout: .seconds(10)) == 0)
         let streams = try probe(recordings.appendingPathComponent("host.mkv").path)

@@ -38,7 +38,7 @@ struct TLSEndToEndTests {
         #expect(started.url.hasPrefix("https://127.0.0.1:"), "\(started.url)")
         // A TLS client names the server (SNI), which an IP address cannot be: reach it by name.
         let server = TestServer(
-            process: started.process, url: started.url.replacingOccurrences(of: "127.0.0.1", with: "localhost"), mediaPort: started.mediaPort)
+            process: started.process, url: started.url.replacingOccurrences(of: "127.0.0.1", with: "localhost"), mediaPort: started.mediaPort, iceTCPPort: started.iceTCPPort)
 
         // HTTP over TLS with the certificate trusted; plain HTTP to the same port gets nothing.
         let healthy = try Self.curl(["--cacert", certificate, server.url + "/healthz"])

@@ -1,6 +1,7 @@
 """What the WHIP publisher and the WHEP player share: GStreamer set-up, loopback ICE, and the
 HTTP offer/answer exchange of RFC 9725."""
 import threading
+import urllib.parse
 import urllib.request
 
 import gi
@@ -14,8 +15,13 @@ from gi.repository import GLib, Gst, GstSdp, GstWebRTC, Nice  # noqa: E402,F401
 _KEEP = []
 
 
-def use_loopback(webrtc):
-    """libnice leaves out loopback addresses; the tests run on 127.0.0.1, so add it."""
+def use_loopback(webrtc, url):
+    """libnice leaves out loopback addresses; tests on 127.0.0.1 need it added. Only then: once
+    an address is added, libnice gathers no other, so a server on a real interface (a network
+    namespace's veth) would stay unreachable."""
+    host = urllib.parse.urlparse(url).hostname or ""
+    if not host.startswith("127."):
+        return
     ice = webrtc.get_property("ice-agent")
     agent = ice.get_property("agent")
     _KEEP.extend([ice, agent])

@@ -18,7 +18,7 @@ def main():
     webrtc = Gst.ElementFactory.make("webrtcbin", "webrtc")
     webrtc.set_property("bundle-policy", GstWebRTC.WebRTCBundlePolicy.MAX_BUNDLE)
     pipeline.add(webrtc)
-    use_loopback(webrtc)
+    use_loopback(webrtc, url)
     loop = GLib.MainLoop()
     result = {"videoFrames": 0, "audioBuffers": 0}
 

@@ -24,7 +24,7 @@ def main():
     Gst.init(None)
     pipeline = Gst.parse_launch(PIPELINE)
     webrtc = pipeline.get_by_name("webrtc")
-    use_loopback(webrtc)
+    use_loopback(webrtc, url)
     loop = GLib.MainLoop()
     result = {"published": False}
 

@@ -18,6 +18,8 @@ import Testing
         (.onRecvCustomCmdMsg(userId: "a", cmdID: 1, seq: 2, data: "d"), #"{"cmdID":1,"data":"d","event":"onRecvCustomCmdMsg","seq":2,"userId":"a"}"#),
         (.onPublishAnswer(sdp: "v=0\r\n"), #"{"event":"onPublishAnswer","sdp":"v=0\r\n"}"#),
         (.onSubscribeAnswer(userId: "host", sdp: "v=0\r\n"), #"{"event":"onSubscribeAnswer","sdp":"v=0\r\n","userId":"host"}"#),
+        (.onIceRestartAnswer(userId: "host", sdp: "v=0\r\n"), #"{"event":"onIceRestartAnswer","sdp":"v=0\r\n","userId":"host"}"#),
+        (.onIceRestartAnswer(userId: nil, sdp: "v=0\r\n"), #"{"event":"onIceRestartAnswer","sdp":"v=0\r\n"}"#),
         (.onUserVideoAvailable(userId: "host", available: true), #"{"available":true,"event":"onUserVideoAvailable","userId":"host"}"#),
         (.onUserAudioAvailable(userId: "host", available: false), #"{"available":false,"event":"onUserAudioAvailable","userId":"host"}"#),
         (.onStartPublishMediaStream(taskId: "t1", code: 0, message: "ok"), #"{"code":0,"event":"onStartPublishMediaStream","message":"ok","taskId":"t1"}"#),

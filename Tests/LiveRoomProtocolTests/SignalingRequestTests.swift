@@ -13,6 +13,7 @@ import Testing
             .inviteMic(userId: "c"), .acceptInvitation, .rejectInvitation, .endMic(userId: "d"),
             .sendCustomCmdMsg(CustomCmdMsg(cmdID: 3, data: "{\"cmd\":\"item_popup_msg\"}", reliable: true, ordered: false)),
             .publish(sdp: "v=0\r\n"), .unpublish, .subscribe(userId: "a", sdp: "v=0\r\n"), .unsubscribe(userId: "a"),
+            .restartIce(userId: nil, sdp: "v=0\r\n"), .restartIce(userId: "a", sdp: "v=0\r\n"),
             .muteLocalVideo(true), .muteLocalAudio(false),
         ]
         let tasks: [PublishTaskRequest] = [

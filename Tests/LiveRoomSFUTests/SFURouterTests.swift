@@ -325,3 +325,71 @@ struct Network {
         #expect(router.peerCount == 0)
     }
 }
+
+@Suite struct SFURouterICETests {
+    let now = ContinuousClock.now
+    let sections = [SDPNegotiation.OfferedSection(kind: .video, direction: .sendonly, codecs: [(.vp8, 96)], localSSRC: 7)]
+
+    @Test func answersNamePassiveICETCPCandidatesBelowTheUDPOnes() throws {
+        let router = SFURouter(certificate: try DTLSCertificate(), hosts: ["203.0.113.5", "198.51.100.5"], port: 7882, tcpPort: 7881)
+        let udp = router.candidates.filter { $0.transport == "udp" }
+        let tcp = router.candidates.filter { $0.transport == "tcp" }
+        #expect(udp.map(\.port) == [7882, 7882] && tcp.map(\.port) == [7881, 7881])
+        #expect(tcp.allSatisfy { $0[extension: "tcptype"] == "passive" })
+        #expect(tcp.map(\.address) == ["203.0.113.5", "198.51.100.5"])
+        #expect(udp.map(\.priority).min()! > tcp.map(\.priority).max()!, "UDP is preferred")
+        #expect(Set(router.candidates.map(\.foundation)).count == 4)
+        let withoutTCP = SFURouter(certificate: try DTLSCertificate(), hosts: ["203.0.113.5"], port: 7882)
+        #expect(withoutTCP.candidates.map(\.transport) == ["udp"])
+    }
+
+    @Test func anICERestartAnswersWithNewCredentialsAndTakesChecksOnlyWithThem() throws {
+        let router = SFURouter(certificate: try DTLSCertificate(), host: "127.0.0.1", port: 7882)
+        var firstAnswer = ""
+        let publisher = try FakeClient(port: 40_020, sections: sections, negotiate: { offer in
+            firstAnswer = try router.publish(owner: 3, roomId: "room", userId: "host", offer: offer, now: now).answer
+            return firstAnswer
+        }, now: now)
+        let network = Network(router: router, clients: [publisher])
+        network.send(from: publisher, publisher.transport.start(now: now), now: now)
+        #expect(publisher.transport.isConnected)
+        let before = try TransportDescription(of: try SessionDescription.parse(firstAnswer))
+
+        // The same credentials restart nothing; another owner's or a missing connection is refused.
+        let current = publisher.transport.iceCredentials.local
+        #expect(try router.restartICE(owner: 3, target: .publishing, remote: current, fingerprint: nil, now: now) == nil)
+        #expect(throws: NegotiationError.self) { try router.restartICE(owner: 99, target: .publishing, remote: .random(), fingerprint: nil, now: now) }
+        #expect(throws: NegotiationError.self) {
+            try router.restartICE(owner: 3, target: .subscription(publisherId: "nobody"), remote: .random(), fingerprint: nil, now: now)
+        }
+        // A new certificate is not an ICE restart.
+        let otherFingerprint = PeerTransport.sdpFingerprint(of: try DTLSCertificate())
+        #expect(throws: NegotiationError.self) {
+            try router.restartICE(owner: 3, target: .publishing, remote: .random(), fingerprint: otherFingerprint, now: now)
+        }
+
+        let fresh = ICECredentials.random()
+        let restart = try #require(
+            try router.restartICE(owner: 3, target: .publishing, remote: fresh, fingerprint: publisher.transport.localDescription.fingerprint, now: now))
+        let after = try SessionDescription.parse(restart.sdp)
+        let transport = try TransportDescription(of: after)
+        #expect(transport.iceUfrag == restart.local.ufrag && transport.iceUfrag != before.iceUfrag)
+        let formats = try SessionDescription.parse(firstAnswer).media.map(\.formats)
+        #expect(transport.fingerprint == before.fingerprint && after.media.map(\.formats) == formats)
+
+        // The client restarts too; its checks with the new credentials are answered.
+        let server = TransportAddress(address: IPAddress("127.0.0.1")!, port: 7882)
+        let agent = ICEControllingAgent(local: fresh, remote: restart.local, remoteAddresses: [server], now: now)
+        network.send(from: publisher, publisher.transport.restartICE(.controlling(agent), local: fresh, remote: restart.local, now: now), now: now)
+        #expect(publisher.transport.roundTripTime != nil, "the new agent's check was answered")
+        #expect(router.isBound(publisher.address))
+
+        // A check with the old credentials is not for anyone any more.
+        let dropped = router.counters.dropped
+        let stale = STUNMessage(
+            type: .bindingRequest, transactionID: .random(), attributes: [.username("\(before.iceUfrag):\(current.ufrag)"), .iceControlling(1), .useCandidate]
+        ).serialize(integrityKey: STUNIntegrity.shortTermKey(password: before.icePwd), fingerprint: true)
+        #expect(router.receive(stale, from: publisher.address, now: now).isEmpty)
+        #expect(router.counters.dropped == dropped + 1)
+    }
+}

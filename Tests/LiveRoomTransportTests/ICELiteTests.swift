@@ -199,4 +199,20 @@ func bindingRequest(
         var agent = ICEControllingAgent(local: client, remote: server, remoteAddresses: many, now: t0)
         #expect(agent.tick(now: t0).count == ICEControllingAgent.maxRemoteAddresses)
     }
+
+    @Test func tcpCandidatesWaitForUDPToStaySilent() {
+        let tcp = TransportAddress(address: IPAddress("192.0.2.10")!, port: 7881, transport: .tcp)
+        var agent = ICEControllingAgent(local: client, remote: server, remoteAddresses: [reachable, tcp], now: t0)
+        func destinations(at time: ContinuousClock.Instant) -> [TransportAddress] {
+            agent.tick(now: time).compactMap { if case .send(_, let to) = $0 { to } else { nil } }
+        }
+        #expect(destinations(at: t0) == [reachable], "UDP first")
+        #expect(destinations(at: t0 + .milliseconds(500)) == [reachable])
+        #expect(destinations(at: t0 + ICEControllingAgent.tcpDelay) == [reachable, tcp], "ICE-TCP once UDP had its second")
+
+        // A server offering only ICE-TCP (or --ice-transport tcp) is checked at once.
+        var tcpOnly = ICEControllingAgent(local: client, remote: server, remoteAddresses: [tcp], now: t0)
+        #expect(tcpOnly.tick(now: t0).count == 1)
+    }
 }
+

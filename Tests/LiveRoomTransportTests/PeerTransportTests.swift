@@ -125,3 +125,60 @@ struct TransportPair {
         }
     }
 }
+
+@Suite struct ICERestartTests {
+    /// After an ICE restart the client reaches the server on another path (here its ICE-TCP
+    /// connection): checks with the new credentials select it, DTLS is not done again, and SRTP
+    /// goes on with the same keys. Checks with the old credentials are refused.
+    @Test func restartMovesMediaToTheNewPathKeepingDTLSAndSRTP() throws {
+        let now = ContinuousClock.now
+        let pair = try TransportPair(now: now)
+        _ = pair.pump(pair.client.start(now: now), from: pair.client, now: now)
+        #expect(pair.client.isConnected && pair.server.isConnected)
+        let oldLocal = pair.server.iceCredentials.local
+
+        let serverTCP = TransportAddress(address: IPAddress("127.0.0.1")!, port: 7881, transport: .tcp)
+        let clientTCP = TransportAddress(address: IPAddress("127.0.0.1")!, port: 50_999, transport: .tcp)
+        let serverICE = ICECredentials.random()
+        let clientICE = ICECredentials.random()
+        _ = pair.server.restartICE(.lite(ICELiteAgent(local: serverICE, remoteUfrag: clientICE.ufrag, now: now)), local: serverICE, remote: clientICE, now: now)
+        #expect(pair.server.iceCredentials.local == serverICE)
+        #expect(pair.server.remoteAddress == pair.clientAddress, "media keeps its path until a new one is chosen")
+
+        let agent = ICEControllingAgent(local: clientICE, remote: serverICE, remoteAddresses: [serverTCP], now: now)
+        let checks = pair.client.restartICE(.controlling(agent), local: clientICE, remote: serverICE, now: now)
+        guard case .send(let check, to: serverTCP)? = checks.first else {
+            Issue.record("no check on the new path: \(checks)")
+            return
+        }
+        let answered = pair.server.receive(check, from: clientTCP, now: now)
+        #expect(answered.contains { if case .selected(clientTCP) = $0 { true } else { false } })
+        #expect(!answered.contains { if case .connected = $0 { true } else { false } }, "DTLS is not done again")
+        #expect(pair.server.remoteAddress == clientTCP)
+        guard case .send(let response, to: clientTCP)? = answered.first else {
+            Issue.record("no answer: \(answered)")
+            return
+        }
+        let heard = pair.client.receive(response, from: serverTCP, now: now)
+        #expect(heard.contains { if case .selected(serverTCP) = $0 { true } else { false } })
+        #expect(pair.client.remoteAddress == serverTCP)
+
+        // SRTP carries on with the same keys over the new path.
+        var rtp: [UInt8] = [0x80, 96, 0, 9, 0, 0, 0, 1, 0, 0, 0, 7, 1, 2, 3]
+        let plain = rtp
+        let protected = try #require(pair.client.protectRTP(&rtp))
+        guard case .rtp(let decrypted)? = pair.server.receive(protected, from: clientTCP, now: now).first else {
+            Issue.record("no RTP on the new path")
+            return
+        }
+        #expect(decrypted == plain)
+
+        // A check with the credentials from before the restart is refused.
+        let stale = STUNMessage(
+            type: .bindingRequest, transactionID: .random(),
+            attributes: [.username("\(oldLocal.ufrag):\(pair.client.iceCredentials.local.ufrag)"), .iceControlling(1), .useCandidate])
+            .serialize(integrityKey: STUNIntegrity.shortTermKey(password: oldLocal.pwd), fingerprint: true)
+        #expect(pair.server.receive(stale, from: pair.clientAddress, now: now).isEmpty)
+        #expect(pair.server.remoteAddress == clientTCP)
+    }
+}

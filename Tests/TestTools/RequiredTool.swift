@@ -58,6 +58,10 @@ public struct RequiredTool: Sendable {
         return environment["LIVEROOM_REQUIRE_TOOLS"] == "1" || environment["CI"] == "true"
     }()
 
+    /// nftables, for firewall rules a test installs inside a network namespace it made (dropping
+    /// UDP, as a corporate firewall does).
+    public static let nftables = RequiredTool(name: "nftables", packages: "nftables", path: "/usr/sbin/nft")
+
     public static let ffmpeg = RequiredTool(name: "ffmpeg", packages: "ffmpeg", path: onPath("ffmpeg"))
     public static let ffprobe = RequiredTool(name: "ffprobe", packages: "ffmpeg", path: onPath("ffprobe"))
 

@@ -7,6 +7,8 @@ protocol ConnectionEvent {
     static func send(_ datagram: ByteBuffer, to: TransportAddress) -> Self
     /// DTLS is up: media may flow.
     static var connected: Self { get }
+    /// ICE chose the path media takes (again, after an ICE restart).
+    static func selected(_ address: TransportAddress) -> Self
     static func closed(reason: String) -> Self
 }
 
@@ -18,7 +20,7 @@ extension ConnectionEvent {
         for event in events {
             switch event {
             case .send(let datagram, let to): result.append(.send(datagram, to: to))
-            case .selected: break
+            case .selected(let address): result.append(.selected(address))
             case .connected: result.append(.connected)
             case .rtp(let packet): result += rtp(packet)
             case .rtcp(let packet): result += rtcp(packet)

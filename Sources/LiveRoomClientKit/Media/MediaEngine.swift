@@ -26,6 +26,20 @@ final class MediaEngine {
     enum Notification: Sendable {
         case publishClosed(reason: String)
         case subscriptionClosed(userId: String, reason: String)
+        /// A connection's path stopped answering: send `restartIce` with this offer for the
+        /// subscription to `userId`, or (nil) the publishing connection.
+        case iceRestart(userId: String?, offer: String)
+    }
+
+    /// A peer connection an ICE restart is for: the publishing one, or a subscription.
+    enum RestartTarget: Hashable {
+        case publish
+        case subscription(String)
+
+        var userId: String? {
+            if case .subscription(let userId) = self { return userId }
+            return nil
+        }
     }
 
     struct Environment {
@@ -59,8 +73,13 @@ final class MediaEngine {
     private var nextStatistics: ContinuousClock.Instant?
     /// Cleared when the user has left the room: nothing is reported after onExitRoom.
     private var reportsStatistics = true
+    /// ICE restarts asked for and not yet answered: our new credentials, and when we asked.
+    private var restarts: [RestartTarget: (credentials: ICECredentials, asked: ContinuousClock.Instant)] = [:]
     /// How often onStatistics is printed.
     static let statisticsInterval = Duration.seconds(2)
+    /// How long a connected path may leave consent checks unanswered (two checks) before ICE
+    /// restarts, and how long a restart waits for its answer before it is asked again.
+    static let restartAfter = Duration.seconds(6)
 
     init(userId: String, options: MediaOptions, certificate: ClientCertificate, environment: Environment) {
         self.userId = userId
@@ -89,7 +108,8 @@ final class MediaEngine {
         pendingPublish = nil
         let (transport, tracks) = try makeTransport(credentials: pending.credentials, sections: pending.sections, answer: answer, now: now)
         stopPublishing(now: now)
-        let connection = PublishConnection(id: id, transport: transport, tracks: tracks, videoCodec: options.videoCodec, mediaStart: now)
+        let connection = PublishConnection(
+            id: id, transport: transport, offered: pending.sections, tracks: tracks, videoCodec: options.videoCodec, mediaStart: now)
         publisher = connection
         execute(connection.start(now: now), now: now)
     }
@@ -97,6 +117,7 @@ final class MediaEngine {
     /// Stops encoding and closes the publishing transport (close_notify).
     func stopPublishing(now: ContinuousClock.Instant) {
         pendingPublish = nil
+        restarts[.publish] = nil
         pipeline?.stop()
         pipeline = nil
         guard let connection = publisher else { return }
@@ -149,7 +170,7 @@ final class MediaEngine {
         }
         let (transport, tracks) = try makeTransport(credentials: pending.credentials, sections: pending.sections, answer: answer, now: now)
         closeSubscription(userId: remote, now: now)
-        let connection = SubscribeConnection(id: id, userId: remote, transport: transport, tracks: tracks)
+        let connection = SubscribeConnection(id: id, userId: remote, transport: transport, offered: pending.sections, tracks: tracks)
         subscriptions[remote] = connection
         recordings[remote]?.timeline.restart()
         execute(connection.start(now: now), from: connection, now: now)
@@ -157,9 +178,55 @@ final class MediaEngine {
 
     func closeSubscription(userId remote: String, now: ContinuousClock.Instant) {
         pendingSubscriptions[remote] = nil
+        restarts[.subscription(remote)] = nil
         guard let connection = subscriptions.removeValue(forKey: remote) else { return }
         for case .send(let bytes, let to) in connection.close(reason: "unsubscribed") { environment.send(connection.id, bytes, to) }
         environment.release(connection.id)
+    }
+
+    // MARK: ICE restarts
+
+    /// Asks for an ICE restart when a connected path has stopped answering consent checks (a
+    /// network change, UDP blocked on the way), and again while no answer comes.
+    private func restartIfSilent(_ transport: PeerTransport, offered: [SDPNegotiation.OfferedSection], target: RestartTarget, now: ContinuousClock.Instant) {
+        guard transport.isConnected, !transport.isClosed, transport.checksUnanswered(for: Self.restartAfter, now: now) else { return }
+        if let asked = restarts[target]?.asked, now - asked < Self.restartAfter { return }
+        let credentials = ICECredentials.random()
+        restarts[target] = (credentials, now)
+        let offer = SDPNegotiation.offer(
+            offered, local: MediaOffer.localDescription(credentials: credentials, certificate: certificate),
+            sessionID: .random(in: 1...UInt64(Int64.max)), streamID: userId
+        ).serialize()
+        var event: [String: JSONValue] = ["event": "onIceRestart", "connection": target.userId == nil ? "publish" : "subscribe"]
+        if let remote = target.userId { event["userId"] = .string(remote) }
+        environment.event(.object(event))
+        environment.notify(.iceRestart(userId: target.userId, offer: offer))
+    }
+
+    /// The server's answer to our ICE restart: a new agent checks its candidates again (UDP
+    /// first, then ICE-TCP) while DTLS and SRTP carry on.
+    func completeICERestart(userId remote: String?, answer: String, now: ContinuousClock.Instant) throws(NegotiationError) {
+        let target: RestartTarget = remote.map { .subscription($0) } ?? .publish
+        guard let restart = restarts.removeValue(forKey: target) else { throw NegotiationError("no ICE restart is waiting for an answer") }
+        let description: SessionDescription
+        do {
+            description = try SessionDescription.parse(answer)
+        } catch {
+            throw NegotiationError("the ICE restart answer is not valid SDP: \(error)")
+        }
+        let server = try TransportDescription(of: description)
+        let remoteCredentials = ICECredentials(ufrag: server.iceUfrag, pwd: server.icePwd)
+        let agent = ICEControllingAgent(
+            local: restart.credentials, remote: remoteCredentials, remoteAddresses: try reachableAddresses(of: server), now: now)
+        switch target {
+        case .publish:
+            guard let connection = publisher else { return }
+            execute(connection.restartICE(.controlling(agent), local: restart.credentials, remote: remoteCredentials, now: now), now: now)
+        case .subscription(let remote):
+            guard let connection = subscriptions[remote] else { return }
+            execute(
+                connection.restartICE(.controlling(agent), local: restart.credentials, remote: remoteCredentials, now: now), from: connection, now: now)
+        }
     }
 
     // MARK: Datagrams and timers
@@ -176,9 +243,13 @@ final class MediaEngine {
     /// Runs every ~10 ms: transport timers, RTCP, assembler timeouts, statistics.
     func tick(now: ContinuousClock.Instant) {
         let wall = environment.wallClock()
-        if let connection = publisher { execute(connection.tick(now: now, wallClock: wall), now: now) }
+        if let connection = publisher {
+            execute(connection.tick(now: now, wallClock: wall), now: now)
+            restartIfSilent(connection.transport, offered: connection.offered, target: .publish, now: now)
+        }
         for connection in Array(subscriptions.values) {
             execute(connection.tick(now: now, wallClock: wall), from: connection, now: now)
+            restartIfSilent(connection.transport, offered: connection.offered, target: .subscription(connection.userId), now: now)
         }
         let due = nextStatistics ?? now + Self.statisticsInterval
         nextStatistics = due
@@ -233,16 +304,20 @@ final class MediaEngine {
         }
         let remote = try TransportDescription(of: description)
         let tracks = try SDPNegotiation.tracks(ofAnswer: description, offered: sections)
-        // A candidate this machine has no route to is left out: a send to it fails, and the
-        // failed send would close the connection's socket.
-        let candidates = try MediaOffer.serverAddresses(of: remote)
-        let reachable = candidates.filter(MediaOffer.hasRoute)
-        let addresses = reachable.isEmpty ? candidates : reachable
+        let addresses = try reachableAddresses(of: remote)
         let local = MediaOffer.localDescription(credentials: credentials, certificate: certificate)
         let agent = ICEControllingAgent(
             local: credentials, remote: ICECredentials(ufrag: remote.iceUfrag, pwd: remote.icePwd), remoteAddresses: addresses, now: now)
         let transport = try PeerTransport(ice: .controlling(agent), certificate: certificate.certificate, localDescription: local, remoteDescription: remote)
         return (transport, tracks)
+    }
+
+    /// The server's candidates we may use (`--ice-transport`), leaving out those this machine
+    /// has no route to: a send to one fails, and the failed send would close the connection's socket.
+    private func reachableAddresses(of server: TransportDescription) throws(NegotiationError) -> [TransportAddress] {
+        let candidates = try MediaOffer.serverAddresses(of: server, policy: options.iceTransport)
+        let reachable = candidates.filter(MediaOffer.hasRoute)
+        return reachable.isEmpty ? candidates : reachable
     }
 
     private func execute(_ events: [PublishConnection.Event], now: ContinuousClock.Instant) {
@@ -251,8 +326,14 @@ final class MediaEngine {
             case .send(let bytes, let to):
                 if let id = publisher?.id { environment.send(id, bytes, to) }
             case .connected:
+                if let connection = publisher { reportConnected(connection.transport, connection: "publish", userId: userId) }
                 guard options.publish != nil, pipeline == nil, let start = publisher?.video?.mediaStart ?? publisher?.audio?.mediaStart else { continue }
                 pipeline = environment.makePipeline(start, videoMuted, audioMuted)
+            case .selected:
+                // A new path after an ICE restart (the first one comes before DTLS is up).
+                if let connection = publisher, connection.transport.isConnected {
+                    reportConnected(connection.transport, connection: "publish", userId: userId)
+                }
             case .keyframeRequested:
                 pipeline?.requestKeyframe()
             case .closed(let reason):
@@ -272,7 +353,9 @@ final class MediaEngine {
             case .send(let bytes, let to):
                 environment.send(connection.id, bytes, to)
             case .connected:
-                break
+                reportConnected(connection.transport, connection: "subscribe", userId: remote)
+            case .selected:
+                if connection.transport.isConnected { reportConnected(connection.transport, connection: "subscribe", userId: remote) }
             case .video(let frame):
                 guard let codec = connection.videoCodec else { continue }
                 if frame.isKeyframe, !firstFrameReported.contains(remote), let size = try? VideoSize(keyframe: frame.data, codec: codec) {
@@ -297,6 +380,15 @@ final class MediaEngine {
                 environment.notify(.subscriptionClosed(userId: remote, reason: reason))
             }
         }
+    }
+
+    /// onMediaConnected: a peer connection is up, over UDP or ICE-TCP, to this server address.
+    private func reportConnected(_ transport: PeerTransport, connection: String, userId: String) {
+        guard let address = transport.remoteAddress else { return }
+        environment.event([
+            "event": "onMediaConnected", "connection": .string(connection), "userId": .string(userId),
+            "transport": .string(address.transport.rawValue), "address": .string("\(address)"),
+        ])
     }
 
     private func record(_ remote: String, _ body: (RecordingWriter, inout RecordingTimeline) -> Void) {

@@ -33,20 +33,27 @@ public enum MediaOffer {
         TransportDescription(iceUfrag: credentials.ufrag, icePwd: credentials.pwd, fingerprint: certificate.sdpFingerprint, setup: .active)
     }
 
-    /// The server's media address: the answer's first candidate.
-    /// The server's UDP candidates this client can reach (IPv4, as its media sockets are),
-    /// highest priority first.
-    public static func serverAddresses(of remote: TransportDescription) throws(NegotiationError) -> [TransportAddress] {
+    /// The server's candidates this client can use under `policy` (IPv4, as its media sockets
+    /// are; UDP and passive ICE-TCP), highest priority first, which puts UDP first.
+    public static func serverAddresses(of remote: TransportDescription, policy: ICETransportPolicy = .any) throws(NegotiationError) -> [TransportAddress] {
         guard !remote.candidates.isEmpty else { throw NegotiationError("the answer has no ICE candidate") }
         let addresses = remote.candidates
-            .filter { $0.transport.lowercased() == "udp" }
             .sorted { $0.priority > $1.priority }
             .compactMap { candidate -> TransportAddress? in
-                guard let address = IPAddress(candidate.address), case .v4 = address else { return nil }
-                return TransportAddress(address: address, port: candidate.port)
+                let transport: TransportProtocol
+                switch candidate.transport.lowercased() {
+                case "udp": transport = .udp
+                // We connect actively, so only the server's passive candidates serve.
+                case "tcp" where candidate[extension: "tcptype"]?.lowercased() == "passive": transport = .tcp
+                default: return nil
+                }
+                guard policy.allows(transport), let address = IPAddress(candidate.address), case .v4 = address else { return nil }
+                return TransportAddress(address: address, port: candidate.port, transport: transport)
             }
         guard !addresses.isEmpty else {
-            throw NegotiationError("the answer has no IPv4 UDP candidate: \(remote.candidates.map { "\($0.address) \($0.transport)" }.joined(separator: ", "))")
+            throw NegotiationError(
+                "the answer has no IPv4 candidate for --ice-transport \(policy.rawValue): "
+                    + remote.candidates.map { "\($0.address) \($0.transport)" }.joined(separator: ", "))
         }
         return addresses
     }

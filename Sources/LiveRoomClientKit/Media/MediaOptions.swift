@@ -38,6 +38,22 @@ public struct MediaOptionError: Error, Sendable, Hashable, CustomStringConvertib
     public var description: String { message }
 }
 
+/// Which of the server's candidates the client may use (`--ice-transport`): UDP only, ICE-TCP
+/// only (RFC 6544, for networks that drop UDP), or any, with UDP preferred.
+public enum ICETransportPolicy: String, Sendable, Hashable, CaseIterable {
+    case udp
+    case tcp
+    case any
+
+    func allows(_ transport: TransportProtocol) -> Bool {
+        switch self {
+        case .any: true
+        case .udp: transport == .udp
+        case .tcp: transport == .tcp
+        }
+    }
+}
+
 /// How `liveroom join` publishes and records media.
 public struct MediaOptions: Sendable, Hashable {
     /// What to publish when (or once) the user is an anchor; nil publishes nothing.
@@ -52,11 +68,14 @@ public struct MediaOptions: Sendable, Hashable {
     public var audioBitrateKbps: Int
     /// Directory for `<userId>.mkv` recordings of remote users; nil records nothing.
     public var recordDirectory: String?
+    /// Which of the server's candidates media may use.
+    public var iceTransport: ICETransportPolicy
 
     public init(
         publish: PublishSource? = nil, videoCodec: VideoCodec = .vp8, width: Int = 540, height: Int = 960, fps: Int = 15,
-        bitrateKbps: Int = 1300, audioBitrateKbps: Int = 48, recordDirectory: String? = nil
+        bitrateKbps: Int = 1300, audioBitrateKbps: Int = 48, recordDirectory: String? = nil, iceTransport: ICETransportPolicy = .any
     ) {
+        self.iceTransport = iceTransport
         self.publish = publish
         self.videoCodec = videoCodec
         self.width = width

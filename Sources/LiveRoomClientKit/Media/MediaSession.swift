@@ -2,31 +2,55 @@ import Foundation
 import LiveRoomProtocol
 import LiveRoomRTP
 import LiveRoomTransport
+import LiveRoomWire
 import NIOCore
 import NIOPosix
 
 /// The media plane of a `liveroom join`: one event loop running the ``MediaEngine``, a UDP
 /// socket per peer connection (the server tells its peer connections apart by our
-/// address), a 10 ms timer for ICE, DTLS, RTCP and statistics, and the encoder thread.
+/// address) and, when ICE tries the server's ICE-TCP candidates, a TCP connection per
+/// candidate, a 10 ms timer for ICE, DTLS, RTCP and statistics, and the encoder thread.
 /// Every method hops to the event loop; the signaling side calls them from its tasks.
 public final class MediaSession: Sendable {
     /// What the signaling side must learn from the media plane.
     public enum Notification: Sendable {
         case publishClosed(reason: String)
         case subscriptionClosed(userId: String, reason: String)
+        /// A connection's path stopped answering: send `restartIce` with this offer for the
+        /// subscription to `userId`, or (nil) the publishing connection.
+        case iceRestart(userId: String?, offer: String)
     }
 
     /// Loop-confined state behind the session.
     private final class LoopState {
+        /// An ICE-TCP connection toward one server candidate: being opened, open, or failed
+        /// (not tried again before a second has passed).
+        enum TCPPath {
+            case connecting
+            case open(Channel)
+            case failed(ContinuousClock.Instant)
+        }
+
         var engine: MediaEngine!
         var sockets: [MediaEngine.ConnectionID: Channel] = [:]
+        var tcp: [MediaEngine.ConnectionID: [TransportAddress: TCPPath]] = [:]
         var written: Set<MediaEngine.ConnectionID> = []
+        var writtenTCP: [Channel] = []
         var nextID = 1
         var timer: RepeatedTask?
 
         func flush() {
             for id in written { sockets[id]?.flush() }
             written.removeAll(keepingCapacity: true)
+            for channel in writtenTCP { channel.flush() }
+            writtenTCP.removeAll(keepingCapacity: true)
+        }
+
+        /// Closes a peer connection's UDP socket and ICE-TCP connections.
+        func release(_ id: MediaEngine.ConnectionID) {
+            flush()
+            sockets.removeValue(forKey: id)?.close(promise: nil)
+            for case .open(let channel) in (tcp.removeValue(forKey: id) ?? [:]).values { channel.close(promise: nil) }
         }
     }
 
@@ -56,19 +80,22 @@ public final class MediaSession: Sendable {
             let bound = NIOLoopBound(state, eventLoop: eventLoop)
             let environment = MediaEngine.Environment(
                 send: { id, bytes, address in
-                    guard let channel = state.sockets[id], let remote = address.socketAddress else { return }
-                    channel.write(AddressedEnvelope(remoteAddress: remote, data: bytes), promise: nil)
-                    state.written.insert(id)
+                    switch address.transport {
+                    case .udp:
+                        guard let channel = state.sockets[id], let remote = address.socketAddress else { return }
+                        channel.write(AddressedEnvelope(remoteAddress: remote, data: bytes), promise: nil)
+                        state.written.insert(id)
+                    case .tcp:
+                        Self.sendTCP(bytes, to: address, connection: id, state: bound, eventLoop: eventLoop)
+                    }
                 },
-                release: { id in
-                    state.flush()
-                    state.sockets.removeValue(forKey: id)?.close(promise: nil)
-                },
+                release: { id in state.release(id) },
                 event: { printer.print($0) },
                 notify: { notification in
                     switch notification {
                     case .publishClosed(let reason): continuation.yield(.publishClosed(reason: reason))
                     case .subscriptionClosed(let userId, let reason): continuation.yield(.subscriptionClosed(userId: userId, reason: reason))
+                    case .iceRestart(let userId, let offer): continuation.yield(.iceRestart(userId: userId, offer: offer))
                     }
                 },
                 makePipeline: { start, videoMuted, audioMuted in
@@ -128,9 +155,66 @@ public final class MediaSession: Sendable {
         return id
     }
 
+    /// Writes a packet on the ICE-TCP connection to `address` (RFC 4571 framing), opening the
+    /// connection first when there is none. A packet sent while it opens is dropped: only ICE
+    /// checks go before a path is chosen, and they are repeated.
+    private static func sendTCP(
+        _ packet: ByteBuffer, to address: TransportAddress, connection id: MediaEngine.ConnectionID, state: NIOLoopBound<LoopState>,
+        eventLoop: EventLoop
+    ) {
+        let now = ContinuousClock.now
+        switch state.value.tcp[id]?[address] {
+        case .open(let channel):
+            guard channel.isWritable else { return }
+            channel.write(ICETCPFraming.frame(packet), promise: nil)
+            state.value.writtenTCP.append(channel)
+            return
+        case .connecting:
+            return
+        case .failed(let at) where now - at < .seconds(1):
+            return
+        case .failed, nil:
+            break
+        }
+        guard state.value.sockets[id] != nil, let remote = address.socketAddress else { return }
+        state.value.tcp[id, default: [:]][address] = .connecting
+        ClientBootstrap(group: eventLoop)
+            .connectTimeout(.seconds(5))
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandlers([
+                        ByteToMessageHandler(ICETCPFraming.Decoder()),
+                        StreamPacketHandler(
+                            onPacket: { packet in
+                                state.value.engine.receive(packet, connection: id, from: address, now: .now)
+                                state.value.flush()
+                            },
+                            onClose: {
+                                if case .open? = state.value.tcp[id]?[address] { state.value.tcp[id]?[address] = .failed(.now) }
+                            }),
+                    ])
+                }
+            }
+            .connect(to: remote)
+            .whenComplete { result in
+                switch result {
+                case .success(let channel):
+                    // The peer connection may have closed while this one was opening.
+                    guard case .connecting? = state.value.tcp[id]?[address] else {
+                        channel.close(promise: nil)
+                        return
+                    }
+                    state.value.tcp[id]?[address] = .open(channel)
+                case .failure:
+                    if case .connecting? = state.value.tcp[id]?[address] { state.value.tcp[id]?[address] = .failed(.now) }
+                }
+            }
+    }
+
     private func closeSocket(_ id: MediaEngine.ConnectionID) async {
         let state = self.state
-        try? await eventLoop.submit { state.value.sockets.removeValue(forKey: id)?.close(promise: nil) }.get()
+        try? await eventLoop.submit { state.value.release(id) }.get()
     }
 
     /// A publish offer to send with `publish`.
@@ -170,6 +254,11 @@ public final class MediaSession: Sendable {
         }
     }
 
+    /// Goes on with an ICE restart given the server's answer (`onIceRestartAnswer`).
+    public func completeICERestart(userId: String?, answer: String) async throws {
+        try await onLoop { try $0.completeICERestart(userId: userId, answer: answer, now: .now) }
+    }
+
     /// Closes the subscription to `userId`.
     public func closeSubscription(userId: String) async {
         try? await onLoop { $0.closeSubscription(userId: userId, now: .now) }
@@ -192,12 +281,38 @@ public final class MediaSession: Sendable {
             let writers = state.value.engine.shutdown(now: .now)
             state.value.timer?.cancel()
             state.value.flush()
-            for channel in state.value.sockets.values { channel.close(promise: nil) }
-            state.value.sockets.removeAll()
+            for id in Array(state.value.sockets.keys) { state.value.release(id) }
             return writers
         }.get()) ?? []
         for writer in writers { writer.finish() }
         continuation.finish()
         try? await group.shutdownGracefully()
+    }
+}
+
+/// Hands each packet of an ICE-TCP connection (already split by ``ICETCPFraming/Decoder``) to
+/// a closure on the connection's event loop.
+private final class StreamPacketHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+
+    private let onPacket: (ByteBuffer) -> Void
+    private let onClose: () -> Void
+
+    init(onPacket: @escaping (ByteBuffer) -> Void, onClose: @escaping () -> Void) {
+        self.onPacket = onPacket
+        self.onClose = onClose
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        onPacket(unwrapInboundIn(data))
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        onClose()
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
     }
 }

@@ -14,6 +14,7 @@ final class PublishConnection {
         case send(ByteBuffer, to: TransportAddress)
         /// DTLS is up: media may flow.
         case connected
+        case selected(TransportAddress)
         /// The server asked for a keyframe (already rate-limited).
         case keyframeRequested
         case closed(reason: String)
@@ -21,6 +22,8 @@ final class PublishConnection {
 
     let id: MediaEngine.ConnectionID
     let transport: PeerTransport
+    /// The sections we offered, which an ICE restart offers again.
+    let offered: [SDPNegotiation.OfferedSection]
     let videoCodec: VideoCodec
     private(set) var audio: OutboundRTPStream?
     private(set) var video: OutboundRTPStream?
@@ -38,9 +41,13 @@ final class PublishConnection {
     /// The largest RTP payload: leaves room for headers and the SRTP tag in a 1280-byte MTU.
     static let maxPayloadSize = 1200
 
-    init(id: MediaEngine.ConnectionID, transport: PeerTransport, tracks: [NegotiatedTrack], videoCodec: VideoCodec, mediaStart: ContinuousClock.Instant) {
+    init(
+        id: MediaEngine.ConnectionID, transport: PeerTransport, offered: [SDPNegotiation.OfferedSection], tracks: [NegotiatedTrack], videoCodec: VideoCodec,
+        mediaStart: ContinuousClock.Instant
+    ) {
         self.id = id
         self.transport = transport
+        self.offered = offered
         self.videoCodec = videoCodec
         for track in tracks {
             guard let ssrc = track.localSSRC else { continue }
@@ -114,6 +121,11 @@ final class PublishConnection {
 
     func close(reason: String) -> [Event] {
         map(transport.close(reason: reason), now: nil)
+    }
+
+    /// Restarts ICE with a new agent (see ``PeerTransport/restartICE(_:local:remote:now:)``).
+    func restartICE(_ agent: PeerTransport.ICE, local: ICECredentials, remote: ICECredentials, now: ContinuousClock.Instant) -> [Event] {
+        map(transport.restartICE(agent, local: local, remote: remote, now: now), now: now)
     }
 
     private func protect(_ packet: [UInt8]) -> Event? {

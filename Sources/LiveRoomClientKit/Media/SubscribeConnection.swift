@@ -20,6 +20,7 @@ final class SubscribeConnection {
     enum Event: ConnectionEvent {
         case send(ByteBuffer, to: TransportAddress)
         case connected
+        case selected(TransportAddress)
         case video(VideoFrame)
         case audio(data: [UInt8], rtpTimestamp: UInt32, arrival: ContinuousClock.Instant)
         case closed(reason: String)
@@ -28,6 +29,8 @@ final class SubscribeConnection {
     let id: MediaEngine.ConnectionID
     let userId: String
     let transport: PeerTransport
+    /// The sections we offered, which an ICE restart offers again.
+    let offered: [SDPNegotiation.OfferedSection]
     /// Our SSRC as the sender of RTCP feedback.
     let localSSRC: UInt32
     let videoCodec: VideoCodec?
@@ -42,10 +45,14 @@ final class SubscribeConnection {
     /// Cumulative counters for statistics.
     private(set) var sample: StatisticsSnapshot.Remote
 
-    init(id: MediaEngine.ConnectionID, userId: String, transport: PeerTransport, tracks: [NegotiatedTrack], localSSRC: UInt32 = .random(in: 1...UInt32.max)) {
+    init(
+        id: MediaEngine.ConnectionID, userId: String, transport: PeerTransport, offered: [SDPNegotiation.OfferedSection] = MediaOffer.subscribeSections(),
+        tracks: [NegotiatedTrack], localSSRC: UInt32 = .random(in: 1...UInt32.max)
+    ) {
         self.id = id
         self.userId = userId
         self.transport = transport
+        self.offered = offered
         self.localSSRC = localSSRC
         let video = tracks.first { $0.kind == .video }
         let audio = tracks.first { $0.kind == .audio }
@@ -83,6 +90,11 @@ final class SubscribeConnection {
 
     func close(reason: String) -> [Event] {
         map(transport.close(reason: reason), now: nil, wallClock: nil)
+    }
+
+    /// Restarts ICE with a new agent (see ``PeerTransport/restartICE(_:local:remote:now:)``).
+    func restartICE(_ agent: PeerTransport.ICE, local: ICECredentials, remote: ICECredentials, now: ContinuousClock.Instant) -> [Event] {
+        map(transport.restartICE(agent, local: local, remote: remote, now: now), now: now, wallClock: nil)
     }
 
     private func map(_ events: [PeerTransport.Event], now: ContinuousClock.Instant?, wallClock: NTPTime?) -> [Event] {

@@ -9,7 +9,7 @@ public struct EventPrinter: Sendable {
     public var verbose: Bool
 
     /// The events printed only when ``verbose``.
-    public static let verboseEvents: Set<String> = ["onPublishAnswer", "onSubscribeAnswer"]
+    public static let verboseEvents: Set<String> = ["onPublishAnswer", "onSubscribeAnswer", "onIceRestartAnswer"]
 
     public init(json: Bool, verbose: Bool = false) {
         self.json = json

@@ -229,10 +229,22 @@ public struct JoinSession: Sendable {
                 group.addTask {
                     for await notification in media.notifications {
                         switch notification {
-                        case .publishClosed:
+                        case .publishClosed(let reason):
+                            if reason != PeerTransport.peerClosedReason {
+                                printer.printError(
+                                    LiveRoomError(ErrorCode.mediaConnectionLost, "the publishing connection was lost (\(reason)); publishing stopped"),
+                                    requestType: "publish")
+                            }
                             await perform(state.media.withLock { $0.publishFailed() })
-                        case .subscriptionClosed(let userId, _):
+                        case .subscriptionClosed(let userId, let reason):
+                            if reason != PeerTransport.peerClosedReason {
+                                printer.printError(
+                                    LiveRoomError(ErrorCode.mediaConnectionLost, "the connection receiving \(userId) was lost (\(reason))"),
+                                    requestType: "subscribe")
+                            }
                             state.media.withLock { $0.subscriptionClosed(userId: userId) }
+                        case .iceRestart(let userId, let offer):
+                            try? await outbound.write(.text(RoomRequest.restartIce(userId: userId, sdp: offer).json.jsonText))
                         }
                     }
                 }
@@ -291,6 +303,12 @@ public struct JoinSession: Sendable {
                             await perform(state.media.withLock { $0.publishAnswered(sdp: sdp) })
                         case .onSubscribeAnswer(let userId, let sdp)?:
                             await perform(state.media.withLock { $0.subscribeAnswered(userId: userId, sdp: sdp) })
+                        case .onIceRestartAnswer(let userId, let sdp)?:
+                            do {
+                                try await media.completeICERestart(userId: userId, answer: sdp)
+                            } catch {
+                                printer.printError(LiveRoomError(ErrorCode.badSessionDescription, "cannot use the ICE restart answer: \(error)"), requestType: "restartIce")
+                            }
                         case .onUserVideoAvailable(let userId, let available)?:
                             await perform(state.media.withLock { $0.availabilityChanged(userId: userId, kind: .video, available: available) })
                         case .onUserAudioAvailable(let userId, let available)?:

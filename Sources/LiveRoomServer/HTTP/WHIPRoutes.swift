@@ -3,12 +3,16 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdWebSocket
 import LiveRoomAuth
+import LiveRoomSFU
+import LiveRoomTransport
+import LiveRoomWire
 import NIOCore
 
 /// WHIP (RFC 9725) and WHEP: `POST /whip/{room}/{user}` publishes as an anchor of the room,
 /// `POST /whep/{room}/{user}` plays its first publishing anchor (or `?anchor=USER`). The
 /// bearer token is the user's UserSig; a server that requires PrivateMapKeys takes one as
-/// `?privateMapKey=KEY`. `DELETE` on the returned Location ends the session.
+/// `?privateMapKey=KEY`. `DELETE` on the returned Location ends the session; `PATCH` with new
+/// ICE credentials restarts ICE.
 struct WHIPRoutes: Sendable {
     let hub: RoomHub
     let auth: AdminAuth
@@ -46,28 +50,41 @@ struct WHIPRoutes: Sendable {
                 }
             }
             router.delete("/\(prefix)/:room/:user/:resource") { request, context -> Response in
-                let room = try context.parameters.require("room")
-                let user = try context.parameters.require("user")
-                guard let session = UInt64(try context.parameters.require("resource")) else {
-                    return Self.text("no such session", status: .notFound)
-                }
-                guard let token = Self.bearer(request) else {
-                    return Self.text("missing Authorization: Bearer <UserSig>", status: .unauthorized)
-                }
-                do throws(UserSigError) {
-                    try UserSig.verify(token, sdkAppId: auth.sdkAppId, secretKey: auth.secretKey, identifier: user, now: Int64(Date().timeIntervalSince1970))
-                } catch {
-                    return Self.text("\(error.code): \(error.message)", status: .unauthorized)
-                }
-                guard await hub.isHTTPSession(session, roomId: room, userId: user) else {
-                    return Self.text("no such session", status: .notFound)
+                let session: UInt64
+                switch await resource(of: request, context) {
+                case .success(let found): session = found
+                case .failure(let refusal): return refusal.response
                 }
                 await hub.leaveForHTTP(session)
                 return Response(status: .ok, headers: Self.cors)
             }
-            router.patch("/\(prefix)/:room/:user/:resource") { _, _ -> Response in
-                // ICE-lite with a complete host candidate in the answer: no trickle, no restart.
-                Self.text("trickle ICE and ICE restarts are not supported", status: .methodNotAllowed)
+            // RFC 9725 section 4.4: new ICE credentials in a trickle-ice-sdpfrag restart ICE (the
+            // answer carries ours); the same credentials with trickled candidates need nothing
+            // from an ICE-lite server.
+            router.patch("/\(prefix)/:room/:user/:resource") { request, context -> Response in
+                let session: UInt64
+                switch await resource(of: request, context) {
+                case .success(let found): session = found
+                case .failure(let refusal): return refusal.response
+                }
+                guard request.headers[.contentType]?.lowercased().hasPrefix("application/trickle-ice-sdpfrag") == true else {
+                    return Self.text("the body must be an SDP fragment (Content-Type: application/trickle-ice-sdpfrag)", status: .unsupportedMediaType)
+                }
+                let body = String(buffer: try await request.body.collect(upTo: 16 * 1024))
+                guard let remote = Self.iceCredentials(inFragment: body) else {
+                    return Self.text("the fragment needs a=ice-ufrag and a=ice-pwd", status: .badRequest)
+                }
+                do throws(RoomHub.HTTPRefusal) {
+                    guard let answer = try await hub.restartICEForHTTP(session, publishing: publish, remote: remote) else {
+                        return Response(status: .noContent, headers: Self.cors)
+                    }
+                    var headers = Self.cors
+                    headers[.contentType] = "application/trickle-ice-sdpfrag"
+                    headers[.eTag] = "\"\(session)-\(answer.local.ufrag)\""
+                    return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: Self.fragment(answer))))
+                } catch {
+                    return Self.text(error.message, status: .init(code: error.status))
+                }
             }
             for path in ["/\(prefix)/:room/:user", "/\(prefix)/:room/:user/:resource"] {
                 router.on(RouterPath(path), method: .options) { _, _ -> Response in
@@ -77,6 +94,60 @@ struct WHIPRoutes: Sendable {
                 }
             }
         }
+    }
+
+    /// A refusal of a request on a WHIP/WHEP resource, as its HTTP response.
+    struct ResourceRefusal: Error {
+        var response: Response
+    }
+
+    /// The session a DELETE or PATCH names, after checking the user's UserSig and that the
+    /// session is that user's in that room.
+    private func resource(of request: Request, _ context: RequestContext) async -> Result<UInt64, ResourceRefusal> {
+        guard let room = context.parameters.get("room"), let user = context.parameters.get("user"),
+            let session = context.parameters.get("resource").flatMap(UInt64.init)
+        else {
+            return .failure(ResourceRefusal(response: Self.text("no such session", status: .notFound)))
+        }
+        guard let token = Self.bearer(request) else {
+            return .failure(ResourceRefusal(response: Self.text("missing Authorization: Bearer <UserSig>", status: .unauthorized)))
+        }
+        do throws(UserSigError) {
+            try UserSig.verify(token, sdkAppId: auth.sdkAppId, secretKey: auth.secretKey, identifier: user, now: Int64(Date().timeIntervalSince1970))
+        } catch {
+            return .failure(ResourceRefusal(response: Self.text("\(error.code): \(error.message)", status: .unauthorized)))
+        }
+        guard await hub.isHTTPSession(session, roomId: room, userId: user) else {
+            return .failure(ResourceRefusal(response: Self.text("no such session", status: .notFound)))
+        }
+        return .success(session)
+    }
+
+    /// The ICE credentials of a trickle-ice-sdpfrag (RFC 8840): its `a=ice-ufrag` and `a=ice-pwd`.
+    static func iceCredentials(inFragment text: String) -> ICECredentials? {
+        var ufrag: String?
+        var pwd: String?
+        for line in text.split(whereSeparator: \.isNewline) {
+            if line.hasPrefix("a=ice-ufrag:") { ufrag = String(line.dropFirst("a=ice-ufrag:".count)) }
+            if line.hasPrefix("a=ice-pwd:") { pwd = String(line.dropFirst("a=ice-pwd:".count)) }
+        }
+        // RFC 8839: 4-256 and 22-256 ICE characters.
+        guard let ufrag, let pwd, (4...256).contains(ufrag.count), (22...256).contains(pwd.count),
+            (ufrag + pwd).allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "+" || $0 == "/") })
+        else { return nil }
+        return ICECredentials(ufrag: ufrag, pwd: pwd)
+    }
+
+    /// The answer to an ICE restart as a trickle-ice-sdpfrag: our new credentials and candidates.
+    static func fragment(_ answer: SFURouter.ICERestartAnswer) -> String {
+        // The candidates belong under the first bundled m-line, named by its mid (RFC 8840).
+        let first = (try? SessionDescription.parse(answer.sdp))?.media.first
+        var lines = ["a=ice-lite", "a=ice-ufrag:\(answer.local.ufrag)", "a=ice-pwd:\(answer.local.pwd)"]
+        lines.append("m=\(first?.kind ?? "audio") 9 \(first?.proto ?? "UDP/TLS/RTP/SAVPF") \(first?.formats.joined(separator: " ") ?? "0")")
+        lines.append("a=mid:\(first?.mid ?? "0")")
+        lines += answer.candidates.map { "a=candidate:\($0.attributeValue)" }
+        lines.append("a=end-of-candidates")
+        return lines.joined(separator: "\r\n") + "\r\n"
     }
 
     static func bearer(_ request: Request) -> String? {

@@ -2,7 +2,9 @@ import Foundation
 import LiveRoomCore
 import LiveRoomProtocol
 import LiveRoomPublishTasks
+import LiveRoomSFU
 import LiveRoomTaskRunner
+import LiveRoomTransport
 import LiveRoomWire
 import Logging
 
@@ -195,6 +197,19 @@ actor RoomHub {
         }
     }
 
+    /// A WHIP/WHEP PATCH with the client's ICE credentials: an ICE restart when they are new,
+    /// nil when they are the ones in use (a trickled candidate, which an ICE-lite server needs not).
+    func restartICEForHTTP(_ session: SessionID, publishing: Bool, remote: ICECredentials) async throws(HTTPRefusal) -> SFURouter.ICERestartAnswer? {
+        guard let media else { throw HTTPRefusal(status: 503, message: "the media port is not running") }
+        do {
+            return try await media.restartICE(
+                owner: session, target: publishing ? .publishing : .subscription(publisherId: nil), remote: remote, fingerprint: nil
+            ).get()
+        } catch {
+            throw HTTPRefusal(status: 409, message: "the ICE restart cannot be done: \(error)")
+        }
+    }
+
     /// Whether a WHIP/WHEP resource is a session in this (string) room as this user.
     func isHTTPSession(_ session: SessionID, roomId: String, userId: String) -> Bool {
         outboxes[session] == nil && machine.membership(of: session).map { $0 == (RoomID.string(roomId).key, userId) } == true
@@ -266,6 +281,7 @@ actor RoomHub {
         guard let media else {
             if case .publish(let session, _, _, _) = command { send(.error(Self.noMedia, requestType: "publish"), to: session) }
             if case .subscribe(let session, _, _, _, _) = command { send(.error(Self.noMedia, requestType: "subscribe"), to: session) }
+            if case .restartIce(let session, _, _) = command { send(.error(Self.noMedia, requestType: "restartIce"), to: session) }
             return
         }
         switch command {
@@ -287,6 +303,21 @@ actor RoomHub {
                     self.send(.onSubscribeAnswer(userId: publisherId, sdp: sdp), to: session)
                 } catch {
                     self.send(.error(LiveRoomError(ErrorCode.badSessionDescription, "subscribe offer refused: \(error)"), requestType: "subscribe"), to: session)
+                }
+            }
+        case .restartIce(let session, let publisherId, let sdp):
+            Task {
+                do {
+                    let offer = try TransportDescription(of: try SessionDescription.parse(sdp))
+                    guard let answer = try await media.restartICE(
+                        owner: session, target: publisherId.map { .subscription(publisherId: $0) } ?? .publishing,
+                        remote: ICECredentials(ufrag: offer.iceUfrag, pwd: offer.icePwd), fingerprint: offer.fingerprint
+                    ).get() else {
+                        throw NegotiationError("an ICE restart needs new ICE credentials; the offer keeps ice-ufrag \(offer.iceUfrag)")
+                    }
+                    self.send(.onIceRestartAnswer(userId: publisherId, sdp: answer.sdp), to: session)
+                } catch {
+                    self.send(.error(LiveRoomError(ErrorCode.badSessionDescription, "ICE restart refused: \(error)"), requestType: "restartIce"), to: session)
                 }
             }
         case .unsubscribe(let session, let publisherId):

@@ -4,7 +4,9 @@ import LiveRoomWire
 import Logging
 import NIOCore
 
-/// Reads datagrams into the router and writes what it returns, flushing once per read burst.
+/// Reads the media port's datagrams (and, through ``ICETCPConnectionHandler``, the packets of
+/// its ICE-TCP connections) into the router, and writes what the router returns to the UDP
+/// socket or the TCP connection it names, flushing once per read burst.
 final class MediaChannelHandler: ChannelInboundHandler {
     typealias InboundIn = AddressedEnvelope<ByteBuffer>
     typealias OutboundOut = AddressedEnvelope<ByteBuffer>
@@ -17,20 +19,43 @@ final class MediaChannelHandler: ChannelInboundHandler {
     /// Who makes keyframes for each local publisher.
     var keyframeHandlers: [SFURouter.PublisherKey: @Sendable () -> Void] = [:]
 
-    init(router: SFURouter, logger: Logger, onPeerClosed: @escaping @Sendable (SFURouter.OwnerID, SFURouter.PublisherKey?, String) -> Void) {
+    /// The UDP socket, once the handler is in its pipeline.
+    private var udp: (any Channel)?
+    private var udpWritten = false
+    /// Open ICE-TCP connections by the client's address, and when each was accepted.
+    private var tcp: [TransportAddress: (channel: any Channel, accepted: ContinuousClock.Instant)] = [:]
+    private var tcpWritten: Set<TransportAddress> = []
+    private var tcpLimits: ConnectionLimits
+    /// How long an ICE-TCP connection may stay without a valid check binding it to a peer connection.
+    let tcpBindTimeout: Duration
+    private var nextSweep: ContinuousClock.Instant?
+    /// Packets not written because an ICE-TCP connection's send buffer was full.
+    private(set) var tcpDropped = 0
+
+    init(
+        router: SFURouter, logger: Logger, tcpLimits: ConnectionLimits = ConnectionLimits(maxTotal: 2000, maxPerAddress: 100),
+        tcpBindTimeout: Duration = .seconds(10),
+        onPeerClosed: @escaping @Sendable (SFURouter.OwnerID, SFURouter.PublisherKey?, String) -> Void
+    ) {
         self.router = router
         self.logger = logger
+        self.tcpLimits = tcpLimits
+        self.tcpBindTimeout = tcpBindTimeout
         self.onPeerClosed = onPeerClosed
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        udp = context.channel
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let envelope = unwrapInboundIn(data)
         guard let source = TransportAddress(envelope.remoteAddress) else { return }
-        handle(router.receive(envelope.data, from: source, now: .now), context: context)
+        handle(router.receive(envelope.data, from: source, now: .now))
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        context.flush()
+        flush()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -38,33 +63,135 @@ final class MediaChannelHandler: ChannelInboundHandler {
         logger.debug("Media socket error", metadata: [LogKey.error: "\(error)"])
     }
 
-    func runTimers(channel: any Channel) {
-        emit(router.handleTimers(now: .now), to: channel)
+    /// Runs the router's timers and closes ICE-TCP connections no peer connection uses.
+    func runTimers() {
+        let now = ContinuousClock.now
+        handle(router.handleTimers(now: now))
+        if nextSweep.map({ now >= $0 }) ?? true {
+            nextSweep = now + .seconds(1)
+            sweepTCP(now: now)
+        }
+        flush()
     }
 
-    private func handle(_ outputs: [SFURouter.Output], context: ChannelHandlerContext) {
-        for output in outputs { dispatch(output) { context.write(NIOAny($0), promise: nil) } }
+    /// Carries out outputs produced outside a read (a command from the hub, on the loop), then flushes.
+    func emit(_ outputs: [SFURouter.Output]) {
+        guard !outputs.isEmpty else { return }
+        handle(outputs)
+        flush()
     }
 
-    private func dispatch(_ output: SFURouter.Output, write: (AddressedEnvelope<ByteBuffer>) -> Void) {
-        switch output {
-        case .send(let bytes, let address):
-            if let remote = address.socketAddress { write(AddressedEnvelope(remoteAddress: remote, data: bytes)) }
-        case .peerClosed(let owner, let publisher, let reason):
-            logger.info(
-                "Peer connection closed", metadata: [LogKey.session: "\(owner)", LogKey.user: "\(publisher?.userId ?? "-")", LogKey.error: "\(reason)"])
-            onPeerClosed(owner, publisher, reason)
-        case .tapped(let tap, let publisher, let codec, let packet):
-            sinks[tap]?(publisher, codec, packet)
-        case .localKeyframeRequest(let key):
-            keyframeHandlers[key]?()
+    // MARK: ICE-TCP connections
+
+    /// A new ICE-TCP connection: counted in under the limits (total and per address), or refused.
+    func acceptTCP(_ channel: any Channel) -> TransportAddress? {
+        guard let remote = channel.remoteAddress, var address = TransportAddress(remote) else { return nil }
+        address.transport = .tcp
+        if let refusal = tcpLimits.admit(ConnectionLimits.key(remote)) {
+            logger.info("ICE-TCP connection refused", metadata: [LogKey.address: "\(address)", LogKey.error: "\(refusal.message)"])
+            return nil
+        }
+        tcp[address] = (channel, .now)
+        return address
+    }
+
+    /// One packet from an ICE-TCP connection.
+    func receiveTCP(_ packet: ByteBuffer, from address: TransportAddress) {
+        handle(router.receive(packet, from: address, now: .now))
+    }
+
+    /// An ICE-TCP connection closed.
+    func closedTCP(_ address: TransportAddress) {
+        guard let connection = tcp.removeValue(forKey: address) else { return }
+        tcpWritten.remove(address)
+        tcpLimits.release(ConnectionLimits.key(connection.channel.remoteAddress))
+    }
+
+    /// Closes connections that no valid check bound within ``tcpBindTimeout``, and those whose
+    /// peer connection has gone.
+    private func sweepTCP(now: ContinuousClock.Instant) {
+        for (address, connection) in tcp where !router.isBound(address) && now - connection.accepted >= tcpBindTimeout {
+            connection.channel.close(promise: nil)
         }
     }
 
-    /// Carries out outputs produced outside a read (a command or a timer, on the loop), then flushes.
-    func emit(_ outputs: [SFURouter.Output], to channel: any Channel) {
-        guard !outputs.isEmpty else { return }
-        for output in outputs { dispatch(output) { channel.write(NIOAny($0), promise: nil) } }
-        channel.flush()
+    var tcpConnectionCount: Int { tcp.count }
+
+    // MARK: Carrying out
+
+    private func handle(_ outputs: [SFURouter.Output]) {
+        for output in outputs {
+            switch output {
+            case .send(let bytes, let address):
+                send(bytes, to: address)
+            case .peerClosed(let owner, let publisher, let reason):
+                logger.info(
+                    "Peer connection closed", metadata: [LogKey.session: "\(owner)", LogKey.user: "\(publisher?.userId ?? "-")", LogKey.error: "\(reason)"])
+                onPeerClosed(owner, publisher, reason)
+            case .tapped(let tap, let publisher, let codec, let packet):
+                sinks[tap]?(publisher, codec, packet)
+            case .localKeyframeRequest(let key):
+                keyframeHandlers[key]?()
+            }
+        }
+    }
+
+    private func send(_ bytes: ByteBuffer, to address: TransportAddress) {
+        switch address.transport {
+        case .udp:
+            guard let udp, let remote = address.socketAddress else { return }
+            udp.write(NIOAny(AddressedEnvelope(remoteAddress: remote, data: bytes)), promise: nil)
+            udpWritten = true
+        case .tcp:
+            guard let connection = tcp[address] else { return }
+            // A connection that cannot keep up loses packets rather than queueing them without bound.
+            guard connection.channel.isWritable else {
+                tcpDropped += 1
+                return
+            }
+            connection.channel.write(ICETCPFraming.frame(bytes), promise: nil)
+            tcpWritten.insert(address)
+        }
+    }
+
+    func flush() {
+        if udpWritten {
+            udpWritten = false
+            udp?.flush()
+        }
+        for address in tcpWritten { tcp[address]?.channel.flush() }
+        tcpWritten.removeAll(keepingCapacity: true)
+    }
+}
+
+/// The pipeline end of one ICE-TCP connection: its RFC 4571 frames go to the media port's
+/// ``MediaChannelHandler`` on the same event loop.
+final class ICETCPConnectionHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+
+    private let media: MediaChannelHandler
+    private let address: TransportAddress
+
+    init(media: MediaChannelHandler, address: TransportAddress) {
+        self.media = media
+        self.address = address
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        media.receiveTCP(unwrapInboundIn(data), from: address)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        media.flush()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        media.closedTCP(address)
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // An oversized frame or a reset: the connection ends; its peer connection may use another path.
+        context.close(promise: nil)
     }
 }

@@ -14,6 +14,11 @@ protocol MediaPort: Sendable {
     func publish(owner: UInt64, roomId: String, userId: String, offer: String) -> EventLoopFuture<(answer: String, audio: Bool, video: Bool)>
     /// Negotiates a subscriber's peer connection to a publisher: the SDP answer.
     func subscribe(owner: UInt64, roomId: String, publisherId: String, offer: String) -> EventLoopFuture<String>
+    /// Restarts ICE on one of `owner`'s peer connections with the client's new credentials
+    /// (and, from a whole offer, the DTLS fingerprint it must keep); nil when they are the ones in use.
+    func restartICE(
+        owner: UInt64, target: SFURouter.ICERestartTarget, remote: ICECredentials, fingerprint: SDPFingerprint?
+    ) -> EventLoopFuture<SFURouter.ICERestartAnswer?>
     func unsubscribe(owner: UInt64, publisherId: String)
     func stopPublishing(roomId: String, userId: String)
     /// Closes every peer connection of a session.

@@ -55,6 +55,25 @@ import Testing
         remote.candidates = [ICECandidate(foundation: "1", priority: 1, address: "::1", port: 7882, type: "host")]
         #expect(throws: NegotiationError.self) { try MediaOffer.serverAddresses(of: remote) }
     }
+
+    @Test func passiveICETCPCandidatesFollowUDPAndTheTransportPolicyChooses() throws {
+        var remote = TransportDescription(
+            iceUfrag: "u", icePwd: "p", fingerprint: SDPFingerprint(hashFunction: "sha-256", bytes: [1]), setup: .passive)
+        let passive = [ICECandidate.Extension(name: "tcptype", value: "passive")]
+        remote.candidates = [
+            ICECandidate(foundation: "2", transport: "tcp", priority: 1_518_280_447, address: "203.0.113.7", port: 7881, extensions: passive),
+            ICECandidate(foundation: "1", priority: 2_130_706_431, address: "203.0.113.7", port: 7882),
+            ICECandidate(
+                foundation: "3", transport: "tcp", priority: 1_518_280_000, address: "203.0.113.7", port: 9, extensions: [.init(name: "tcptype", value: "active")]),
+        ]
+        let udp = TransportAddress(address: IPAddress("203.0.113.7")!, port: 7882)
+        let tcp = TransportAddress(address: IPAddress("203.0.113.7")!, port: 7881, transport: .tcp)
+        #expect(try MediaOffer.serverAddresses(of: remote) == [udp, tcp], "an active server candidate is no use to an active client")
+        #expect(try MediaOffer.serverAddresses(of: remote, policy: .udp) == [udp])
+        #expect(try MediaOffer.serverAddresses(of: remote, policy: .tcp) == [tcp])
+        remote.candidates.removeFirst()
+        #expect(throws: NegotiationError.self) { try MediaOffer.serverAddresses(of: remote, policy: .tcp) }
+    }
 }
 
 /// Video codecs as test arguments.

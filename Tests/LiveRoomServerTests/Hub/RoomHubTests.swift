@@ -3,8 +3,10 @@ import LiveRoomAuth
 import LiveRoomCore
 import LiveRoomPublishTasks
 import LiveRoomProtocol
+import LiveRoomSecureTransport
 import LiveRoomSFU
 import LiveRoomStore
+import LiveRoomTransport
 import Logging
 import Synchronization
 import Testing
@@ -144,6 +146,37 @@ struct RoomHubTests {
         ])
         let snapshot = await h.hub.metricsSnapshot()
         #expect(snapshot.rooms == 1 && snapshot.users == 1 && snapshot.publishers == 0 && snapshot.signalingConnections == 2)
+    }
+
+    @Test func iceRestartsReachTheMediaPortAndAnswerTheClient() async throws {
+        let h = try await HubHarness()
+        let host = try await h.entered("host", role: .anchor)
+        let fan = try await h.entered("fan")
+        let certificate = try DTLSCertificate()
+        let ice = ICECredentials.random()
+        let offer = SDPNegotiation.offer(
+            [.init(kind: .video, direction: .sendonly, codecs: [(.vp8, 96)], localSSRC: 1)],
+            local: TransportDescription(iceUfrag: ice.ufrag, icePwd: ice.pwd, fingerprint: PeerTransport.sdpFingerprint(of: certificate), setup: .active),
+            sessionID: 1, streamID: "host"
+        ).serialize()
+        // Nothing to restart before publishing.
+        host.send(.restartIce(userId: nil, sdp: offer))
+        let refused = try await host.next("onError")
+        #expect(refused["errCode"]?.intValue == ErrorCode.notPublishing && refused["requestType"] == "restartIce", "\(refused.jsonText)")
+
+        host.send(.publish(sdp: "offer"))
+        _ = try await host.next("onPublishAnswer")
+        host.send(.restartIce(userId: nil, sdp: offer))
+        let answer = try await host.next("onIceRestartAnswer")
+        #expect(answer["sdp"] == "restarted answer" && answer["userId"] == nil)
+        fan.send(.restartIce(userId: "host", sdp: offer))
+        #expect(try await fan.next("onIceRestartAnswer")["userId"] == "host")
+        #expect(h.media.calls.contains(.restartICE(owner: host.session, target: .publishing)))
+        #expect(h.media.calls.contains(.restartICE(owner: fan.session, target: .subscription(publisherId: "host"))))
+
+        fan.send(.restartIce(userId: "host", sdp: "not sdp"))
+        let bad = try await fan.next("onError")
+        #expect(bad["errCode"]?.intValue == ErrorCode.badSessionDescription, "\(bad.jsonText)")
     }
 
     @Test func aRefusedOfferIsAnErrorAndTheRoomHearsNothing() async throws {

@@ -14,6 +14,7 @@ final class FakeMediaPort: MediaPort {
         case publish(owner: UInt64, roomId: String, userId: String)
         case subscribe(owner: UInt64, roomId: String, publisherId: String)
         case unsubscribe(owner: UInt64, publisherId: String)
+        case restartICE(owner: UInt64, target: SFURouter.ICERestartTarget)
         case stopPublishing(roomId: String, userId: String)
         case close(owner: UInt64)
         case setTap(SFURouter.TapID, publishers: Set<SFURouter.PublisherKey>)
@@ -41,6 +42,13 @@ final class FakeMediaPort: MediaPort {
     func subscribe(owner: UInt64, roomId: String, publisherId: String, offer: String) -> EventLoopFuture<String> {
         record(.subscribe(owner: owner, roomId: roomId, publisherId: publisherId))
         return eventLoop.makeSucceededFuture("answer for \(publisherId)")
+    }
+
+    func restartICE(
+        owner: UInt64, target: SFURouter.ICERestartTarget, remote: ICECredentials, fingerprint: SDPFingerprint?
+    ) -> EventLoopFuture<SFURouter.ICERestartAnswer?> {
+        record(.restartICE(owner: owner, target: target))
+        return eventLoop.makeSucceededFuture(.init(sdp: "restarted answer", local: ICECredentials(ufrag: "new1", pwd: "newpassword0123456789abcd"), candidates: []))
     }
 
     func unsubscribe(owner: UInt64, publisherId: String) { record(.unsubscribe(owner: owner, publisherId: publisherId)) }

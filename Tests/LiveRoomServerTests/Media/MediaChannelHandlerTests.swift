@@ -57,7 +57,7 @@ import Testing
         #expect(try channel.readOutbound(as: AddressedEnvelope<ByteBuffer>.self) == nil)
 
         // A publisher the router lets go of is reported to the hub.
-        handler.emit(router.stopPublishing(roomId: "room", userId: "anchor"), to: channel)
+        handler.emit(router.stopPublishing(roomId: "room", userId: "anchor"))
         #expect(closed.withLock { $0 }.isEmpty, "a stop asked for by the hub is not reported back")
     }
 }

@@ -100,7 +100,7 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
         // Publish media stream tasks (pure): TRTC mixing config, layout math, the task state machines (one task; every task of the server).
-        .target(name: "LiveRoomPublishTasks", dependencies: ["LiveRoomProtocol"]),
+        .target(name: "LiveRoomPublishTasks", dependencies: ["LiveRoomProtocol", "LiveRoomWire"]),
         // Runs publish media stream tasks: decodes inputs, composes, encodes, pushes FLV over RTMP.
         .target(name: "LiveRoomTaskRunner", dependencies: [
             "LiveRoomPublishTasks", "LiveRoomProtocol", "LiveRoomMedia", "LiveRoomRTP", "LiveRoomWire",

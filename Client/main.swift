@@ -3,6 +3,7 @@ import Foundation
 import LiveRoomAuth
 import LiveRoomClientKit
 import LiveRoomProtocol
+import LiveRoomWire
 import Logging
 
 @main
@@ -10,7 +11,7 @@ struct LiveRoomCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "liveroom",
         abstract: "The LiveRoom command-line client.",
-        subcommands: [UserSigCommand.self, JoinCommand.self, AdminCommand.self])
+        subcommands: [UserSigCommand.self, JoinCommand.self, PlayCommand.self, AdminCommand.self])
 }
 
 /// The SDKAppID and secret key, for commands that sign their own UserSig.
@@ -88,6 +89,8 @@ struct JoinCommand: AsyncParsableCommand {
     @Option(help: "Published frames per second.") var fps: Int = 15
     @Option(help: "Published video bitrate in kbit/s.") var bitrate: Int = 1300
     @Option(help: "Record each remote user to DIR/<userId>.mkv.") var record: String?
+    @Option(help: "The payload type of the SEI messages you send (TRTC's setSEIPayloadType): 242 (default), 5, or 100-254 except 244.")
+    var seiPayloadType: Int = 242
     @Option(help: "Media path: udp, tcp (ICE-TCP, for networks that drop UDP) or any (UDP preferred, ICE-TCP when UDP does not answer within a second).")
     var iceTransport: String = "any"
 
@@ -105,6 +108,7 @@ struct JoinCommand: AsyncParsableCommand {
                 throw MediaOptionError("--ice-transport must be udp, tcp or any, not \"\(iceTransport)\"")
             }
             media.iceTransport = policy
+            media.seiPayloadType = seiPayloadType
             try media.validate()
             if case .file(let path) = media.publish, !FileManager.default.fileExists(atPath: path) {
                 throw MediaOptionError("--publish file: \(path) does not exist")
@@ -157,6 +161,40 @@ struct JoinCommand: AsyncParsableCommand {
         case .refused: throw ExitCode(2)
         case .disconnected: throw ExitCode(3)
         }
+    }
+}
+
+struct PlayCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "play",
+        abstract: "Play a CDN stream (RTMP, HTTP-FLV or HLS) as a viewer and report its SEI messages.",
+        discussion: """
+            Events: onFirstVideoFrame (size, ms from start), onReceiveSeiMessage (payloadType, message, messageHex;             each message once however many frames repeat it), onStatistics every 2 s (fps, videoBitrate, audioBitrate,             width, height, framesDecoded, framesDropped, and latency in ms from an anchor's send time when its SEI             carries one), and when the stream breaks onConnectionLost, onTryToReconnect, onConnectionRecovery, or             onError -3308 after the last try (exit status 1).
+            """)
+
+    @Argument(help: "The stream URL, e.g. rtmp://cdn.example.com/live/shop1 or https://cdn.example.com/live/shop1.flv.") var url: String
+    @Flag(help: "Print each event as one JSON object per line.") var json = false
+    @Option(help: "Stop after this many seconds.") var duration: Double?
+    @Option(help: "Copy what is received into FILE (format from its name: .flv, .mkv, .mp4, .ts).") var record: String?
+    @Option(help: "Report SEI messages of this payload type only (5 or 100-254 except 244); without it, every type.") var seiPayloadType: Int?
+    @Option(help: "Tries to play again after the stream breaks.") var retryCount: Int = 5
+    @Option(help: "Milliseconds between those tries.") var retryIntervalMs: Int = 1000
+
+    func run() async throws {
+        if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
+        if let seiPayloadType, !SEIMessage.isAllowedPayloadType(seiPayloadType) {
+            throw ValidationError("--sei-payload-type must be 5 or 100-254 except 244, not \(seiPayloadType)")
+        }
+        guard (0...100).contains(retryCount), (100...60_000).contains(retryIntervalMs) else {
+            throw ValidationError("--retry-count must be 0-100 and --retry-interval-ms 100-60000")
+        }
+        let player = CDNPlayer(
+            options: PlayOptions(
+                url: url, duration: duration.map { .milliseconds(Int64($0 * 1000)) }, record: record, seiPayloadType: seiPayloadType,
+                retryCount: retryCount, retryInterval: .milliseconds(retryIntervalMs)),
+            printer: EventPrinter(json: json))
+        let status = await player.run()
+        if status != 0 { throw ExitCode(status) }
     }
 }
 

@@ -76,6 +76,12 @@ public enum ErrorCode {
     /// (Client) A peer connection's path failed and ICE restarts found no other before consent
     /// ran out (30 s): the connection is closed; publishing stops, or the subscription ends.
     public static let mediaConnectionLost = -7020
+    /// (Client) An SEI message that cannot be sent as given: empty, over 1000 bytes, bad hex,
+    /// or a repeat count out of 1–30.
+    public static let invalidSEIMessage = -7021
+    /// (Client) SEI rides on video: the sender publishes none now (not publishing yet, video
+    /// muted, or no --publish).
+    public static let seiNeedsVideo = -7022
 
     // MARK: -7100…-7199: reading requests (signaling, the admin API)
 
@@ -169,6 +175,9 @@ public enum ErrorCode {
     /// or a file name in the operator's image directory, not an image, too large, or not
     /// fetched in time. The task goes on and draws the placeholder colour instead.
     public static let imageUnavailable = -7235
+    /// Task SEI parameters (`SeiParams`, `videoSeiParams`) out of range: payload type, UUID,
+    /// content, interval.
+    public static let invalidSEIParams = -7236
 
     /// The Tencent Cloud API 3.0 error name of a publish task error, for the admin REST API
     /// (`{"Response": {"Error": {"Code": …}}}`). Codes outside -7200…-7299 answer `InvalidParameter`.

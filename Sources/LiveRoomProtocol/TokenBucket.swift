@@ -1,5 +1,3 @@
-import LiveRoomProtocol
-
 /// A token bucket: `capacity` tokens, refilled at `ratePerSecond`. Time is a parameter.
 public struct TokenBucket: Sendable, Hashable {
     public let capacity: Double
@@ -35,7 +33,9 @@ public struct TokenBucket: Sendable, Hashable {
     }
 }
 
-/// TRTC's custom message limits per client: 30 messages a second and 8 KB a second.
+/// TRTC's custom message limits per client: 30 messages a second and 8 KB a second, which
+/// SEI messages share (the server counts a member's custom messages; the CLI counts its own
+/// custom and SEI messages together).
 public struct CustomMessageLimiter: Sendable, Hashable {
     public static let messagesPerSecond = 30.0
     public static let bytesPerSecond = 8192.0
@@ -46,18 +46,25 @@ public struct CustomMessageLimiter: Sendable, Hashable {
     public init() {}
 
     /// Admits a message of `size` bytes, or says which limit it would break.
-    public mutating func admit(size: Int, now: ContinuousClock.Instant) throws(LiveRoomError) {
+    /// - Parameter what: the kind of message, for the refusal ("custom message", "SEI message").
+    public mutating func admit(size: Int, what: String = "custom message", now: ContinuousClock.Instant) throws(LiveRoomError) {
         guard messages.canTake(1, now: now) else {
             throw LiveRoomError(
                 ErrorCode.customMessageRateLimited,
-                "custom message refused: over \(Int(Self.messagesPerSecond)) messages per second")
+                "\(what) refused: over \(Int(Self.messagesPerSecond)) messages per second")
         }
         guard bytes.canTake(Double(size), now: now) else {
             throw LiveRoomError(
                 ErrorCode.customMessageRateLimited,
-                "custom message refused: over \(Int(Self.bytesPerSecond)) bytes per second")
+                "\(what) refused: over \(Int(Self.bytesPerSecond)) bytes per second")
         }
         messages.take(1, now: now)
         bytes.take(Double(size), now: now)
+    }
+
+    /// Counts a message sent without asking (one the server judges), as far as tokens remain.
+    public mutating func record(size: Int, now: ContinuousClock.Instant) {
+        if messages.canTake(1, now: now) { messages.take(1, now: now) }
+        if bytes.canTake(Double(size), now: now) { bytes.take(Double(size), now: now) }
     }
 }

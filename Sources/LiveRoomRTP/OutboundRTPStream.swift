@@ -47,15 +47,16 @@ public struct OutboundRTPStream: Sendable {
     }
 
     /// RTP packets (unprotected) for one frame split into `payloads`; the marker bit goes
-    /// on the last packet when `marker` is set (video). Each is kept for retransmission.
-    public mutating func packets(payloads: [ByteBuffer], pts: Int64, marker: Bool) -> [[UInt8]] {
+    /// on the last packet when `marker` is set (video). `extensions` gives the first packets
+    /// header extensions (a VP8 frame's SEI). Each is kept for retransmission.
+    public mutating func packets(payloads: [ByteBuffer], pts: Int64, marker: Bool, extensions: [RTPHeaderExtension] = []) -> [[UInt8]] {
         let timestamp = rtpTimestamp(pts: pts)
         var packets: [[UInt8]] = []
         packets.reserveCapacity(payloads.count)
         for (index, payload) in payloads.enumerated() {
             let header = RTPHeader(
                 marker: marker && index == payloads.count - 1, payloadType: payloadType, sequenceNumber: nextSequenceNumber,
-                timestamp: timestamp, ssrc: ssrc)
+                timestamp: timestamp, ssrc: ssrc, headerExtension: index < extensions.count ? extensions[index] : nil)
             guard let buffer = try? RTPPacket(header: header, payload: payload).serialize() else { continue }
             let bytes = Array(buffer: buffer)
             history.store(sequenceNumber: nextSequenceNumber, packet: bytes)

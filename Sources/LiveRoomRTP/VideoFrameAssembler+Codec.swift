@@ -9,7 +9,7 @@ extension VideoFrameAssembler {
         let (startsFrame, marksKeyframe) = VideoPayloadFormat.describe(packet.payload, codec: codec)
         let described = Packet(
             sequenceNumber: header.sequenceNumber, timestamp: header.timestamp, marker: header.marker, payload: packet.payload,
-            startsFrame: startsFrame, marksKeyframe: marksKeyframe, arrival: now)
+            startsFrame: startsFrame, marksKeyframe: marksKeyframe, arrival: now, headerExtension: header.headerExtension)
         return insert(described, now: now)
     }
 }

@@ -22,11 +22,14 @@ public struct VideoFrameAssembler: Sendable {
         /// Whether this packet shows its frame is a keyframe.
         public var marksKeyframe: Bool
         public var arrival: ContinuousClock.Instant
+        /// The packet's RTP header extension (SEI of a VP8 frame rides there).
+        public var headerExtension: RTPHeaderExtension?
 
         public init(
             sequenceNumber: UInt16, timestamp: UInt32, marker: Bool, payload: ByteBuffer, startsFrame: Bool, marksKeyframe: Bool,
-            arrival: ContinuousClock.Instant
+            arrival: ContinuousClock.Instant, headerExtension: RTPHeaderExtension? = nil
         ) {
+            self.headerExtension = headerExtension
             self.sequenceNumber = sequenceNumber
             self.timestamp = timestamp
             self.marker = marker

@@ -69,4 +69,19 @@ public enum VideoPayloadFormat {
             return Array(buffer: unit.annexB)
         }
     }
+
+    /// The SEI messages a frame carries: an H.264 access unit's SEI NAL units (`bitstream`),
+    /// or, for VP8, the SEI NAL unit in the packets' header extension `extensionID`
+    /// (``SEIHeaderExtension``).
+    public static func sei(of frame: VideoFrameAssembler.Frame, bitstream: [UInt8], codec: VideoCodec, extensionID: UInt8?) -> [TaggedSEIMessage] {
+        switch codec {
+        case .h264:
+            return H264SEI.messages(inAccessUnit: bitstream)
+        case .vp8:
+            guard let extensionID else { return [] }
+            let chunks = frame.packets.compactMap { $0.headerExtension?[id: extensionID] }
+            guard !chunks.isEmpty, let unit = SEIHeaderExtension.reassemble(chunks) else { return [] }
+            return H264SEI.messages(inNALUnit: unit)
+        }
+    }
 }

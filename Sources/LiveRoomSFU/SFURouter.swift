@@ -59,6 +59,9 @@ public final class SFURouter {
         let kind: MediaKind
         let codec: RTPCodec
         let payloadType: UInt8
+        /// The publisher's id for the SEI header extension, when it is not the one the server
+        /// uses inside (``SEIHeaderExtension/defaultID``): its packets are renumbered on arrival.
+        var seiExtensionID: UInt8?
         /// The video payload format whose keyframes the track notices; nil for audio.
         let videoCodec: VideoCodec?
         var ssrc: UInt32?
@@ -82,6 +85,8 @@ public final class SFURouter {
         let codec: RTPCodec
         let payloadType: UInt8
         let ssrc: UInt32
+        /// The subscriber's id for the SEI header extension, when it is not the server's.
+        var seiExtensionID: UInt8?
         var rewriter: SequenceRewriter
     }
 
@@ -224,8 +229,10 @@ public final class SFURouter {
             guard direction == .sendonly || direction == .sendrecv else { return .init(codec: nil) }
             return .init(codec: codecs.first)
         }
-        let tracks = negotiated.filter { $0.direction == .recvonly || $0.direction == .sendrecv }.map {
-            UpTrack(kind: $0.kind, codec: $0.codec, payloadType: $0.payloadType)
+        let tracks = negotiated.filter { $0.direction == .recvonly || $0.direction == .sendrecv }.map { negotiated in
+            let track = UpTrack(kind: negotiated.kind, codec: negotiated.codec, payloadType: negotiated.payloadType)
+            track.seiExtensionID = negotiated.seiExtensionID == SEIHeaderExtension.defaultID ? nil : negotiated.seiExtensionID
+            return track
         }
         guard !tracks.isEmpty else { throw NegotiationError("a publish offer needs sendonly audio or video") }
         let key = PublisherKey(roomId: roomId, userId: userId)
@@ -269,7 +276,9 @@ public final class SFURouter {
         for track in negotiated {
             guard let ssrc = track.localSSRC else { continue }
             down[track.kind] = DownTrack(
-                kind: track.kind, codec: track.codec, payloadType: track.payloadType, ssrc: ssrc, rewriter: SequenceRewriter(clockRate: track.codec.clockRate))
+                kind: track.kind, codec: track.codec, payloadType: track.payloadType, ssrc: ssrc,
+                seiExtensionID: track.seiExtensionID == SEIHeaderExtension.defaultID ? nil : track.seiExtensionID,
+                rewriter: SequenceRewriter(clockRate: track.codec.clockRate))
         }
         guard !down.isEmpty else { throw NegotiationError("the offer receives none of \(publisherId)'s media in a codec it publishes") }
         unsubscribe(owner: owner, publisherId: publisherId, roomId: roomId)
@@ -474,11 +483,21 @@ public final class SFURouter {
 
     /// A publisher's RTP to every subscriber of its track, and to the taps on the publisher.
     private func forward(_ packet: [UInt8], from peer: Peer, now: ContinuousClock.Instant) -> [Output] {
-        guard case .publisher(let key, let tracks) = peer.role, let parsed = try? RTPPacket.parse(ByteBuffer(bytes: packet)),
+        guard case .publisher(let key, let tracks) = peer.role, var parsed = try? RTPPacket.parse(ByteBuffer(bytes: packet)),
             let track = tracks.first(where: { $0.payloadType == parsed.header.payloadType })
         else {
             counters.dropped += 1
             return []
+        }
+        // A publisher that numbers the SEI extension its own way: renumbered once, here.
+        if let id = track.seiExtensionID, parsed.header.hasExtension {
+            var renumbered = packet
+            if RTPHeaderExtension.renumber(id, to: SEIHeaderExtension.defaultID, inPacket: &renumbered),
+                let reparsed = try? RTPPacket.parse(ByteBuffer(bytes: renumbered))
+            {
+                parsed = reparsed
+                return forward(renumbered, parsed: parsed, on: track, of: key, now: now)
+            }
         }
         return forward(packet, parsed: parsed, on: track, of: key, now: now)
     }
@@ -525,6 +544,7 @@ public final class SFURouter {
             out[4 + i] = UInt8(truncatingIfNeeded: outTimestamp >> (24 - 8 * i))
             out[8 + i] = UInt8(truncatingIfNeeded: down.ssrc >> (24 - 8 * i))
         }
+        if let id = down.seiExtensionID, out[0] & 0x10 != 0 { RTPHeaderExtension.renumber(SEIHeaderExtension.defaultID, to: id, inPacket: &out) }
         guard let bytes = subscriber.transport.protectRTP(&out) else { return nil }
         counters.rtpForwarded += 1
         counters.bytesForwarded += bytes.readableBytes

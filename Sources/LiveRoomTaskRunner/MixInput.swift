@@ -1,4 +1,6 @@
+import Foundation
 import LiveRoomMedia
+import LiveRoomProtocol
 import LiveRoomPublishTasks
 import LiveRoomRTP
 import LiveRoomWire
@@ -17,6 +19,8 @@ final class MixInput {
         var data: [UInt8]
         var isKeyframe: Bool
         var rtpTimestamp: UInt32
+        /// The SEI messages it carries, as far as the input's limits admit them.
+        var sei: [TaggedSEIMessage] = []
     }
 
     let user: MixUser
@@ -25,6 +29,11 @@ final class MixInput {
     /// Frames decoded, frames that failed to decode.
     private(set) var decodedFrames = 0
     private(set) var decodeErrors = 0
+    /// SEI messages over TRTC's limits (30 a second, 8 KB a second per sender), not passed on.
+    private(set) var seiDropped = 0
+    private var seiLimiter = CustomMessageLimiter()
+    /// The anchor's audio level now, 0–100 (for the layout-and-volume SEI).
+    private(set) var audioLevel = 0
 
     private var assembler = VideoFrameAssembler()
     private var videoCodec: VideoCodec?
@@ -71,7 +80,16 @@ final class MixInput {
             switch action {
             case .frame(let frame):
                 guard let data = VideoPayloadFormat.bitstream(of: frame, codec: codec) else { return nil }
-                return .frame(EncodedFrame(codec: codec, data: data, isKeyframe: frame.isKeyframe, rtpTimestamp: frame.timestamp))
+                let sei = VideoPayloadFormat.sei(of: frame, bitstream: data, codec: codec, extensionID: SEIHeaderExtension.defaultID).filter { message in
+                    do {
+                        try seiLimiter.admit(size: message.message.data.count, now: now)
+                        return true
+                    } catch {
+                        seiDropped += 1
+                        return false
+                    }
+                }
+                return .frame(EncodedFrame(codec: codec, data: data, isKeyframe: frame.isKeyframe, rtpTimestamp: frame.timestamp, sei: sei))
             case .requestKeyframe:
                 return .requestKeyframe
             case .nack:
@@ -112,7 +130,9 @@ final class MixInput {
         do {
             if opus == nil { opus = try OpusDecoder(sampleRate: 48_000, channels: 2) }
             guard let decoded = try opus?.decode(payload, pts: 0) else { return }
-            audio += try resampler.convert(decoded).samples
+            let samples = try resampler.convert(decoded).samples
+            audioLevel = Self.level(of: samples)
+            audio += samples
         } catch {
             decodeErrors += 1
             return
@@ -137,6 +157,15 @@ final class MixInput {
             if audio.isEmpty { audioPrimed = false }
         }
         return try? AudioFrame(samples: samples, sampleRate: outputRate, channels: outputChannels, pts: pts)
+    }
+
+    /// The level of some samples, 0–100: their RMS from -60 dBFS (0) to full scale (100).
+    static func level(of samples: [Int16]) -> Int {
+        guard !samples.isEmpty else { return 0 }
+        let power = samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(samples.count)
+        guard power > 0 else { return 0 }
+        let dbfs = 10 * log10(power / (32768.0 * 32768.0))
+        return max(0, min(100, Int(((dbfs + 60) / 60 * 100).rounded())))
     }
 
     static func samples(_ duration: Duration, rate: Int) -> Int {

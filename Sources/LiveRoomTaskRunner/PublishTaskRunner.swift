@@ -47,6 +47,10 @@ public final class PublishTaskRunner: @unchecked Sendable {
         public var decodedFrames = 0
         public var decodeErrors = 0
         public var encodeErrors = 0
+        /// SEI messages put into the output: anchors' and the task's own.
+        public var seiInserted = 0
+        /// Anchors' SEI messages not passed on (over a sender's limits, or too many waiting).
+        public var seiDropped = 0
     }
 
     public let taskId: String
@@ -86,6 +90,14 @@ public final class PublishTaskRunner: @unchecked Sendable {
     private let aac: AACEncoder
     /// A relayed RTP timestamp and the output time it maps to.
     private var relayClock: (rtpTimestamp: UInt32, milliseconds: Int64)?
+    /// Anchors' SEI messages for the next output frame (of a mix or a transcoded relay).
+    private var pendingSEI: [TaggedSEIMessage] = []
+    /// When the task's own SEI messages last went out.
+    private var lastPassThrough: ContinuousClock.Instant?
+    private var lastLayoutVolume: ContinuousClock.Instant?
+    /// The most anchors' SEI messages waiting for an output frame, and put on one.
+    static let maxPendingSEI = 32
+    static let maxSEIPerFrame = 8
     private let start = ContinuousClock.now
     private var nextVideo: ContinuousClock.Instant
     private var nextAudioFrame: Int64 = 0
@@ -337,8 +349,12 @@ public final class PublishTaskRunner: @unchecked Sendable {
                         video = .transcodeRelay(nil, nil)
                     }
                     if relaySource == user, case .passthrough = video {
+                        // The relayed access unit keeps its own SEI.
                         pass(frame, now: now)
-                    } else if input.decode(frame) {
+                        continue
+                    }
+                    if relaySource == nil || relaySource == user { queueSEI(frame.sei) }
+                    if input.decode(frame) {
                         decoded += 1
                     } else {
                         errors += 1
@@ -354,6 +370,62 @@ public final class PublishTaskRunner: @unchecked Sendable {
         counters.decodedFrames += decoded
         counters.decodeErrors += errors
         condition.unlock()
+    }
+
+    /// Keeps an input frame's SEI for the next output frame, which is the first to show it.
+    private func queueSEI(_ messages: [TaggedSEIMessage]) {
+        guard !messages.isEmpty else { return }
+        pendingSEI += messages
+        if pendingSEI.count > Self.maxPendingSEI {
+            let dropped = pendingSEI.count - Self.maxPendingSEI
+            pendingSEI.removeFirst(dropped)
+            count { $0.seiDropped += dropped }
+        }
+    }
+
+    /// The SEI messages of the next output frame: anchors' messages waiting, then the task's
+    /// own that are due (by their interval, or on a keyframe when they follow IDR frames).
+    private func seiForOutput(isKeyframe: Bool, now: ContinuousClock.Instant, canvas: MixSize) -> [TaggedSEIMessage] {
+        var messages = Array(pendingSEI.prefix(Self.maxSEIPerFrame))
+        pendingSEI.removeFirst(messages.count)
+        func due(_ schedule: TaskSEIParams.Schedule, last: ContinuousClock.Instant?) -> Bool {
+            guard let last else { return true }
+            return (schedule.followIdr && isKeyframe) || now - last >= .milliseconds(schedule.intervalMilliseconds)
+        }
+        if let passThrough = config.seiParams?.passThrough, due(passThrough.schedule, last: lastPassThrough) {
+            lastPassThrough = now
+            messages.append(TaggedSEIMessage(message: passThrough.message))
+        }
+        if let layoutVolume = config.seiParams?.layoutVolume, due(layoutVolume.schedule, last: lastLayoutVolume) {
+            lastLayoutVolume = now
+            let message = layoutVolume.message(
+                canvas: canvas, regions: layoutRegions(canvas: canvas), unixMilliseconds: Int64(Date().timeIntervalSince1970 * 1000))
+            messages.append(TaggedSEIMessage(message: message))
+        }
+        if !messages.isEmpty { count { $0.seiInserted += messages.count } }
+        return messages
+    }
+
+    /// Each anchor's place in the output and its audio level now: the mix's video items, or
+    /// the relayed user over the whole picture.
+    private func layoutRegions(canvas: MixSize) -> [SEILayoutRegion] {
+        if !config.target.mode.isMixing, let source = config.relaySource?.resolved(in: roomId) {
+            return [SEILayoutRegion(
+                userId: source.userId, rect: MixRect(x: 0, y: 0, width: canvas.width, height: canvas.height), zOrder: 0,
+                volume: inputs[source]?.audioLevel ?? 0)]
+        }
+        return currentLayout(canvas: canvas).items.compactMap { item in
+            guard case .video(let user, _, _) = item.content else { return nil }
+            return SEILayoutRegion(userId: user.userId, rect: item.rect, zOrder: item.zOrder, volume: inputs[user]?.audioLevel ?? 0)
+        }
+    }
+
+    /// `frame` with `messages` in an SEI NAL unit before its first slice.
+    private static func inserting(_ messages: [TaggedSEIMessage], into frame: EncodedVideoFrame) -> EncodedVideoFrame {
+        guard !messages.isEmpty else { return frame }
+        var frame = frame
+        frame.data = H264SEI.inserting(H264SEI.nalUnit(messages), into: frame.data)
+        return frame
     }
 
     private func input(for user: MixUser) -> MixInput? {
@@ -436,7 +508,9 @@ public final class PublishTaskRunner: @unchecked Sendable {
     private func encode(_ compositor: VideoCompositor, with encoder: H264Encoder, timestamp: Int64, forceKeyframe: Bool) {
         do {
             let frames = try encoder.encode(compositor.frame(pts: timestamp * 90), forceKeyframe: forceKeyframe)
-            for frame in frames {
+            for encoded in frames {
+                let sei = seiForOutput(isKeyframe: encoded.isKeyframe, now: .now, canvas: MixSize(width: encoder.width, height: encoder.height))
+                let frame = Self.inserting(sei, into: encoded)
                 for publisher in publishers.values { publisher.write(video: frame, timestampMs: timestamp) }
                 if let roomStream, let roomOutput {
                     roomOutput(roomStream.videoPackets(frame, parameterSets: encoder.parameterSets, timestampMs: timestamp).map { ($0, .video) })
@@ -509,7 +583,10 @@ public final class PublishTaskRunner: @unchecked Sendable {
             openWaitingURLs()
         }
         let timestamp = relayTimestamp(of: frame, arrival: milliseconds(since: now))
-        let encoded = EncodedVideoFrame(codec: .h264, data: frame.data, isKeyframe: frame.isKeyframe, pts: timestamp * 90)
+        let canvas = track.map { MixSize(width: $0.width, height: $0.height) } ?? MixSize(width: 0, height: 0)
+        let encoded = Self.inserting(
+            seiForOutput(isKeyframe: frame.isKeyframe, now: now, canvas: canvas),
+            into: EncodedVideoFrame(codec: .h264, data: frame.data, isKeyframe: frame.isKeyframe, pts: timestamp * 90))
         for publisher in publishers.values { publisher.write(video: encoded, timestampMs: timestamp) }
         count { $0.videoFrames += 1 }
     }

@@ -52,6 +52,9 @@ public struct NegotiatedTrack: Sendable, Hashable {
     public var remoteSSRCs: [UInt32]
     /// The SSRC we send with, for sendonly sections.
     public var localSSRC: UInt32?
+    /// The id of LiveRoom's SEI header extension (``SEIHeaderExtension``) on this section, when
+    /// both sides agreed to it.
+    public var seiExtensionID: UInt8?
 }
 
 /// ICE and DTLS parameters of one side of a peer connection.
@@ -152,6 +155,9 @@ public enum SDPNegotiation {
             let direction = offered.direction.reversed
             var attributes = transportAttributes(local, mid: mid)
             attributes.append(.direction(direction))
+            // LiveRoom's SEI extension is echoed on video sections that offer it.
+            let seiExtensionID = kind == .video ? Self.seiExtensionID(in: offered) : nil
+            if let seiExtensionID { attributes.append(.extmap(SDPExtensionMap(id: UInt16(seiExtensionID), uri: SEIHeaderExtension.uri))) }
             attributes += codecAttributes(codec, payloadType: pt)
             if direction != .recvonly, let ssrc = decision.localSSRC {
                 let (stream, track) = decision.msid ?? ("liveroom", "\(kind.rawValue)\(ssrc)")
@@ -165,7 +171,7 @@ public enum SDPNegotiation {
             bundle.append(mid)
             tracks.append(NegotiatedTrack(
                 mid: mid, kind: kind, codec: codec, payloadType: pt, direction: direction,
-                remoteSSRCs: offered.ssrcs, localSSRC: direction == .recvonly ? nil : decision.localSSRC))
+                remoteSSRCs: offered.ssrcs, localSSRC: direction == .recvonly ? nil : decision.localSSRC, seiExtensionID: seiExtensionID))
         }
         guard !tracks.isEmpty else { throw NegotiationError("no media section of the offer can be used (Opus, VP8 or H.264 packetization-mode=1)") }
         var session: [SDPAttribute] = [.group(semantics: "BUNDLE", identificationTags: bundle)]
@@ -184,12 +190,18 @@ public enum SDPNegotiation {
         /// Codecs in order of preference, with the payload types to use.
         public var codecs: [(codec: RTPCodec, payloadType: UInt8)]
         public var localSSRC: UInt32?
+        /// Offer LiveRoom's SEI header extension with this id.
+        public var seiExtensionID: UInt8?
 
-        public init(kind: MediaKind, direction: SDPDirection, codecs: [(codec: RTPCodec, payloadType: UInt8)], localSSRC: UInt32? = nil) {
+        public init(
+            kind: MediaKind, direction: SDPDirection, codecs: [(codec: RTPCodec, payloadType: UInt8)], localSSRC: UInt32? = nil,
+            seiExtensionID: UInt8? = nil
+        ) {
             self.kind = kind
             self.direction = direction
             self.codecs = codecs
             self.localSSRC = localSSRC
+            self.seiExtensionID = seiExtensionID
         }
     }
 
@@ -200,6 +212,7 @@ public enum SDPNegotiation {
             let mid = String(index)
             var attributes = transportAttributes(local, mid: mid)
             attributes.append(.direction(offered.direction))
+            if let id = offered.seiExtensionID { attributes.append(.extmap(SDPExtensionMap(id: UInt16(id), uri: SEIHeaderExtension.uri))) }
             for (codec, pt) in offered.codecs { attributes += codecAttributes(codec, payloadType: pt) }
             if offered.direction != .recvonly, let ssrc = offered.localSSRC {
                 let track = "\(offered.kind.rawValue)-\(ssrc)"
@@ -225,7 +238,7 @@ public enum SDPNegotiation {
             }
             tracks.append(NegotiatedTrack(
                 mid: section.mid ?? String(index), kind: mine.kind, codec: codec, payloadType: pt, direction: mine.direction,
-                remoteSSRCs: section.ssrcs, localSSRC: mine.localSSRC))
+                remoteSSRCs: section.ssrcs, localSSRC: mine.localSSRC, seiExtensionID: mine.seiExtensionID == nil ? nil : Self.seiExtensionID(in: section)))
         }
         guard !tracks.isEmpty else { throw NegotiationError("the answer accepts no media section") }
         return tracks
@@ -247,6 +260,11 @@ public enum SDPNegotiation {
             }
         }
         return restarted
+    }
+
+    /// The id a section gives LiveRoom's SEI header extension, if it names it with a usable id.
+    static func seiExtensionID(in section: SDPMediaDescription) -> UInt8? {
+        section.extensionMaps.first { $0.uri == SEIHeaderExtension.uri && (1...255).contains($0.id) }.map { UInt8($0.id) }
     }
 
     private static func transportAttributes(_ local: TransportDescription, mid: String) -> [SDPAttribute] {

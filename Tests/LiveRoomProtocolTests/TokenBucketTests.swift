@@ -1,6 +1,6 @@
 import Testing
 
-@testable import LiveRoomCore
+@testable import LiveRoomProtocol
 
 @Suite struct TokenBucketTests {
     @Test func refillsWithTimeAndCaps() {

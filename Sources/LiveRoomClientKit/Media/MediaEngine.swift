@@ -73,6 +73,14 @@ final class MediaEngine {
     private var nextStatistics: ContinuousClock.Instant?
     /// Cleared when the user has left the room: nothing is reported after onExitRoom.
     private var reportsStatistics = true
+    /// SEI messages waiting to ride on our next video frames, and on how many frames each still goes.
+    private var pendingSEI: [(message: TaggedSEIMessage, frames: Int)] = []
+    private var nextSEISequence = UInt32.random(in: 0...UInt32.max)
+    /// Our SEI messages, and messages received, remembered to report each once.
+    private var seiSeen = SEIDeduplicator()
+    /// The most SEI messages that wait for frames at once, and that ride on one frame.
+    static let maxPendingSEI = 30
+    static let maxSEIPerFrame = 3
     /// ICE restarts asked for and not yet answered: our new credentials, and when we asked.
     private var restarts: [RestartTarget: (credentials: ICECredentials, asked: ContinuousClock.Instant)] = [:]
     /// How often onStatistics is printed.
@@ -118,6 +126,7 @@ final class MediaEngine {
     func stopPublishing(now: ContinuousClock.Instant) {
         pendingPublish = nil
         restarts[.publish] = nil
+        pendingSEI.removeAll()
         pipeline?.stop()
         pipeline = nil
         guard let connection = publisher else { return }
@@ -132,11 +141,35 @@ final class MediaEngine {
         switch output {
         case .video(let frame):
             guard !videoMuted else { return }
-            execute(connection.send(video: frame), now: now)
+            let riding = pendingSEI.prefix(Self.maxSEIPerFrame).map(\.message)
+            let (events, carried) = connection.send(video: frame, sei: riding)
+            if carried {
+                for index in pendingSEI.indices.prefix(riding.count) { pendingSEI[index].frames -= 1 }
+                pendingSEI.removeAll { $0.frames <= 0 }
+            }
+            execute(events, now: now)
         case .audio(let frame):
             guard !audioMuted else { return }
             execute(connection.send(audio: frame), now: now)
         }
+    }
+
+    /// TRTC's `sendSEIMsg`: `data` rides on our next `repeatCount` video frames with the
+    /// payload type of `--sei-payload-type`, tagged with our number for it and the time.
+    func sendSEI(data: [UInt8], repeatCount: Int, wallClockMilliseconds: UInt64) throws(LiveRoomError) {
+        guard let connection = publisher, connection.video != nil, pipeline != nil, !videoMuted else {
+            throw LiveRoomError(
+                ErrorCode.seiNeedsVideo,
+                videoMuted ? "SEI rides on video, and your video is muted" : "SEI rides on video, and you are not publishing video")
+        }
+        guard pendingSEI.count < Self.maxPendingSEI else {
+            throw LiveRoomError(ErrorCode.customMessageRateLimited, "SEI message refused: \(Self.maxPendingSEI) are still waiting for video frames")
+        }
+        let payloadType = options.seiPayloadType
+        let message = SEIMessage(payloadType: payloadType, uuid: payloadType == 5 ? SEIMessage.defaultUUID : nil, data: data)
+        let tag = SEITag(sequence: nextSEISequence, sentAtMilliseconds: wallClockMilliseconds)
+        nextSEISequence &+= 1
+        pendingSEI.append((TaggedSEIMessage(message: message, tag: tag), repeatCount))
     }
 
     /// muteLocalVideo / muteLocalAudio: stop or resume sending that kind.
@@ -358,6 +391,9 @@ final class MediaEngine {
                 if connection.transport.isConnected { reportConnected(connection.transport, connection: "subscribe", userId: remote) }
             case .video(let frame):
                 guard let codec = connection.videoCodec else { continue }
+                for message in frame.sei where seiSeen.isNew(message, from: remote, now: now) {
+                    environment.event(Self.seiEvent(message, from: remote))
+                }
                 if frame.isKeyframe, !firstFrameReported.contains(remote), let size = try? VideoSize(keyframe: frame.data, codec: codec) {
                     firstFrameReported.insert(remote)
                     environment.event([
@@ -380,6 +416,19 @@ final class MediaEngine {
                 environment.notify(.subscriptionClosed(userId: remote, reason: reason))
             }
         }
+    }
+
+    /// onRecvSEIMsg, as TRTC names it: the sender, the message (as text when it is UTF-8) and
+    /// its bytes in hex, its payload type (and UUID for type 5).
+    static func seiEvent(_ tagged: TaggedSEIMessage, from userId: String) -> JSONValue {
+        let message = tagged.message
+        var event: [String: JSONValue] = [
+            "event": "onRecvSEIMsg", "userId": .string(userId), "payloadType": .number(Double(message.payloadType)),
+            "messageHex": .string(message.data.hexString),
+        ]
+        if let text = String(validating: message.data, as: UTF8.self) { event["message"] = .string(text) }
+        if let uuid = message.uuid { event["uuid"] = .string(uuid.hexString) }
+        return .object(event)
     }
 
     /// onMediaConnected: a peer connection is up, over UDP or ICE-TCP, to this server address.

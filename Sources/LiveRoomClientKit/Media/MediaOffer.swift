@@ -16,7 +16,7 @@ public enum MediaOffer {
         let video: (codec: RTPCodec, payloadType: UInt8) = videoCodec == .vp8 ? (.vp8, vp8PayloadType) : (.h264, h264PayloadType)
         return [
             .init(kind: .audio, direction: .sendonly, codecs: [(.opus, opusPayloadType)], localSSRC: audioSSRC),
-            .init(kind: .video, direction: .sendonly, codecs: [video], localSSRC: videoSSRC),
+            .init(kind: .video, direction: .sendonly, codecs: [video], localSSRC: videoSSRC, seiExtensionID: SEIHeaderExtension.defaultID),
         ]
     }
 
@@ -24,7 +24,7 @@ public enum MediaOffer {
     public static func subscribeSections() -> [SDPNegotiation.OfferedSection] {
         [
             .init(kind: .audio, direction: .recvonly, codecs: [(.opus, opusPayloadType)]),
-            .init(kind: .video, direction: .recvonly, codecs: [(.vp8, vp8PayloadType), (.h264, h264PayloadType)]),
+            .init(kind: .video, direction: .recvonly, codecs: [(.vp8, vp8PayloadType), (.h264, h264PayloadType)], seiExtensionID: SEIHeaderExtension.defaultID),
         ]
     }
 

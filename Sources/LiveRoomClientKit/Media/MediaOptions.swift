@@ -70,12 +70,16 @@ public struct MediaOptions: Sendable, Hashable {
     public var recordDirectory: String?
     /// Which of the server's candidates media may use.
     public var iceTransport: ICETransportPolicy
+    /// The payload type our SEI messages go with (TRTC's `setSEIPayloadType`): 242, 5 or 100–254 but 244.
+    public var seiPayloadType: Int
 
     public init(
         publish: PublishSource? = nil, videoCodec: VideoCodec = .vp8, width: Int = 540, height: Int = 960, fps: Int = 15,
-        bitrateKbps: Int = 1300, audioBitrateKbps: Int = 48, recordDirectory: String? = nil, iceTransport: ICETransportPolicy = .any
+        bitrateKbps: Int = 1300, audioBitrateKbps: Int = 48, recordDirectory: String? = nil, iceTransport: ICETransportPolicy = .any,
+        seiPayloadType: Int = SEIMessage.defaultPayloadType
     ) {
         self.iceTransport = iceTransport
+        self.seiPayloadType = seiPayloadType
         self.publish = publish
         self.videoCodec = videoCodec
         self.width = width
@@ -107,8 +111,11 @@ public struct MediaOptions: Sendable, Hashable {
         return (width, height)
     }
 
-    /// Checks frame rate and bitrate.
+    /// Checks frame rate, bitrate and the SEI payload type.
     public func validate() throws(MediaOptionError) {
+        guard SEIMessage.isAllowedPayloadType(seiPayloadType) else {
+            throw MediaOptionError("--sei-payload-type must be 5 or 100-254 except 244 (242 by default), not \(seiPayloadType)")
+        }
         guard (1...60).contains(fps) else { throw MediaOptionError("--fps must be between 1 and 60, not \(fps)") }
         guard (16...20_000).contains(bitrateKbps) else {
             throw MediaOptionError("--bitrate must be between 16 and 20000 kbit/s, not \(bitrateKbps)")

@@ -254,6 +254,13 @@ public final class MediaSession: Sendable {
         }
     }
 
+    /// Sends `data` as SEI on our next `repeatCount` video frames (checked there: we must be
+    /// publishing unmuted video).
+    public func sendSEI(data: [UInt8], repeatCount: Int) async throws {
+        let now = UInt64(max(0, Date().timeIntervalSince1970 * 1000))
+        try await onLoop { try $0.sendSEI(data: data, repeatCount: repeatCount, wallClockMilliseconds: now) }
+    }
+
     /// Goes on with an ICE restart given the server's answer (`onIceRestartAnswer`).
     public func completeICERestart(userId: String?, answer: String) async throws {
         try await onLoop { try $0.completeICERestart(userId: userId, answer: answer, now: .now) }

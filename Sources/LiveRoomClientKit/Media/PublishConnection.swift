@@ -27,6 +27,8 @@ final class PublishConnection {
     let videoCodec: VideoCodec
     private(set) var audio: OutboundRTPStream?
     private(set) var video: OutboundRTPStream?
+    /// The id of the SEI header extension the server agreed to (VP8 SEI rides there).
+    private var seiExtensionID: UInt8?
     private var vp8Packetizer = VP8Packetizer(maxPayloadSize: PublishConnection.maxPayloadSize)
     private let h264Packetizer = H264Packetizer(maxPayloadSize: PublishConnection.maxPayloadSize)
     private var keyframeRequests = KeyframeRequestLimiter(interval: .milliseconds(500))
@@ -54,7 +56,9 @@ final class PublishConnection {
             let stream = OutboundRTPStream(ssrc: ssrc, payloadType: track.payloadType, clockRate: track.codec.clockRate, mediaStart: mediaStart)
             switch track.kind {
             case .audio: audio = stream
-            case .video: video = stream
+            case .video:
+                video = stream
+                seiExtensionID = track.seiExtensionID
             }
         }
     }
@@ -94,21 +98,53 @@ final class PublishConnection {
         return events
     }
 
-    /// Packetizes and sends one encoded video frame.
-    func send(video frame: EncodedVideoFrame) -> [Event] {
-        guard var stream = video, transport.isConnected else { return [] }
+    /// Packetizes and sends one encoded video frame, carrying `sei`: an H.264 frame gets an SEI
+    /// NAL unit before its first slice; a VP8 frame carries it in the SEI header extension,
+    /// a chunk per packet, cut into at least as many packets as there are chunks.
+    /// - Returns: the packets to send, and whether `sei` went with them.
+    func send(video frame: EncodedVideoFrame, sei: [TaggedSEIMessage] = []) -> (events: [Event], carriedSEI: Bool) {
+        guard var stream = video, transport.isConnected else { return ([], false) }
+        var data = frame.data
+        var chunks: [[UInt8]] = []
+        var carried = false
+        if !sei.isEmpty {
+            let unit = H264SEI.nalUnit(sei)
+            switch videoCodec {
+            case .h264:
+                data = H264SEI.inserting(unit, into: data)
+                carried = data.count > frame.data.count
+            case .vp8:
+                chunks = seiExtensionID == nil ? [] : SEIHeaderExtension.chunks(of: unit)
+                carried = !chunks.isEmpty
+            }
+        }
         let payloads: [ByteBuffer]
         do {
             switch videoCodec {
-            case .vp8: payloads = try vp8Packetizer.packetize(frame: ByteBuffer(bytes: frame.data))
-            case .h264: payloads = try h264Packetizer.packetize(annexB: ByteBuffer(bytes: frame.data))
+            case .vp8:
+                var packetizer = vp8Packetizer
+                if !chunks.isEmpty {
+                    // Room for a chunk in every packet, and at least one packet per chunk.
+                    packetizer.maxPayloadSize = min(Self.maxPayloadSize - SEIHeaderExtension.chunkSize - 8, data.count / chunks.count + 8)
+                }
+                payloads = try packetizer.packetize(frame: ByteBuffer(bytes: data))
+                vp8Packetizer.nextPictureID = packetizer.nextPictureID
+            case .h264: payloads = try h264Packetizer.packetize(annexB: ByteBuffer(bytes: data))
             }
         } catch {
-            return []
+            return ([], false)
         }
-        let packets = stream.packets(payloads: payloads, pts: frame.pts, marker: true)
+        // Chunk i rides on packet i; a frame of fewer packets takes the rest on its last one.
+        var extensions: [RTPHeaderExtension] = []
+        if let id = seiExtensionID, !chunks.isEmpty {
+            for index in 0..<min(payloads.count, chunks.count) {
+                let elements = (index == payloads.count - 1 ? Array(chunks[index...]) : [chunks[index]]).map { RTPHeaderExtension.Element(id: id, data: $0) }
+                extensions.append(.twoByte(appBits: 0, elements))
+            }
+        }
+        let packets = stream.packets(payloads: payloads, pts: frame.pts, marker: true, extensions: extensions)
         video = stream
-        return packets.compactMap(protect)
+        return (packets.compactMap(protect), carried)
     }
 
     /// Sends one Opus packet.

@@ -15,6 +15,8 @@ final class SubscribeConnection {
         var isKeyframe: Bool
         var rtpTimestamp: UInt32
         var arrival: ContinuousClock.Instant
+        /// The SEI messages the frame carries.
+        var sei: [TaggedSEIMessage] = []
     }
 
     enum Event: ConnectionEvent {
@@ -36,6 +38,8 @@ final class SubscribeConnection {
     let videoCodec: VideoCodec?
     private let videoPayloadType: UInt8?
     private let audioPayloadType: UInt8?
+    /// The SEI header extension id of the video section (VP8 SEI rides there).
+    private let seiExtensionID: UInt8?
     private var videoSSRC: UInt32?
     private var audioSSRC: UInt32?
     private var assembler = VideoFrameAssembler()
@@ -59,6 +63,7 @@ final class SubscribeConnection {
         videoCodec = video.flatMap(MediaOffer.videoCodec(of:))
         videoPayloadType = video?.payloadType
         audioPayloadType = audio?.payloadType
+        seiExtensionID = video?.seiExtensionID
         videoSSRC = video?.remoteSSRCs.first
         audioSSRC = audio?.remoteSSRCs.first
         sample = StatisticsSnapshot.Remote(userId: userId)
@@ -159,7 +164,8 @@ final class SubscribeConnection {
                         sample.point2PointSamples += 1
                     }
                 }
-                events.append(.video(VideoFrame(data: data, isKeyframe: frame.isKeyframe, rtpTimestamp: frame.timestamp, arrival: frame.firstArrival)))
+                let sei = VideoPayloadFormat.sei(of: frame, bitstream: data, codec: codec, extensionID: seiExtensionID)
+                events.append(.video(VideoFrame(data: data, isKeyframe: frame.isKeyframe, rtpTimestamp: frame.timestamp, arrival: frame.firstArrival, sei: sei)))
             case .nack(let sequenceNumbers):
                 guard let ssrc = videoSSRC else { continue }
                 events += sendRTCP([

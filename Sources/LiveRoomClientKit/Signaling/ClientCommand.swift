@@ -1,5 +1,6 @@
 import Foundation
 import LiveRoomProtocol
+import LiveRoomWire
 
 /// One line a user types on `liveroom join`'s standard input.
 public enum ClientCommand: Sendable, Hashable {
@@ -7,10 +8,20 @@ public enum ClientCommand: Sendable, Hashable {
     case request(SignalingRequest)
     /// Leave the room and end the session.
     case leave
+    /// Send an SEI message on the next `repeatCount` video frames we publish (TRTC's
+    /// `sendSEIMsg`); it goes in our own video, not over signaling.
+    case sendSEI(data: [UInt8], repeatCount: Int)
+
+    /// The most frames one SEI message is repeated on (2 s at 15 fps).
+    public static let maxSEIRepeatCount = 30
 
     /// The commands and their arguments, for help and error messages.
     public static let usage = """
         custom <cmdID> <text>        send a custom message (cmdID 1-10) to the room
+        sei <text> [repeatCount]     send text (UTF-8, at most 1000 bytes) as SEI on the next
+                                     repeatCount (1-30, default 1) video frames (anchor); a text
+                                     that ends in a number needs the repeat count after it
+        sei-hex <hex> [repeatCount]  the same with bytes given in hex
         switch-role anchor|audience  switch role (to anchor needs an accepted mic request or invitation)
         request-mic                  ask the anchors to bring you on mic
         accept-mic <user>            accept a user's mic request (anchor)
@@ -95,6 +106,32 @@ public enum ClientCommand: Sendable, Hashable {
             let (taskId, extra) = split(rest)
             guard extra.isEmpty else { throw LiveRoomError(ErrorCode.invalidField, "usage: stop-publish [task]") }
             return .request(.publishTask(.stopPublishMediaStream(taskId: taskId)))
+        case "sei", "sei-hex":
+            let usage = "usage: \(word) <\(word == "sei" ? "text" : "hex")> [repeatCount]"
+            var text = rest
+            var repeatCount = 1
+            if let space = rest.lastIndex(where: { $0 == " " || $0 == "\t" }), let count = Int(rest[rest.index(after: space)...]) {
+                text = rest[..<space].trimmingCharacters(in: .whitespaces)
+                repeatCount = count
+            }
+            guard !text.isEmpty else { throw LiveRoomError(ErrorCode.invalidSEIMessage, usage) }
+            guard (1...maxSEIRepeatCount).contains(repeatCount) else {
+                throw LiveRoomError(ErrorCode.invalidSEIMessage, "the repeat count must be 1-\(maxSEIRepeatCount), not \(repeatCount)")
+            }
+            let data: [UInt8]
+            if word == "sei" {
+                data = Array(text.utf8)
+            } else {
+                let digits = Array(text.filter { !$0.isWhitespace })
+                guard digits.count % 2 == 0, digits.allSatisfy(\.isHexDigit) else {
+                    throw LiveRoomError(ErrorCode.invalidSEIMessage, "sei-hex takes an even number of hex digits; \(usage)")
+                }
+                data = stride(from: 0, to: digits.count, by: 2).map { UInt8(String(digits[$0...$0 + 1]), radix: 16)! }
+            }
+            guard data.count <= SEIMessage.maxDataLength else {
+                throw LiveRoomError(ErrorCode.invalidSEIMessage, "an SEI message is at most \(SEIMessage.maxDataLength) bytes, not \(data.count)")
+            }
+            return .sendSEI(data: data, repeatCount: repeatCount)
         case "leave":
             try noArgument()
             return .leave

@@ -96,6 +96,8 @@ public struct JoinSession: Sendable {
         /// Whether enterRoom succeeded on the current connection.
         let entered = Mutex(false)
         let media: Mutex<MediaSignalingStateMachine>
+        /// TRTC's 30 messages and 8 KB a second, shared by our custom and SEI messages.
+        let limiter = Mutex(CustomMessageLimiter())
 
         init(media: MediaSignalingStateMachine) {
             self.media = Mutex(media)
@@ -257,7 +259,24 @@ public struct JoinSession: Sendable {
                             case .leave:
                                 await leave()
                                 return
+                            case .sendSEI(let data, let repeatCount):
+                                do {
+                                    guard state.media.withLock({ $0.role }) == .anchor else {
+                                        throw LiveRoomError(ErrorCode.audienceCannotPublish, "only anchors send SEI: it rides on the video they publish")
+                                    }
+                                    try state.limiter.withLock { limiter throws(LiveRoomError) in
+                                        try limiter.admit(size: data.count, what: "SEI message", now: .now)
+                                    }
+                                    try await media.sendSEI(data: data, repeatCount: repeatCount)
+                                } catch let error as LiveRoomError {
+                                    printer.printError(error, requestType: "sendSEIMsg")
+                                } catch {
+                                    printer.printError(LiveRoomError(ErrorCode.seiNeedsVideo, "\(error)"), requestType: "sendSEIMsg")
+                                }
                             case .request(let request):
+                                if case .room(.sendCustomCmdMsg(let message)) = request {
+                                    state.limiter.withLock { $0.record(size: message.data.utf8.count, now: .now) }
+                                }
                                 switch request {
                                 case .room(.switchRole(let role)): state.media.withLock { $0.requestedRoleSwitch(to: role) }
                                 case .room(.muteLocalVideo(let mute)): await media.setMuted(.video, mute)

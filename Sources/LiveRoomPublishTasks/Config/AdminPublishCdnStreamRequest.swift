@@ -102,8 +102,8 @@ public struct AdminPublishCdnStreamRequest: Sendable {
         if let video = try fields.fields("VideoParams", code: ErrorCode.invalidVideoEncoding) {
             try applyVideo(video, to: &config, isStart: isStart)
         }
-        if let sei = fields.value("SeiParams") {
-            config.seiParams = sei
+        if let sei = try fields.fields("SeiParams", code: ErrorCode.invalidSEIParams) {
+            config.seiParams = try TaskSEIParams.parseAdmin(sei)
         }
     }
 

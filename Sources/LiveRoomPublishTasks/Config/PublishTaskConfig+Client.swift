@@ -15,8 +15,9 @@ extension PublishTaskConfig {
         let target = try parseClientTarget(JSONFields(taskParameters: target, path: "target", code: ErrorCode.invalidPublishTarget))
         var config = PublishTaskConfig(target: target)
         if let encoderParam, encoderParam != .null {
-            config.encoderParam = try parseClientEncoderParam(
-                JSONFields(taskParameters: encoderParam, path: "encoderParam", code: ErrorCode.invalidVideoEncoding))
+            let fields = try JSONFields(taskParameters: encoderParam, path: "encoderParam", code: ErrorCode.invalidVideoEncoding)
+            config.encoderParam = try parseClientEncoderParam(fields)
+            config.seiParams = try parseClientSEIParams(fields)
         }
         if let mixingConfig, mixingConfig != .null, target.mode.isMixing {
             config.mixingConfig = try parseClientMixingConfig(
@@ -40,8 +41,9 @@ extension PublishTaskConfig {
             config.target = try parseClientTarget(JSONFields(taskParameters: target, path: "target", code: ErrorCode.invalidPublishTarget))
         }
         if let encoderParam, encoderParam != .null {
-            config.encoderParam = try parseClientEncoderParam(
-                JSONFields(taskParameters: encoderParam, path: "encoderParam", code: ErrorCode.invalidVideoEncoding))
+            let fields = try JSONFields(taskParameters: encoderParam, path: "encoderParam", code: ErrorCode.invalidVideoEncoding)
+            config.encoderParam = try parseClientEncoderParam(fields)
+            config.seiParams = try parseClientSEIParams(fields)
         }
         if config.target.mode.isMixing {
             if let mixingConfig, mixingConfig != .null {
@@ -106,6 +108,12 @@ extension PublishTaskConfig {
         param.audioEncodedKbps = try fields.int("audioEncodedKbps", code: audio) ?? param.audioEncodedKbps
         param.audioEncodedCodecType = try fields.int("audioEncodedCodecType", code: ErrorCode.unsupportedCodec) ?? 0
         return param
+    }
+
+    /// `encoderParam.videoSeiParams` (TRTC's `TRTCStreamEncoderParam.videoSeiParams`), if given.
+    static func parseClientSEIParams(_ fields: JSONFields) throws(LiveRoomError) -> TaskSEIParams? {
+        guard let value = fields.value("videoSeiParams"), value != .null, value.stringValue?.isEmpty != true else { return nil }
+        return try TaskSEIParams.parseClient(value, field: fields, key: "videoSeiParams")
     }
 
     static func parseClientMixingConfig(_ fields: JSONFields) throws(LiveRoomError) -> StreamMixingConfig {

@@ -20,12 +20,12 @@ public struct PublishTaskConfig: Sendable, Hashable {
     public var idleTimeout: Duration?
     /// The robot user id of an admin task (`AgentParams.UserId`), if given.
     public var agentUserId: String?
-    /// The admin API's `SeiParams`, kept as given for the SEI stage.
-    public var seiParams: JSONValue?
+    /// SEI the server puts into the output itself (`SeiParams`, `videoSeiParams`).
+    public var seiParams: TaskSEIParams?
 
     public init(
         target: PublishTarget, encoderParam: StreamEncoderParam? = nil, mixingConfig: StreamMixingConfig? = nil,
-        relaySource: MixUser? = nil, idleTimeout: Duration? = nil, agentUserId: String? = nil, seiParams: JSONValue? = nil
+        relaySource: MixUser? = nil, idleTimeout: Duration? = nil, agentUserId: String? = nil, seiParams: TaskSEIParams? = nil
     ) {
         self.target = target
         self.encoderParam = encoderParam

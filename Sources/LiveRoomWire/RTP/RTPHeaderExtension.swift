@@ -111,3 +111,50 @@ public enum RTPHeaderExtension: Hashable, Sendable {
         buffer.setInteger(UInt16(words), at: lengthIndex)
     }
 }
+
+extension RTPHeaderExtension {
+    /// Renumbers the header extension elements `from` to `to` in a serialized RTP packet, in
+    /// place (one-byte and two-byte forms; `to` must fit the form). Returns whether any was.
+    @discardableResult
+    public static func renumber(_ from: UInt8, to: UInt8, inPacket packet: inout [UInt8]) -> Bool {
+        guard packet.count >= 12, packet[0] & 0x10 != 0 else { return false }
+        let start = 12 + 4 * Int(packet[0] & 0x0F)
+        guard packet.count >= start + 4 else { return false }
+        let profile = UInt16(packet[start]) << 8 | UInt16(packet[start + 1])
+        let end = start + 4 + 4 * (Int(packet[start + 2]) << 8 | Int(packet[start + 3]))
+        guard end <= packet.count else { return false }
+        var index = start + 4
+        var changed = false
+        if profile == oneByteProfile {
+            guard (1...14).contains(to) else { return false }
+            while index < end {
+                let byte = packet[index]
+                if byte == 0 {
+                    index += 1
+                    continue
+                }
+                let id = byte >> 4
+                if id == 15 { break }
+                if id == from {
+                    packet[index] = to << 4 | (byte & 0x0F)
+                    changed = true
+                }
+                index += 1 + Int(byte & 0x0F) + 1
+            }
+        } else if profile & 0xFFF0 == 0x1000 {
+            while index + 1 < end {
+                let id = packet[index]
+                if id == 0 {
+                    index += 1
+                    continue
+                }
+                if id == from {
+                    packet[index] = to
+                    changed = true
+                }
+                index += 2 + Int(packet[index + 1])
+            }
+        }
+        return changed
+    }
+}

@@ -71,7 +71,7 @@ struct AdminParsingTests {
             AudioMixUser(user: MixUser(userId: "guest", roomId: "room1"), volume: 70),
         ])
         #expect(mixing.watermarkList == [Watermark(watermarkUrl: "https://img.example.com/logo.png", rect: MixRect(x: 1140, y: 20, width: 120, height: 40), zOrder: 5)])
-        #expect(config.seiParams?["LayoutVolume"]?["PayloadType"] == 100)
+        #expect(config.seiParams?.layoutVolume == TaskSEIParams.LayoutVolume(appData: "shop", payloadType: 100, uuid: nil, schedule: .init(intervalMilliseconds: 1000)))
     }
 
     @Test func relayStart() throws {

@@ -9,6 +9,10 @@ listening address. Every datagram, either way, is dropped with probability LOSS_
 else delayed by DELAY_MS plus a uniform -JITTER_MS..+JITTER_MS (so packets overtake each other,
 as on a jittery path). Prints "ready" when listening, then each second
 "stats up=<forwarded>/<received> down=<forwarded>/<received>". Stops after SECONDS (default 600).
+
+A line "drop-up N" on standard input drops the next N datagrams toward the target that are
+longer than 300 bytes (video packets, not audio or RTCP), and prints "dropped N" when done: a test
+loses exactly the packets of the frames sent next.
 """
 import heapq, random, selectors, socket, sys, time
 
@@ -27,11 +31,20 @@ upstream = {}  # client address -> socket toward the target
 queue = []  # (due, sequence, socket, payload, destination)
 sequence = 0
 counts = {"up": [0, 0], "down": [0, 0]}  # forwarded, received
+drop_up = 0  # large datagrams toward the target still to drop (the drop-up command)
+dropped_up = 0
+selector.register(sys.stdin, selectors.EVENT_READ, "stdin")
 
 
 def schedule(sock, payload, destination, direction):
-    global sequence
+    global sequence, drop_up, dropped_up
     counts[direction][1] += 1
+    if direction == "up" and drop_up > 0 and len(payload) > 300:
+        drop_up -= 1
+        dropped_up += 1
+        if drop_up == 0:
+            print(f"dropped {dropped_up}", flush=True)
+        return
     if rng.random() < loss:
         return
     due = time.monotonic() + max(0.0, delay + rng.uniform(-jitter, jitter))
@@ -44,6 +57,13 @@ started = last_report = time.monotonic()
 while time.monotonic() - started < seconds:
     timeout = 0.2 if not queue else max(0.0, min(0.2, queue[0][0] - time.monotonic()))
     for key, _ in selector.select(timeout=timeout):
+        if key.data == "stdin":
+            line = sys.stdin.readline()
+            if not line:
+                selector.unregister(sys.stdin)
+            elif line.startswith("drop-up "):
+                drop_up, dropped_up = int(line.split()[1]), 0
+            continue
         sock = key.fileobj
         try:
             payload, source = sock.recvfrom(65536)

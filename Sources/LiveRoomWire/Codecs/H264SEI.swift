@@ -4,6 +4,9 @@ import NIOCore
 /// messages back, and put one into an access unit before its first slice, where decoders and
 /// FFmpeg take it as part of that picture (an SEI after a slice is dropped as late).
 public enum H264SEI {
+    /// The UUID of the user_data_unregistered message in which x264 writes its version and options.
+    public static let x264UUID: [UInt8] = [0xDC, 0x45, 0xE9, 0xBD, 0xE6, 0xD9, 0x48, 0xB7, 0x96, 0x2C, 0xD8, 0x20, 0xD9, 0x23, 0xEE, 0xEF]
+
     /// The most messages read from one NAL unit; the rest are ignored.
     public static let maxMessagesPerNALUnit = 32
 
@@ -25,8 +28,9 @@ public enum H264SEI {
         nalUnit(tagged.flatMap { item in (item.tag.map { [$0.message] } ?? []) + [item.message] })
     }
 
-    /// The messages of an SEI NAL unit (with its header byte), each with the tag before it;
-    /// tags themselves are not listed. Malformed trailing data ends the list.
+    /// The messages a sender put in an SEI NAL unit (with its header byte), each with the tag
+    /// before it; tags, payload types a sender may not use and x264's version message are not
+    /// listed. Malformed trailing data ends the list.
     public static func messages(inNALUnit unit: some Collection<UInt8>) -> [TaggedSEIMessage] {
         guard let header = unit.first, H264NALUnitType.of(headerByte: header) == H264NALUnitType.sei else { return [] }
         let rbsp = removingEmulationPrevention(unit.dropFirst())
@@ -58,6 +62,12 @@ public enum H264SEI {
             }
             if let tag = SEITag(message) {
                 pendingTag = tag
+                continue
+            }
+            // Only what a sender may send: not the decoder's own messages (buffering, timing…) nor
+            // the encoder's version string that x264 puts on its first frame.
+            guard SEIMessage.isAllowedPayloadType(message.payloadType), message.uuid != Self.x264UUID else {
+                pendingTag = nil
                 continue
             }
             result.append(TaggedSEIMessage(message: message, tag: pendingTag))

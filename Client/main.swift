@@ -83,12 +83,14 @@ struct JoinCommand: AsyncParsableCommand {
     @Flag(help: "Print each event as one JSON object per line.") var json = false
     @Flag(help: "Also print the SDP answers (onPublishAnswer, onSubscribeAnswer), which are no TRTC callbacks.") var verbose = false
     @Option(help: "Leave after this many seconds (then standard input's end does not end the session).") var duration: Double?
-    @Option(help: "Publish when an anchor: testsrc, color:RRGGBB or file:PATH.") var publish: String?
+    @Option(help: "Publish when an anchor: testsrc, color:RRGGBB, framecode (frames that show their number) or file:PATH.") var publish: String?
     @Option(help: "Video codec to publish: vp8 or h264.") var videoCodec: String = "vp8"
     @Option(help: "Published picture size, WIDTHxHEIGHT.") var resolution: String = "540x960"
     @Option(help: "Published frames per second.") var fps: Int = 15
     @Option(help: "Published video bitrate in kbit/s.") var bitrate: Int = 1300
     @Option(help: "Record each remote user to DIR/<userId>.mkv.") var record: String?
+    @Flag(help: "Print onSEIMsgSent with the frame code each SEI message rides on, and add to onRecvSEIMsg the frame code of the picture it came on (decodes received video).")
+    var frameCode = false
     @Option(help: "The payload type of the SEI messages you send (TRTC's setSEIPayloadType): 242 (default), 5, or 100-254 except 244.")
     var seiPayloadType: Int = 242
     @Option(help: "Media path: udp, tcp (ICE-TCP, for networks that drop UDP) or any (UDP preferred, ICE-TCP when UDP does not answer within a second).")
@@ -109,6 +111,7 @@ struct JoinCommand: AsyncParsableCommand {
             }
             media.iceTransport = policy
             media.seiPayloadType = seiPayloadType
+            media.frameCodes = frameCode
             try media.validate()
             if case .file(let path) = media.publish, !FileManager.default.fileExists(atPath: path) {
                 throw MediaOptionError("--publish file: \(path) does not exist")
@@ -177,6 +180,8 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(help: "Stop after this many seconds.") var duration: Double?
     @Option(help: "Copy what is received into FILE (format from its name: .flv, .mkv, .mp4, .ts).") var record: String?
     @Option(help: "Report SEI messages of this payload type only (5 or 100-254 except 244); without it, every type.") var seiPayloadType: Int?
+    @Flag(help: "Add to onReceiveSeiMessage the frame code of the picture it came on (an anchor publishing --publish framecode).")
+    var frameCode = false
     @Option(help: "Tries to play again after the stream breaks.") var retryCount: Int = 5
     @Option(help: "Milliseconds between those tries.") var retryIntervalMs: Int = 1000
 
@@ -188,11 +193,11 @@ struct PlayCommand: AsyncParsableCommand {
         guard (0...100).contains(retryCount), (100...60_000).contains(retryIntervalMs) else {
             throw ValidationError("--retry-count must be 0-100 and --retry-interval-ms 100-60000")
         }
-        let player = CDNPlayer(
-            options: PlayOptions(
-                url: url, duration: duration.map { .milliseconds(Int64($0 * 1000)) }, record: record, seiPayloadType: seiPayloadType,
-                retryCount: retryCount, retryInterval: .milliseconds(retryIntervalMs)),
-            printer: EventPrinter(json: json))
+        var options = PlayOptions(
+            url: url, duration: duration.map { .milliseconds(Int64($0 * 1000)) }, record: record, seiPayloadType: seiPayloadType,
+            retryCount: retryCount, retryInterval: .milliseconds(retryIntervalMs))
+        options.frameCodes = frameCode
+        let player = CDNPlayer(options: options, printer: EventPrinter(json: json))
         let status = await player.run()
         if status != 0 { throw ExitCode(status) }
     }

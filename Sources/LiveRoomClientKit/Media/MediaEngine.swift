@@ -78,6 +78,8 @@ final class MediaEngine {
     private var nextSEISequence = UInt32.random(in: 0...UInt32.max)
     /// Our SEI messages, and messages received, remembered to report each once.
     private var seiSeen = SEIDeduplicator()
+    /// Decoders of received video, with `frameCodes` only.
+    private var decoders: [String: any VideoDecoding] = [:]
     /// The most SEI messages that wait for frames at once, and that ride on one frame.
     static let maxPendingSEI = 30
     static let maxSEIPerFrame = 3
@@ -143,6 +145,14 @@ final class MediaEngine {
             guard !videoMuted else { return }
             let riding = pendingSEI.prefix(Self.maxSEIPerFrame).map(\.message)
             let (events, carried) = connection.send(video: frame, sei: riding)
+            if carried, options.frameCodes {
+                let index = Int((frame.pts * Int64(options.fps) + 45_000) / 90_000) & 0xFFFF
+                for message in riding {
+                    environment.event([
+                        "event": "onSEIMsgSent", "messageHex": .string(message.message.data.hexString), "frameCode": .number(Double(index)),
+                    ])
+                }
+            }
             if carried {
                 for index in pendingSEI.indices.prefix(riding.count) { pendingSEI[index].frames -= 1 }
                 pendingSEI.removeAll { $0.frames <= 0 }
@@ -212,6 +222,7 @@ final class MediaEngine {
     func closeSubscription(userId remote: String, now: ContinuousClock.Instant) {
         pendingSubscriptions[remote] = nil
         restarts[.subscription(remote)] = nil
+        decoders[remote] = nil
         guard let connection = subscriptions.removeValue(forKey: remote) else { return }
         for case .send(let bytes, let to) in connection.close(reason: "unsubscribed") { environment.send(connection.id, bytes, to) }
         environment.release(connection.id)
@@ -391,8 +402,11 @@ final class MediaEngine {
                 if connection.transport.isConnected { reportConnected(connection.transport, connection: "subscribe", userId: remote) }
             case .video(let frame):
                 guard let codec = connection.videoCodec else { continue }
+                let code = options.frameCodes ? frameCode(of: frame, codec: codec, from: remote) : nil
                 for message in frame.sei where seiSeen.isNew(message, from: remote, now: now) {
-                    environment.event(Self.seiEvent(message, from: remote))
+                    var event = Self.seiEvent(message, from: remote).objectValue ?? [:]
+                    if let code { event["frameCode"] = .number(Double(code)) }
+                    environment.event(.object(event))
                 }
                 if frame.isKeyframe, !firstFrameReported.contains(remote), let size = try? VideoSize(keyframe: frame.data, codec: codec) {
                     firstFrameReported.insert(remote)
@@ -429,6 +443,22 @@ final class MediaEngine {
         if let text = String(validating: message.data, as: UTF8.self) { event["message"] = .string(text) }
         if let uuid = message.uuid { event["uuid"] = .string(uuid.hexString) }
         return .object(event)
+    }
+
+    /// Decodes a received frame (with `frameCodes` only) and reads the frame code it shows.
+    private func frameCode(of frame: SubscribeConnection.VideoFrame, codec: VideoCodec, from remote: String) -> Int? {
+        do {
+            if decoders[remote] == nil {
+                decoders[remote] = switch codec {
+                case .vp8: try VP8Decoder()
+                case .h264: try H264Decoder()
+                }
+            }
+            let pictures = try decoders[remote]?.decode(EncodedVideoFrame(codec: codec, data: frame.data, isKeyframe: frame.isKeyframe, pts: 0))
+            return pictures?.last.map(FrameCodeSource.read)
+        } catch {
+            return nil
+        }
     }
 
     /// onMediaConnected: a peer connection is up, over UDP or ICE-TCP, to this server address.

@@ -9,11 +9,15 @@ public enum PublishSource: Sendable, Hashable {
     case color(UInt32)
     /// A media file, looped.
     case file(path: String)
+    /// Black and white blocks showing the frame's number (``FrameCodeSource``), and a tone.
+    case frameCode
 
-    /// Parses `testsrc`, `color:RRGGBB` or `file:PATH`.
+    /// Parses `testsrc`, `color:RRGGBB`, `framecode` or `file:PATH`.
     public init(parsing text: String) throws(MediaOptionError) {
         if text == "testsrc" {
             self = .testCard
+        } else if text == "framecode" {
+            self = .frameCode
         } else if text.hasPrefix("color:") {
             var hex = text.dropFirst(6)
             if hex.hasPrefix("#") { hex = hex.dropFirst() }
@@ -26,7 +30,7 @@ public enum PublishSource: Sendable, Hashable {
             guard !path.isEmpty else { throw MediaOptionError("--publish file: needs a path (file:PATH)") }
             self = .file(path: path)
         } else {
-            throw MediaOptionError("--publish must be testsrc, color:RRGGBB or file:PATH, not \"\(text)\"")
+            throw MediaOptionError("--publish must be testsrc, color:RRGGBB, framecode or file:PATH, not \"\(text)\"")
         }
     }
 }
@@ -72,6 +76,9 @@ public struct MediaOptions: Sendable, Hashable {
     public var iceTransport: ICETransportPolicy
     /// The payload type our SEI messages go with (TRTC's `setSEIPayloadType`): 242, 5 or 100–254 but 244.
     public var seiPayloadType: Int
+    /// Decode received video and add the frame code (``FrameCodeSource``) of the frame each
+    /// SEI message came on to `onRecvSEIMsg`; our own sends print `onSEIMsgSent` with theirs.
+    public var frameCodes = false
 
     public init(
         publish: PublishSource? = nil, videoCodec: VideoCodec = .vp8, width: Int = 540, height: Int = 960, fps: Int = 15,

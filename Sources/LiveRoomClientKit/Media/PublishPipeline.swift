@@ -122,11 +122,13 @@ final class PublishPipeline: Sendable {
                     deliver(.audio(try opus.encode(frame)))
                 }
             }
-        case .testCard, .color:
+        case .testCard, .color, .frameCode:
             let render: (Int) -> VideoFrame
             if case .color(let rgb) = options.publish {
                 let source = ColorSource(rgb: rgb, width: options.width, height: options.height, fps: options.fps)
                 render = source.nextFrame(index:)
+            } else if case .frameCode = options.publish {
+                render = FrameCodeSource(width: options.width, height: options.height, fps: options.fps).nextFrame(index:)
             } else {
                 let source = TestCardSource(width: options.width, height: options.height, fps: options.fps, label: label)
                 render = source.nextFrame(index:)

@@ -19,6 +19,8 @@ public struct PlayOptions: Sendable {
     public var retryInterval: Duration
     /// How long opening or waiting for the next packet may take before the stream counts as broken.
     public var timeout: Duration
+    /// Add the frame code (``FrameCodeSource``) each SEI message came on to `onReceiveSeiMessage`.
+    public var frameCodes = false
 
     public init(
         url: String, duration: Duration? = nil, record: String? = nil, seiPayloadType: Int? = nil, retryCount: Int = 5,
@@ -185,7 +187,9 @@ public final class CDNPlayer: Sendable {
                         guard options.seiPayloadType.map({ $0 == tagged.message.payloadType }) ?? true,
                             seen.isNew(tagged, from: options.url, now: now)
                         else { continue }
-                        printer.print(Self.seiEvent(tagged))
+                        var event = Self.seiEvent(tagged).objectValue ?? [:]
+                        if options.frameCodes, let picture = decoded.last { event["frameCode"] = .number(Double(FrameCodeSource.read(picture))) }
+                        printer.print(.object(event))
                     }
                 }
                 if now >= nextStatistics {

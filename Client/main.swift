@@ -198,7 +198,16 @@ struct PlayCommand: AsyncParsableCommand {
             retryCount: retryCount, retryInterval: .milliseconds(retryIntervalMs))
         options.frameCodes = frameCode
         let player = CDNPlayer(options: options, printer: EventPrinter(json: json))
+        // SIGTERM and SIGINT stop playing cleanly, so the recording gets its trailer.
+        let signals = [SIGTERM, SIGINT].map { number -> DispatchSourceSignal in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number)
+            source.setEventHandler { player.stop() }
+            source.resume()
+            return source
+        }
         let status = await player.run()
+        signals.forEach { $0.cancel() }
         if status != 0 { throw ExitCode(status) }
     }
 }

@@ -583,7 +583,7 @@ public final class PublishTaskRunner: @unchecked Sendable {
             openWaitingURLs()
         }
         let timestamp = relayTimestamp(of: frame, arrival: milliseconds(since: now))
-        let canvas = track.map { MixSize(width: $0.width, height: $0.height) } ?? MixSize(width: 0, height: 0)
+        let canvas = videoTrack.map { MixSize(width: $0.width, height: $0.height) } ?? MixSize(width: 0, height: 0)
         let encoded = Self.inserting(
             seiForOutput(isKeyframe: frame.isKeyframe, now: now, canvas: canvas),
             into: EncodedVideoFrame(codec: .h264, data: frame.data, isKeyframe: frame.isKeyframe, pts: timestamp * 90))

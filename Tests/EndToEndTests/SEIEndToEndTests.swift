@@ -172,4 +172,53 @@ struct SEIEndToEndTests {
         let nextPacket = lines[seiIndex...].firstIndex { $0.contains("Packet:") }
         #expect(nextSlice != nil && nextPacket != nil && nextSlice! < nextPacket!, "the SEI precedes a slice of the same packet")
     }
+
+    /// A relay started by the admin API with a layout-and-volume SEI: `liveroom play` with a
+    /// payload type filter reports only those, each naming the anchor with its audio level;
+    /// its recording plays; when the CDN goes away it reconnects and goes on recording.
+    @Test(.requires(.nginxRTMP))
+    func theCDNPlayerFiltersRecordsAndReconnects() async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let nginx = try NginxRTMPServer()
+        try nginx.start()
+        defer { nginx.stop() }
+        let server = try await TestServer.start(in: scope)
+        let host = try await server.enteredWithMedia("host", role: "anchor", media: ["--publish", "testsrc", "--video-codec", "h264"] + Self.small, in: scope)
+        try await host.waitForEvent("onPublishAnswer")
+        let url = nginx.url(stream: "layout")
+        let start: JSONValue = [
+            "SdkAppId": .number(Double(TestServer.sdkAppId)), "RoomId": "room1", "RoomIdType": 1, "WithTranscoding": 0,
+            "SingleSubscribeParams": ["UserMediaStream": ["UserInfo": ["RoomId": "room1", "UserId": "host"], "StreamType": 0]],
+            "PublishCdnParams": [["PublishCdnUrl": .string(url)]],
+            "SeiParams": ["LayoutVolume": ["AppData": "shop-7", "PayloadType": 130, "Interval": 500]],
+        ]
+        let (started, status) = try await server.admin("StartPublishCdnStream", start, in: scope)
+        #expect(status == 0, "\(started.jsonText)")
+        let recording = scope.dataDirectory.appendingPathComponent("viewer.mkv").path
+        let viewer = try scope.start(
+            "liveroom", ["play", url, "--json", "--sei-payload-type", "130", "--record", recording, "--retry-interval-ms", "500"], name: "play")
+        try await viewer.waitForEvent("onFirstVideoFrame", timeout: .seconds(20))
+        host.send("sei not-this-type 2")
+        let layout = try await viewer.waitForEvent("onReceiveSeiMessage", timeout: .seconds(10))
+        let content = try JSONValue.parse(try #require(layout["message"]?.stringValue))
+        #expect(layout["payloadType"] == 130 && content["app_data"] == "shop-7", "\(layout.jsonText)")
+        let region = try #require(content["regions"]?.arrayValue?.first)
+        #expect(region["uid"] == "host" && region["w"] == 320 && region["h"] == 240, "\(content.jsonText)")
+        #expect((region["volume"]?.intValue ?? 0) > 20, "the anchor's tone is heard: \(content.jsonText)")
+        let statistics = try await viewer.waitForEvent("onStatistics", timeout: .seconds(10)) { ($0["fps"]?.doubleValue ?? 0) > 5 }
+        #expect(statistics["width"] == 320 && (statistics["videoBitrate"]?.intValue ?? 0) > 50, "\(statistics.jsonText)")
+
+        // The CDN goes away and comes back: the viewer reconnects and plays on.
+        nginx.kill()
+        try await viewer.waitForEvent("onConnectionLost", timeout: .seconds(15))
+        try nginx.start()
+        try await viewer.waitForEvent("onConnectionRecovery", timeout: .seconds(20))
+        let frames = viewer.events(named: "onStatistics").last?["framesDecoded"]?.intValue ?? 0
+        _ = try await viewer.waitForEvent("onStatistics", timeout: .seconds(15)) { ($0["framesDecoded"]?.intValue ?? 0) > frames + 10 }
+        #expect(viewer.events(named: "onReceiveSeiMessage").allSatisfy { $0["payloadType"] == 130 }, "only the type asked for")
+        viewer.stop()
+        let video = try #require(try probe(recording).first { $0.width != nil }, "the recording has video")
+        #expect(video.frames > 30, "\(video)")
+    }
 }

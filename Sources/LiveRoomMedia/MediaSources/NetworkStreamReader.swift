@@ -34,6 +34,8 @@ public final class NetworkStreamReader: @unchecked Sendable {
     public init(url: String, timeout: Duration, record: String? = nil, recordOffsetMilliseconds: Int64 = 0) throws {
         self.url = url
         self.timeout = timeout
+        // libavformat's notes (every HLS segment it opens) are no viewer's business; errors still show.
+        av_log_set_level(AV_LOG_ERROR)
         packet = try FFmpegPacket()
         frame = try FFmpegFrame()
         guard let allocated = avformat_alloc_context() else { throw CodecError.ffmpeg(liveroom_averror(ENOMEM), "avformat_alloc_context") }

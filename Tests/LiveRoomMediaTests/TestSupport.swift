@@ -1,4 +1,5 @@
 import Foundation
+import LiveRoomWire
 @testable import LiveRoomMedia
 
 /// Helpers shared by the media tests: temporary files, signal analysis.
@@ -65,16 +66,6 @@ struct BitWriter {
     mutating func finishedNAL(header: UInt8) -> [UInt8] {
         bit(true)
         while bitCount % 8 != 0 { bit(false) }
-        var out: [UInt8] = [header]
-        var zeros = 0
-        for byte in bytes {
-            if zeros >= 2 && byte <= 3 {
-                out.append(3)
-                zeros = 0
-            }
-            out.append(byte)
-            zeros = byte == 0 ? zeros + 1 : 0
-        }
-        return out
+        return [header] + H264EmulationPrevention.adding(to: bytes)
     }
 }

@@ -1,3 +1,5 @@
+import LiveRoomWire
+
 /// H.264 Annex B byte streams: NAL units separated by `00 00 01` or `00 00 00 01` start codes.
 public enum AnnexB {
     /// H.264 NAL unit types used by LiveRoom.
@@ -48,17 +50,6 @@ public enum AnnexB {
 
     /// Removes emulation prevention bytes (`00 00 03` → `00 00`), giving the RBSP.
     public static func rbsp(from unit: ArraySlice<UInt8>) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(unit.count)
-        var zeros = 0
-        for byte in unit {
-            if zeros >= 2 && byte == 3 {
-                zeros = 0
-                continue
-            }
-            zeros = byte == 0 ? zeros + 1 : 0
-            out.append(byte)
-        }
-        return out
+        H264EmulationPrevention.removing(from: unit)
     }
 }

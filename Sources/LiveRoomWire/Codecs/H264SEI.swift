@@ -20,7 +20,7 @@ public enum H264SEI {
             rbsp += payload
         }
         rbsp.append(0x80)
-        return [H264NALUnitType.sei] + addingEmulationPrevention(rbsp)
+        return [H264NALUnitType.sei] + H264EmulationPrevention.adding(to: rbsp)
     }
 
     /// The SEI NAL unit of tagged messages: each tag right before its message.
@@ -33,7 +33,7 @@ public enum H264SEI {
     /// listed. Malformed trailing data ends the list.
     public static func messages(inNALUnit unit: some Collection<UInt8>) -> [TaggedSEIMessage] {
         guard let header = unit.first, H264NALUnitType.of(headerByte: header) == H264NALUnitType.sei else { return [] }
-        let rbsp = removingEmulationPrevention(unit.dropFirst())
+        let rbsp = H264EmulationPrevention.removing(from: unit.dropFirst())
         var index = rbsp.startIndex
         var result: [TaggedSEIMessage] = []
         var pendingTag: SEITag?
@@ -110,37 +110,5 @@ public enum H264SEI {
             rest -= 255
         }
         bytes.append(UInt8(rest))
-    }
-
-    /// Inserts 0x03 wherever two zero bytes would be followed by a byte of 3 or less.
-    static func addingEmulationPrevention(_ rbsp: [UInt8]) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(rbsp.count + rbsp.count / 64 + 1)
-        var zeros = 0
-        for byte in rbsp {
-            if zeros >= 2 && byte <= 3 {
-                out.append(3)
-                zeros = 0
-            }
-            out.append(byte)
-            zeros = byte == 0 ? zeros + 1 : 0
-        }
-        return out
-    }
-
-    /// Removes the 0x03 of every 00 00 03 sequence.
-    static func removingEmulationPrevention(_ bytes: some Collection<UInt8>) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count)
-        var zeros = 0
-        for byte in bytes {
-            if zeros >= 2 && byte == 3 {
-                zeros = 0
-                continue
-            }
-            out.append(byte)
-            zeros = byte == 0 ? zeros + 1 : 0
-        }
-        return out
     }
 }

@@ -40,17 +40,18 @@ public enum SEIHeaderExtension {
         guard let first = chunks.first, first.count >= 4 else { return nil }
         let total = Int(first[0]) << 8 | Int(first[1])
         guard total > 0, total <= maxLength else { return nil }
-        var unit = [UInt8](repeating: 0, count: total)
-        var covered = 0
-        var seen = Set<Int>()
+        var pieces: [(offset: Int, bytes: ArraySlice<UInt8>)] = []
         for chunk in chunks {
             guard chunk.count > 4, Int(chunk[0]) << 8 | Int(chunk[1]) == total else { return nil }
-            let offset = Int(chunk[2]) << 8 | Int(chunk[3])
-            let bytes = chunk.dropFirst(4)
-            guard offset + bytes.count <= total, seen.insert(offset).inserted else { return nil }
-            unit.replaceSubrange(offset..<(offset + bytes.count), with: bytes)
-            covered += bytes.count
+            pieces.append((Int(chunk[2]) << 8 | Int(chunk[3]), chunk.dropFirst(4)))
         }
-        return covered == total ? unit : nil
+        // The chunks must tile the whole: each starts where the one before ended.
+        var unit: [UInt8] = []
+        unit.reserveCapacity(total)
+        for piece in pieces.sorted(by: { $0.offset < $1.offset }) {
+            guard piece.offset == unit.count, unit.count + piece.bytes.count <= total else { return nil }
+            unit += piece.bytes
+        }
+        return unit.count == total ? unit : nil
     }
 }

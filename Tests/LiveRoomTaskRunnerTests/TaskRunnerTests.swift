@@ -60,6 +60,29 @@ func rtp(_ payload: ByteBuffer, seq: UInt16, ts: UInt32, marker: Bool = false, p
         let pixel = picture.pixel(x: 160, y: 120)
         #expect(abs(Int(pixel.y) - Int(YUVColor(rgb: 0x00FF00).y)) < 12)
     }
+
+    /// A square wave whose RMS is `dbfs` below full scale.
+    static func square(dbfs: Double, count: Int = 960) -> [Int16] {
+        let amplitude = Int16((32768 * pow(10, dbfs / 20)).rounded())
+        return (0..<count).map { $0 % 2 == 0 ? amplitude : -amplitude }
+    }
+
+    @Test func audioLevelRunsFromMinus60DBFSToFullScale() {
+        #expect(MixInput.level(of: []) == 0)
+        #expect(MixInput.level(of: [Int16](repeating: 0, count: 960)) == 0)
+        #expect(MixInput.level(of: (0..<960).map { $0 % 2 == 0 ? Int16.max : Int16.min }) == 100)
+        #expect(MixInput.level(of: [Int16](repeating: .min, count: 10)) == 100)
+        #expect(MixInput.level(of: Self.square(dbfs: -30)) == 50)
+        #expect(MixInput.level(of: Self.square(dbfs: -6)) == 90)
+        #expect(MixInput.level(of: Self.square(dbfs: -54)) == 10)
+        #expect(MixInput.level(of: Self.square(dbfs: -60)) == 0)
+        #expect(MixInput.level(of: Self.square(dbfs: -80)) == 0)
+        #expect(MixInput.level(of: [1] + [Int16](repeating: 0, count: 959)) == 0)
+        // A sine whose RMS is -30 dBFS: its peak is 3 dB higher.
+        let peak = 32768 * pow(10, -30.0 / 20) * 2.0.squareRoot()
+        let sine = (0..<4800).map { Int16((peak * sin(2 * Double.pi * 440 * Double($0) / 48_000)).rounded()) }
+        #expect(abs(MixInput.level(of: sine) - 50) <= 1)
+    }
 }
 
 @Suite struct RoomStreamTests {

@@ -1,3 +1,4 @@
+import Foundation
 import LiveRoomProtocol
 import Testing
 
@@ -67,6 +68,61 @@ import Testing
         } catch {
             #expect(error.code == code)
             #expect(!error.message.isEmpty)
+        }
+    }
+
+    @Test func seiCommandsParse() throws {
+        func sei(_ text: String, _ repeatCount: Int = 1) -> ClientCommand { .sendSEI(data: Array(text.utf8), repeatCount: repeatCount) }
+        #expect(try ClientCommand.parse("sei hello") == sei("hello"))
+        #expect(try ClientCommand.parse("sei hello  world ") == sei("hello  world"))
+        #expect(try ClientCommand.parse("sei hello world 5") == sei("hello world", 5))
+        #expect(try ClientCommand.parse(#"sei {"product": "A1", "price": 42}  30"#) == sei(#"{"product": "A1", "price": 42}"#, 30))
+        #expect(try ClientCommand.parse("sei\tprice\t1") == sei("price", 1))
+        // A text that ends in a number takes it as the repeat count; a lone number is the text.
+        #expect(try ClientCommand.parse("sei price 42 1") == sei("price 42"))
+        #expect(try ClientCommand.parse("sei 42") == sei("42"))
+        // The limit is in bytes: 500 two-byte characters make 1000.
+        #expect(try ClientCommand.parse("sei " + String(repeating: "é", count: 500)) == sei(String(repeating: "é", count: 500)))
+        #expect(try ClientCommand.parse("sei " + String(repeating: "a", count: 1000) + " 2") == sei(String(repeating: "a", count: 1000), 2))
+
+        #expect(try ClientCommand.parse("sei-hex 4c52") == .sendSEI(data: [0x4C, 0x52], repeatCount: 1))
+        #expect(try ClientCommand.parse("sei-hex 4C 52 00 fF 3") == .sendSEI(data: [0x4C, 0x52, 0x00, 0xFF], repeatCount: 3))
+        #expect(try ClientCommand.parse("sei-hex 00000001") == .sendSEI(data: [0, 0, 0, 1], repeatCount: 1))
+        let thousand = String(repeating: "a5", count: 1000)
+        #expect(try ClientCommand.parse("sei-hex \(thousand) 30") == .sendSEI(data: Array(repeating: 0xA5, count: 1000), repeatCount: 30))
+    }
+
+    @Test(arguments: [
+        "sei", "sei ", "sei-hex", "sei 1000 bytes plus 0",
+        "sei hello 0", "sei hello 31", "sei hello -1", "sei hello 1000",
+        "sei " + String(repeating: "a", count: 1001), "sei " + String(repeating: "€", count: 334) + " 1",
+        "sei-hex 4c5", "sei-hex zz", "sei-hex 0x4c", "sei-hex 4c-52", "sei-hex 4c 0", "sei-hex 4c 31",
+        "sei-hex " + String(repeating: "ab", count: 1001),
+    ])
+    func badSEICommandsAreRefusedWithTheSEICode(line: String) {
+        do {
+            let command = try ClientCommand.parse(line)
+            Issue.record("parsed \(line.prefix(40)) as \(String(describing: command).prefix(80))")
+        } catch {
+            #expect(error.code == ErrorCode.invalidSEIMessage)
+            #expect(!error.message.isEmpty)
+        }
+    }
+
+    /// Fullwidth digits (U+FF10–FF19, U+FF21–FF26, U+FF41–FF46) are `Character.isHexDigit`, but
+    /// `UInt8(_:radix:)` reads only ASCII: such a line must be refused, not end the process.
+    @Test func fullwidthHexDigitsAreRefusedWithoutACrash() async {
+        await #expect(processExitsWith: .success) {
+            for line in ["sei-hex ａａ", "sei-hex ４２", "sei-hex 4c５２ 2"] {
+                do {
+                    _ = try ClientCommand.parse(line)
+                    exit(1)
+                } catch let error as LiveRoomError {
+                    if error.code != ErrorCode.invalidSEIMessage { exit(2) }
+                } catch {
+                    exit(3)
+                }
+            }
         }
     }
 

@@ -43,6 +43,21 @@ final class PublishConnection {
     /// The largest RTP payload: leaves room for headers and the SRTP tag in a 1280-byte MTU.
     static let maxPayloadSize = 1200
 
+    /// The fewest packets (at most one per frame byte) a VP8 frame of `frameBytes` carrying
+    /// `chunks` SEI chunks can be cut into with each packet's payload and chunks within
+    /// ``maxPayloadSize``; nil when no cut fits.
+    static func packetCount(frameBytes: Int, chunks: Int, descriptor: Int) -> Int? {
+        let chunkBytes = SEIHeaderExtension.chunkSize + 4 + 2
+        var count = max(1, (chunks + 3) / 4)
+        while count <= frameBytes {
+            let payload = (frameBytes + count - 1) / count + descriptor
+            let carried = (chunks + count - 1) / count * chunkBytes + 4
+            if payload + carried <= maxPayloadSize + 20 { return count }
+            count += 1
+        }
+        return nil
+    }
+
     init(
         id: MediaEngine.ConnectionID, transport: PeerTransport, offered: [SDPNegotiation.OfferedSection], tracks: [NegotiatedTrack], videoCodec: VideoCodec,
         mediaStart: ContinuousClock.Instant
@@ -100,7 +115,7 @@ final class PublishConnection {
 
     /// Packetizes and sends one encoded video frame, carrying `sei`: an H.264 frame gets an SEI
     /// NAL unit before its first slice; a VP8 frame carries it in the SEI header extension,
-    /// a chunk per packet, cut into at least as many packets as there are chunks.
+    /// its chunks spread over packets that each stay within the usual size.
     /// - Returns: the packets to send, and whether `sei` went with them.
     func send(video frame: EncodedVideoFrame, sei: [TaggedSEIMessage] = []) -> (events: [Event], carriedSEI: Bool) {
         guard var stream = video, transport.isConnected else { return ([], false) }
@@ -118,27 +133,30 @@ final class PublishConnection {
                 carried = !chunks.isEmpty
             }
         }
+        // A VP8 frame's chunks spread over its packets, each packet within the usual size; a frame
+        // too small for them leaves its SEI to the next frame.
+        var packetCount: Int?
+        if !chunks.isEmpty {
+            packetCount = Self.packetCount(frameBytes: data.count, chunks: chunks.count, descriptor: vp8Packetizer.descriptorSize)
+            if packetCount == nil {
+                chunks = []
+                carried = false
+            }
+        }
         let payloads: [ByteBuffer]
         do {
             switch videoCodec {
-            case .vp8:
-                var packetizer = vp8Packetizer
-                if !chunks.isEmpty {
-                    // Room for a chunk in every packet, and at least one packet per chunk.
-                    packetizer.maxPayloadSize = min(Self.maxPayloadSize - SEIHeaderExtension.chunkSize - 8, data.count / chunks.count + 8)
-                }
-                payloads = try packetizer.packetize(frame: ByteBuffer(bytes: data))
-                vp8Packetizer.nextPictureID = packetizer.nextPictureID
+            case .vp8: payloads = try vp8Packetizer.packetize(frame: ByteBuffer(bytes: data), count: packetCount)
             case .h264: payloads = try h264Packetizer.packetize(annexB: ByteBuffer(bytes: data))
             }
         } catch {
             return ([], false)
         }
-        // Chunk i rides on packet i; a frame of fewer packets takes the rest on its last one.
         var extensions: [RTPHeaderExtension] = []
         if let id = seiExtensionID, !chunks.isEmpty {
-            for index in 0..<min(payloads.count, chunks.count) {
-                let elements = (index == payloads.count - 1 ? Array(chunks[index...]) : [chunks[index]]).map { RTPHeaderExtension.Element(id: id, data: $0) }
+            let perPacket = (chunks.count + payloads.count - 1) / payloads.count
+            for start in stride(from: 0, to: chunks.count, by: perPacket) {
+                let elements = chunks[start..<min(start + perPacket, chunks.count)].map { RTPHeaderExtension.Element(id: id, data: $0) }
                 extensions.append(.twoByte(appBits: 0, elements))
             }
         }

@@ -123,7 +123,7 @@ public enum ClientCommand: Sendable, Hashable {
                 data = Array(text.utf8)
             } else {
                 let digits = Array(text.filter { !$0.isWhitespace })
-                guard digits.count % 2 == 0, digits.allSatisfy(\.isHexDigit) else {
+                guard digits.count % 2 == 0, digits.allSatisfy({ $0.isASCII && $0.isHexDigit }) else {
                     throw LiveRoomError(ErrorCode.invalidSEIMessage, "sei-hex takes an even number of hex digits; \(usage)")
                 }
                 data = stride(from: 0, to: digits.count, by: 2).map { UInt8(String(digits[$0...$0 + 1]), radix: 16)! }

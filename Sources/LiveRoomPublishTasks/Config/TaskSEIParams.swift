@@ -110,7 +110,7 @@ public struct TaskSEIParams: Sendable, Hashable {
             throw fields.missing(uuid)
         }
         let digits = Array(text)
-        guard digits.count == 32, digits.allSatisfy(\.isHexDigit) else {
+        guard digits.count == 32, digits.allSatisfy({ $0.isASCII && $0.isHexDigit }) else {
             throw fields.invalid(uuid, "must be 32 hex digits, not \(text.quoted)", code: ErrorCode.invalidSEIParams)
         }
         return (5, stride(from: 0, to: 32, by: 2).map { UInt8(String(digits[$0...$0 + 1]), radix: 16)! })

@@ -6,6 +6,8 @@ import NIOCore
 public struct VP8Packetizer: Hashable, Sendable {
     /// The largest RTP payload to produce, descriptor included.
     public var maxPayloadSize: Int
+    /// The size of the payload descriptor written in front of each payload.
+    public var descriptorSize: Int { VP8PayloadDescriptor(startOfPartition: true, pictureID: nextPictureID).size }
     /// The PictureID of the next frame; nil to send no PictureID.
     public var nextPictureID: VP8PayloadDescriptor.PictureID?
 
@@ -17,16 +19,21 @@ public struct VP8Packetizer: Hashable, Sendable {
 
     /// Splits `frame` into payloads and advances the PictureID. The caller sets the RTP
     /// marker bit on the packet carrying the last payload.
-    public mutating func packetize(frame: ByteBuffer, nonReference: Bool = false) throws(WireError) -> [ByteBuffer] {
+    /// - Parameter count: split into exactly this many payloads (at most one per byte of the
+    ///   frame) instead of as few as `maxPayloadSize` allows.
+    public mutating func packetize(frame: ByteBuffer, nonReference: Bool = false, count: Int? = nil) throws(WireError) -> [ByteBuffer] {
         guard frame.readableBytes > 0 else { throw .invalidArgument("VP8 frame is empty") }
         var descriptor = VP8PayloadDescriptor(nonReference: nonReference, startOfPartition: true, pictureID: nextPictureID)
         let room = maxPayloadSize - descriptor.size
         guard room > 0 else {
             throw .invalidArgument("VP8 max payload size \(maxPayloadSize) leaves no room after a \(descriptor.size)-byte descriptor")
         }
+        if let count, !(1...frame.readableBytes).contains(count) {
+            throw .invalidArgument("a \(frame.readableBytes)-byte VP8 frame cannot be \(count) packets")
+        }
         var frame = frame
         // Spread bytes evenly so the last packet is not a tiny remainder.
-        let packetCount = (frame.readableBytes + room - 1) / room
+        let packetCount = count ?? (frame.readableBytes + room - 1) / room
         let baseSize = frame.readableBytes / packetCount
         var extra = frame.readableBytes % packetCount
         var payloads: [ByteBuffer] = []

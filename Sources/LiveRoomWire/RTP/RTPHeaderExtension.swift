@@ -117,7 +117,7 @@ extension RTPHeaderExtension {
     /// place (one-byte and two-byte forms; `to` must fit the form). Returns whether any was.
     @discardableResult
     public static func renumber(_ from: UInt8, to: UInt8, inPacket packet: inout [UInt8]) -> Bool {
-        guard packet.count >= 12, packet[0] & 0x10 != 0 else { return false }
+        guard to != 0, packet.count >= 12, packet[0] & 0x10 != 0 else { return false }
         let start = 12 + 4 * Int(packet[0] & 0x0F)
         guard packet.count >= start + 4 else { return false }
         let profile = UInt16(packet[start]) << 8 | UInt16(packet[start + 1])

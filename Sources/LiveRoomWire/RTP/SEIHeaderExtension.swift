@@ -4,10 +4,10 @@
 /// frame reassembly. The carried bytes are an H.264 SEI NAL unit (``H264SEI``), so receivers
 /// read VP8 and H.264 SEI alike.
 ///
-/// The NAL unit is cut into chunks of at most ``chunkSize`` bytes, one per packet from the
-/// frame's first, each an RFC 8285 two-byte-form element: total length (16 bits), offset
-/// (16 bits), bytes. A sender makes a frame that carries SEI into at least as many packets as
-/// there are chunks, so every packet stays near the usual size.
+/// The NAL unit is cut into chunks of at most ``chunkSize`` bytes spread over the frame's
+/// packets from its first, each an RFC 8285 two-byte-form element: total length (16 bits),
+/// offset (16 bits), bytes. A sender cuts a frame that carries SEI into as many packets as it
+/// takes for every packet to stay near the usual size.
 public enum SEIHeaderExtension {
     /// The `a=extmap` URI that negotiates the extension.
     public static let uri = "urn:liveroom:rtp-hdrext:sei"

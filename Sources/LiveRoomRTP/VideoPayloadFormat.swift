@@ -79,7 +79,10 @@ public enum VideoPayloadFormat {
             return H264SEI.messages(inAccessUnit: bitstream)
         case .vp8:
             guard let extensionID else { return [] }
-            let chunks = frame.packets.compactMap { $0.headerExtension?[id: extensionID] }
+            // A packet may carry several chunks, each its own element.
+            let chunks = frame.packets.flatMap { packet in
+                packet.headerExtension?.elements.filter { $0.id == extensionID }.map(\.data) ?? []
+            }
             guard !chunks.isEmpty, let unit = SEIHeaderExtension.reassemble(chunks) else { return [] }
             return H264SEI.messages(inNALUnit: unit)
         }

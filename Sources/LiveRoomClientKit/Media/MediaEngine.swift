@@ -252,13 +252,7 @@ final class MediaEngine {
     func completeICERestart(userId remote: String?, answer: String, now: ContinuousClock.Instant) throws(NegotiationError) {
         let target: RestartTarget = remote.map { .subscription($0) } ?? .publish
         guard let restart = restarts.removeValue(forKey: target) else { throw NegotiationError("no ICE restart is waiting for an answer") }
-        let description: SessionDescription
-        do {
-            description = try SessionDescription.parse(answer)
-        } catch {
-            throw NegotiationError("the ICE restart answer is not valid SDP: \(error)")
-        }
-        let server = try TransportDescription(of: description)
+        let server = try TransportDescription(of: try Self.parseAnswer(answer, what: "the ICE restart answer"))
         let remoteCredentials = ICECredentials(ufrag: server.iceUfrag, pwd: server.icePwd)
         let agent = ICEControllingAgent(
             local: restart.credentials, remote: remoteCredentials, remoteAddresses: try reachableAddresses(of: server), now: now)
@@ -340,12 +334,7 @@ final class MediaEngine {
     private func makeTransport(
         credentials: ICECredentials, sections: [SDPNegotiation.OfferedSection], answer: String, now: ContinuousClock.Instant
     ) throws(NegotiationError) -> (PeerTransport, [NegotiatedTrack]) {
-        let description: SessionDescription
-        do {
-            description = try SessionDescription.parse(answer)
-        } catch {
-            throw NegotiationError("the answer is not valid SDP: \(error)")
-        }
+        let description = try Self.parseAnswer(answer, what: "the answer")
         let remote = try TransportDescription(of: description)
         let tracks = try SDPNegotiation.tracks(ofAnswer: description, offered: sections)
         let addresses = try reachableAddresses(of: remote)
@@ -354,6 +343,14 @@ final class MediaEngine {
             local: credentials, remote: ICECredentials(ufrag: remote.iceUfrag, pwd: remote.icePwd), remoteAddresses: addresses, now: now)
         let transport = try PeerTransport(ice: .controlling(agent), certificate: certificate.certificate, localDescription: local, remoteDescription: remote)
         return (transport, tracks)
+    }
+
+    private static func parseAnswer(_ text: String, what: String) throws(NegotiationError) -> SessionDescription {
+        do {
+            return try SessionDescription.parse(text)
+        } catch {
+            throw NegotiationError("\(what) is not valid SDP: \(error)")
+        }
     }
 
     /// The server's candidates we may use (`--ice-transport`), leaving out those this machine

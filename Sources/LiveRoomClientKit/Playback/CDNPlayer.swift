@@ -135,14 +135,21 @@ public final class CDNPlayer: Sendable {
         var statistics = PlaybackStatistics(now: start)
         var seen = SEIDeduplicator()
         var firstFrame = false
-        var recorded: Int64 = 0
+        let recording: StreamRecording?
+        do {
+            recording = try options.record.map(StreamRecording.init(path:))
+        } catch {
+            printer.printError(LiveRoomError(ErrorCode.invalidField, "cannot record to \(options.record ?? ""): \(error)"), requestType: "play")
+            return 1
+        }
+        defer { try? recording?.finish() }
         var nextStatistics = start + Self.statisticsInterval
         var attempt = 0
         var lost = false
         while !isStopped {
             let reader: NetworkStreamReader
             do {
-                reader = try NetworkStreamReader(url: options.url, timeout: options.timeout, record: options.record, recordOffsetMilliseconds: recorded)
+                reader = try NetworkStreamReader(url: options.url, timeout: options.timeout, recording: recording)
             } catch {
                 guard reconnect(attempt: &attempt, lost: &lost, reason: "\(error)") else { return isStopped ? 0 : 1 }
                 continue
@@ -197,7 +204,6 @@ public final class CDNPlayer: Sendable {
                     printer.print(statistics.event(now: now))
                 }
             }
-            recorded = reader.recordedMilliseconds + 40
             current.withLock { $0 = nil }
             guard !isStopped else { break }
             guard reconnect(attempt: &attempt, lost: &lost, reason: reason) else { return 1 }

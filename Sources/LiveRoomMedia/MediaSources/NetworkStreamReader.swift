@@ -28,10 +28,11 @@ public final class NetworkStreamReader: @unchecked Sendable {
     /// FLV's NAL length size (from avcC), or nil for an Annex B stream.
     private var nalLengthSize: Int?
     private var parameterSets: [UInt8] = []
-    private var recorder: Remuxer?
+    private let recording: StreamRecording?
 
-    /// Opens `url` (within `timeout`) and, with `record`, the file every packet is copied to.
-    public init(url: String, timeout: Duration, record: String? = nil, recordOffsetMilliseconds: Int64 = 0) throws {
+    /// Opens `url` (within `timeout`); every packet read is also copied into `recording`.
+    public init(url: String, timeout: Duration, recording: StreamRecording? = nil) throws {
+        self.recording = recording
         self.url = url
         self.timeout = timeout
         // libavformat's notes (every HLS segment it opens) are no viewer's business; errors still show.
@@ -60,14 +61,11 @@ public final class NetworkStreamReader: @unchecked Sendable {
             try decoder.open()
             videoDecoder = decoder
         }
-        if let record {
-            recorder = try Remuxer(path: record, input: opened, streams: [videoIndex, audioIndex].filter { $0 >= 0 }, offsetMilliseconds: recordOffsetMilliseconds)
-        }
+        try recording?.attach(opened, video: videoIndex, audio: audioIndex)
     }
 
     deinit {
         interrupt.abort()
-        try? recorder?.finish()
         avformat_close_input(&context)
     }
 
@@ -76,10 +74,6 @@ public final class NetworkStreamReader: @unchecked Sendable {
         guard videoIndex >= 0, let par = context?.pointee.streams[Int(videoIndex)]?.pointee.codecpar else { return nil }
         return VideoSize(width: Int(par.pointee.width), height: Int(par.pointee.height))
     }
-
-    /// The last time written to the recording, in ms (where a recording of the next
-    /// connection goes on from).
-    public var recordedMilliseconds: Int64 { recorder?.lastMilliseconds ?? 0 }
 
     /// Ends a blocking read from another thread.
     public func abort() { interrupt.abort() }
@@ -97,7 +91,7 @@ public final class NetworkStreamReader: @unchecked Sendable {
             guard index == videoIndex || index == audioIndex, let stream = context?.pointee.streams[Int(index)] else { continue }
             let pts = packet.pointer.pointee.pts != liveroom_av_nopts_value() ? packet.pointer.pointee.pts : packet.pointer.pointee.dts
             let milliseconds = pts == liveroom_av_nopts_value() ? 0 : av_rescale_q(pts, stream.pointee.time_base, AVRational(num: 1, den: 1000))
-            try recorder?.write(packet, from: stream)
+            try recording?.write(packet, from: stream)
             if index == audioIndex { return .audio(bytes: Int(packet.pointer.pointee.size), ptsMilliseconds: milliseconds) }
             let keyframe = packet.isKeyframe
             var accessUnit = annexB(packet.bytes)
@@ -163,31 +157,53 @@ public final class NetworkStreamReader: @unchecked Sendable {
     }
 }
 
-/// Copies packets of an input into a file without decoding them (a recording of what a
-/// viewer received), the format taken from the file name; times continue from `offset`.
-private final class Remuxer {
-    private let context: UnsafeMutablePointer<AVFormatContext>
-    private var outputIndex: [Int32: Int32] = [:]
+/// Copies the packets of one or more inputs in turn into one file, without decoding them: a
+/// recording of what a viewer received, the format taken from the file name. The file's streams
+/// come from the first input; each later input (a reconnection) goes on where the one before
+/// ended, its video and audio matched to the file's by kind.
+public final class StreamRecording: @unchecked Sendable {
+    public let path: String
+    private var context: UnsafeMutablePointer<AVFormatContext>?
+    /// The file's stream of each media kind.
+    private var outputVideo: Int32?
+    private var outputAudio: Int32?
+    /// The current input's stream index for each of the file's streams.
+    private var inputIndex: [Int32: Int32] = [:]
     private let copy: FFmpegPacket
-    private let offsetMilliseconds: Int64
-    private(set) var lastMilliseconds: Int64 = 0
+    /// Where the current input starts in the file, in ms, and its first time of each stream.
+    private var offsetMilliseconds: Int64 = 0
     private var firstMilliseconds: [Int32: Int64] = [:]
+    private var lastMilliseconds: Int64 = -1
 
-    init(path: String, input: UnsafeMutablePointer<AVFormatContext>, streams: [Int32], offsetMilliseconds: Int64) throws {
+    public init(path: String) throws {
+        self.path = path
+        copy = try FFmpegPacket()
+    }
+
+    deinit { try? finish() }
+
+    /// Takes the next input's packets from now on.
+    func attach(_ input: UnsafeMutablePointer<AVFormatContext>, video: Int32, audio: Int32) throws {
+        inputIndex = [:]
+        firstMilliseconds = [:]
+        offsetMilliseconds = lastMilliseconds < 0 ? 0 : lastMilliseconds + 40
+        if context == nil { try open(with: input, video: video, audio: audio) }
+        if video >= 0, let output = outputVideo { inputIndex[video] = output }
+        if audio >= 0, let output = outputAudio { inputIndex[audio] = output }
+    }
+
+    private func open(with input: UnsafeMutablePointer<AVFormatContext>, video: Int32, audio: Int32) throws {
         var context: UnsafeMutablePointer<AVFormatContext>? = nil
         var status = avformat_alloc_output_context2(&context, nil, nil, path)
         guard status >= 0, let context else { throw CodecError.ffmpeg(status, "avformat_alloc_output_context2(\(path))") }
         self.context = context
-        self.offsetMilliseconds = offsetMilliseconds
-        lastMilliseconds = offsetMilliseconds
-        copy = try FFmpegPacket()
-        for index in streams {
+        for index in [video, audio] where index >= 0 {
             guard let source = input.pointee.streams[Int(index)], let stream = avformat_new_stream(context, nil) else { continue }
             status = avcodec_parameters_copy(stream.pointee.codecpar, source.pointee.codecpar)
             guard status >= 0 else { throw CodecError.ffmpeg(status, "avcodec_parameters_copy") }
             stream.pointee.codecpar.pointee.codec_tag = 0
             stream.pointee.time_base = AVRational(num: 1, den: 1000)
-            outputIndex[index] = stream.pointee.index
+            if index == video { outputVideo = stream.pointee.index } else { outputAudio = stream.pointee.index }
         }
         status = avio_open(&context.pointee.pb, path, AVIO_FLAG_WRITE)
         guard status >= 0 else { throw CodecError.ffmpeg(status, "avio_open(\(path))") }
@@ -196,22 +212,22 @@ private final class Remuxer {
     }
 
     func write(_ packet: FFmpegPacket, from stream: UnsafeMutablePointer<AVStream>) throws {
-        let inputIndex = packet.pointer.pointee.stream_index
-        guard let output = outputIndex[inputIndex], let target = context.pointee.streams[Int(output)] else { return }
+        let index = packet.pointer.pointee.stream_index
+        guard let context, let output = inputIndex[index], let target = context.pointee.streams[Int(output)] else { return }
         av_packet_unref(copy.pointer)
         guard av_packet_ref(copy.pointer, packet.pointer) >= 0 else { return }
         defer { av_packet_unref(copy.pointer) }
         let scale = { (value: Int64) -> Int64 in
             value == liveroom_av_nopts_value() ? value : av_rescale_q(value, stream.pointee.time_base, AVRational(num: 1, den: 1000))
         }
-        // Each stream starts where the recording stands, so a later connection continues it.
         let dts = scale(copy.pointer.pointee.dts)
-        let first = firstMilliseconds[inputIndex] ?? (dts == liveroom_av_nopts_value() ? 0 : dts)
-        firstMilliseconds[inputIndex] = first
+        let first = firstMilliseconds[index] ?? (dts == liveroom_av_nopts_value() ? 0 : dts)
+        firstMilliseconds[index] = first
         for keyPath in [\AVPacket.pts, \AVPacket.dts] {
             let value = scale(copy.pointer.pointee[keyPath: keyPath])
             if value != liveroom_av_nopts_value() {
-                copy.pointer.pointee[keyPath: keyPath] = av_rescale_q(value - first + offsetMilliseconds, AVRational(num: 1, den: 1000), target.pointee.time_base)
+                copy.pointer.pointee[keyPath: keyPath] = av_rescale_q(
+                    value - first + offsetMilliseconds, AVRational(num: 1, den: 1000), target.pointee.time_base)
             }
         }
         copy.pointer.pointee.duration = 0
@@ -222,7 +238,10 @@ private final class Remuxer {
         guard status >= 0 else { throw CodecError.ffmpeg(status, "av_interleaved_write_frame") }
     }
 
-    func finish() throws {
+    /// Writes the trailer and closes the file (once; later calls do nothing).
+    public func finish() throws {
+        guard var context else { return }
+        self.context = nil
         defer {
             avio_closep(&context.pointee.pb)
             avformat_free_context(context)

@@ -48,9 +48,11 @@ let package = Package(
         .target(name: "LiveRoomProtocol"),
         // Pure room core: rooms, roles, mic-connection, room messages.
         .target(name: "LiveRoomCore", dependencies: ["LiveRoomProtocol", "LiveRoomAuth"]),
-        // SQLite storage (GRDB): settings, room history.
+        // Live shopping (pure): products and prices, the catalogue's rules, pop-up messages.
+        .target(name: "LiveRoomCommerce", dependencies: ["LiveRoomProtocol"]),
+        // SQLite storage (GRDB): settings, room history, catalogues.
         .target(name: "LiveRoomStore", dependencies: [
-            "LiveRoomCore",
+            "LiveRoomCore", "LiveRoomCommerce",
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         // The admin REST API's requests (pure): each action read and range-checked.
@@ -151,7 +153,8 @@ let package = Package(
         .testTarget(name: "LiveRoomAuthTests", dependencies: ["LiveRoomAuth"]),
         .testTarget(name: "LiveRoomProtocolTests", dependencies: ["LiveRoomProtocol"]),
         .testTarget(name: "LiveRoomCoreTests", dependencies: ["LiveRoomCore", "LiveRoomProtocol"]),
-        .testTarget(name: "LiveRoomStoreTests", dependencies: ["LiveRoomStore"]),
+        .testTarget(name: "LiveRoomStoreTests", dependencies: ["LiveRoomStore", "LiveRoomCommerce", "LiveRoomProtocol"]),
+        .testTarget(name: "LiveRoomCommerceTests", dependencies: ["LiveRoomCommerce", "LiveRoomProtocol"]),
         .testTarget(name: "LiveRoomWireTests", dependencies: [
             "LiveRoomWire",
             .product(name: "NIOCore", package: "swift-nio"),

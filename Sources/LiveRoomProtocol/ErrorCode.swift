@@ -179,6 +179,20 @@ public enum ErrorCode {
     /// content, interval.
     public static let invalidSEIParams = -7236
 
+    // MARK: -7300…-7399: live shopping (catalogue, pop-ups, purchases)
+
+    /// A product field missing or out of range (the message names it): no title, a negative or
+    /// malformed price, negative stock, an over-long field, a URL that is not http(s).
+    public static let invalidProduct = -7300
+    /// No product with that item number in the room.
+    public static let productNotFound = -7301
+    /// An edit based on a version that is no longer the product's: someone else changed it first.
+    public static let productVersionConflict = -7302
+    /// A product with that item number is already in the room.
+    public static let productExists = -7303
+    /// The room's catalogue holds as many products as it may (500).
+    public static let tooManyProducts = -7304
+
     /// The Tencent Cloud API 3.0 error name of a publish task error, for the admin REST API
     /// (`{"Response": {"Error": {"Code": …}}}`). Codes outside -7200…-7299 answer `InvalidParameter`.
     public static func cloudErrorName(for error: LiveRoomError) -> String {

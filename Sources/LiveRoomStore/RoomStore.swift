@@ -14,12 +14,12 @@ public struct RoomHistoryEntry: Sendable, Hashable {
     public var userIds: [String]
 }
 
-/// The server's SQLite database (GRDB): settings and room history.
+/// The server's SQLite database (GRDB): settings, room history and catalogues.
 ///
 /// Writes are transactions, so a crash loses at most the record being written; the schema
 /// is migrated forward on open and never dropped.
 public final class RoomStore: Sendable {
-    private let database: DatabaseQueue
+    let database: DatabaseQueue
 
     /// Opens (creating if needed) the database file at `path`. The file holds the development
     /// secret key, so it is readable by the server's user only (0600), and so are the journal
@@ -67,6 +67,7 @@ public final class RoomStore: Sendable {
                 t.column("exitReason", .text)
             }
         }
+        migrateCatalogue(&migrator)
         return migrator
     }
 

@@ -1,5 +1,7 @@
 import Foundation
+import LiveRoomCommerce
 import LiveRoomCore
+import LiveRoomProtocol
 import Testing
 
 @testable import LiveRoomStore
@@ -45,5 +47,59 @@ import Testing
         let room = try reopened.roomHistory(from: 0, to: 100).rooms.first
         #expect(room?.dissolvedAt == 50)
         #expect(room?.dissolveReason == "server restarted")
+    }
+}
+
+@Suite struct CatalogueStoreTests {
+    let tea = Product(itemNumber: 1, title: "Tea", price: Money(minorUnits: 19_900, currency: "CNY"), itemUrl: "https://s/1", stock: 100)
+
+    @Test func productsAreAddedEditedByVersionAndRemovedPerRoom() async throws {
+        let store = try RoomStore()
+        #expect(try await store.addProduct(tea, room: "shop").version == 1)
+        await #expect(throws: LiveRoomError.self) { try await store.addProduct(tea, room: "shop") }
+        _ = try await store.addProduct(tea, room: "*7")
+        #expect(try await store.products(room: "shop") == [tea])
+
+        // Two anchors edit version 1 at once: the first wins, the second hears of the conflict.
+        var first = tea
+        first.stock = 90
+        var second = tea
+        second.title = "Black tea"
+        let stored = try await store.replaceProduct(first, room: "shop")
+        #expect(stored.version == 2 && stored.stock == 90)
+        do {
+            _ = try await store.replaceProduct(second, room: "shop")
+            Issue.record("a stale version was taken")
+        } catch let error as LiveRoomError {
+            #expect(error.code == ErrorCode.productVersionConflict, "\(error.message)")
+        }
+        #expect(try await store.product(1, room: "shop")?.title == "Tea")
+        #expect(try await store.product(1, room: "*7")?.version == 1, "another room's catalogue is its own")
+
+        try await store.removeProduct(1, room: "shop")
+        #expect(try await store.products(room: "shop").isEmpty)
+        do {
+            try await store.removeProduct(1, room: "shop")
+            Issue.record("removed twice")
+        } catch let error as LiveRoomError {
+            #expect(error.code == ErrorCode.productNotFound)
+        }
+    }
+
+    @Test func aRoomHoldsAtMostFiveHundredProducts() async throws {
+        let store = try RoomStore()
+        for number in 1...Product.maxPerRoom {
+            var product = tea
+            product.itemNumber = number
+            _ = try await store.addProduct(product, room: "big")
+        }
+        var extra = tea
+        extra.itemNumber = 999
+        do {
+            _ = try await store.addProduct(extra, room: "big")
+            Issue.record("a 501st product was taken")
+        } catch let error as LiveRoomError {
+            #expect(error.code == ErrorCode.tooManyProducts)
+        }
     }
 }

@@ -1,0 +1,106 @@
+import GRDB
+import LiveRoomCommerce
+import LiveRoomProtocol
+
+extension RoomStore: CatalogueStore {
+    static func migrateCatalogue(_ migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("v2-catalogue") { db in
+            try db.create(table: "product") { t in
+                t.column("roomId", .text).notNull()
+                t.column("itemNumber", .integer).notNull()
+                t.column("title", .text).notNull()
+                t.column("priceMinor", .integer).notNull()
+                t.column("currency", .text).notNull()
+                t.column("itemUrl", .text).notNull()
+                t.column("imageUrl", .text).notNull()
+                t.column("stock", .integer).notNull()
+                t.column("limitPerUser", .integer)
+                t.column("onShelf", .boolean).notNull()
+                t.column("version", .integer).notNull()
+                t.primaryKey(["roomId", "itemNumber"])
+            }
+        }
+    }
+
+    public func addProduct(_ product: Product, room: String) async throws -> Product {
+        try await database.write { db in
+            let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM product WHERE roomId = ?", arguments: [room]) ?? 0
+            guard count < Product.maxPerRoom else {
+                throw LiveRoomError(ErrorCode.tooManyProducts, "the room's catalogue holds \(Product.maxPerRoom) products, the most it may")
+            }
+            guard try Self.fetchProduct(product.itemNumber, room: room, db) == nil else {
+                throw LiveRoomError(ErrorCode.productExists, "item \(product.itemNumber) is already in the catalogue")
+            }
+            var stored = product
+            stored.version = 1
+            try db.execute(
+                sql: """
+                    INSERT INTO product (roomId, itemNumber, title, priceMinor, currency, itemUrl, imageUrl, stock, limitPerUser, onShelf, version)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: StatementArguments(Self.arguments(stored, room: room)))
+            return stored
+        }
+    }
+
+    public func replaceProduct(_ product: Product, room: String) async throws -> Product {
+        try await database.write { db in
+            guard let current = try Self.fetchProduct(product.itemNumber, room: room, db) else {
+                throw Self.notFound(product.itemNumber)
+            }
+            guard current.version == product.version else {
+                throw LiveRoomError(
+                    ErrorCode.productVersionConflict,
+                    "item \(product.itemNumber) is at version \(current.version), not \(product.version): someone changed it first; list it and edit again")
+            }
+            var stored = product
+            stored.version = current.version + 1
+            try db.execute(
+                sql: """
+                    UPDATE product SET title = ?, priceMinor = ?, currency = ?, itemUrl = ?, imageUrl = ?, stock = ?, limitPerUser = ?,
+                    onShelf = ?, version = ? WHERE roomId = ? AND itemNumber = ?
+                    """,
+                arguments: StatementArguments(Array(Self.arguments(stored, room: room).dropFirst(2)) + [room, stored.itemNumber]))
+            return stored
+        }
+    }
+
+    public func removeProduct(_ itemNumber: Int, room: String) async throws {
+        try await database.write { db in
+            try db.execute(sql: "DELETE FROM product WHERE roomId = ? AND itemNumber = ?", arguments: [room, itemNumber])
+            guard db.changesCount > 0 else { throw Self.notFound(itemNumber) }
+        }
+    }
+
+    public func product(_ itemNumber: Int, room: String) async throws -> Product? {
+        try await database.read { db in try Self.fetchProduct(itemNumber, room: room, db) }
+    }
+
+    public func products(room: String) async throws -> [Product] {
+        try await database.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM product WHERE roomId = ? ORDER BY itemNumber", arguments: [room]).map(Self.product)
+        }
+    }
+
+    private static func fetchProduct(_ itemNumber: Int, room: String, _ db: Database) throws -> Product? {
+        try Row.fetchOne(db, sql: "SELECT * FROM product WHERE roomId = ? AND itemNumber = ?", arguments: [room, itemNumber]).map(product)
+    }
+
+    private static func product(_ row: Row) -> Product {
+        Product(
+            itemNumber: row["itemNumber"], title: row["title"], price: Money(minorUnits: row["priceMinor"], currency: row["currency"]),
+            itemUrl: row["itemUrl"], imageUrl: row["imageUrl"], stock: row["stock"], limitPerUser: row["limitPerUser"], onShelf: row["onShelf"],
+            version: row["version"])
+    }
+
+    private static func arguments(_ product: Product, room: String) -> [DatabaseValueConvertible?] {
+        [
+            room, product.itemNumber, product.title, product.price.minorUnits, product.price.currency, product.itemUrl, product.imageUrl,
+            product.stock, product.limitPerUser, product.onShelf, product.version,
+        ]
+    }
+
+    private static func notFound(_ itemNumber: Int) -> LiveRoomError {
+        LiveRoomError(ErrorCode.productNotFound, "there is no item \(itemNumber) in the catalogue")
+    }
+}

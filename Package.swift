@@ -60,7 +60,7 @@ let package = Package(
         // The room server: WebSocket signaling, admin REST, services.
         .target(name: "LiveRoomServer", dependencies: [
             "LiveRoomAdmin", "LiveRoomAuth", "LiveRoomCore", "LiveRoomProtocol", "LiveRoomStore", "LiveRoomSFU", "LiveRoomTransport", "LiveRoomSecureTransport", "LiveRoomWire",
-            "LiveRoomPublishTasks", "LiveRoomTaskRunner", "LiveRoomMedia",
+            "LiveRoomPublishTasks", "LiveRoomTaskRunner", "LiveRoomMedia", "LiveRoomCommerce",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Hummingbird", package: "hummingbird"),

@@ -91,6 +91,8 @@ public struct RoomsStateMachine: Sendable {
         case record(RoomRecord)
         /// Work for the media server: negotiate, or tear down, peer connections.
         case media(MediaCommand)
+        /// Work on the room's catalogue.
+        case catalogue(CatalogueCommand)
 
         static func send(_ session: SessionID, _ event: ServerEvent) -> Action { .send(session, event, .normal) }
     }
@@ -232,6 +234,17 @@ public struct RoomsStateMachine: Sendable {
                 actions = setMuted(userId, in: roomId) { $0.videoMuted = mute }
             case .muteLocalAudio(let mute):
                 actions = setMuted(userId, in: roomId) { $0.audioMuted = mute }
+            case .addProduct(let fields):
+                try requireAnchor(userId, in: roomId, to: "add products")
+                actions = [.catalogue(.add(session: session, roomId: roomId, fields: fields))]
+            case .editProduct(let itemNumber, let changes):
+                try requireAnchor(userId, in: roomId, to: "edit products")
+                actions = [.catalogue(.edit(session: session, roomId: roomId, itemNumber: itemNumber, changes: changes))]
+            case .removeProduct(let itemNumber):
+                try requireAnchor(userId, in: roomId, to: "remove products")
+                actions = [.catalogue(.remove(session: session, roomId: roomId, itemNumber: itemNumber))]
+            case .listProducts:
+                actions = [.catalogue(.list(session: session, roomId: roomId))]
             }
         } catch {
             if case .switchRole = request {
@@ -336,6 +349,11 @@ public struct RoomsStateMachine: Sendable {
     }
 
     /// Anchors of a room who publish, in the order they became anchors.
+    /// The sessions of everyone in a room.
+    public func sessions(in roomId: String) -> [SessionID] {
+        rooms[roomId]?.members.values.map(\.session) ?? []
+    }
+
     public func publishers(in roomId: String) -> [String] {
         guard let room = rooms[roomId] else { return [] }
         return room.anchorOrder.filter { room.members[$0]?.publishing != nil }
@@ -757,6 +775,12 @@ public struct RoomsStateMachine: Sendable {
     }
 
     // MARK: Room messages
+
+    private func requireAnchor(_ userId: String, in roomId: String, to what: String) throws(LiveRoomError) {
+        guard rooms[roomId]?.members[userId]?.role == .anchor else {
+            throw LiveRoomError(ErrorCode.anchorOnly, "only anchors \(what)")
+        }
+    }
 
     private mutating func sendCustomCmdMsg(_ message: CustomCmdMsg, from userId: String, in roomId: String, at now: EventTime) throws(LiveRoomError) -> [Action] {
         guard configuration.customCmdIDs.contains(message.cmdID) else {

@@ -27,6 +27,14 @@ public enum RoomRequest: Sendable, Hashable {
     /// muteLocalVideo / muteLocalAudio: others see onUserVideoAvailable / onUserAudioAvailable.
     case muteLocalVideo(Bool)
     case muteLocalAudio(Bool)
+    /// Adds a product to the room's catalogue (anchors): its fields, checked by the server.
+    case addProduct(JSONValue)
+    /// Changes a product (anchors): the changed fields and the `version` they were based on.
+    case editProduct(itemNumber: Int, changes: JSONValue)
+    /// Removes a product (anchors).
+    case removeProduct(itemNumber: Int)
+    /// Lists the room's catalogue: answered by onProductList.
+    case listProducts
 
     /// Whether the request changes what others in the room see (a role, the mic, a mute,
     /// publishing), so that it is broadcast, or renegotiates a peer connection; the server
@@ -34,7 +42,7 @@ public enum RoomRequest: Sendable, Hashable {
     public var changesTheRoom: Bool {
         switch self {
         case .switchRole, .requestMic, .acceptMic, .rejectMic, .inviteMic, .acceptInvitation, .rejectInvitation, .endMic,
-            .publish, .unpublish, .muteLocalVideo, .muteLocalAudio, .restartIce:
+            .publish, .unpublish, .muteLocalVideo, .muteLocalAudio, .restartIce, .addProduct, .editProduct, .removeProduct, .listProducts:
             true
         case .enterRoom, .exitRoom, .sendCustomCmdMsg, .subscribe, .unsubscribe:
             false
@@ -62,6 +70,10 @@ public enum RoomRequest: Sendable, Hashable {
         case .restartIce: "restartIce"
         case .muteLocalVideo: "muteLocalVideo"
         case .muteLocalAudio: "muteLocalAudio"
+        case .addProduct: "addProduct"
+        case .editProduct: "editProduct"
+        case .removeProduct: "removeProduct"
+        case .listProducts: "listProducts"
         }
     }
 
@@ -69,7 +81,7 @@ public enum RoomRequest: Sendable, Hashable {
     public static let types = [
         "enterRoom", "exitRoom", "switchRole", "requestMic", "acceptMic", "rejectMic", "inviteMic",
         "acceptInvitation", "rejectInvitation", "endMic", "sendCustomCmdMsg", "publish", "unpublish", "subscribe",
-        "unsubscribe", "restartIce", "muteLocalVideo", "muteLocalAudio",
+        "unsubscribe", "restartIce", "muteLocalVideo", "muteLocalAudio", "addProduct", "editProduct", "removeProduct", "listProducts",
     ]
 
     /// The JSON form a client sends.
@@ -106,7 +118,14 @@ public enum RoomRequest: Sendable, Hashable {
             o["sdp"] = .string(sdp)
         case .muteLocalVideo(let mute), .muteLocalAudio(let mute):
             o["mute"] = .bool(mute)
-        case .exitRoom, .requestMic, .acceptInvitation, .rejectInvitation, .unpublish:
+        case .addProduct(let product):
+            o["product"] = product
+        case .editProduct(let itemNumber, let changes):
+            o["itemNumber"] = .number(Double(itemNumber))
+            o["changes"] = changes
+        case .removeProduct(let itemNumber):
+            o["itemNumber"] = .number(Double(itemNumber))
+        case .exitRoom, .requestMic, .acceptInvitation, .rejectInvitation, .unpublish, .listProducts:
             break
         }
         return .object(o)
@@ -156,6 +175,10 @@ public enum RoomRequest: Sendable, Hashable {
         case "restartIce": return .restartIce(userId: try fields.string("userId"), sdp: try fields.requiredString("sdp"))
         case "muteLocalVideo": return .muteLocalVideo(try fields.requiredBool("mute"))
         case "muteLocalAudio": return .muteLocalAudio(try fields.requiredBool("mute"))
+        case "addProduct": return .addProduct(try fields.requiredObject("product"))
+        case "editProduct": return .editProduct(itemNumber: try fields.requiredInt("itemNumber"), changes: try fields.requiredObject("changes"))
+        case "removeProduct": return .removeProduct(itemNumber: try fields.requiredInt("itemNumber"))
+        case "listProducts": return .listProducts
         default: return nil
         }
     }

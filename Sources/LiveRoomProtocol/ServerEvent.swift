@@ -43,6 +43,14 @@ public enum ServerEvent: Sendable, Hashable {
     /// 2 pushing, 3 reconnecting (after a failure or a drop), 4 failed (every retry failed;
     /// `code` and `message` say why).
     case onCdnStreamStateChanged(taskId: String, cdnUrl: String, status: Int, code: Int, message: String)
+    /// The room's catalogue (answer to `listProducts`): each product's JSON.
+    case onProductList(products: [JSONValue])
+    /// The answer to `addProduct`, `editProduct` or `removeProduct`: `code` 0 and the product
+    /// as stored (none after a removal), or an error code and a message.
+    case onProductResult(request: String, itemNumber: Int, code: Int, message: String, product: JSONValue?)
+    /// Products of the room changed (added, edited, stock) or were removed; a burst of changes
+    /// comes as one event.
+    case onProductChanged(products: [JSONValue], removed: [Int])
     /// `requestType` names the request that failed, where one did.
     case onError(errCode: Int, errMsg: String, requestType: String?)
 
@@ -68,6 +76,9 @@ public enum ServerEvent: Sendable, Hashable {
         case .onUpdatePublishMediaStream: "onUpdatePublishMediaStream"
         case .onStopPublishMediaStream: "onStopPublishMediaStream"
         case .onCdnStreamStateChanged: "onCdnStreamStateChanged"
+        case .onProductList: "onProductList"
+        case .onProductResult: "onProductResult"
+        case .onProductChanged: "onProductChanged"
         case .onError: "onError"
         }
     }
@@ -139,6 +150,17 @@ public enum ServerEvent: Sendable, Hashable {
             o["status"] = .number(Double(status))
             o["code"] = .number(Double(code))
             o["message"] = .string(message)
+        case .onProductList(let products):
+            o["products"] = .array(products)
+        case .onProductResult(let request, let itemNumber, let code, let message, let product):
+            o["request"] = .string(request)
+            o["itemNumber"] = .number(Double(itemNumber))
+            o["code"] = .number(Double(code))
+            o["message"] = .string(message)
+            if let product { o["product"] = product }
+        case .onProductChanged(let products, let removed):
+            o["products"] = .array(products)
+            o["removed"] = .array(removed.map { .number(Double($0)) })
         case .onError(let errCode, let errMsg, let requestType):
             o["errCode"] = .number(Double(errCode))
             o["errMsg"] = .string(errMsg)
@@ -152,8 +174,15 @@ public enum ServerEvent: Sendable, Hashable {
         "onEnterRoom", "onExitRoom", "onRemoteUserEnterRoom", "onRemoteUserLeaveRoom", "onSwitchRole", "onMicRequest",
         "onMicRequestResult", "onMicInvitation", "onMicInvitationResult", "onRecvCustomCmdMsg", "onPublishAnswer",
         "onSubscribeAnswer", "onIceRestartAnswer", "onUserVideoAvailable", "onUserAudioAvailable", "onStartPublishMediaStream",
-        "onUpdatePublishMediaStream", "onStopPublishMediaStream", "onCdnStreamStateChanged", "onError",
+        "onUpdatePublishMediaStream", "onStopPublishMediaStream", "onCdnStreamStateChanged", "onProductList", "onProductResult",
+        "onProductChanged", "onError",
     ]
+
+    private static func array(_ key: String, _ fields: JSONFields) throws(LiveRoomError) -> [JSONValue] {
+        guard let value = fields.value(key) else { throw fields.missing(key) }
+        guard let array = value.arrayValue else { throw fields.invalid(key, "must be an array, not \(value.typeName)") }
+        return array
+    }
 
     /// Parses one event frame as the server sends it. Fields the event does not have are ignored.
     public static func parse(_ text: String) throws(LiveRoomError) -> ServerEvent {
@@ -206,6 +235,18 @@ public enum ServerEvent: Sendable, Hashable {
             return .onCdnStreamStateChanged(
                 taskId: try f.requiredString("taskId"), cdnUrl: try f.requiredString("cdnUrl"), status: try f.requiredInt("status"),
                 code: try f.requiredInt("code"), message: try f.requiredString("message"))
+        case "onProductList":
+            return .onProductList(products: try array("products", f))
+        case "onProductResult":
+            return .onProductResult(
+                request: try f.requiredString("request"), itemNumber: try f.requiredInt("itemNumber"), code: try f.requiredInt("code"),
+                message: try f.requiredString("message"), product: f.value("product"))
+        case "onProductChanged":
+            let removed = try array("removed", f).map { value throws(LiveRoomError) -> Int in
+                guard let number = value.intValue else { throw f.invalid("removed", "must hold item numbers") }
+                return number
+            }
+            return .onProductChanged(products: try array("products", f), removed: removed)
         case "onError":
             return .onError(errCode: try f.requiredInt("errCode"), errMsg: try f.requiredString("errMsg"), requestType: try f.string("requestType"))
         default:

@@ -79,7 +79,7 @@ public struct LiveRoomServer: Sendable {
                 maxTasksPerRoom: configuration.maxTasksPerRoom, maxTasksPerUser: configuration.maxTasksPerUser, maxTasks: configuration.maxTasks,
                 encodingBudget: configuration.encodingBudget, egress: egress),
             egress: EgressResolver(policy: egress, insecureTLS: configuration.rtmpsInsecure), imageDirectory: configuration.imageDirectory,
-            maxOutboxBytes: configuration.maxOutboxBytes, reconnectGrace: configuration.reconnectGrace,
+            maxOutboxBytes: configuration.maxOutboxBytes, reconnectGrace: configuration.reconnectGrace, catalogue: store,
             recorder: recorder, logger: logger)
         let certificate = try DTLSCertificate()
         let advertised = AdvertisedAddresses.choose(

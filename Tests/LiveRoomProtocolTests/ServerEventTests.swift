@@ -27,6 +27,12 @@ import Testing
         (.onStopPublishMediaStream(taskId: "", code: 0, message: "ok"), #"{"code":0,"event":"onStopPublishMediaStream","message":"ok","taskId":""}"#),
         (.onCdnStreamStateChanged(taskId: "t1", cdnUrl: "rtmp://cdn/live/s", status: 4, code: -7228, message: "refused"),
          #"{"cdnUrl":"rtmp://cdn/live/s","code":-7228,"event":"onCdnStreamStateChanged","message":"refused","status":4,"taskId":"t1"}"#),
+        (.onProductList(products: [["itemNumber": 1]]), #"{"event":"onProductList","products":[{"itemNumber":1}]}"#),
+        (.onProductResult(request: "addProduct", itemNumber: 1, code: 0, message: "ok", product: ["itemNumber": 1]),
+         #"{"code":0,"event":"onProductResult","itemNumber":1,"message":"ok","product":{"itemNumber":1},"request":"addProduct"}"#),
+        (.onProductResult(request: "removeProduct", itemNumber: 2, code: -7301, message: "none", product: nil),
+         #"{"code":-7301,"event":"onProductResult","itemNumber":2,"message":"none","request":"removeProduct"}"#),
+        (.onProductChanged(products: [["itemNumber": 1]], removed: [2, 3]), #"{"event":"onProductChanged","products":[{"itemNumber":1}],"removed":[2,3]}"#),
         (.onError(errCode: -7101, errMsg: "m", requestType: "x"), #"{"errCode":-7101,"errMsg":"m","event":"onError","requestType":"x"}"#),
         (.onError(errCode: -7001, errMsg: "enter a room first", requestType: nil), #"{"errCode":-7001,"errMsg":"enter a room first","event":"onError"}"#),
     ]

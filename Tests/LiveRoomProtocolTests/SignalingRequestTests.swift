@@ -15,6 +15,8 @@ import Testing
             .publish(sdp: "v=0\r\n"), .unpublish, .subscribe(userId: "a", sdp: "v=0\r\n"), .unsubscribe(userId: "a"),
             .restartIce(userId: nil, sdp: "v=0\r\n"), .restartIce(userId: "a", sdp: "v=0\r\n"),
             .muteLocalVideo(true), .muteLocalAudio(false),
+            .addProduct(["itemNumber": 1, "title": "Tea"]), .editProduct(itemNumber: 1, changes: ["stock": 5, "version": 1]),
+            .removeProduct(itemNumber: 1), .listProducts,
         ]
         let tasks: [PublishTaskRequest] = [
             .startPublishMediaStream(target: Self.cdnTarget, encoderParam: Self.encoderParam, mixingConfig: Self.mixingConfig),

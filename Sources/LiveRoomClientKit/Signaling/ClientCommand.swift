@@ -32,6 +32,12 @@ public enum ClientCommand: Sendable, Hashable {
         end-mic <user>               send a co-host back to the audience (anchor)
         mute-video on|off            stop (on) or resume (off) sending your video
         mute-audio on|off            stop (on) or resume (off) sending your audio
+        product add <json>           add a product (anchor): {"itemNumber":1,"title":"Tea","price":"199.00",
+                                     "itemUrl":"https://…","stock":100} (also currency, imageUrl,
+                                     limitPerUser, onShelf)
+        product edit <item> <json>   change a product (anchor): the changed fields and "version"
+        product remove <item>        remove a product (anchor)
+        product list                 list the room's products (onProductList)
         start-publish <json>         start a publish media stream task; json is
                                      {"target":{…},"encoderParam":{…},"mixingConfig":{…}}
         update-publish <task> <json> change a task: json holds any of target, encoderParam, mixingConfig
@@ -132,6 +138,8 @@ public enum ClientCommand: Sendable, Hashable {
                 throw LiveRoomError(ErrorCode.invalidSEIMessage, "an SEI message is at most \(SEIMessage.maxDataLength) bytes, not \(data.count)")
             }
             return .sendSEI(data: data, repeatCount: repeatCount)
+        case "product":
+            return .request(.room(try productRequest(rest)))
         case "leave":
             try noArgument()
             return .leave
@@ -170,6 +178,33 @@ public enum ClientCommand: Sendable, Hashable {
             return try SignalingRequest.parse(.object(object))
         } catch {
             throw LiveRoomError(error.code, "\(command): \(error.message)")
+        }
+    }
+
+    /// `product add|edit|remove|list …`.
+    private static func productRequest(_ text: String) throws(LiveRoomError) -> RoomRequest {
+        let usage = "usage: product add <json> | product edit <itemNumber> <json> | product remove <itemNumber> | product list"
+        let (verb, rest) = split(text)
+        func object(_ text: String) throws(LiveRoomError) -> JSONValue {
+            guard let value = try? JSONValue.parse(text), value.objectValue != nil else {
+                throw LiveRoomError(ErrorCode.invalidProduct, "product \(verb) needs a JSON object; \(usage)")
+            }
+            return value
+        }
+        func itemNumber(_ text: String) throws(LiveRoomError) -> Int {
+            guard let number = Int(text) else { throw LiveRoomError(ErrorCode.invalidProduct, "product \(verb) needs an item number; \(usage)") }
+            return number
+        }
+        switch verb {
+        case "add": return .addProduct(try object(rest))
+        case "edit":
+            let (number, json) = split(rest)
+            return .editProduct(itemNumber: try itemNumber(number), changes: try object(json))
+        case "remove": return .removeProduct(itemNumber: try itemNumber(rest))
+        case "list":
+            guard rest.isEmpty else { throw LiveRoomError(ErrorCode.invalidField, usage) }
+            return .listProducts
+        default: throw LiveRoomError(ErrorCode.missingField, usage)
         }
     }
 

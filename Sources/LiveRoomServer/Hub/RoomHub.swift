@@ -1,4 +1,5 @@
 import Foundation
+import LiveRoomCommerce
 import LiveRoomCore
 import LiveRoomProtocol
 import LiveRoomPublishTasks
@@ -31,15 +32,20 @@ actor RoomHub {
     let imageDirectory: String?
     /// The answer to the admin call being carried out.
     var adminAnswer: (taskId: String, error: LiveRoomError?)?
+    /// Rooms' catalogues; nil serves none.
+    let catalogue: (any CatalogueStore)?
+    /// Catalogue changes not yet told to each room, sent together (Catalogue.swift).
+    var productChanges: [String: ProductChanges] = [:]
 
     /// `tasksConfiguration`'s task id prefix is replaced by a random one per server run, so
     /// task ids stay unique across restarts.
     init(
         configuration: RoomsStateMachine.Configuration, tasksConfiguration: PublishTasksStateMachine.Configuration = .init(),
         egress: EgressResolver = EgressResolver(policy: EgressPolicy()), imageDirectory: String? = nil, maxOutboxBytes: Int = 4 << 20,
-        reconnectGrace: Duration = .zero,
+        reconnectGrace: Duration = .zero, catalogue: (any CatalogueStore)? = nil,
         recorder: RoomRecorder, logger: Logger
     ) {
+        self.catalogue = catalogue
         self.egress = egress
         self.imageDirectory = imageDirectory
         self.maxOutboxBytes = maxOutboxBytes
@@ -268,6 +274,8 @@ actor RoomHub {
             case .record(let record):
                 records.append(record)
             case .media(let command):
+                carryOut(command)
+            case .catalogue(let command):
                 carryOut(command)
             }
         }

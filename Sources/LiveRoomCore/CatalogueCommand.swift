@@ -1,0 +1,13 @@
+import LiveRoomProtocol
+
+/// Catalogue work the room core hands to the server, which carries it out against the store
+/// and answers `session` (onProductResult, onProductList) and tells the room (onProductChanged).
+public enum CatalogueCommand: Sendable, Hashable {
+    /// Adds the product `fields` describe (an anchor asked).
+    case add(session: SessionID, roomId: String, fields: JSONValue)
+    /// Applies `changes` (with the `version` they were based on) to a product.
+    case edit(session: SessionID, roomId: String, itemNumber: Int, changes: JSONValue)
+    case remove(session: SessionID, roomId: String, itemNumber: Int)
+    /// Answers `session` with the room's catalogue.
+    case list(session: SessionID, roomId: String)
+}

@@ -1,0 +1,113 @@
+import LiveRoomCommerce
+import LiveRoomCore
+import LiveRoomProtocol
+
+/// Catalogue changes waiting to be told to a room: the latest of each changed product, and the
+/// removed item numbers.
+struct ProductChanges {
+    var products: [Int: Product] = [:]
+    var removed: Set<Int> = []
+
+    mutating func changed(_ product: Product) {
+        products[product.itemNumber] = product
+        removed.remove(product.itemNumber)
+    }
+
+    mutating func removed(_ itemNumber: Int) {
+        products[itemNumber] = nil
+        removed.insert(itemNumber)
+    }
+}
+
+extension RoomHub {
+    /// How long changes gather before the room hears them: at most 5 onProductChanged a second
+    /// per room, however fast stock moves.
+    static let productChangeInterval = Duration.milliseconds(200)
+
+    /// Carries out a catalogue command against the store, off the hub, and answers.
+    func carryOut(_ command: CatalogueCommand) {
+        guard let catalogue else {
+            if case .list(let session, _) = command { send(.onProductList(products: []), to: session) }
+            return
+        }
+        Task {
+            switch command {
+            case .list(let session, let roomId):
+                do {
+                    let products = try await catalogue.products(room: roomId)
+                    self.send(.onProductList(products: products.map(\.json)), to: session)
+                } catch {
+                    self.send(.error(Self.catalogueError(error), requestType: "listProducts"), to: session)
+                }
+            case .add(let session, let roomId, let fields):
+                let itemNumber = fields["itemNumber"]?.intValue ?? 0
+                await self.answer(session, request: "addProduct", itemNumber: itemNumber, roomId: roomId) {
+                    let product = try Product.parseNew(JSONFields(fields, path: "product", code: ErrorCode.invalidProduct))
+                    return try await catalogue.addProduct(product, room: roomId)
+                }
+            case .edit(let session, let roomId, let itemNumber, let changes):
+                await self.answer(session, request: "editProduct", itemNumber: itemNumber, roomId: roomId) {
+                    let fields = try JSONFields(changes, path: "changes", code: ErrorCode.invalidProduct)
+                    guard let version = try fields.int("version", code: ErrorCode.invalidProduct) else {
+                        throw fields.invalid("version", "is required: the version the changes are based on", code: ErrorCode.invalidProduct)
+                    }
+                    guard var product = try await catalogue.product(itemNumber, room: roomId) else {
+                        throw LiveRoomError(ErrorCode.productNotFound, "there is no item \(itemNumber) in the catalogue")
+                    }
+                    try product.apply(fields)
+                    product.version = version
+                    return try await catalogue.replaceProduct(product, room: roomId)
+                }
+            case .remove(let session, let roomId, let itemNumber):
+                await self.answer(session, request: "removeProduct", itemNumber: itemNumber, roomId: roomId) {
+                    try await catalogue.removeProduct(itemNumber, room: roomId)
+                    return nil
+                }
+            }
+        }
+    }
+
+    /// Runs a change, answers its requester with onProductResult, and queues what changed for the room.
+    private func answer(
+        _ session: SessionID, request: String, itemNumber: Int, roomId: String, _ change: () async throws -> Product?
+    ) async {
+        do {
+            let product = try await change()
+            send(.onProductResult(request: request, itemNumber: itemNumber, code: 0, message: "ok", product: product?.json), to: session)
+            if let product { productChanged(product, in: roomId) } else { productRemoved(itemNumber, in: roomId) }
+        } catch {
+            let error = Self.catalogueError(error)
+            send(.onProductResult(request: request, itemNumber: itemNumber, code: error.code, message: error.message, product: nil), to: session)
+        }
+    }
+
+    static func catalogueError(_ error: any Error) -> LiveRoomError {
+        error as? LiveRoomError ?? LiveRoomError(ErrorCode.catalogueUnavailable, "the catalogue could not be read or written; nothing changed")
+    }
+
+    func productChanged(_ product: Product, in roomId: String) {
+        queueProductChange(in: roomId) { $0.changed(product) }
+    }
+
+    func productRemoved(_ itemNumber: Int, in roomId: String) {
+        queueProductChange(in: roomId) { $0.removed(itemNumber) }
+    }
+
+    private func queueProductChange(in roomId: String, _ change: (inout ProductChanges) -> Void) {
+        let first = productChanges[roomId] == nil
+        change(&productChanges[roomId, default: ProductChanges()])
+        guard first else { return }
+        Task {
+            try? await Task.sleep(for: Self.productChangeInterval)
+            self.flushProductChanges(in: roomId)
+        }
+    }
+
+    /// Tells everyone in the room what changed since the last time, in one event.
+    private func flushProductChanges(in roomId: String) {
+        guard let changes = productChanges.removeValue(forKey: roomId) else { return }
+        let event = ServerEvent.onProductChanged(
+            products: changes.products.keys.sorted().compactMap { changes.products[$0]?.json }, removed: changes.removed.sorted())
+        for session in machine.sessions(in: roomId) { send(event, to: session) }
+    }
+}

@@ -15,4 +15,25 @@ public protocol CatalogueStore: Sendable {
     func product(_ itemNumber: Int, room: String) async throws -> Product?
     /// The room's catalogue, by item number.
     func products(room: String) async throws -> [Product]
+    /// Makes `popUp` the room's current pop-up, or (nil) ends it.
+    func setPopUp(_ popUp: PopUp?, room: String) async throws
+    /// The room's current pop-up, if there is one.
+    func popUp(room: String) async throws -> PopUp?
+}
+
+/// The product an anchor presents now: who popped it, when, and the message viewers got.
+public struct PopUp: Sendable, Hashable {
+    public var itemNumber: Int
+    public var userId: String
+    /// TRTC's `item_popup_msg` JSON.
+    public var data: String
+    /// Milliseconds since 1970.
+    public var poppedAt: Int64
+
+    public init(itemNumber: Int, userId: String, data: String, poppedAt: Int64) {
+        self.itemNumber = itemNumber
+        self.userId = userId
+        self.data = data
+        self.poppedAt = poppedAt
+    }
 }

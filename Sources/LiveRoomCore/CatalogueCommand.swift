@@ -10,4 +10,8 @@ public enum CatalogueCommand: Sendable, Hashable {
     case remove(session: SessionID, roomId: String, itemNumber: Int)
     /// Answers `session` with the room's catalogue.
     case list(session: SessionID, roomId: String)
+    /// Makes a product the room's current pop-up (and, with `custom`, a custom message too).
+    case pop(session: SessionID, roomId: String, userId: String, itemNumber: Int, custom: Bool)
+    /// Ends the room's pop-up.
+    case unpop(roomId: String, userId: String)
 }

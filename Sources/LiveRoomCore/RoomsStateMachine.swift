@@ -245,6 +245,12 @@ public struct RoomsStateMachine: Sendable {
                 actions = [.catalogue(.remove(session: session, roomId: roomId, itemNumber: itemNumber))]
             case .listProducts:
                 actions = [.catalogue(.list(session: session, roomId: roomId))]
+            case .popProduct(let itemNumber, let custom):
+                try requireAnchor(userId, in: roomId, to: "pop products")
+                actions = [.catalogue(.pop(session: session, roomId: roomId, userId: userId, itemNumber: itemNumber, custom: custom))]
+            case .unpopProduct:
+                try requireAnchor(userId, in: roomId, to: "end pop-ups")
+                actions = [.catalogue(.unpop(roomId: roomId, userId: userId))]
             }
         } catch {
             if case .switchRole = request {
@@ -780,6 +786,17 @@ public struct RoomsStateMachine: Sendable {
         guard rooms[roomId]?.members[userId]?.role == .anchor else {
             throw LiveRoomError(ErrorCode.anchorOnly, "only anchors \(what)")
         }
+    }
+
+    /// The custom message (cmdID 1, high priority, as TRTC's guide sends pop-ups) of a pop-up
+    /// `session`'s user made, to everyone else in its room; nothing when it has left.
+    public mutating func popUpMessage(_ data: String, from session: SessionID) -> [Action] {
+        guard let (roomId, userId) = sessions[session], var member = rooms[roomId]?.members[userId] else { return [] }
+        let seq = member.nextSeq
+        member.nextSeq += 1
+        rooms[roomId]!.members[userId] = member
+        let event = ServerEvent.onRecvCustomCmdMsg(userId: userId, cmdID: 1, seq: seq, data: data)
+        return rooms[roomId]!.sessions(except: userId).map { .send($0, event, .high) }
     }
 
     private mutating func sendCustomCmdMsg(_ message: CustomCmdMsg, from userId: String, in roomId: String, at now: EventTime) throws(LiveRoomError) -> [Action] {

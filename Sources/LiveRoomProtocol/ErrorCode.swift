@@ -194,6 +194,8 @@ public enum ErrorCode {
     public static let tooManyProducts = -7304
     /// The catalogue could not be read or written (the store failed); nothing changed.
     public static let catalogueUnavailable = -7305
+    /// The product is off the shelf: it cannot be popped or bought now.
+    public static let productOffShelf = -7311
 
     /// The Tencent Cloud API 3.0 error name of a publish task error, for the admin REST API
     /// (`{"Response": {"Error": {"Code": …}}}`). Codes outside -7200…-7299 answer `InvalidParameter`.

@@ -35,6 +35,12 @@ public enum RoomRequest: Sendable, Hashable {
     case removeProduct(itemNumber: Int)
     /// Lists the room's catalogue: answered by onProductList.
     case listProducts
+    /// Presents a product (anchors): the room's current pop-up becomes TRTC's `item_popup_msg`
+    /// for it, told to everyone (and to later comers), and, with `custom`, sent as a
+    /// high-priority custom message too. Answered by onPopProduct.
+    case popProduct(itemNumber: Int, custom: Bool)
+    /// Ends the room's current pop-up (anchors).
+    case unpopProduct
 
     /// Whether the request changes what others in the room see (a role, the mic, a mute,
     /// publishing), so that it is broadcast, or renegotiates a peer connection; the server
@@ -42,7 +48,7 @@ public enum RoomRequest: Sendable, Hashable {
     public var changesTheRoom: Bool {
         switch self {
         case .switchRole, .requestMic, .acceptMic, .rejectMic, .inviteMic, .acceptInvitation, .rejectInvitation, .endMic,
-            .publish, .unpublish, .muteLocalVideo, .muteLocalAudio, .restartIce, .addProduct, .editProduct, .removeProduct, .listProducts:
+            .publish, .unpublish, .muteLocalVideo, .muteLocalAudio, .restartIce, .addProduct, .editProduct, .removeProduct, .listProducts, .popProduct, .unpopProduct:
             true
         case .enterRoom, .exitRoom, .sendCustomCmdMsg, .subscribe, .unsubscribe:
             false
@@ -74,6 +80,8 @@ public enum RoomRequest: Sendable, Hashable {
         case .editProduct: "editProduct"
         case .removeProduct: "removeProduct"
         case .listProducts: "listProducts"
+        case .popProduct: "popProduct"
+        case .unpopProduct: "unpopProduct"
         }
     }
 
@@ -82,6 +90,7 @@ public enum RoomRequest: Sendable, Hashable {
         "enterRoom", "exitRoom", "switchRole", "requestMic", "acceptMic", "rejectMic", "inviteMic",
         "acceptInvitation", "rejectInvitation", "endMic", "sendCustomCmdMsg", "publish", "unpublish", "subscribe",
         "unsubscribe", "restartIce", "muteLocalVideo", "muteLocalAudio", "addProduct", "editProduct", "removeProduct", "listProducts",
+        "popProduct", "unpopProduct",
     ]
 
     /// The JSON form a client sends.
@@ -125,7 +134,10 @@ public enum RoomRequest: Sendable, Hashable {
             o["changes"] = changes
         case .removeProduct(let itemNumber):
             o["itemNumber"] = .number(Double(itemNumber))
-        case .exitRoom, .requestMic, .acceptInvitation, .rejectInvitation, .unpublish, .listProducts:
+        case .popProduct(let itemNumber, let custom):
+            o["itemNumber"] = .number(Double(itemNumber))
+            o["custom"] = .bool(custom)
+        case .exitRoom, .requestMic, .acceptInvitation, .rejectInvitation, .unpublish, .listProducts, .unpopProduct:
             break
         }
         return .object(o)
@@ -179,6 +191,8 @@ public enum RoomRequest: Sendable, Hashable {
         case "editProduct": return .editProduct(itemNumber: try fields.requiredInt("itemNumber"), changes: try fields.requiredObject("changes"))
         case "removeProduct": return .removeProduct(itemNumber: try fields.requiredInt("itemNumber"))
         case "listProducts": return .listProducts
+        case "popProduct": return .popProduct(itemNumber: try fields.requiredInt("itemNumber"), custom: try fields.bool("custom") ?? true)
+        case "unpopProduct": return .unpopProduct
         default: return nil
         }
     }

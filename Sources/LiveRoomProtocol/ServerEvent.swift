@@ -51,6 +51,12 @@ public enum ServerEvent: Sendable, Hashable {
     /// Products of the room changed (added, edited, stock) or were removed; a burst of changes
     /// comes as one event.
     case onProductChanged(products: [JSONValue], removed: [Int])
+    /// The answer to `popProduct`: `code` 0 and the pop-up's message (which the anchor may also
+    /// send as SEI), or an error code and a message.
+    case onPopProduct(itemNumber: Int, code: Int, message: String, data: String?)
+    /// The room's current pop-up: `userId` popped `itemNumber`, whose message is `data`; nil
+    /// item and data when it ended. Also sent right after onEnterRoom while one is up.
+    case onPopUpChanged(userId: String, itemNumber: Int?, data: String?)
     /// `requestType` names the request that failed, where one did.
     case onError(errCode: Int, errMsg: String, requestType: String?)
 
@@ -79,6 +85,8 @@ public enum ServerEvent: Sendable, Hashable {
         case .onProductList: "onProductList"
         case .onProductResult: "onProductResult"
         case .onProductChanged: "onProductChanged"
+        case .onPopProduct: "onPopProduct"
+        case .onPopUpChanged: "onPopUpChanged"
         case .onError: "onError"
         }
     }
@@ -161,6 +169,15 @@ public enum ServerEvent: Sendable, Hashable {
         case .onProductChanged(let products, let removed):
             o["products"] = .array(products)
             o["removed"] = .array(removed.map { .number(Double($0)) })
+        case .onPopProduct(let itemNumber, let code, let message, let data):
+            o["itemNumber"] = .number(Double(itemNumber))
+            o["code"] = .number(Double(code))
+            o["message"] = .string(message)
+            if let data { o["data"] = .string(data) }
+        case .onPopUpChanged(let userId, let itemNumber, let data):
+            o["userId"] = .string(userId)
+            o["itemNumber"] = itemNumber.map { .number(Double($0)) } ?? .null
+            o["data"] = data.map { .string($0) } ?? .null
         case .onError(let errCode, let errMsg, let requestType):
             o["errCode"] = .number(Double(errCode))
             o["errMsg"] = .string(errMsg)
@@ -175,7 +192,7 @@ public enum ServerEvent: Sendable, Hashable {
         "onMicRequestResult", "onMicInvitation", "onMicInvitationResult", "onRecvCustomCmdMsg", "onPublishAnswer",
         "onSubscribeAnswer", "onIceRestartAnswer", "onUserVideoAvailable", "onUserAudioAvailable", "onStartPublishMediaStream",
         "onUpdatePublishMediaStream", "onStopPublishMediaStream", "onCdnStreamStateChanged", "onProductList", "onProductResult",
-        "onProductChanged", "onError",
+        "onProductChanged", "onPopProduct", "onPopUpChanged", "onError",
     ]
 
     private static func array(_ key: String, _ fields: JSONFields) throws(LiveRoomError) -> [JSONValue] {
@@ -247,6 +264,12 @@ public enum ServerEvent: Sendable, Hashable {
                 return number
             }
             return .onProductChanged(products: try array("products", f), removed: removed)
+        case "onPopProduct":
+            return .onPopProduct(
+                itemNumber: try f.requiredInt("itemNumber"), code: try f.requiredInt("code"), message: try f.requiredString("message"),
+                data: try f.string("data"))
+        case "onPopUpChanged":
+            return .onPopUpChanged(userId: try f.requiredString("userId"), itemNumber: try f.int("itemNumber"), data: try f.string("data"))
         case "onError":
             return .onError(errCode: try f.requiredInt("errCode"), errMsg: try f.requiredString("errMsg"), requestType: try f.string("requestType"))
         default:

@@ -19,6 +19,33 @@ extension RoomStore: CatalogueStore {
                 t.column("version", .integer).notNull()
                 t.primaryKey(["roomId", "itemNumber"])
             }
+            try db.create(table: "popUp") { t in
+                t.primaryKey("roomId", .text)
+                t.column("itemNumber", .integer).notNull()
+                t.column("userId", .text).notNull()
+                t.column("data", .text).notNull()
+                t.column("poppedAt", .integer).notNull()
+            }
+        }
+    }
+
+    public func setPopUp(_ popUp: PopUp?, room: String) async throws {
+        try await database.write { db in
+            if let popUp {
+                try db.execute(
+                    sql: "INSERT OR REPLACE INTO popUp (roomId, itemNumber, userId, data, poppedAt) VALUES (?, ?, ?, ?, ?)",
+                    arguments: [room, popUp.itemNumber, popUp.userId, popUp.data, popUp.poppedAt])
+            } else {
+                try db.execute(sql: "DELETE FROM popUp WHERE roomId = ?", arguments: [room])
+            }
+        }
+    }
+
+    public func popUp(room: String) async throws -> PopUp? {
+        try await database.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM popUp WHERE roomId = ?", arguments: [room]).map { row in
+                PopUp(itemNumber: row["itemNumber"], userId: row["userId"], data: row["data"], poppedAt: row["poppedAt"])
+            }
         }
     }
 

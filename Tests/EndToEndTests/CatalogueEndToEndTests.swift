@@ -71,4 +71,48 @@ import Testing
         let cup = try #require(try await Self.listed(late, 2))
         #expect(cup["stock"] == 7 && cup["onShelf"] == false && cup["version"] == 2 && cup["price"] == "59.50", "\(cup.jsonText)")
     }
+
+    /// `pop` reaches a present viewer as a custom message and as SEI; a viewer who enters later
+    /// gets it on entry, and so does DescribeRoom, also after a kill -9.
+    @Test(.requires(.ffprobe)) func aPopUpReachesPresentViewersAsMessageAndSEIAndLateComersOnEntry() async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        var server = try await TestServer.start(in: scope)
+        let host = try await server.enteredWithMedia("host", role: "anchor", media: ["--publish", "testsrc"] + MediaEndToEndTests.small, in: scope)
+        let fan = try await server.enteredWithMedia("fan", media: [], in: scope)
+        try await fan.waitForEvent("onFirstVideoFrame", timeout: .seconds(20))
+        host.send("product add \(Self.tea)")
+        #expect(try await host.waitForEvent("onProductResult")["code"] == 0)
+        host.send("pop 1")
+        let popped = try await host.waitForEvent("onPopProduct")
+        let data = try #require(popped["data"]?.stringValue, "\(popped.jsonText)")
+        let message = try JSONValue.parse(data)
+        #expect(message["cmd"] == "item_popup_msg" && message["msg"]?["itemNumber"] == 1 && message["msg"]?["itemTitle"] == "Green tea")
+        #expect(message["msg"]?["itemPrice"]?.doubleValue == 199 && message["msg"]?["itemUrl"] == "https://shop.example/1")
+        #expect(try await fan.waitForEvent("onRecvCustomCmdMsg")["data"] == .string(data))
+        #expect(try await fan.waitForEvent("onRecvSEIMsg", timeout: .seconds(10))["message"] == .string(data))
+        #expect(try await fan.waitForEvent("onPopUpChanged")["itemNumber"] == 1)
+        // Unknown items and the audience are refused.
+        host.send("pop 9")
+        #expect(try await host.waitForEvent("onPopProduct") { $0["itemNumber"] == 9 }["code"]?.intValue == ErrorCode.productNotFound)
+        fan.send("pop 1")
+        #expect(try await fan.waitForEvent("onError")["errCode"]?.intValue == ErrorCode.anchorOnly)
+
+        let late = try await server.entered("late", in: scope)
+        let onEntry = try await late.waitForEvent("onPopUpChanged")
+        #expect(onEntry["data"] == .string(data) && onEntry["userId"] == "host", "\(onEntry.jsonText)")
+
+        // The pop-up outlives a crash: DescribeRoom and the next comer see it.
+        server.process.crash()
+        for client in [host, fan, late] { client.stop() }
+        server = try await TestServer.start(in: scope)
+        let anchor = try await server.entered("host", role: "anchor", in: scope)
+        let (described, _) = try await server.admin("DescribeRoom", ["SdkAppId": .number(Double(TestServer.sdkAppId)), "RoomId": "room1"], in: scope)
+        #expect(described["Response"]?["PopUp"]?["ItemNumber"] == 1 && described["Response"]?["PopUp"]?["Data"] == .string(data), "\(described.jsonText)")
+        let next = try await server.entered("next", in: scope)
+        #expect(try await next.waitForEvent("onPopUpChanged")["itemNumber"] == 1)
+        anchor.send("unpop")
+        let ended = try await next.waitForEvent("onPopUpChanged", count: 2)
+        #expect(ended["itemNumber"] == .null && ended["data"] == .null, "\(ended.jsonText)")
+    }
 }

@@ -33,6 +33,8 @@ import Testing
         (.onProductResult(request: "removeProduct", itemNumber: 2, code: -7301, message: "none", product: nil),
          #"{"code":-7301,"event":"onProductResult","itemNumber":2,"message":"none","request":"removeProduct"}"#),
         (.onProductChanged(products: [["itemNumber": 1]], removed: [2, 3]), #"{"event":"onProductChanged","products":[{"itemNumber":1}],"removed":[2,3]}"#),
+        (.onPopProduct(itemNumber: 1, code: 0, message: "ok", data: "{}"), #"{"code":0,"data":"{}","event":"onPopProduct","itemNumber":1,"message":"ok"}"#),
+        (.onPopUpChanged(userId: "host", itemNumber: 1, data: "{}"), #"{"data":"{}","event":"onPopUpChanged","itemNumber":1,"userId":"host"}"#),
         (.onError(errCode: -7101, errMsg: "m", requestType: "x"), #"{"errCode":-7101,"errMsg":"m","event":"onError","requestType":"x"}"#),
         (.onError(errCode: -7001, errMsg: "enter a room first", requestType: nil), #"{"errCode":-7001,"errMsg":"enter a room first","event":"onError"}"#),
     ]

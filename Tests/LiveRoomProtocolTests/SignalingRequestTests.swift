@@ -16,7 +16,8 @@ import Testing
             .restartIce(userId: nil, sdp: "v=0\r\n"), .restartIce(userId: "a", sdp: "v=0\r\n"),
             .muteLocalVideo(true), .muteLocalAudio(false),
             .addProduct(["itemNumber": 1, "title": "Tea"]), .editProduct(itemNumber: 1, changes: ["stock": 5, "version": 1]),
-            .removeProduct(itemNumber: 1), .listProducts,
+            .removeProduct(itemNumber: 1), .listProducts, .popProduct(itemNumber: 1, custom: true), .popProduct(itemNumber: 2, custom: false),
+            .unpopProduct,
         ]
         let tasks: [PublishTaskRequest] = [
             .startPublishMediaStream(target: Self.cdnTarget, encoderParam: Self.encoderParam, mixingConfig: Self.mixingConfig),

@@ -12,6 +12,14 @@ public enum ClientCommand: Sendable, Hashable {
     /// `sendSEIMsg`); it goes in our own video, not over signaling.
     case sendSEI(data: [UInt8], repeatCount: Int)
 
+    /// Present a product (`pop <itemNumber> [custom|sei|both]`): the server makes it the room's
+    /// pop-up (and, with `custom`, sends it as a custom message); with `sei` the CLI also sends
+    /// the pop-up's message as SEI on its next frames.
+    case pop(itemNumber: Int, custom: Bool, sei: Bool)
+
+    /// The frames a pop-up's SEI message rides on, so a lost frame does not lose it.
+    public static let popUpSEIRepeatCount = 3
+
     /// The most frames one SEI message is repeated on (2 s at 15 fps).
     public static let maxSEIRepeatCount = 30
 
@@ -38,6 +46,8 @@ public enum ClientCommand: Sendable, Hashable {
         product edit <item> <json>   change a product (anchor): the changed fields and "version"
         product remove <item>        remove a product (anchor)
         product list                 list the room's products (onProductList)
+        pop <item> [custom|sei|both] present a product to the room (anchor; default both)
+        unpop                        end the pop-up (anchor)
         start-publish <json>         start a publish media stream task; json is
                                      {"target":{…},"encoderParam":{…},"mixingConfig":{…}}
         update-publish <task> <json> change a task: json holds any of target, encoderParam, mixingConfig
@@ -140,6 +150,15 @@ public enum ClientCommand: Sendable, Hashable {
             return .sendSEI(data: data, repeatCount: repeatCount)
         case "product":
             return .request(.room(try productRequest(rest)))
+        case "pop":
+            let (number, mode) = split(rest)
+            guard let itemNumber = Int(number), ["", "custom", "sei", "both"].contains(mode) else {
+                throw LiveRoomError(ErrorCode.invalidProduct, "usage: pop <itemNumber> [custom|sei|both]")
+            }
+            return .pop(itemNumber: itemNumber, custom: mode != "sei", sei: mode != "custom")
+        case "unpop":
+            try noArgument()
+            return .request(.room(.unpopProduct))
         case "leave":
             try noArgument()
             return .leave

@@ -98,6 +98,8 @@ public struct JoinSession: Sendable {
         let media: Mutex<MediaSignalingStateMachine>
         /// TRTC's 30 messages and 8 KB a second, shared by our custom and SEI messages.
         let limiter = Mutex(CustomMessageLimiter())
+        /// The item of a `pop … sei|both` waiting for its onPopProduct, whose message goes as SEI.
+        let popSEI = Mutex<Int?>(nil)
 
         init(media: MediaSignalingStateMachine) {
             self.media = Mutex(media)
@@ -273,6 +275,9 @@ public struct JoinSession: Sendable {
                                 } catch {
                                     printer.printError(LiveRoomError(ErrorCode.seiNeedsVideo, "\(error)"), requestType: "sendSEIMsg")
                                 }
+                            case .pop(let itemNumber, let custom, let sei):
+                                state.popSEI.withLock { $0 = sei ? itemNumber : nil }
+                                try? await outbound.write(.text(RoomRequest.popProduct(itemNumber: itemNumber, custom: custom).json.jsonText))
                             case .request(let request):
                                 if case .room(.sendCustomCmdMsg(let message)) = request {
                                     state.limiter.withLock { $0.record(size: message.data.utf8.count, now: .now) }
@@ -322,6 +327,15 @@ public struct JoinSession: Sendable {
                             await perform(state.media.withLock { $0.publishAnswered(sdp: sdp) })
                         case .onSubscribeAnswer(let userId, let sdp)?:
                             await perform(state.media.withLock { $0.subscribeAnswered(userId: userId, sdp: sdp) })
+                        case .onPopProduct(let itemNumber, 0, _, let data?)?:
+                            if state.popSEI.withLock({ let wanted = $0 == itemNumber; $0 = nil; return wanted }) {
+                                do {
+                                    try await media.sendSEI(data: Array(data.utf8), repeatCount: ClientCommand.popUpSEIRepeatCount)
+                                } catch {
+                                    printer.printError(
+                                        error as? LiveRoomError ?? LiveRoomError(ErrorCode.seiNeedsVideo, "\(error)"), requestType: "sendSEIMsg")
+                                }
+                            }
                         case .onIceRestartAnswer(let userId, let sdp)?:
                             do {
                                 try await media.completeICERestart(userId: userId, answer: sdp)

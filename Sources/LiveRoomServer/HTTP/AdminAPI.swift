@@ -51,8 +51,16 @@ struct AdminAPI: Sendable {
                 ]
                 return .object(entry)
             }
+            // The product presented now, if any (LiveRoom's addition).
+            var popUp: JSONValue = .null
+            if let current = try? await store.popUp(room: requested.key) {
+                popUp = [
+                    "ItemNumber": .number(Double(current.itemNumber)), "UserId": .string(current.userId), "Data": .string(current.data),
+                    "PopTime": .number(Double(current.poppedAt / 1000)),
+                ]
+            }
             // A numeric room's RoomId is a number, a string room's a string, as in TRTC's callbacks.
-            return ["RoomId": room.room.json, "CreateTime": .number(Double(room.createdAt / 1000)), "UserList": .array(users)]
+            return ["RoomId": room.room.json, "CreateTime": .number(Double(room.createdAt / 1000)), "UserList": .array(users), "PopUp": popUp]
         case .describeRoomInfo(let start, let end, let pageNumber, let pageSize, let requested):
             let total: Int
             let rooms: [RoomHistoryEntry]

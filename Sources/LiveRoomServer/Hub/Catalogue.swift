@@ -58,6 +58,22 @@ extension RoomHub {
                     product.version = version
                     return try await catalogue.replaceProduct(product, room: roomId)
                 }
+            case .pop(let session, let roomId, let userId, let itemNumber, let custom):
+                do {
+                    guard let product = try await catalogue.product(itemNumber, room: roomId) else {
+                        throw LiveRoomError(ErrorCode.productNotFound, "there is no item \(itemNumber) in the catalogue")
+                    }
+                    guard product.onShelf else { throw LiveRoomError(ErrorCode.productOffShelf, "item \(itemNumber) is off the shelf") }
+                    let popUp = PopUp(itemNumber: itemNumber, userId: userId, data: product.popUpMessage, poppedAt: EventTime.now().unixMillis)
+                    try await catalogue.setPopUp(popUp, room: roomId)
+                    self.popped(popUp, in: roomId, by: session, custom: custom)
+                } catch {
+                    let error = Self.catalogueError(error)
+                    self.send(.onPopProduct(itemNumber: itemNumber, code: error.code, message: error.message, data: nil), to: session)
+                }
+            case .unpop(let roomId, let userId):
+                try? await catalogue.setPopUp(nil, room: roomId)
+                self.broadcast(.onPopUpChanged(userId: userId, itemNumber: nil, data: nil), in: roomId)
             case .remove(let session, let roomId, let itemNumber):
                 await self.answer(session, request: "removeProduct", itemNumber: itemNumber, roomId: roomId) {
                     try await catalogue.removeProduct(itemNumber, room: roomId)
@@ -79,6 +95,27 @@ extension RoomHub {
             let error = Self.catalogueError(error)
             send(.onProductResult(request: request, itemNumber: itemNumber, code: error.code, message: error.message, product: nil), to: session)
         }
+    }
+
+    /// A pop-up is up: its anchor hears the message (to send as SEI too), the room hears of it,
+    /// and with `custom` everyone else gets it as a high-priority custom message.
+    private func popped(_ popUp: PopUp, in roomId: String, by session: SessionID, custom: Bool) {
+        send(.onPopProduct(itemNumber: popUp.itemNumber, code: 0, message: "ok", data: popUp.data), to: session)
+        broadcast(.onPopUpChanged(userId: popUp.userId, itemNumber: popUp.itemNumber, data: popUp.data), in: roomId)
+        if custom { execute(machine.popUpMessage(popUp.data, from: session)) }
+    }
+
+    /// Sends the room's current pop-up, if one is up, to a newcomer.
+    func sendPopUp(to session: SessionID, roomId: String) {
+        guard let catalogue else { return }
+        Task {
+            guard let popUp = try? await catalogue.popUp(room: roomId) else { return }
+            self.send(.onPopUpChanged(userId: popUp.userId, itemNumber: popUp.itemNumber, data: popUp.data), to: session)
+        }
+    }
+
+    func broadcast(_ event: ServerEvent, in roomId: String) {
+        for session in machine.sessions(in: roomId) { send(event, to: session) }
     }
 
     static func catalogueError(_ error: any Error) -> LiveRoomError {
@@ -106,8 +143,8 @@ extension RoomHub {
     /// Tells everyone in the room what changed since the last time, in one event.
     private func flushProductChanges(in roomId: String) {
         guard let changes = productChanges.removeValue(forKey: roomId) else { return }
-        let event = ServerEvent.onProductChanged(
-            products: changes.products.keys.sorted().compactMap { changes.products[$0]?.json }, removed: changes.removed.sorted())
-        for session in machine.sessions(in: roomId) { send(event, to: session) }
+        broadcast(
+            .onProductChanged(products: changes.products.keys.sorted().compactMap { changes.products[$0]?.json }, removed: changes.removed.sorted()),
+            in: roomId)
     }
 }

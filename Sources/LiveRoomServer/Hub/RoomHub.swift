@@ -131,7 +131,10 @@ actor RoomHub {
         case .room(let request):
             let now = EventTime.now()
             let elapsedMs = Int((now.monotonic - connectedAt).ticks(rate: 1000))
+            let wasIn = machine.membership(of: session) != nil
             execute(machine.handle(request, from: session, elapsedMs: elapsedMs, at: now))
+            // A newcomer gets the room's current pop-up right after onEnterRoom.
+            if case .enterRoom = request, !wasIn, let (roomId, _) = machine.membership(of: session) { sendPopUp(to: session, roomId: roomId) }
         case .publishTask(let request):
             handlePublishTaskRequest(request, from: session)
         }

@@ -37,3 +37,72 @@ public struct PopUp: Sendable, Hashable {
         self.poppedAt = poppedAt
     }
 }
+
+/// A buyer's reservation of stock.
+public struct Order: Sendable, Hashable {
+    public enum State: String, Sendable, Hashable, CaseIterable {
+        /// Stock is held for the buyer until the shop confirms payment or the reservation expires.
+        case reserved
+        /// The shop's backend confirmed payment.
+        case paid
+        case cancelled
+        /// Unpaid when the reservation ran out: its stock went back.
+        case expired
+    }
+
+    public var orderId: String
+    public var roomId: String
+    public var itemNumber: Int
+    public var userId: String
+    public var quantity: Int
+    /// Price × quantity when ordered.
+    public var amount: Money
+    public var state: State
+    /// The buyer's own id for the request, which makes a repeated request return this order.
+    public var requestId: String?
+    /// Milliseconds since 1970.
+    public var createdAt: Int64
+    public var expiresAt: Int64
+    public var updatedAt: Int64
+
+    public init(
+        orderId: String, roomId: String, itemNumber: Int, userId: String, quantity: Int, amount: Money, state: State, requestId: String?,
+        createdAt: Int64, expiresAt: Int64, updatedAt: Int64
+    ) {
+        self.orderId = orderId
+        self.roomId = roomId
+        self.itemNumber = itemNumber
+        self.userId = userId
+        self.quantity = quantity
+        self.amount = amount
+        self.state = state
+        self.requestId = requestId
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+        self.updatedAt = updatedAt
+    }
+
+    public static let quantityRange = 1...100
+    public static let maxRequestIdLength = 64
+}
+
+/// Where orders are kept; each call is one transaction that commits before it returns, so an
+/// answered purchase survives a crash.
+public protocol OrderStore: Sendable {
+    /// Reserves `quantity` of a product for `userId`: checks shelf, the user's limit and stock,
+    /// takes the stock and stores the order, all in one transaction. A `requestId` seen before
+    /// for the same buyer returns that order (`repeated`) and takes nothing. Returns the order and
+    /// the product as it is now.
+    func buy(
+        itemNumber: Int, quantity: Int, userId: String, requestId: String?, room: String, now: Int64, reservation: Duration
+    ) async throws -> (order: Order, product: Product, repeated: Bool)
+    /// Orders of a room (optionally in one state), newest first.
+    func orders(room: String, state: Order.State?, limit: Int) async throws -> [Order]
+    /// One order.
+    func order(_ orderId: String) async throws -> Order?
+    /// Moves a reserved order to paid or cancelled (a cancelled one's stock goes back); returns
+    /// the order and, when stock went back, the product.
+    func settle(orderId: String, to state: Order.State, now: Int64) async throws -> (order: Order, product: Product?)
+    /// Expires reservations unpaid at `now`, returning their stock; returns the products whose stock came back.
+    func expireOrders(now: Int64) async throws -> [(room: String, product: Product)]
+}

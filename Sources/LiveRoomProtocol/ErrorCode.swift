@@ -194,8 +194,18 @@ public enum ErrorCode {
     public static let tooManyProducts = -7304
     /// The catalogue could not be read or written (the store failed); nothing changed.
     public static let catalogueUnavailable = -7305
+    /// Not enough stock left for the quantity asked.
+    public static let soldOut = -7310
     /// The product is off the shelf: it cannot be popped or bought now.
     public static let productOffShelf = -7311
+    /// The buyer would hold more than the product's `limitPerUser`.
+    public static let purchaseLimitExceeded = -7312
+    /// A quantity out of 1–100, or a request id over 64 characters.
+    public static let invalidPurchase = -7313
+    /// No order with that id.
+    public static let orderNotFound = -7314
+    /// The order is no longer reserved (already paid, cancelled or expired).
+    public static let orderNotReserved = -7315
 
     /// The Tencent Cloud API 3.0 error name of a publish task error, for the admin REST API
     /// (`{"Response": {"Error": {"Code": …}}}`). Codes outside -7200…-7299 answer `InvalidParameter`.

@@ -96,6 +96,10 @@ extension RoomStore: CatalogueStore {
         try await database.write { db in
             try db.execute(sql: "DELETE FROM product WHERE roomId = ? AND itemNumber = ?", arguments: [room, itemNumber])
             guard db.changesCount > 0 else { throw Self.notFound(itemNumber) }
+            // Its reservations go with it, so a product added later under the same number
+            // never gets their stock back.
+            try db.execute(
+                sql: "UPDATE purchase SET state = 'cancelled' WHERE roomId = ? AND itemNumber = ? AND state = 'reserved'", arguments: [room, itemNumber])
         }
     }
 
@@ -107,6 +111,10 @@ extension RoomStore: CatalogueStore {
         try await database.read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM product WHERE roomId = ? ORDER BY itemNumber", arguments: [room]).map(Self.product)
         }
+    }
+
+    static func storedProduct(_ itemNumber: Int, room: String, _ db: Database) throws -> Product? {
+        try fetchProduct(itemNumber, room: room, db)
     }
 
     private static func fetchProduct(_ itemNumber: Int, room: String, _ db: Database) throws -> Product? {

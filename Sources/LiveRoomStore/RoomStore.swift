@@ -68,6 +68,7 @@ public final class RoomStore: Sendable {
             }
         }
         migrateCatalogue(&migrator)
+        migrateOrders(&migrator)
         return migrator
     }
 

@@ -103,3 +103,110 @@ import Testing
         }
     }
 }
+
+@Suite struct OrderStoreTests {
+    static let tea = Product(
+        itemNumber: 1, title: "Tea", price: Money(minorUnits: 19_900, currency: "CNY"), itemUrl: "https://s/1", stock: 100, limitPerUser: 3)
+
+    func buy(_ store: RoomStore, _ quantity: Int = 1, user: String = "fan", requestId: String? = nil, now: Int64 = 1_000) async throws
+        -> (order: Order, product: Product, repeated: Bool)
+    {
+        try await store.buy(itemNumber: 1, quantity: quantity, userId: user, requestId: requestId, room: "shop", now: now, reservation: .seconds(60))
+    }
+
+    func code(_ body: () async throws -> Void) async -> Int? {
+        do {
+            try await body()
+            return nil
+        } catch {
+            return (error as? LiveRoomError)?.code
+        }
+    }
+
+    @Test func aPurchaseReservesStockAndARetryReturnsTheSameOrder() async throws {
+        let store = try RoomStore()
+        _ = try await store.addProduct(Self.tea, room: "shop")
+        let first = try await buy(store, 2, requestId: "r1")
+        #expect(first.order.state == .reserved && first.order.amount == Money(minorUnits: 39_800, currency: "CNY") && !first.repeated)
+        #expect(first.product.stock == 98 && first.product.version == 2 && first.order.expiresAt == 61_000)
+        let again = try await buy(store, 2, requestId: "r1")
+        #expect(again.order == first.order && again.repeated && again.product.stock == 98)
+        #expect(try await store.order(first.order.orderId) == first.order)
+
+        // The limit counts what the buyer holds; other buyers have their own.
+        #expect(await code { _ = try await buy(store, 2) } == ErrorCode.purchaseLimitExceeded)
+        _ = try await buy(store, 1)
+        _ = try await buy(store, 3, user: "other")
+        #expect(await code { _ = try await buy(store, 0) } == ErrorCode.invalidPurchase)
+        #expect(await code { _ = try await buy(store, 101) } == ErrorCode.invalidPurchase)
+        #expect(await code { _ = try await buy(store, requestId: String(repeating: "x", count: 65)) } == ErrorCode.invalidPurchase)
+        #expect(await code { _ = try await store.buy(itemNumber: 9, quantity: 1, userId: "fan", requestId: nil, room: "shop", now: 0, reservation: .seconds(1)) }
+            == ErrorCode.productNotFound)
+        #expect(try await store.product(1, room: "shop")?.stock == 94)
+
+        var off = try #require(try await store.product(1, room: "shop"))
+        off.onShelf = false
+        _ = try await store.replaceProduct(off, room: "shop")
+        #expect(await code { _ = try await buy(store, user: "third") } == ErrorCode.productOffShelf)
+    }
+
+    @Test func stockNeverGoesBelowZeroUnderConcurrentBuyers() async throws {
+        let store = try RoomStore()
+        var product = Self.tea
+        product.stock = 100
+        product.limitPerUser = nil
+        _ = try await store.addProduct(product, room: "shop")
+        let codes = await withTaskGroup(of: Int.self) { group in
+            for n in 0..<1_000 {
+                group.addTask { (try? await buy(store, user: "u\(n % 300)", requestId: "r\(n)")).map { _ in 0 } ?? -1 }
+            }
+            return await group.reduce(into: [Int: Int]()) { $0[$1, default: 0] += 1 }
+        }
+        #expect(codes[0] == 100 && codes[-1] == 900, "\(codes)")
+        #expect(try await store.product(1, room: "shop")?.stock == 0)
+        #expect(try await store.orders(room: "shop", state: .reserved, limit: 1000).count == 100)
+        #expect(await code { _ = try await buy(store) } == ErrorCode.soldOut)
+    }
+
+    @Test func settledOrdersStayAndCancelledOrExpiredOnesReturnTheirStock() async throws {
+        let store = try RoomStore()
+        _ = try await store.addProduct(Self.tea, room: "shop")
+        let paid = try await buy(store, 1, user: "a").order
+        let cancelled = try await buy(store, 2, user: "b", now: 1_500).order
+        let expiring = try await buy(store, 3, user: "c", now: 2_000).order
+        #expect(try await store.settle(orderId: paid.orderId, to: .paid, now: 3_000).product == nil)
+        #expect(try await store.settle(orderId: cancelled.orderId, to: .cancelled, now: 3_000).product?.stock == 96)
+        #expect(await code { _ = try await store.settle(orderId: paid.orderId, to: .cancelled, now: 3_000) } == ErrorCode.orderNotReserved)
+        #expect(await code { _ = try await store.settle(orderId: "nope", to: .paid, now: 3_000) } == ErrorCode.orderNotFound)
+
+        #expect(try await store.expireOrders(now: 61_999).isEmpty, "not yet")
+        let returned = try await store.expireOrders(now: 62_000)
+        #expect(returned.map(\.product.stock) == [99] && returned.first?.room == "shop")
+        #expect(try await store.order(expiring.orderId)?.state == .expired)
+        #expect(try await store.orders(room: "shop", state: nil, limit: 10).map(\.state) == [.expired, .cancelled, .paid])
+        #expect(try await store.orders(room: "shop", state: .paid, limit: 10).map(\.orderId) == [paid.orderId])
+        // A paid order still counts against its buyer's limit.
+        #expect(await code { _ = try await buy(store, 3, user: "a") } == ErrorCode.purchaseLimitExceeded)
+
+        // Removing the product voids its reservations: a new product under the same number starts clean.
+        let held = try await buy(store, 1, user: "d").order
+        try await store.removeProduct(1, room: "shop")
+        #expect(try await store.order(held.orderId)?.state == .cancelled)
+        _ = try await store.addProduct(Self.tea, room: "shop")
+        #expect(try await store.expireOrders(now: 1_000_000).isEmpty)
+        #expect(try await store.product(1, room: "shop")?.stock == 100)
+    }
+
+    @Test func ordersSurviveReopeningTheFile() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("orders-\(UUID().uuidString).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let order = try await {
+            let store = try RoomStore(path: path)
+            _ = try await store.addProduct(Self.tea, room: "shop")
+            return try await buy(store, 2).order
+        }()
+        let reopened = try RoomStore(path: path)
+        #expect(try await reopened.order(order.orderId) == order)
+        #expect(try await reopened.product(1, room: "shop")?.stock == 98)
+    }
+}

@@ -1,0 +1,164 @@
+import Foundation
+import GRDB
+import LiveRoomCommerce
+import LiveRoomProtocol
+
+extension RoomStore: OrderStore {
+    static func migrateOrders(_ migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("v3-orders") { db in
+            try db.create(table: "purchase") { t in
+                t.primaryKey("orderId", .text)
+                t.column("roomId", .text).notNull()
+                t.column("itemNumber", .integer).notNull()
+                t.column("userId", .text).notNull()
+                t.column("quantity", .integer).notNull()
+                t.column("amountMinor", .integer).notNull()
+                t.column("currency", .text).notNull()
+                t.column("state", .text).notNull()
+                t.column("requestId", .text)
+                t.column("createdAt", .integer).notNull()
+                t.column("expiresAt", .integer).notNull()
+                t.column("updatedAt", .integer).notNull()
+            }
+            try db.create(index: "purchaseRequest", on: "purchase", columns: ["roomId", "userId", "requestId"], unique: true)
+            try db.create(index: "purchaseItem", on: "purchase", columns: ["roomId", "itemNumber", "userId", "state"])
+            try db.create(index: "purchaseExpiry", on: "purchase", columns: ["state", "expiresAt"])
+        }
+    }
+
+    public func buy(
+        itemNumber: Int, quantity: Int, userId: String, requestId: String?, room: String, now: Int64, reservation: Duration
+    ) async throws -> (order: Order, product: Product, repeated: Bool) {
+        guard Order.quantityRange.contains(quantity) else {
+            throw LiveRoomError(ErrorCode.invalidPurchase, "quantity must be \(Order.quantityRange.lowerBound)-\(Order.quantityRange.upperBound), not \(quantity)")
+        }
+        if let requestId, requestId.isEmpty || requestId.count > Order.maxRequestIdLength {
+            throw LiveRoomError(ErrorCode.invalidPurchase, "requestId must be 1-\(Order.maxRequestIdLength) characters")
+        }
+        return try await database.write { db in
+            if let requestId,
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT * FROM purchase WHERE roomId = ? AND userId = ? AND requestId = ?", arguments: [room, userId, requestId])
+            {
+                // The same request again (a retry after a lost answer): the same order.
+                let order = Self.order(row)
+                guard let product = try Self.storedProduct(order.itemNumber, room: room, db) else { throw Self.productNotFound(order.itemNumber) }
+                return (order, product, true)
+            }
+            guard var product = try Self.storedProduct(itemNumber, room: room, db) else { throw Self.productNotFound(itemNumber) }
+            guard product.onShelf else { throw LiveRoomError(ErrorCode.productOffShelf, "item \(itemNumber) is off the shelf") }
+            if let limit = product.limitPerUser {
+                let held = try Int.fetchOne(
+                    db,
+                    sql: "SELECT COALESCE(SUM(quantity), 0) FROM purchase WHERE roomId = ? AND itemNumber = ? AND userId = ? AND state IN ('reserved', 'paid')",
+                    arguments: [room, itemNumber, userId]) ?? 0
+                guard held + quantity <= limit else {
+                    throw LiveRoomError(ErrorCode.purchaseLimitExceeded, "item \(itemNumber) is limited to \(limit) per buyer; you hold \(held)")
+                }
+            }
+            guard product.stock >= quantity else {
+                throw LiveRoomError(ErrorCode.soldOut, product.stock == 0 ? "item \(itemNumber) is sold out" : "only \(product.stock) of item \(itemNumber) left")
+            }
+            try db.execute(
+                sql: "UPDATE product SET stock = stock - ?, version = version + 1 WHERE roomId = ? AND itemNumber = ? AND stock >= ?",
+                arguments: [quantity, room, itemNumber, quantity])
+            guard db.changesCount == 1 else { throw LiveRoomError(ErrorCode.soldOut, "item \(itemNumber) is sold out") }
+            product.stock -= quantity
+            product.version += 1
+            let order = Order(
+                orderId: Self.newOrderId(), roomId: room, itemNumber: itemNumber, userId: userId, quantity: quantity,
+                amount: Money(minorUnits: product.price.minorUnits * Int64(quantity), currency: product.price.currency), state: .reserved,
+                requestId: requestId, createdAt: now, expiresAt: now + Self.milliseconds(reservation), updatedAt: now)
+            try db.execute(
+                sql: """
+                    INSERT INTO purchase (orderId, roomId, itemNumber, userId, quantity, amountMinor, currency, state, requestId, createdAt, expiresAt, updatedAt)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    order.orderId, room, itemNumber, userId, quantity, order.amount.minorUnits, order.amount.currency, order.state.rawValue,
+                    requestId, now, order.expiresAt, now,
+                ])
+            return (order, product, false)
+        }
+    }
+
+    public func order(_ orderId: String) async throws -> Order? {
+        try await database.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM purchase WHERE orderId = ?", arguments: [orderId]).map(Self.order)
+        }
+    }
+
+    public func orders(room: String, state: Order.State?, limit: Int) async throws -> [Order] {
+        try await database.read { db in
+            let filter = state == nil ? "" : " AND state = ?"
+            var arguments: [DatabaseValueConvertible?] = [room]
+            if let state { arguments.append(state.rawValue) }
+            arguments.append(limit)
+            return try Row.fetchAll(
+                db, sql: "SELECT * FROM purchase WHERE roomId = ?\(filter) ORDER BY createdAt DESC, orderId LIMIT ?",
+                arguments: StatementArguments(arguments)
+            ).map(Self.order)
+        }
+    }
+
+    public func settle(orderId: String, to state: Order.State, now: Int64) async throws -> (order: Order, product: Product?) {
+        precondition(state == .paid || state == .cancelled, "orders are settled as paid or cancelled")
+        return try await database.write { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM purchase WHERE orderId = ?", arguments: [orderId]) else {
+                throw LiveRoomError(ErrorCode.orderNotFound, "there is no order \(orderId.quoted)")
+            }
+            var order = Self.order(row)
+            guard order.state == .reserved else {
+                throw LiveRoomError(ErrorCode.orderNotReserved, "order \(orderId.quoted) is \(order.state.rawValue), not reserved")
+            }
+            order.state = state
+            order.updatedAt = now
+            try db.execute(sql: "UPDATE purchase SET state = ?, updatedAt = ? WHERE orderId = ?", arguments: [state.rawValue, now, orderId])
+            guard state == .cancelled else { return (order, nil) }
+            return (order, try Self.returnStock(of: order, db))
+        }
+    }
+
+    public func expireOrders(now: Int64) async throws -> [(room: String, product: Product)] {
+        try await database.write { db in
+            let rows = try Row.fetchAll(db, sql: "SELECT * FROM purchase WHERE state = 'reserved' AND expiresAt <= ? LIMIT 1000", arguments: [now])
+            var returned: [(String, Product)] = []
+            for order in rows.map(Self.order) {
+                try db.execute(sql: "UPDATE purchase SET state = 'expired', updatedAt = ? WHERE orderId = ?", arguments: [now, order.orderId])
+                if let product = try Self.returnStock(of: order, db) { returned.append((order.roomId, product)) }
+            }
+            return returned
+        }
+    }
+
+    /// Puts an order's quantity back on its product (if it still exists).
+    private static func returnStock(of order: Order, _ db: Database) throws -> Product? {
+        try db.execute(
+            sql: "UPDATE product SET stock = stock + ?, version = version + 1 WHERE roomId = ? AND itemNumber = ?",
+            arguments: [order.quantity, order.roomId, order.itemNumber])
+        return try storedProduct(order.itemNumber, room: order.roomId, db)
+    }
+
+    private static func order(_ row: Row) -> Order {
+        Order(
+            orderId: row["orderId"], roomId: row["roomId"], itemNumber: row["itemNumber"], userId: row["userId"], quantity: row["quantity"],
+            amount: Money(minorUnits: row["amountMinor"], currency: row["currency"]), state: Order.State(rawValue: row["state"]) ?? .cancelled,
+            requestId: row["requestId"], createdAt: row["createdAt"], expiresAt: row["expiresAt"], updatedAt: row["updatedAt"])
+    }
+
+    private static func newOrderId() -> String {
+        (0..<16).map { _ in String(UInt8.random(in: 0...255), radix: 16).leftPadded() }.joined()
+    }
+
+    private static func milliseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+    }
+
+    private static func productNotFound(_ itemNumber: Int) -> LiveRoomError {
+        LiveRoomError(ErrorCode.productNotFound, "there is no item \(itemNumber) in the catalogue")
+    }
+}
+
+extension String {
+    fileprivate func leftPadded() -> String { count == 1 ? "0" + self : self }
+}

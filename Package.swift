@@ -140,14 +140,22 @@ let package = Package(
             "LiveRoomSecureTransport",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], path: "Benchmarks/srtp-bench"),
+        // What the benches that run a server share: the server process, timeouts, percentiles.
+        .target(name: "BenchSupport", path: "Benchmarks/BenchSupport"),
         .executableTarget(name: "sfu-bench", dependencies: [
-            "LiveRoomTransport", "LiveRoomWire", "LiveRoomSecureTransport", "LiveRoomMedia", "LiveRoomAuth", "LiveRoomProtocol",
+            "BenchSupport", "LiveRoomTransport", "LiveRoomWire", "LiveRoomSecureTransport", "LiveRoomMedia", "LiveRoomAuth", "LiveRoomProtocol",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], path: "Benchmarks/sfu-bench"),
+        .executableTarget(name: "shop-bench", dependencies: [
+            "BenchSupport", "LiveRoomAuth", "LiveRoomProtocol", "LiveRoomCommerce", "LiveRoomStore", "LiveRoomClientKit",
+            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ], path: "Benchmarks/shop-bench"),
 
         .testTarget(name: "CLibraryTests", dependencies: ["CSRTP", "COpus", "CVPX", "CFFmpeg", "COpenSSL"]),
         .testTarget(name: "LiveRoomAuthTests", dependencies: ["LiveRoomAuth"]),

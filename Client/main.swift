@@ -11,7 +11,7 @@ struct LiveRoomCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "liveroom",
         abstract: "The LiveRoom command-line client.",
-        subcommands: [UserSigCommand.self, JoinCommand.self, PlayCommand.self, AdminCommand.self])
+        subcommands: [UserSigCommand.self, JoinCommand.self, PlayCommand.self, AdminCommand.self, ProductCommand.self])
 }
 
 /// The SDKAppID and secret key, for commands that sign their own UserSig.
@@ -217,8 +217,9 @@ struct AdminCommand: AsyncParsableCommand {
         commandName: "admin",
         abstract: "Call the admin API as administrator and print the answer.",
         discussion: """
-            ACTION is a /v1 action (DismissRoom, DismissRoomByStrRoomId, RemoveUser, RemoveUserByStrRoomId, DescribeRoom, DescribeRoomInfo) \
-            or a path such as v4/group_open_http_svc/send_group_msg. BODY is the JSON body; SdkAppId is added when missing.
+            ACTION is a /v1 action (DismissRoom, DismissRoomByStrRoomId, RemoveUser, RemoveUserByStrRoomId, DescribeRoom, DescribeRoomInfo, \
+            StartPublishCdnStream, UpdatePublishCdnStream, StopPublishCdnStream, DescribeProducts, AddProduct, ModifyProduct, RemoveProduct, \
+            DescribeOrders, ConfirmOrder, CancelOrder) or a path such as v4/group_open_http_svc/send_group_msg. BODY is the JSON body; SdkAppId is added when missing.
             """)
 
     @Option(help: "Room server URL, e.g. http://127.0.0.1:7880.") var server: String
@@ -239,5 +240,45 @@ struct AdminCommand: AsyncParsableCommand {
         let (status, text) = try await client.call(action, body: body)
         print(text)
         if status != 200 { throw ExitCode(1) }
+    }
+}
+
+struct ProductCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "product",
+        abstract: "Change or list a room's catalogue through the admin API, for scripts; prints the answer.",
+        discussion: """
+            The same commands as on join's standard input: add <json>, edit <itemNumber> <json> (the changed fields and \
+            "version"), remove <itemNumber>, list. The room hears of every change (onProductChanged). Exits 1 when the server \
+            refuses the change.
+            """)
+
+    @Option(help: "Room server URL, e.g. http://127.0.0.1:7880.") var server: String
+    @OptionGroup var credentials: AppCredentials
+    @Option(help: "String room id (strRoomId). Give this or --room-number.") var room: String?
+    @Option(help: "Numeric room id (roomId, 1-4294967295).") var roomNumber: UInt32?
+    @Argument(parsing: .captureForPassthrough, help: "add <json> | edit <itemNumber> <json> | remove <itemNumber> | list")
+    var words: [String] = []
+
+    func run() async throws {
+        guard let sdkAppId = credentials.sdkAppId, let secretKey = credentials.secretKey else {
+            throw ValidationError("--sdk-app-id and --secret-key are needed")
+        }
+        guard (room == nil) != (roomNumber == nil), roomNumber != 0 else {
+            throw ValidationError("give one of --room (a string room) and --room-number (1-4294967295)")
+        }
+        let target: RoomID = roomNumber.map { .number($0) } ?? .string(room!)
+        let call: (action: String, body: JSONValue)
+        do {
+            call = try ClientCommand.productAdminCall(words.joined(separator: " "), room: target)
+        } catch {
+            throw ValidationError(error.message)
+        }
+        guard case .object(var body) = call.body else { return }
+        body["SdkAppId"] = .number(Double(sdkAppId))
+        let (status, text) = try await AdminClient(server: server, sdkAppId: sdkAppId, secretKey: secretKey)
+            .call(call.action, body: JSONValue.object(body).jsonText)
+        print(text)
+        if status != 200 || (try? JSONValue.parse(text))?["Response"]?["Error"] != nil { throw ExitCode(1) }
     }
 }

@@ -38,6 +38,8 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
     var loginTimeout: Int?
     @Option(help: "Seconds a user whose signaling connection dropped keeps its seat and media for a reconnect (LIVEROOM_RECONNECT_GRACE, default 15; 0 leaves at once).")
     var reconnectGrace: Int?
+    @Option(help: "Seconds a purchase holds its stock unpaid before it expires and the stock goes back (LIVEROOM_ORDER_RESERVATION_TIMEOUT, default 900).")
+    var orderReservationTimeout: Int?
     @Option(help: "Most signaling connections at once (LIVEROOM_MAX_CONNECTIONS, default 5000).") var maxConnections: Int?
     @Option(help: "Most signaling connections from one IPv4 address or IPv6 /64 (LIVEROOM_MAX_CONNECTIONS_PER_ADDRESS, default 100).")
     var maxConnectionsPerAddress: Int?
@@ -119,7 +121,8 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
             requirePrivateMapKey: requirePrivateMapKey || env["LIVEROOM_REQUIRE_PRIVATE_MAP_KEY"] == "1",
             announceAddresses: announceIp.isEmpty ? (env["LIVEROOM_ANNOUNCE_IP"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } : announceIp,
             tlsCertificate: tlsCert ?? env["LIVEROOM_TLS_CERT"], tlsKey: tlsKey ?? env["LIVEROOM_TLS_KEY"],
-            reconnectGrace: .seconds(try reconnectGrace ?? number("LIVEROOM_RECONNECT_GRACE") ?? 15))
+            reconnectGrace: .seconds(try reconnectGrace ?? number("LIVEROOM_RECONNECT_GRACE") ?? 15),
+            orderReservation: .seconds(try orderReservationTimeout ?? number("LIVEROOM_ORDER_RESERVATION_TIMEOUT") ?? 900))
         let levelText = logLevel ?? env["LIVEROOM_LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelText) else { throw ValidationError("unknown log level \(levelText)") }
         guard (configuration.tlsCertificate == nil) == (configuration.tlsKey == nil) else {
@@ -137,6 +140,9 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
         }
         guard configuration.maxICETCPConnections > 0 else { throw ValidationError("--max-ice-tcp-connections must be at least 1") }
         guard configuration.reconnectGrace >= .zero else { throw ValidationError("--reconnect-grace must be 0 or more") }
+        guard configuration.orderReservation >= .seconds(1), configuration.orderReservation <= .seconds(7 * 86_400) else {
+            throw ValidationError("--order-reservation-timeout must be 1 to 604800 seconds (a week)")
+        }
         guard configuration.loginTimeout > .zero else { throw ValidationError("--login-timeout must be at least 1") }
         guard configuration.maxOutboxBytes >= LiveRoomServer.maxSignalingFrameSize else {
             throw ValidationError("--max-outbox-bytes must be at least \(LiveRoomServer.maxSignalingFrameSize)")

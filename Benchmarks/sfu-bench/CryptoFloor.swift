@@ -1,3 +1,4 @@
+import BenchSupport
 import Foundation
 import LiveRoomSecureTransport
 import Synchronization
@@ -210,11 +211,4 @@ final class DiscardingSocket: Sendable {
         while !finished.withLock({ $0 }) { usleep(10_000) }
         Glibc.close(fd)
     }
-}
-
-func median(_ values: [Double]) -> Double {
-    guard !values.isEmpty else { return .nan }
-    let sorted = values.sorted()
-    let middle = sorted.count / 2
-    return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
 }

@@ -1,3 +1,4 @@
+import BenchSupport
 import LiveRoomSecureTransport
 import LiveRoomTransport
 import LiveRoomWire

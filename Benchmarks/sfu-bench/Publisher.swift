@@ -1,3 +1,4 @@
+import BenchSupport
 import LiveRoomMedia
 import LiveRoomSecureTransport
 import LiveRoomTransport

@@ -12,6 +12,7 @@
 // Build with -c release.
 
 import ArgumentParser
+import BenchSupport
 import Foundation
 import LiveRoomAuth
 import LiveRoomProtocol

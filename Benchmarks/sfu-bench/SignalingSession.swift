@@ -1,3 +1,4 @@
+import BenchSupport
 import HummingbirdWSClient
 import LiveRoomProtocol
 import Logging
@@ -83,18 +84,5 @@ final class SignalingSession: Sendable {
     func close() async {
         leave.finish()
         await task.value
-    }
-}
-
-/// Runs `body`, failing with `message` if it takes longer than `timeout`.
-func withTimeout<T: Sendable>(_ timeout: Duration, _ message: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: timeout)
-            throw BenchError(message)
-        }
-        defer { group.cancelAll() }
-        return try await group.next()!
     }
 }

@@ -1,3 +1,4 @@
+import BenchSupport
 import LiveRoomTransport
 import LiveRoomWire
 import NIOCore

@@ -27,18 +27,38 @@ public enum AdminRequest: Sendable {
     case startPublishCdnStream(AdminPublishCdnStreamRequest, PublishTaskConfig)
     case updatePublishCdnStream(AdminPublishCdnStreamRequest)
     case stopPublishCdnStream(taskId: String)
+    /// The room's catalogue.
+    case describeProducts(room: RoomID)
+    /// Adds a product: its fields as on signaling (checked by the server).
+    case addProduct(room: RoomID, product: JSONValue)
+    /// Changes a product: the changed fields and the `version` they were based on.
+    case modifyProduct(room: RoomID, itemNumber: Int, changes: JSONValue)
+    case removeProduct(room: RoomID, itemNumber: Int)
+    /// The room's orders, newest first: all, or those in one `state`; `limit` (1–1000) of them
+    /// after skipping `offset`.
+    case describeOrders(room: RoomID, state: String?, offset: Int, limit: Int)
+    /// The shop's backend saw the payment: a reserved order becomes paid.
+    case confirmOrder(orderId: String)
+    /// A reserved order is cancelled and its stock goes back.
+    case cancelOrder(orderId: String)
 
     /// The actions this API knows.
     public static let actions = [
         "DismissRoom", "DismissRoomByStrRoomId", "RemoveUser", "RemoveUserByStrRoomId", "DescribeRoom", "DescribeRoomInfo",
-        "StartPublishCdnStream", "UpdatePublishCdnStream", "StopPublishCdnStream",
+        "StartPublishCdnStream", "UpdatePublishCdnStream", "StopPublishCdnStream", "DescribeProducts", "AddProduct", "ModifyProduct",
+        "RemoveProduct", "DescribeOrders", "ConfirmOrder", "CancelOrder",
     ]
+
+    /// The states `DescribeOrders` may ask for.
+    public static let orderStates = ["reserved", "paid", "cancelled", "expired"]
 
     /// Unix times (seconds) an admin call may name: 1970 to 2100. Milliseconds of any of them fit
     /// an Int64, so a huge `EndTime` is refused instead of overflowing.
     public static let unixTimes = 0...4_102_444_800
     /// The highest `PageNumber` of `DescribeRoomInfo`: with 100 rooms a page, ten million rooms.
     public static let maxPageNumber = 100_000
+    /// The highest `Offset` of `DescribeOrders`.
+    public static let maxOrderOffset = 10_000_000
     /// The largest request body the server reads.
     public static let maxBodyBytes = 1 << 20
 
@@ -87,6 +107,27 @@ public enum AdminRequest: Sendable {
             return .startPublishCdnStream(request, config)
         case "UpdatePublishCdnStream":
             return .updatePublishCdnStream(try task { () throws(LiveRoomError) in try AdminPublishCdnStreamRequest.parseUpdate(params) })
+        case "DescribeProducts":
+            return .describeProducts(room: try room(p))
+        case "AddProduct":
+            return .addProduct(room: try room(p), product: try read { () throws(LiveRoomError) in try p.requiredObject("Product") })
+        case "ModifyProduct":
+            let (itemNumber, changes) = try read { () throws(LiveRoomError) in (try p.requiredInt("ItemNumber"), try p.requiredObject("Changes")) }
+            return .modifyProduct(room: try room(p), itemNumber: itemNumber, changes: changes)
+        case "RemoveProduct":
+            return .removeProduct(room: try room(p), itemNumber: try read { () throws(LiveRoomError) in try p.requiredInt("ItemNumber") })
+        case "DescribeOrders":
+            let (state, offset, limit) = try read { () throws(LiveRoomError) in
+                (try p.string("State"), try p.int("Offset", in: 0...maxOrderOffset) ?? 0, try p.int("Limit", in: 1...1000) ?? 100)
+            }
+            if let state, !orderStates.contains(state) {
+                throw CloudAPIError("InvalidParameter.State", "State must be one of \(orderStates.joined(separator: ", ")), not \(state.quoted)")
+            }
+            return .describeOrders(room: try room(p), state: state, offset: offset, limit: limit)
+        case "ConfirmOrder", "CancelOrder":
+            let orderId = try read { () throws(LiveRoomError) in try p.requiredString("OrderId") }
+            guard (1...64).contains(orderId.count) else { throw CloudAPIError("InvalidParameter.OrderId", "OrderId must be 1-64 characters") }
+            return action == "ConfirmOrder" ? .confirmOrder(orderId: orderId) : .cancelOrder(orderId: orderId)
         default:  // "StopPublishCdnStream"
             return .stopPublishCdnStream(taskId: try task { () throws(LiveRoomError) in try AdminPublishCdnStreamRequest.parseStopTaskId(params) })
         }

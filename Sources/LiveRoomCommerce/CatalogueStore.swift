@@ -84,6 +84,18 @@ public struct Order: Sendable, Hashable {
 
     public static let quantityRange = 1...100
     public static let maxRequestIdLength = 64
+
+    /// The order as the admin API shows it: the amount as a decimal string, times in Unix milliseconds.
+    public var json: JSONValue {
+        var object: [String: JSONValue] = [
+            "orderId": .string(orderId), "roomId": RoomID(key: roomId).json, "itemNumber": .number(Double(itemNumber)),
+            "userId": .string(userId), "quantity": .number(Double(quantity)), "amount": .string(amount.decimal),
+            "currency": .string(amount.currency), "state": .string(state.rawValue), "createTime": .number(Double(createdAt)),
+            "expireTime": .number(Double(expiresAt)), "updateTime": .number(Double(updatedAt)),
+        ]
+        if let requestId { object["requestId"] = .string(requestId) }
+        return .object(object)
+    }
 }
 
 /// Where orders are kept; each call is one transaction that commits before it returns, so an
@@ -96,8 +108,9 @@ public protocol OrderStore: Sendable {
     func buy(
         itemNumber: Int, quantity: Int, userId: String, requestId: String?, room: String, now: Int64, reservation: Duration
     ) async throws -> (order: Order, product: Product, repeated: Bool)
-    /// Orders of a room (optionally in one state), newest first.
-    func orders(room: String, state: Order.State?, limit: Int) async throws -> [Order]
+    /// Orders of a room (optionally in one state), newest first: `limit` of them after skipping
+    /// `offset`, and how many there are in all.
+    func orders(room: String, state: Order.State?, offset: Int, limit: Int) async throws -> (total: Int, orders: [Order])
     /// One order.
     func order(_ orderId: String) async throws -> Order?
     /// Moves a reserved order to paid or cancelled (a cancelled one's stock goes back); returns
@@ -106,3 +119,6 @@ public protocol OrderStore: Sendable {
     /// Expires reservations unpaid at `now`, returning their stock; returns the products whose stock came back.
     func expireOrders(now: Int64) async throws -> [(room: String, product: Product)]
 }
+
+/// A room's shop: its catalogue, pop-up and orders.
+public typealias ShopStore = CatalogueStore & OrderStore

@@ -164,7 +164,7 @@ public struct RoomsStateMachine: Sendable {
         guard rooms[roomId]!.members[userId]!.roomChanges.canTake(1, now: now.monotonic) else {
             throw LiveRoomError(
                 ErrorCode.roomChangeRateLimited,
-                "refused: over \(Int(Self.roomChangesPerSecond)) role, mic, mute and publish requests per second (bursts of \(Int(Self.roomChangeBurst)))")
+                "refused: over \(Int(Self.roomChangesPerSecond)) role, mic, mute, publish, product and buy requests per second (bursts of \(Int(Self.roomChangeBurst)))")
         }
         rooms[roomId]!.members[userId]!.roomChanges.take(1, now: now.monotonic)
     }
@@ -251,6 +251,10 @@ public struct RoomsStateMachine: Sendable {
             case .unpopProduct:
                 try requireAnchor(userId, in: roomId, to: "end pop-ups")
                 actions = [.catalogue(.unpop(roomId: roomId, userId: userId))]
+            case .buyProduct(let itemNumber, let quantity, let requestId):
+                actions = [
+                    .catalogue(.buy(session: session, roomId: roomId, userId: userId, itemNumber: itemNumber, quantity: quantity, requestId: requestId))
+                ]
             }
         } catch {
             if case .switchRole = request {
@@ -358,6 +362,11 @@ public struct RoomsStateMachine: Sendable {
     /// The sessions of everyone in a room.
     public func sessions(in roomId: String) -> [SessionID] {
         rooms[roomId]?.members.values.map(\.session) ?? []
+    }
+
+    /// The sessions of the room's anchors.
+    public func anchorSessions(in roomId: String) -> [SessionID] {
+        rooms[roomId]?.anchorSessions() ?? []
     }
 
     public func publishers(in roomId: String) -> [String] {

@@ -207,8 +207,8 @@ public enum ErrorCode {
     /// The order is no longer reserved (already paid, cancelled or expired).
     public static let orderNotReserved = -7315
 
-    /// The Tencent Cloud API 3.0 error name of a publish task error, for the admin REST API
-    /// (`{"Response": {"Error": {"Code": …}}}`). Codes outside -7200…-7299 answer `InvalidParameter`.
+    /// The Tencent Cloud API 3.0 error name of a publish task, catalogue or order error, for the
+    /// admin REST API (`{"Response": {"Error": {"Code": …}}}`). Other codes answer `InvalidParameter`.
     public static func cloudErrorName(for error: LiveRoomError) -> String {
         switch error.code {
         case invalidPublishTarget, tooManyCdnUrls: "InvalidParameter.PublishCdnParams"
@@ -237,6 +237,14 @@ public enum ErrorCode {
         case tooManyTasks, tooManyTasksForUser, tooManyTasksOnServer: "LimitExceeded.Task"
         case encodingBudgetExceeded: "LimitExceeded.EncodingBudget"
         case egressRefused: "InvalidParameter.PublishCdnUrl"
+        case invalidProduct: "InvalidParameter.Product"
+        case productNotFound: "FailedOperation.ProductNotExist"
+        case productVersionConflict: "FailedOperation.VersionConflict"
+        case productExists: "FailedOperation.ProductExists"
+        case tooManyProducts: "LimitExceeded.Product"
+        case catalogueUnavailable: "InternalError"
+        case orderNotFound: "FailedOperation.OrderNotExist"
+        case orderNotReserved: "FailedOperation.OrderNotReserved"
         default: "InvalidParameter"
         }
     }

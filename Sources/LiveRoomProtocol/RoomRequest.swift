@@ -41,14 +41,18 @@ public enum RoomRequest: Sendable, Hashable {
     case popProduct(itemNumber: Int, custom: Bool)
     /// Ends the room's current pop-up (anchors).
     case unpopProduct
+    /// Buys `quantity` (1–100) of a product: the server reserves the stock and answers with
+    /// onBuyResult. The same `requestId` (at most 64 characters) again returns the same order,
+    /// so a client may retry after a lost answer.
+    case buyProduct(itemNumber: Int, quantity: Int, requestId: String?)
 
     /// Whether the request changes what others in the room see (a role, the mic, a mute,
-    /// publishing), so that it is broadcast, or renegotiates a peer connection; the server
-    /// limits how often a user may make them.
+    /// publishing, the catalogue, the stock), so that it is broadcast, or renegotiates a peer
+    /// connection, or writes to the store; the server limits how often a user may make them.
     public var changesTheRoom: Bool {
         switch self {
         case .switchRole, .requestMic, .acceptMic, .rejectMic, .inviteMic, .acceptInvitation, .rejectInvitation, .endMic,
-            .publish, .unpublish, .muteLocalVideo, .muteLocalAudio, .restartIce, .addProduct, .editProduct, .removeProduct, .listProducts, .popProduct, .unpopProduct:
+            .publish, .unpublish, .muteLocalVideo, .muteLocalAudio, .restartIce, .addProduct, .editProduct, .removeProduct, .listProducts, .popProduct, .unpopProduct, .buyProduct:
             true
         case .enterRoom, .exitRoom, .sendCustomCmdMsg, .subscribe, .unsubscribe:
             false
@@ -82,6 +86,7 @@ public enum RoomRequest: Sendable, Hashable {
         case .listProducts: "listProducts"
         case .popProduct: "popProduct"
         case .unpopProduct: "unpopProduct"
+        case .buyProduct: "buyProduct"
         }
     }
 
@@ -90,7 +95,7 @@ public enum RoomRequest: Sendable, Hashable {
         "enterRoom", "exitRoom", "switchRole", "requestMic", "acceptMic", "rejectMic", "inviteMic",
         "acceptInvitation", "rejectInvitation", "endMic", "sendCustomCmdMsg", "publish", "unpublish", "subscribe",
         "unsubscribe", "restartIce", "muteLocalVideo", "muteLocalAudio", "addProduct", "editProduct", "removeProduct", "listProducts",
-        "popProduct", "unpopProduct",
+        "popProduct", "unpopProduct", "buyProduct",
     ]
 
     /// The JSON form a client sends.
@@ -137,6 +142,10 @@ public enum RoomRequest: Sendable, Hashable {
         case .popProduct(let itemNumber, let custom):
             o["itemNumber"] = .number(Double(itemNumber))
             o["custom"] = .bool(custom)
+        case .buyProduct(let itemNumber, let quantity, let requestId):
+            o["itemNumber"] = .number(Double(itemNumber))
+            o["quantity"] = .number(Double(quantity))
+            if let requestId { o["requestId"] = .string(requestId) }
         case .exitRoom, .requestMic, .acceptInvitation, .rejectInvitation, .unpublish, .listProducts, .unpopProduct:
             break
         }
@@ -193,6 +202,9 @@ public enum RoomRequest: Sendable, Hashable {
         case "listProducts": return .listProducts
         case "popProduct": return .popProduct(itemNumber: try fields.requiredInt("itemNumber"), custom: try fields.bool("custom") ?? true)
         case "unpopProduct": return .unpopProduct
+        case "buyProduct":
+            return .buyProduct(
+                itemNumber: try fields.requiredInt("itemNumber"), quantity: try fields.int("quantity") ?? 1, requestId: try fields.string("requestId"))
         default: return nil
         }
     }

@@ -57,6 +57,13 @@ public enum ServerEvent: Sendable, Hashable {
     /// The room's current pop-up: `userId` popped `itemNumber`, whose message is `data`; nil
     /// item and data when it ended. Also sent right after onEnterRoom while one is up.
     case onPopUpChanged(userId: String, itemNumber: Int?, data: String?)
+    /// The answer to `buyProduct`: `code` 0 with the reserved order's id and the stock left, or
+    /// an error code (sold out, off the shelf, over the limit, unknown item) and a message.
+    /// `requestId` is the request's own, when it had one.
+    case onBuyResult(itemNumber: Int, quantity: Int, code: Int, message: String, orderId: String?, stockLeft: Int?, requestId: String?)
+    /// Sales since the last onProductSold (to anchors): per item, the units sold and the stock
+    /// left; a burst of purchases comes as one event.
+    case onProductSold(sales: [ProductSale])
     /// `requestType` names the request that failed, where one did.
     case onError(errCode: Int, errMsg: String, requestType: String?)
 
@@ -87,6 +94,8 @@ public enum ServerEvent: Sendable, Hashable {
         case .onProductChanged: "onProductChanged"
         case .onPopProduct: "onPopProduct"
         case .onPopUpChanged: "onPopUpChanged"
+        case .onBuyResult: "onBuyResult"
+        case .onProductSold: "onProductSold"
         case .onError: "onError"
         }
     }
@@ -178,6 +187,16 @@ public enum ServerEvent: Sendable, Hashable {
             o["userId"] = .string(userId)
             o["itemNumber"] = itemNumber.map { .number(Double($0)) } ?? .null
             o["data"] = data.map { .string($0) } ?? .null
+        case .onBuyResult(let itemNumber, let quantity, let code, let message, let orderId, let stockLeft, let requestId):
+            o["itemNumber"] = .number(Double(itemNumber))
+            o["quantity"] = .number(Double(quantity))
+            o["code"] = .number(Double(code))
+            o["message"] = .string(message)
+            if let orderId { o["orderId"] = .string(orderId) }
+            if let stockLeft { o["stockLeft"] = .number(Double(stockLeft)) }
+            if let requestId { o["requestId"] = .string(requestId) }
+        case .onProductSold(let sales):
+            o["sales"] = .array(sales.map(\.json))
         case .onError(let errCode, let errMsg, let requestType):
             o["errCode"] = .number(Double(errCode))
             o["errMsg"] = .string(errMsg)
@@ -192,7 +211,7 @@ public enum ServerEvent: Sendable, Hashable {
         "onMicRequestResult", "onMicInvitation", "onMicInvitationResult", "onRecvCustomCmdMsg", "onPublishAnswer",
         "onSubscribeAnswer", "onIceRestartAnswer", "onUserVideoAvailable", "onUserAudioAvailable", "onStartPublishMediaStream",
         "onUpdatePublishMediaStream", "onStopPublishMediaStream", "onCdnStreamStateChanged", "onProductList", "onProductResult",
-        "onProductChanged", "onPopProduct", "onPopUpChanged", "onError",
+        "onProductChanged", "onPopProduct", "onPopUpChanged", "onBuyResult", "onProductSold", "onError",
     ]
 
     private static func array(_ key: String, _ fields: JSONFields) throws(LiveRoomError) -> [JSONValue] {
@@ -270,10 +289,39 @@ public enum ServerEvent: Sendable, Hashable {
                 data: try f.string("data"))
         case "onPopUpChanged":
             return .onPopUpChanged(userId: try f.requiredString("userId"), itemNumber: try f.int("itemNumber"), data: try f.string("data"))
+        case "onBuyResult":
+            return .onBuyResult(
+                itemNumber: try f.requiredInt("itemNumber"), quantity: try f.requiredInt("quantity"), code: try f.requiredInt("code"),
+                message: try f.requiredString("message"), orderId: try f.string("orderId"), stockLeft: try f.int("stockLeft"),
+                requestId: try f.string("requestId"))
+        case "onProductSold":
+            return .onProductSold(
+                sales: try array("sales", f).map { value throws(LiveRoomError) -> ProductSale in
+                    let sale = try JSONFields(value, path: "sales")
+                    return ProductSale(
+                        itemNumber: try sale.requiredInt("itemNumber"), quantity: try sale.requiredInt("quantity"), stockLeft: try sale.requiredInt("stockLeft"))
+                })
         case "onError":
             return .onError(errCode: try f.requiredInt("errCode"), errMsg: try f.requiredString("errMsg"), requestType: try f.string("requestType"))
         default:
             throw LiveRoomError(ErrorCode.unknownRequest, "unknown event \(name.quoted); known: \(names.joined(separator: ", "))", field: "event")
         }
+    }
+}
+
+/// Units of one item sold since the last onProductSold, and the stock left after them.
+public struct ProductSale: Sendable, Hashable {
+    public var itemNumber: Int
+    public var quantity: Int
+    public var stockLeft: Int
+
+    public init(itemNumber: Int, quantity: Int, stockLeft: Int) {
+        self.itemNumber = itemNumber
+        self.quantity = quantity
+        self.stockLeft = stockLeft
+    }
+
+    public var json: JSONValue {
+        ["itemNumber": .number(Double(itemNumber)), "quantity": .number(Double(quantity)), "stockLeft": .number(Double(stockLeft))]
     }
 }

@@ -80,7 +80,7 @@ public struct LiveRoomServer: Sendable {
                 encodingBudget: configuration.encodingBudget, egress: egress),
             egress: EgressResolver(policy: egress, insecureTLS: configuration.rtmpsInsecure), imageDirectory: configuration.imageDirectory,
             maxOutboxBytes: configuration.maxOutboxBytes, reconnectGrace: configuration.reconnectGrace, catalogue: store,
-            recorder: recorder, logger: logger)
+            orderReservation: configuration.orderReservation, recorder: recorder, logger: logger)
         let certificate = try DTLSCertificate()
         let advertised = AdvertisedAddresses.choose(
             bindHost: configuration.host, announced: configuration.announceAddresses, interfaces: AdvertisedAddresses.interfaces())
@@ -131,6 +131,7 @@ public struct LiveRoomServer: Sendable {
                     .init(service: media),
                     .init(service: app),
                     .init(service: hubService),
+                    .init(service: OrderExpiryService(hub: hub)),
                 ],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
@@ -298,6 +299,20 @@ struct RoomHubService: Service {
     func run() async throws {
         try? await gracefulShutdown()
         await hub.shutdown()
+    }
+}
+
+/// Once a second, expires unpaid reservations and returns their stock.
+struct OrderExpiryService: Service {
+    let hub: RoomHub
+
+    func run() async throws {
+        try? await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                try await Task.sleep(for: .seconds(1))
+                await hub.expireOrders()
+            }
+        }
     }
 }
 

@@ -75,6 +75,8 @@ public struct ServerConfiguration: Sendable {
     /// How long a new peer connection may take to connect (ICE and DTLS); a WHIP/WHEP session
     /// whose peer has not connected by then ends.
     public var mediaConnectTimeout: Duration
+    /// How long a purchase holds its stock unpaid; then the order expires and the stock goes back.
+    public var orderReservation: Duration
     /// How long a connected peer may send no ICE check before it is dropped (RFC 7675 says 30 s).
     public var consentTimeout: Duration
 
@@ -89,8 +91,9 @@ public struct ServerConfiguration: Sendable {
         maxTasksPerUser: Int = 4, maxTasks: Int = 20, encodingBudget: Int = PublishTasksStateMachine.defaultEncodingBudget,
         egressAllow: [String] = [], rtmpsInsecure: Bool = false, imageDirectory: String? = nil,
         requirePrivateMapKey: Bool = false, announceAddresses: [String] = [], tlsCertificate: String? = nil, tlsKey: String? = nil,
-        reconnectGrace: Duration = .seconds(15)
+        reconnectGrace: Duration = .seconds(15), orderReservation: Duration = .seconds(900)
     ) {
+        self.orderReservation = orderReservation
         self.reconnectGrace = reconnectGrace
         self.iceTCPPort = iceTCPPort
         self.maxICETCPConnections = maxICETCPConnections

@@ -88,16 +88,17 @@ extension RoomStore: OrderStore {
         }
     }
 
-    public func orders(room: String, state: Order.State?, limit: Int) async throws -> [Order] {
+    public func orders(room: String, state: Order.State?, offset: Int, limit: Int) async throws -> (total: Int, orders: [Order]) {
         try await database.read { db in
             let filter = state == nil ? "" : " AND state = ?"
             var arguments: [DatabaseValueConvertible?] = [room]
             if let state { arguments.append(state.rawValue) }
-            arguments.append(limit)
-            return try Row.fetchAll(
-                db, sql: "SELECT * FROM purchase WHERE roomId = ?\(filter) ORDER BY createdAt DESC, orderId LIMIT ?",
-                arguments: StatementArguments(arguments)
+            let total = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM purchase WHERE roomId = ?\(filter)", arguments: StatementArguments(arguments)) ?? 0
+            let orders = try Row.fetchAll(
+                db, sql: "SELECT * FROM purchase WHERE roomId = ?\(filter) ORDER BY createdAt DESC, orderId LIMIT ? OFFSET ?",
+                arguments: StatementArguments(arguments + [limit, offset])
             ).map(Self.order)
+            return (total, orders)
         }
     }
 

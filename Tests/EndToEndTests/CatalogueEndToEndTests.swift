@@ -115,4 +115,93 @@ import Testing
         let ended = try await next.waitForEvent("onPopUpChanged", count: 2)
         #expect(ended["itemNumber"] == .null && ended["data"] == .null, "\(ended.jsonText)")
     }
+
+    /// Runs the one-shot `liveroom product` and returns its answer and exit status.
+    static func product(_ server: TestServer, _ words: [String], in scope: ProcessScope) async throws -> (JSONValue, Int32?) {
+        let process = try scope.start(
+            "liveroom",
+            ["product", "--server", server.url, "--sdk-app-id", String(TestServer.sdkAppId), "--secret-key", TestServer.secretKey, "--room", "room1"]
+                + words,
+            name: "product")
+        let status = try await process.waitForExit()
+        return (try JSONValue.parse(process.output.joined()), status)
+    }
+
+    static func admin(_ server: TestServer, _ action: String, _ fields: [String: JSONValue], in scope: ProcessScope) async throws -> JSONValue {
+        var body = fields
+        body["SdkAppId"] = .number(Double(TestServer.sdkAppId))
+        let (answer, _) = try await server.admin(action, .object(body), in: scope)
+        return answer["Response"] ?? .null
+    }
+
+    /// Buying through `join`: a reservation, a retry with the same request id, the limit,
+    /// unknown items and bad quantities; the shop backend confirms one order and cancels
+    /// another; an unpaid one expires and its stock comes back; all of it survives kill -9.
+    @Test func buyersReserveStockTheShopSettlesOrdersAndUnpaidOnesExpire() async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let reservation = ["--order-reservation-timeout", "3"]
+        var server = try await TestServer.start(in: scope, extra: reservation)
+        let host = try await server.entered("host", role: "anchor", in: scope)
+        let fan = try await server.entered("fan", in: scope)
+        let other = try await server.entered("other", in: scope)
+
+        // The catalogue from a script, through the one-shot command.
+        let (added, status) = try await Self.product(server, ["add", Self.tea.replacingOccurrences(of: "100", with: "10").replacingOccurrences(of: "\"limitPerUser\":2", with: "\"limitPerUser\":3")], in: scope)
+        #expect(status == 0 && added["Response"]?["Product"]?["stock"] == 10, "\(added.jsonText)")
+        let (duplicate, refused) = try await Self.product(server, ["add", Self.tea], in: scope)
+        #expect(refused == 1 && duplicate["Response"]?["Error"]?["Code"] == "FailedOperation.ProductExists", "\(duplicate.jsonText)")
+        try await fan.waitForEvent("onProductChanged") { ($0["products"]?.arrayValue ?? []).contains { $0["itemNumber"] == 1 } }
+
+        fan.send("buy 1 2 first")
+        let bought = try await fan.waitForEvent("onBuyResult")
+        let paidId = try #require(bought["orderId"]?.stringValue, "\(bought.jsonText)")
+        #expect(bought["code"] == 0 && bought["stockLeft"] == 8 && bought["quantity"] == 2 && bought["requestId"] == "first")
+        fan.send("buy 1 2 first")
+        #expect(try await fan.waitForEvent("onBuyResult", count: 2)["orderId"] == .string(paidId), "a retry returns the same order")
+        for (line, code) in [("buy 1 2", ErrorCode.purchaseLimitExceeded), ("buy 9", ErrorCode.productNotFound), ("buy 1 0", ErrorCode.invalidPurchase), ("buy 1 500", ErrorCode.invalidPurchase)] {
+            let count = fan.events(named: "onBuyResult").count + 1
+            fan.send(line)
+            #expect(try await fan.waitForEvent("onBuyResult", count: count)["code"]?.intValue == code, "\(line)")
+        }
+        let sold = try await host.waitForEvent("onProductSold")
+        #expect(sold["sales"] == [["itemNumber": 1, "quantity": 2, "stockLeft": 8]], "\(sold.jsonText)")
+        try await other.waitForEvent("onProductChanged") { $0["products"]?.arrayValue?.first?["stock"] == 8 }
+
+        // The shop's backend confirms the first order and cancels the second; the stock comes back.
+        other.send("buy 1 3")
+        let cancelledId = try #require(try await other.waitForEvent("onBuyResult")["orderId"]?.stringValue)
+        let confirmed = try await Self.admin(server, "ConfirmOrder", ["OrderId": .string(paidId)], in: scope)
+        #expect(confirmed["Order"]?["state"] == "paid" && confirmed["Order"]?["amount"] == "398.00", "\(confirmed.jsonText)")
+        #expect(try await Self.admin(server, "ConfirmOrder", ["OrderId": .string(paidId)], in: scope)["Error"]?["Code"] == "FailedOperation.OrderNotReserved")
+        #expect(try await Self.admin(server, "CancelOrder", ["OrderId": "nope"], in: scope)["Error"]?["Code"] == "FailedOperation.OrderNotExist")
+        #expect(try await Self.admin(server, "CancelOrder", ["OrderId": .string(cancelledId)], in: scope)["Order"]?["state"] == "cancelled")
+        try await other.waitForEvent("onProductChanged") { $0["products"]?.arrayValue?.first?["stock"] == 8 && $0["products"]?.arrayValue?.first?["version"]?.intValue ?? 0 >= 4 }
+
+        // Unpaid, a reservation expires after 3 s and its stock goes back.
+        fan.send("buy 1 1 second")
+        let expiringId = try #require(try await fan.waitForEvent("onBuyResult") { $0["requestId"] == "second" }["orderId"]?.stringValue)
+        try await other.waitForEvent("onProductChanged", timeout: .seconds(8)) { $0["products"]?.arrayValue?.first?["stock"] == 8 && $0["products"]?.arrayValue?.first?["version"]?.intValue ?? 0 >= 6 }
+        let expired = try await Self.admin(server, "DescribeOrders", ["RoomId": "room1", "State": "expired"], in: scope)
+        #expect(expired["Orders"]?.arrayValue?.map { $0["orderId"] } == [.string(expiringId)] && expired["Total"] == 1, "\(expired.jsonText)")
+
+        // Off the shelf, nothing sells.
+        let (edited, _) = try await Self.product(server, ["edit", "1", #"{"onShelf":false,"version":6}"#], in: scope)
+        #expect(edited["Response"]?["Product"]?["onShelf"] == false, "\(edited.jsonText)")
+        let count = fan.events(named: "onBuyResult").count + 1
+        fan.send("buy 1")
+        #expect(try await fan.waitForEvent("onBuyResult", count: count)["code"]?.intValue == ErrorCode.productOffShelf)
+
+        // kill -9 keeps every order as it was.
+        server.process.crash()
+        for client in [host, fan, other] { client.stop() }
+        server = try await TestServer.start(in: scope, extra: reservation)
+        let orders = try await Self.admin(server, "DescribeOrders", ["RoomId": "room1"], in: scope)
+        let states = Dictionary(uniqueKeysWithValues: (orders["Orders"]?.arrayValue ?? []).compactMap { order in
+            order["orderId"]?.stringValue.map { ($0, order["state"]?.stringValue ?? "") }
+        })
+        #expect(states == [paidId: "paid", cancelledId: "cancelled", expiringId: "expired"], "\(orders.jsonText)")
+        let (list, _) = try await Self.product(server, ["list"], in: scope)
+        #expect(list["Response"]?["Products"]?.arrayValue?.first?["stock"] == 8)
+    }
 }

@@ -32,6 +32,8 @@ final class ChildProcess: Sendable {
     private let input: Pipe
     private let lines = Locked<[String]>([])
     private let errorText = Locked("")
+    /// Set once standard output reached its end: every line is in ``output``.
+    private let outputEnded = Locked(false)
 
     init(_ executable: String, _ arguments: [String], name: String? = nil) throws {
         self.name = name ?? executable
@@ -44,27 +46,47 @@ final class ChildProcess: Sendable {
         process.standardInput = input
         process.standardOutput = output
         process.standardError = errors
-        let pending = Locked(Data())
-        output.fileHandleForReading.readabilityHandler = { [lines] handle in
-            let chunk = handle.availableData
-            let complete: [String] = pending.withLock { buffer in
-                buffer.append(chunk)
-                var out: [String] = []
-                while let newline = buffer.firstIndex(of: 0x0A) {
-                    out.append(String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self))
-                    buffer.removeSubrange(buffer.startIndex...newline)
-                }
-                return out
-            }
+        // A thread per pipe reads until the end: Foundation's readabilityHandler loses output
+        // past about 32 KB on Linux.
+        Self.readLines(output.fileHandleForReading) { [lines, outputEnded] complete, ended in
             if !complete.isEmpty { lines.withLock { $0 += complete } }
-            if chunk.isEmpty { handle.readabilityHandler = nil }
+            if ended { outputEnded.withLock { $0 = true } }
         }
-        errors.fileHandleForReading.readabilityHandler = { [errorText] handle in
-            let chunk = handle.availableData
-            if chunk.isEmpty { handle.readabilityHandler = nil }
-            errorText.withLock { $0 += String(decoding: chunk, as: UTF8.self) }
+        Self.readLines(errors.fileHandleForReading, splitting: false) { [errorText] text, _ in
+            errorText.withLock { $0 += text.joined() }
         }
         try process.run()
+    }
+
+    /// Reads `handle` on a thread of its own until its end, handing on complete lines (or,
+    /// without `splitting`, whatever arrived) and, at the end, `true`.
+    private static func readLines(_ handle: FileHandle, splitting: Bool = true, _ deliver: @escaping @Sendable ([String], Bool) -> Void) {
+        let fd = handle.fileDescriptor
+        let thread = Thread {
+            var buffer: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { break }
+                if !splitting {
+                    deliver([String(decoding: chunk[..<count], as: UTF8.self)], false)
+                    continue
+                }
+                buffer += chunk[..<count]
+                var complete: [String] = []
+                var start = 0
+                while let newline = buffer[start...].firstIndex(of: 0x0A) {
+                    complete.append(String(decoding: buffer[start..<newline], as: UTF8.self))
+                    start = newline + 1
+                }
+                buffer.removeFirst(start)
+                if !complete.isEmpty { deliver(complete, false) }
+            }
+            deliver(buffer.isEmpty ? [] : [String(decoding: buffer, as: UTF8.self)], true)
+            withExtendedLifetime(handle) {}
+        }
+        thread.start()
     }
 
     var output: [String] { lines.withLock { $0 } }
@@ -113,10 +135,11 @@ final class ChildProcess: Sendable {
         throw TimedOut(description: "\(self.name): no \(name) in \(timeout); output:\n\(output.joined(separator: "\n"))\nstderr:\n\(standardError)")
     }
 
-    /// Waits for the process to end by itself; nil if it did not within `timeout`.
+    /// Waits for the process to end by itself and its output to be read; nil if it did not
+    /// end within `timeout`.
     func waitForExit(timeout: Duration = .seconds(10)) async throws -> Int32? {
         let deadline = ContinuousClock.now + timeout
-        while process.isRunning, ContinuousClock.now < deadline {
+        while process.isRunning || !outputEnded.withLock({ $0 }), ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))
         }
         return process.isRunning ? nil : process.terminationStatus
@@ -237,7 +260,10 @@ struct TestServer {
             name: "admin \(action)")
         guard let status = try await process.waitForExit() else { throw TimedOut(description: "admin \(action) did not finish") }
         let text = process.output.joined(separator: "\n")
-        return (try JSONValue.parse(text), status)
+        guard let answer = try? JSONValue.parse(text) else {
+            throw TimedOut(description: "admin \(action) printed no JSON (status \(status)): \(text)\nstderr: \(process.standardError)")
+        }
+        return (answer, status)
     }
 }
 

@@ -111,3 +111,54 @@ import Testing
         }
     }
 }
+
+@Suite struct ShopAdminRequestTests {
+    static func parse(_ action: String, _ body: String) throws(CloudAPIError) -> AdminRequest {
+        try AdminRequestTests.parse(action, #"{"SdkAppId":1400000123,"# + body.dropFirst())
+    }
+
+    static func refusal(_ action: String, _ body: String) -> String? {
+        do {
+            _ = try parse(action, body)
+            return nil
+        } catch {
+            return error.code
+        }
+    }
+
+    @Test func catalogueAndOrderActionsParse() throws {
+        guard case .addProduct(.string("shop"), let product) = try Self.parse("AddProduct", #"{"RoomId":"shop","Product":{"itemNumber":1}}"#) else {
+            Issue.record("AddProduct")
+            return
+        }
+        #expect(product == ["itemNumber": 1])
+        guard case .modifyProduct(.number(7), 2, let changes) = try Self.parse("ModifyProduct", #"{"RoomId":7,"ItemNumber":"2","Changes":{"version":1}}"#) else {
+            Issue.record("ModifyProduct")
+            return
+        }
+        #expect(changes == ["version": 1])
+        guard case .describeOrders(.string("shop"), "paid", 0, 100) = try Self.parse("DescribeOrders", #"{"RoomId":"shop","State":"paid"}"#) else {
+            Issue.record("DescribeOrders")
+            return
+        }
+        guard case .confirmOrder("abc") = try Self.parse("ConfirmOrder", #"{"OrderId":"abc"}"#) else {
+            Issue.record("ConfirmOrder")
+            return
+        }
+    }
+
+    @Test(arguments: [
+        ("AddProduct", #"{"RoomId":"shop"}"#, "MissingParameter"),
+        ("AddProduct", #"{"RoomId":"shop","Product":[1]}"#, "InvalidParameter.Product"),
+        ("ModifyProduct", #"{"RoomId":"shop","Changes":{}}"#, "MissingParameter"),
+        ("RemoveProduct", #"{"ItemNumber":1}"#, "InvalidParameter.RoomId"),
+        ("DescribeOrders", #"{"RoomId":"shop","State":"stolen"}"#, "InvalidParameter.State"),
+        ("DescribeOrders", #"{"RoomId":"shop","Limit":1001}"#, "InvalidParameter.Limit"),
+        ("DescribeOrders", #"{"RoomId":"shop","Offset":-1}"#, "InvalidParameter.Offset"),
+        ("ConfirmOrder", #"{}"#, "MissingParameter"),
+        ("CancelOrder", #"{"OrderId":""}"#, "InvalidParameter.OrderId"),
+    ])
+    func badCallsAreRefusedWithTheirNames(action: String, body: String, code: String) {
+        #expect(Self.refusal(action, body) == code, "\(action) \(body)")
+    }
+}

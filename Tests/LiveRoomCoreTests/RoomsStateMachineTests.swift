@@ -532,3 +532,51 @@ struct Harness {
         #expect(h.events(h.send(.sendCustomCmdMsg(CustomCmdMsg(cmdID: 1, data: "still")), from: "host"), for: "viewer").count == 1)
     }
 }
+
+@Suite struct ShopRequestTests {
+    func catalogueCommands(_ actions: [RoomsStateMachine.Action]) -> [CatalogueCommand] {
+        actions.compactMap {
+            if case .catalogue(let command) = $0 { return command }
+            return nil
+        }
+    }
+
+    @Test func anchorsChangeTheCatalogueAndAnyoneInTheRoomListsAndBuys() {
+        var h = Harness()
+        h.enter("host", role: .anchor)
+        h.enter("fan")
+        let host = h.sessions["host"]!
+        let fan = h.sessions["fan"]!
+        #expect(catalogueCommands(h.send(.addProduct(["itemNumber": 1]), from: "host")) == [.add(session: host, roomId: "r1", fields: ["itemNumber": 1])])
+        #expect(catalogueCommands(h.send(.popProduct(itemNumber: 1, custom: true), from: "host")) == [
+            .pop(session: host, roomId: "r1", userId: "host", itemNumber: 1, custom: true)
+        ])
+        for request in [RoomRequest.addProduct([:]), .editProduct(itemNumber: 1, changes: [:]), .removeProduct(itemNumber: 1), .popProduct(itemNumber: 1, custom: false), .unpopProduct] {
+            let actions = h.send(request, from: "fan")
+            #expect(catalogueCommands(actions).isEmpty)
+            guard case .onError(ErrorCode.anchorOnly, _, request.type)? = h.events(actions, for: "fan").first else {
+                Issue.record("\(request.type) by the audience: \(h.events(actions, for: "fan"))")
+                continue
+            }
+        }
+        #expect(catalogueCommands(h.send(.listProducts, from: "fan")) == [.list(session: fan, roomId: "r1")])
+        #expect(catalogueCommands(h.send(.buyProduct(itemNumber: 1, quantity: 2, requestId: "r"), from: "fan")) == [
+            .buy(session: fan, roomId: "r1", userId: "fan", itemNumber: 1, quantity: 2, requestId: "r")
+        ])
+    }
+
+    @Test func buyingCountsAgainstTheRoomChangeBudget() {
+        var h = Harness()
+        h.enter("fan")
+        var bought = 0
+        var refused = 0
+        for n in 0..<30 {
+            let actions = h.send(.buyProduct(itemNumber: 1, quantity: 1, requestId: "r\(n)"), from: "fan")
+            bought += catalogueCommands(actions).count
+            if case .onError(ErrorCode.roomChangeRateLimited, _, "buyProduct")? = h.events(actions, for: "fan").first { refused += 1 }
+        }
+        #expect(bought == 20 && refused == 10, "a burst of 20, then refused")
+        h.advance(ms: 1000)
+        #expect(catalogueCommands(h.send(.buyProduct(itemNumber: 1, quantity: 1, requestId: "later"), from: "fan")).count == 1)
+    }
+}

@@ -35,6 +35,18 @@ import Testing
         (.onProductChanged(products: [["itemNumber": 1]], removed: [2, 3]), #"{"event":"onProductChanged","products":[{"itemNumber":1}],"removed":[2,3]}"#),
         (.onPopProduct(itemNumber: 1, code: 0, message: "ok", data: "{}"), #"{"code":0,"data":"{}","event":"onPopProduct","itemNumber":1,"message":"ok"}"#),
         (.onPopUpChanged(userId: "host", itemNumber: 1, data: "{}"), #"{"data":"{}","event":"onPopUpChanged","itemNumber":1,"userId":"host"}"#),
+        (
+            .onBuyResult(itemNumber: 1, quantity: 2, code: 0, message: "ok", orderId: "o1", stockLeft: 98, requestId: "r1"),
+            #"{"code":0,"event":"onBuyResult","itemNumber":1,"message":"ok","orderId":"o1","quantity":2,"requestId":"r1","stockLeft":98}"#
+        ),
+        (
+            .onBuyResult(itemNumber: 1, quantity: 1, code: -7310, message: "item 1 is sold out", orderId: nil, stockLeft: nil, requestId: nil),
+            #"{"code":-7310,"event":"onBuyResult","itemNumber":1,"message":"item 1 is sold out","quantity":1}"#
+        ),
+        (
+            .onProductSold(sales: [ProductSale(itemNumber: 1, quantity: 40, stockLeft: 60)]),
+            #"{"event":"onProductSold","sales":[{"itemNumber":1,"quantity":40,"stockLeft":60}]}"#
+        ),
         (.onError(errCode: -7101, errMsg: "m", requestType: "x"), #"{"errCode":-7101,"errMsg":"m","event":"onError","requestType":"x"}"#),
         (.onError(errCode: -7001, errMsg: "enter a room first", requestType: nil), #"{"errCode":-7001,"errMsg":"enter a room first","event":"onError"}"#),
     ]

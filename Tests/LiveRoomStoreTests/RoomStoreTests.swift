@@ -164,7 +164,7 @@ import Testing
         }
         #expect(codes[0] == 100 && codes[-1] == 900, "\(codes)")
         #expect(try await store.product(1, room: "shop")?.stock == 0)
-        #expect(try await store.orders(room: "shop", state: .reserved, limit: 1000).count == 100)
+        #expect(try await store.orders(room: "shop", state: .reserved, offset: 0, limit: 1000).orders.count == 100)
         #expect(await code { _ = try await buy(store) } == ErrorCode.soldOut)
     }
 
@@ -183,8 +183,10 @@ import Testing
         let returned = try await store.expireOrders(now: 62_000)
         #expect(returned.map(\.product.stock) == [99] && returned.first?.room == "shop")
         #expect(try await store.order(expiring.orderId)?.state == .expired)
-        #expect(try await store.orders(room: "shop", state: nil, limit: 10).map(\.state) == [.expired, .cancelled, .paid])
-        #expect(try await store.orders(room: "shop", state: .paid, limit: 10).map(\.orderId) == [paid.orderId])
+        #expect(try await store.orders(room: "shop", state: nil, offset: 0, limit: 10).orders.map(\.state) == [.expired, .cancelled, .paid])
+        let page = try await store.orders(room: "shop", state: nil, offset: 1, limit: 1)
+        #expect(page.total == 3 && page.orders.map(\.state) == [.cancelled])
+        #expect(try await store.orders(room: "shop", state: .paid, offset: 0, limit: 10).orders.map(\.orderId) == [paid.orderId])
         // A paid order still counts against its buyer's limit.
         #expect(await code { _ = try await buy(store, 3, user: "a") } == ErrorCode.purchaseLimitExceeded)
 

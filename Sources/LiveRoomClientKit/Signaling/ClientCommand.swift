@@ -48,6 +48,8 @@ public enum ClientCommand: Sendable, Hashable {
         product list                 list the room's products (onProductList)
         pop <item> [custom|sei|both] present a product to the room (anchor; default both)
         unpop                        end the pop-up (anchor)
+        buy <item> [qty] [requestId] buy qty (1-100, default 1) of a product: onBuyResult; the same
+                                     requestId again returns the same order
         start-publish <json>         start a publish media stream task; json is
                                      {"target":{…},"encoderParam":{…},"mixingConfig":{…}}
         update-publish <task> <json> change a task: json holds any of target, encoderParam, mixingConfig
@@ -159,6 +161,13 @@ public enum ClientCommand: Sendable, Hashable {
         case "unpop":
             try noArgument()
             return .request(.room(.unpopProduct))
+        case "buy":
+            let (number, more) = split(rest)
+            let (count, requestId) = split(more)
+            guard let itemNumber = Int(number), count.isEmpty || Int(count) != nil, !requestId.contains(where: \.isWhitespace) else {
+                throw LiveRoomError(ErrorCode.invalidPurchase, "usage: buy <itemNumber> [quantity] [requestId]")
+            }
+            return .request(.room(.buyProduct(itemNumber: itemNumber, quantity: Int(count) ?? 1, requestId: requestId.isEmpty ? nil : requestId)))
         case "leave":
             try noArgument()
             return .leave
@@ -201,6 +210,26 @@ public enum ClientCommand: Sendable, Hashable {
     }
 
     /// `product add|edit|remove|list …`.
+    /// The admin API call (`/v1/<Action>` and its body without SdkAppId) that does what
+    /// `product <text>` does on `join`, for the one-shot `liveroom product`.
+    public static func productAdminCall(_ text: String, room: RoomID) throws(LiveRoomError) -> (action: String, body: JSONValue) {
+        var body: [String: JSONValue] = ["RoomId": room.json]
+        switch try productRequest(text) {
+        case .addProduct(let product):
+            body["Product"] = product
+            return ("AddProduct", .object(body))
+        case .editProduct(let itemNumber, let changes):
+            body["ItemNumber"] = .number(Double(itemNumber))
+            body["Changes"] = changes
+            return ("ModifyProduct", .object(body))
+        case .removeProduct(let itemNumber):
+            body["ItemNumber"] = .number(Double(itemNumber))
+            return ("RemoveProduct", .object(body))
+        default:
+            return ("DescribeProducts", .object(body))
+        }
+    }
+
     private static func productRequest(_ text: String) throws(LiveRoomError) -> RoomRequest {
         let usage = "usage: product add <json> | product edit <itemNumber> <json> | product remove <itemNumber> | product list"
         let (verb, rest) = split(text)

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import LiveRoomAdmin
+import LiveRoomCommerce
 import LiveRoomCore
 import LiveRoomProtocol
 import LiveRoomPublishTasks
@@ -92,6 +93,34 @@ struct AdminAPI: Sendable {
         case .stopPublishCdnStream(let taskId):
             try await Self.taskCall { () async throws(LiveRoomError) in try await hub.stopAdminTask(taskId) }
             return ["TaskId": .string(taskId)]
+        case .describeProducts(let room):
+            let products = try await Self.shopCall { try await store.products(room: room.key) }
+            return ["Products": .array(products.map(\.json))]
+        case .addProduct(let room, let product):
+            return ["Product": try await Self.shopCall { try await hub.addProduct(product, roomId: room.key) }.json]
+        case .modifyProduct(let room, let itemNumber, let changes):
+            return ["Product": try await Self.shopCall { try await hub.editProduct(itemNumber, changes: changes, roomId: room.key) }.json]
+        case .removeProduct(let room, let itemNumber):
+            try await Self.shopCall { try await hub.removeProduct(itemNumber, roomId: room.key) }
+            return [:]
+        case .describeOrders(let room, let state, let offset, let limit):
+            let (total, orders) = try await Self.shopCall {
+                try await store.orders(room: room.key, state: state.flatMap(Order.State.init), offset: offset, limit: limit)
+            }
+            return ["Total": .number(Double(total)), "Orders": .array(orders.map(\.json))]
+        case .confirmOrder(let orderId):
+            return ["Order": try await Self.shopCall { try await hub.settleOrder(orderId, as: .paid) }.json]
+        case .cancelOrder(let orderId):
+            return ["Order": try await Self.shopCall { try await hub.settleOrder(orderId, as: .cancelled) }.json]
+        }
+    }
+
+    /// Runs a catalogue or order operation, turning its error into the Tencent Cloud error name.
+    private static func shopCall<T>(_ body: () async throws -> T) async throws(CloudAPIError) -> T {
+        do {
+            return try await body()
+        } catch {
+            throw AdminRequest.cloudError(RoomHub.catalogueError(error))
         }
     }
 

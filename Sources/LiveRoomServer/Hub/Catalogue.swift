@@ -41,22 +41,12 @@ extension RoomHub {
                 }
             case .add(let session, let roomId, let fields):
                 let itemNumber = fields["itemNumber"]?.intValue ?? 0
-                await self.answer(session, request: "addProduct", itemNumber: itemNumber, roomId: roomId) {
-                    let product = try Product.parseNew(JSONFields(fields, path: "product", code: ErrorCode.invalidProduct))
-                    return try await catalogue.addProduct(product, room: roomId)
+                await self.answer(session, request: "addProduct", itemNumber: itemNumber) {
+                    try await self.addProduct(fields, roomId: roomId)
                 }
             case .edit(let session, let roomId, let itemNumber, let changes):
-                await self.answer(session, request: "editProduct", itemNumber: itemNumber, roomId: roomId) {
-                    let fields = try JSONFields(changes, path: "changes", code: ErrorCode.invalidProduct)
-                    guard let version = try fields.int("version", code: ErrorCode.invalidProduct) else {
-                        throw fields.invalid("version", "is required: the version the changes are based on", code: ErrorCode.invalidProduct)
-                    }
-                    guard var product = try await catalogue.product(itemNumber, room: roomId) else {
-                        throw LiveRoomError(ErrorCode.productNotFound, "there is no item \(itemNumber) in the catalogue")
-                    }
-                    try product.apply(fields)
-                    product.version = version
-                    return try await catalogue.replaceProduct(product, room: roomId)
+                await self.answer(session, request: "editProduct", itemNumber: itemNumber) {
+                    try await self.editProduct(itemNumber, changes: changes, roomId: roomId)
                 }
             case .pop(let session, let roomId, let userId, let itemNumber, let custom):
                 do {
@@ -75,22 +65,93 @@ extension RoomHub {
                 try? await catalogue.setPopUp(nil, room: roomId)
                 self.broadcast(.onPopUpChanged(userId: userId, itemNumber: nil, data: nil), in: roomId)
             case .remove(let session, let roomId, let itemNumber):
-                await self.answer(session, request: "removeProduct", itemNumber: itemNumber, roomId: roomId) {
-                    try await catalogue.removeProduct(itemNumber, room: roomId)
+                await self.answer(session, request: "removeProduct", itemNumber: itemNumber) {
+                    try await self.removeProduct(itemNumber, roomId: roomId)
                     return nil
                 }
+            case .buy(let session, let roomId, let userId, let itemNumber, let quantity, let requestId):
+                await self.buy(
+                    catalogue, session: session, roomId: roomId, userId: userId, itemNumber: itemNumber, quantity: quantity, requestId: requestId)
             }
         }
     }
 
-    /// Runs a change, answers its requester with onProductResult, and queues what changed for the room.
-    private func answer(
-        _ session: SessionID, request: String, itemNumber: Int, roomId: String, _ change: () async throws -> Product?
+    /// Reserves stock (the store commits before the answer), answers the buyer, and queues the
+    /// sale for the anchors and the new stock for the room.
+    private func buy(
+        _ store: any ShopStore, session: SessionID, roomId: String, userId: String, itemNumber: Int, quantity: Int, requestId: String?
     ) async {
+        do {
+            let (order, product, repeated) = try await store.buy(
+                itemNumber: itemNumber, quantity: quantity, userId: userId, requestId: requestId, room: roomId,
+                now: EventTime.now().unixMillis, reservation: orderReservation)
+            send(
+                .onBuyResult(
+                    itemNumber: order.itemNumber, quantity: order.quantity, code: 0, message: repeated ? "ok (the same request as before)" : "ok",
+                    orderId: order.orderId, stockLeft: product.stock, requestId: requestId),
+                to: session)
+            guard !repeated else { return }
+            productSold(order.itemNumber, quantity: order.quantity, stockLeft: product.stock, in: roomId)
+            productChanged(product, in: roomId)
+        } catch {
+            let error = Self.catalogueError(error)
+            send(
+                .onBuyResult(
+                    itemNumber: itemNumber, quantity: quantity, code: error.code, message: error.message, orderId: nil, stockLeft: nil,
+                    requestId: requestId),
+                to: session)
+        }
+    }
+
+    // MARK: Changes an anchor or the admin API makes; the room hears of each.
+
+    private func shop() throws -> any ShopStore {
+        guard let catalogue else { throw LiveRoomError(ErrorCode.catalogueUnavailable, "this server keeps no catalogue") }
+        return catalogue
+    }
+
+    /// Adds the product `fields` describe (checked here).
+    func addProduct(_ fields: JSONValue, roomId: String) async throws -> Product {
+        let product = try Product.parseNew(JSONFields(fields, path: "product", code: ErrorCode.invalidProduct))
+        let stored = try await shop().addProduct(product, room: roomId)
+        productChanged(stored, in: roomId)
+        return stored
+    }
+
+    /// Applies `changes`, which must carry the `version` they were based on.
+    func editProduct(_ itemNumber: Int, changes: JSONValue, roomId: String) async throws -> Product {
+        let store = try shop()
+        let fields = try JSONFields(changes, path: "changes", code: ErrorCode.invalidProduct)
+        guard let version = try fields.int("version", code: ErrorCode.invalidProduct) else {
+            throw fields.invalid("version", "is required: the version the changes are based on", code: ErrorCode.invalidProduct)
+        }
+        guard var product = try await store.product(itemNumber, room: roomId) else {
+            throw LiveRoomError(ErrorCode.productNotFound, "there is no item \(itemNumber) in the catalogue")
+        }
+        try product.apply(fields)
+        product.version = version
+        let stored = try await store.replaceProduct(product, room: roomId)
+        productChanged(stored, in: roomId)
+        return stored
+    }
+
+    func removeProduct(_ itemNumber: Int, roomId: String) async throws {
+        try await shop().removeProduct(itemNumber, room: roomId)
+        productRemoved(itemNumber, in: roomId)
+    }
+
+    /// Confirms payment of a reserved order (`paid`) or cancels it, returning its stock.
+    func settleOrder(_ orderId: String, as state: Order.State) async throws -> Order {
+        let (order, product) = try await shop().settle(orderId: orderId, to: state, now: EventTime.now().unixMillis)
+        if let product { productChanged(product, in: order.roomId) }
+        return order
+    }
+
+    /// Runs a change and answers its requester with onProductResult.
+    private func answer(_ session: SessionID, request: String, itemNumber: Int, _ change: () async throws -> Product?) async {
         do {
             let product = try await change()
             send(.onProductResult(request: request, itemNumber: itemNumber, code: 0, message: "ok", product: product?.json), to: session)
-            if let product { productChanged(product, in: roomId) } else { productRemoved(itemNumber, in: roomId) }
         } catch {
             let error = Self.catalogueError(error)
             send(.onProductResult(request: request, itemNumber: itemNumber, code: error.code, message: error.message, product: nil), to: session)
@@ -103,6 +164,16 @@ extension RoomHub {
         send(.onPopProduct(itemNumber: popUp.itemNumber, code: 0, message: "ok", data: popUp.data), to: session)
         broadcast(.onPopUpChanged(userId: popUp.userId, itemNumber: popUp.itemNumber, data: popUp.data), in: roomId)
         if custom { execute(machine.popUpMessage(popUp.data, from: session)) }
+    }
+
+    /// Expires unpaid reservations; rooms hear of the stock that came back.
+    func expireOrders() async {
+        guard let catalogue else { return }
+        do {
+            for (roomId, product) in try await catalogue.expireOrders(now: EventTime.now().unixMillis) { productChanged(product, in: roomId) }
+        } catch {
+            logger.warning("Expiring orders failed", metadata: [LogKey.error: "\(error)"])
+        }
     }
 
     /// Sends the room's current pop-up, if one is up, to a newcomer.
@@ -128,6 +199,22 @@ extension RoomHub {
 
     func productRemoved(_ itemNumber: Int, in roomId: String) {
         queueProductChange(in: roomId) { $0.removed(itemNumber) }
+    }
+
+    /// Queues a sale for the room's anchors: one onProductSold per interval sums a burst.
+    func productSold(_ itemNumber: Int, quantity: Int, stockLeft: Int, in roomId: String) {
+        let first = productSales[roomId] == nil
+        var sale = productSales[roomId, default: [:]][itemNumber] ?? ProductSale(itemNumber: itemNumber, quantity: 0, stockLeft: stockLeft)
+        sale.quantity += quantity
+        sale.stockLeft = min(sale.stockLeft, stockLeft)
+        productSales[roomId, default: [:]][itemNumber] = sale
+        guard first else { return }
+        Task {
+            try? await Task.sleep(for: Self.productChangeInterval)
+            guard let sales = self.productSales.removeValue(forKey: roomId) else { return }
+            let event = ServerEvent.onProductSold(sales: sales.keys.sorted().compactMap { sales[$0] })
+            for session in self.machine.anchorSessions(in: roomId) { self.send(event, to: session) }
+        }
     }
 
     private func queueProductChange(in roomId: String, _ change: (inout ProductChanges) -> Void) {

@@ -32,20 +32,25 @@ actor RoomHub {
     let imageDirectory: String?
     /// The answer to the admin call being carried out.
     var adminAnswer: (taskId: String, error: LiveRoomError?)?
-    /// Rooms' catalogues; nil serves none.
-    let catalogue: (any CatalogueStore)?
+    /// Rooms' catalogues and orders; nil serves none.
+    let catalogue: (any ShopStore)?
+    /// How long a purchase holds its stock unpaid.
+    let orderReservation: Duration
     /// Catalogue changes not yet told to each room, sent together (Catalogue.swift).
     var productChanges: [String: ProductChanges] = [:]
+    /// Sales not yet told to each room's anchors, by item number.
+    var productSales: [String: [Int: ProductSale]] = [:]
 
     /// `tasksConfiguration`'s task id prefix is replaced by a random one per server run, so
     /// task ids stay unique across restarts.
     init(
         configuration: RoomsStateMachine.Configuration, tasksConfiguration: PublishTasksStateMachine.Configuration = .init(),
         egress: EgressResolver = EgressResolver(policy: EgressPolicy()), imageDirectory: String? = nil, maxOutboxBytes: Int = 4 << 20,
-        reconnectGrace: Duration = .zero, catalogue: (any CatalogueStore)? = nil,
+        reconnectGrace: Duration = .zero, catalogue: (any ShopStore)? = nil, orderReservation: Duration = .seconds(900),
         recorder: RoomRecorder, logger: Logger
     ) {
         self.catalogue = catalogue
+        self.orderReservation = orderReservation
         self.egress = egress
         self.imageDirectory = imageDirectory
         self.maxOutboxBytes = maxOutboxBytes

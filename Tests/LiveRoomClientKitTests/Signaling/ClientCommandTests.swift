@@ -159,3 +159,24 @@ import Testing
         #expect(EventPrinter.readable(["event": "onSomething", "status": 2]) == "onSomething status=2")
     }
 }
+
+@Suite struct ShopCommandTests {
+    @Test func buyTakesAnItemAQuantityAndARequestId() throws {
+        #expect(try ClientCommand.parse("buy 3") == .request(.room(.buyProduct(itemNumber: 3, quantity: 1, requestId: nil))))
+        #expect(try ClientCommand.parse("buy 3 2") == .request(.room(.buyProduct(itemNumber: 3, quantity: 2, requestId: nil))))
+        #expect(try ClientCommand.parse("buy 3 2 order-7") == .request(.room(.buyProduct(itemNumber: 3, quantity: 2, requestId: "order-7"))))
+        for line in ["buy", "buy tea", "buy 3 two", "buy 3 2 a b"] {
+            #expect(throws: LiveRoomError.self, "\(line)") { try ClientCommand.parse(line) }
+        }
+    }
+
+    @Test func productCommandsBecomeAdminCalls() throws {
+        let add = try ClientCommand.productAdminCall(#"add {"itemNumber":1,"title":"Tea"}"#, room: .string("shop"))
+        #expect(add.action == "AddProduct" && add.body == ["RoomId": "shop", "Product": ["itemNumber": 1, "title": "Tea"]])
+        let edit = try ClientCommand.productAdminCall(#"edit 1 {"stock":5,"version":2}"#, room: .number(7))
+        #expect(edit.action == "ModifyProduct" && edit.body == ["RoomId": 7, "ItemNumber": 1, "Changes": ["stock": 5, "version": 2]])
+        #expect(try ClientCommand.productAdminCall("remove 4", room: .string("shop")).body == ["RoomId": "shop", "ItemNumber": 4])
+        #expect(try ClientCommand.productAdminCall("list", room: .string("shop")).action == "DescribeProducts")
+        #expect(throws: LiveRoomError.self) { try ClientCommand.productAdminCall("sell 4", room: .string("shop")) }
+    }
+}

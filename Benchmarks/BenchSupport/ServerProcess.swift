@@ -7,26 +7,28 @@ import Glibc
 
 /// The `liveroom-server` under test, a child process on loopback with its own data directory.
 /// Its CPU time is read from `/proc/<pid>/stat`; it is stopped with SIGTERM, then SIGKILL.
-final class ServerProcess: Sendable {
+public final class ServerProcess: Sendable {
     /// `http://127.0.0.1:PORT`, as the server printed it.
-    let httpURL: String
-    let pid: pid_t
+    public let httpURL: String
+    public let pid: pid_t
     private let process: Process
     private let dataDirectory: URL
 
     /// The signaling WebSocket URL.
-    var signalingURL: String { "ws://" + httpURL.dropFirst("http://".count) + "/ws" }
+    public var signalingURL: String { "ws://" + httpURL.dropFirst("http://".count) + "/ws" }
 
-    /// Starts the server and waits (at most `timeout`) for its "listening on http://…" line.
-    static func start(binary: String, sdkAppId: UInt64, secretKey: String, timeout: Duration = .seconds(30)) async throws -> ServerProcess {
-        let dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("sfu-bench-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+    /// Starts the server with `extraArguments` and waits (at most `timeout`) for its "listening on http://…" line.
+    public static func start(
+        binary: String, sdkAppId: UInt64, secretKey: String, extraArguments: [String] = [], timeout: Duration = .seconds(30)
+    ) async throws -> ServerProcess {
+        let dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("liveroom-bench-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = [
             "--host", "127.0.0.1", "--port", "0", "--media-port", "0", "--ice-tcp-port", "0", "--data-dir", dataDirectory.path,
             "--sdk-app-id", String(sdkAppId), "--secret-key", secretKey, "--log-level", "warning",
-        ]
+        ] + extraArguments
         let output = Pipe()
         process.standardOutput = output
         // Standard error stays ours: the server's warnings show up next to the bench's progress.
@@ -70,10 +72,10 @@ final class ServerProcess: Sendable {
         self.dataDirectory = dataDirectory
     }
 
-    var isRunning: Bool { process.isRunning }
+    public var isRunning: Bool { process.isRunning }
 
     /// User plus system CPU time so far, in clock ticks (fields 14 and 15 of `/proc/<pid>/stat`).
-    func cpuTicks() throws -> UInt64 {
+    public func cpuTicks() throws -> UInt64 {
         let text = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
         // The command name (field 2) is in parentheses and may hold spaces: count fields after the last ')'.
         guard let close = text.lastIndex(of: ")") else { throw BenchError("cannot parse /proc/\(pid)/stat") }
@@ -88,7 +90,7 @@ final class ServerProcess: Sendable {
     /// Per-thread scheduler figures from `/proc/<pid>/task/*/schedstat`: nanoseconds on a CPU
     /// and nanoseconds waiting on a run queue, by thread id. The busiest thread shows how near
     /// the single media event loop is to a full core; the waiting shows CPU taken by others.
-    func threadSchedStats() -> [Int: ThreadSchedStat] {
+    public func threadSchedStats() -> [Int: ThreadSchedStat] {
         var stats: [Int: ThreadSchedStat] = [:]
         guard let tids = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") else { return stats }
         for tid in tids {
@@ -101,7 +103,7 @@ final class ServerProcess: Sendable {
     }
 
     /// Stops the server when this process gets SIGINT or SIGTERM, then exits; keep the result alive.
-    func stopOnSignals() -> [any DispatchSourceSignal] {
+    public func stopOnSignals() -> [any DispatchSourceSignal] {
         [SIGINT, SIGTERM].map { signalNumber in
             signal(signalNumber, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
@@ -118,7 +120,7 @@ final class ServerProcess: Sendable {
     }
 
     /// SIGTERM, then SIGKILL if it has not exited within `grace`; removes the data directory.
-    func stop(grace: Duration = .seconds(5)) async {
+    public func stop(grace: Duration = .seconds(5)) async {
         if process.isRunning {
             kill(pid, SIGTERM)
             let deadline = ContinuousClock.now + grace
@@ -136,7 +138,7 @@ final class ServerProcess: Sendable {
 
 /// Datagrams the kernel dropped because a UDP socket's receive buffer was full, summed over
 /// the UDP sockets of process `pid` (the `drops` column of `/proc/net/udp`, by socket inode).
-func udpReceiveDrops(pid: pid_t) -> Int {
+public func udpReceiveDrops(pid: pid_t) -> Int {
     guard let fds = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd") else { return 0 }
     var inodes = Set<Substring>()
     for fd in fds {
@@ -158,16 +160,21 @@ func udpReceiveDrops(pid: pid_t) -> Int {
     return drops
 }
 
-struct ThreadSchedStat: Sendable {
-    var runningNanoseconds: UInt64
-    var waitingNanoseconds: UInt64
+public struct ThreadSchedStat: Sendable {
+    public init(runningNanoseconds: UInt64, waitingNanoseconds: UInt64) {
+        self.runningNanoseconds = runningNanoseconds
+        self.waitingNanoseconds = waitingNanoseconds
+    }
+
+    public var runningNanoseconds: UInt64
+    public var waitingNanoseconds: UInt64
 }
 
 /// Clock ticks per second for `/proc` CPU times.
-let clockTicksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
+public let clockTicksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
 
 /// This process's user plus system CPU time, in seconds (getrusage).
-func benchCPUSeconds() -> Double {
+public func benchCPUSeconds() -> Double {
     var usage = rusage()
     getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
     func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
@@ -175,14 +182,43 @@ func benchCPUSeconds() -> Double {
 }
 
 /// Monotonic nanoseconds (CLOCK_MONOTONIC): the clock of the send-time header extension.
-func monotonicNanoseconds() -> UInt64 {
+public func monotonicNanoseconds() -> UInt64 {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
 }
 
 /// A failure of the bench itself, with a message for the user.
-struct BenchError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+public struct BenchError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// Runs `body`, failing with `message` if it takes longer than `timeout`.
+public func withTimeout<T: Sendable>(_ timeout: Duration, _ message: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: timeout)
+            throw BenchError(message)
+        }
+        defer { group.cancelAll() }
+        return try await group.next()!
+    }
+}
+
+public func median(_ values: [Double]) -> Double {
+    percentile(values, 50)
+}
+
+/// The nearest-rank percentile `p` (0-100) of `values`; the median of an even count is the mean of the middle two.
+public func percentile(_ values: [Double], _ p: Double) -> Double {
+    guard !values.isEmpty else { return .nan }
+    let sorted = values.sorted()
+    if p == 50 {
+        let middle = sorted.count / 2
+        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+    }
+    let rank = Int((p / 100 * Double(sorted.count)).rounded(.up))
+    return sorted[min(max(rank, 1), sorted.count) - 1]
 }

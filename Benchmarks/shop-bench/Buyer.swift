@@ -1,0 +1,133 @@
+import BenchSupport
+import Foundation
+import HummingbirdWSClient
+import LiveRoomAuth
+import LiveRoomProtocol
+import Logging
+
+/// What became of one buy request.
+struct BuyOutcome: Sendable {
+    var requestId: String
+    /// onBuyResult's code; nil when no answer came (the connection closed first, or the time ran out).
+    var code: Int?
+    var orderId: String?
+    var quantity: Int
+    /// From sending the request to its answer.
+    var latency: Duration?
+}
+
+/// Opens once: every buyer waits on it after entering, so the requests go out in one burst.
+actor Gate {
+    private var isOpen = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    func wait() async {
+        if isOpen { return }
+        await withCheckedContinuation { waiters.append($0) }
+    }
+
+    func open() {
+        isOpen = true
+        for waiter in waiters { waiter.resume() }
+        waiters = []
+    }
+}
+
+/// One audience member on its own WebSocket: enters the room, says so, waits for the gate,
+/// sends its buy requests (spread over `spread`, or at once), and collects the answers.
+struct Buyer: Sendable {
+    var url: String
+    var room: RoomID
+    var userId: String
+    var sdkAppId: UInt64
+    var secretKey: String
+    var itemNumber: Int
+    /// The request ids to send, one buy of 1 unit each.
+    var requestIds: [String]
+    var spread: Duration
+    var timeout: Duration
+
+    /// Runs the buyer; `entered` is called once it is in the room (or could not get in).
+    func run(gate: Gate, logger: Logger, entered: @escaping @Sendable (Bool) -> Void) async -> [BuyOutcome] {
+        let outcomes = Outcomes(requestIds: requestIds)
+        let sig = UserSig.make(sdkAppId: sdkAppId, secretKey: secretKey, identifier: userId, time: Int64(Date().timeIntervalSince1970), expire: 3600)
+        let enter = EnterRoomParams(sdkAppId: sdkAppId, userId: userId, userSig: sig.encoded(), room: room, role: .audience)
+        do {
+            _ = try await withTimeout(timeout, "buyer \(userId) timed out") { [self] in
+                try await WebSocketClient.connect(url: url, configuration: .init(maxFrameSize: 1 << 20), logger: logger) { inbound, outbound, _ in
+                    try await outbound.write(.text(RoomRequest.enterRoom(enter).json.jsonText))
+                    var messages = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()
+                    // Until onEnterRoom.
+                    while let message = try await messages.next() {
+                        guard case .text(let text) = message, case .onEnterRoom(let result, _)? = try? ServerEvent.parse(text) else { continue }
+                        guard result >= 0 else { return }
+                        break
+                    }
+                    outcomes.entered = true
+                    entered(true)
+                    await gate.wait()
+                    let sender = Task {
+                        let pause = spread / max(requestIds.count, 1)
+                        // Buyers start at different points of the spread, not all together.
+                        if pause > .zero { try await Task.sleep(for: pause * Double.random(in: 0..<1)) }
+                        for requestId in requestIds {
+                            outcomes.sent(requestId, at: .now)
+                            let request = RoomRequest.buyProduct(itemNumber: itemNumber, quantity: 1, requestId: requestId)
+                            try await outbound.write(.text(request.json.jsonText))
+                            if pause > .zero { try await Task.sleep(for: pause) }
+                        }
+                    }
+                    defer { sender.cancel() }
+                    while outcomes.waiting > 0, let message = try await messages.next() {
+                        guard case .text(let text) = message,
+                            case .onBuyResult(_, let quantity, let code, _, let orderId, _, let requestId?)? = try? ServerEvent.parse(text)
+                        else { continue }
+                        outcomes.answered(requestId, code: code, orderId: orderId, quantity: quantity, at: .now)
+                    }
+                    try? await outbound.close(.normalClosure, reason: "shop-bench done")
+                }
+            }
+        } catch {
+            // A lost connection (the server was killed) or the time running out: what was
+            // answered stays answered, the rest has no code.
+        }
+        if !outcomes.entered { entered(false) }
+        return outcomes.all
+    }
+}
+
+/// The outcomes of one buyer's requests, filled in as answers come.
+final class Outcomes: @unchecked Sendable {
+    private let lock = NSLock()
+    private var byId: [String: BuyOutcome]
+    private var sentAt: [String: ContinuousClock.Instant] = [:]
+    private let order: [String]
+    private var isIn = false
+
+    /// Whether the buyer got into the room.
+    var entered: Bool {
+        get { lock.withLock { isIn } }
+        set { lock.withLock { isIn = newValue } }
+    }
+
+    init(requestIds: [String]) {
+        order = requestIds
+        byId = Dictionary(uniqueKeysWithValues: requestIds.map { ($0, BuyOutcome(requestId: $0, quantity: 1)) })
+    }
+
+    var waiting: Int { lock.withLock { byId.values.count { $0.code == nil } } }
+
+    func sent(_ requestId: String, at instant: ContinuousClock.Instant) {
+        lock.withLock { sentAt[requestId] = instant }
+    }
+
+    func answered(_ requestId: String, code: Int, orderId: String?, quantity: Int, at instant: ContinuousClock.Instant) {
+        lock.withLock {
+            guard byId[requestId]?.code == nil else { return }
+            byId[requestId] = BuyOutcome(
+                requestId: requestId, code: code, orderId: orderId, quantity: quantity, latency: sentAt[requestId].map { instant - $0 })
+        }
+    }
+
+    var all: [BuyOutcome] { lock.withLock { order.compactMap { byId[$0] } } }
+}

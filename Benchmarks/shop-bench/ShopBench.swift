@@ -1,0 +1,267 @@
+// shop-bench: a flash sale against liveroom-server. Many audience members on their own
+// WebSocket buy one product at once; the bench counts what was sold and refused, and times
+// the answers. The baseline is the same SQLite store doing the same purchases in a tight loop
+// in this process, without the server.
+
+import ArgumentParser
+import BenchSupport
+import Foundation
+import LiveRoomClientKit
+import LiveRoomCommerce
+import LiveRoomProtocol
+import LiveRoomStore
+import Logging
+
+@main
+struct ShopBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "shop-bench",
+        abstract: "Flash-sale purchases through liveroom-server against the store alone.",
+        discussion: """
+            Without --server it starts --server-binary on loopback, runs --rounds sales and then the baseline. With --server \
+            it runs the sales against that server (its --sdk-app-id and --secret-key), which must allow --clients connections \
+            from one address (--max-connections-per-address).
+            """)
+
+    @Option(help: "The liveroom-server executable to start (a release build).")
+    var serverBinary = ".build/release/liveroom-server"
+    @Option(help: "Run against this server (http://host:port) instead of starting one.")
+    var server: String?
+    @Option(help: "The server's SDKAppID.") var sdkAppId: UInt64 = 1_400_000_000
+    @Option(help: "The server's secret key.") var secretKey = "bench"
+    @Option(help: "The string room the sale is in.") var room = "flash-sale"
+    @Option(help: "The product's item number.") var item = 1
+    @Option(help: "Units in stock when each sale starts.") var stock = 100
+    @Option(help: "Concurrent buyers, each on its own WebSocket.") var clients = 1000
+    @Option(help: "Buy requests in all (1 unit each), shared among the buyers.") var requests = 10_000
+    @Option(help: "Sales to run, each with fresh connections.") var rounds = 3
+    @Option(help: "Spread each buyer's requests over this many milliseconds (0: all at once).") var spreadMs = 0
+    @Option(help: "Seconds one sale may take.") var timeout = 120
+    @Flag(help: "Skip the baseline (the store alone).") var noBaseline = false
+    @Flag(help: "Print one JSON object per sale (with every acknowledged order) and one for the baseline.") var json = false
+
+    func validate() throws {
+        guard clients > 0, requests >= clients, rounds > 0, stock >= 0, spreadMs >= 0, timeout > 0 else {
+            throw ValidationError("--clients, --rounds and --timeout must be positive, --requests at least --clients, --stock and --spread-ms not negative")
+        }
+    }
+
+    func run() async throws {
+        var logger = Logger(label: "shop-bench")
+        logger.logLevel = .warning
+        var started: ServerProcess?
+        let url: String
+        if let server {
+            url = server
+        } else {
+            let process = try await ServerProcess.start(
+                binary: serverBinary, sdkAppId: sdkAppId, secretKey: secretKey,
+                extraArguments: ["--max-connections-per-address", String(clients + 10), "--max-connections", String(clients + 100)])
+            progress("liveroom-server pid \(process.pid) at \(process.httpURL)")
+            started = process
+            url = process.httpURL
+        }
+        let signalSources = started?.stopOnSignals()
+        defer { withExtendedLifetime(signalSources) {} }
+        let admin = AdminClient(server: url, sdkAppId: sdkAppId, secretKey: secretKey)
+        var results: [SaleResult] = []
+        do {
+            for round in 1...rounds {
+                try await restock(admin)
+                let result = try await sale(round: round, url: url, admin: admin, logger: logger)
+                results.append(result)
+                report(result)
+            }
+        } catch {
+            await started?.stop()
+            throw error
+        }
+        await started?.stop()
+        guard !noBaseline else { return }
+        let baseline = try await storeBaseline()
+        report(baseline)
+        if !json { summary(results, baseline) }
+    }
+
+    // MARK: The sale
+
+    /// Sets the product's stock to `stock` (adding it the first time) through the admin API.
+    func restock(_ admin: AdminClient) async throws {
+        let products = try await call(admin, "DescribeProducts", ["RoomId": .string(room)])["Products"]?.arrayValue ?? []
+        if let current = products.first(where: { $0["itemNumber"]?.intValue == item }) {
+            _ = try await call(
+                admin, "ModifyProduct",
+                [
+                    "RoomId": .string(room), "ItemNumber": .number(Double(item)),
+                    "Changes": ["stock": .number(Double(stock)), "onShelf": true, "version": current["version"] ?? 0],
+                ])
+        } else {
+            _ = try await call(
+                admin, "AddProduct",
+                [
+                    "RoomId": .string(room),
+                    "Product": [
+                        "itemNumber": .number(Double(item)), "title": "Flash sale", "price": "9.90", "itemUrl": "https://shop.example/flash",
+                        "stock": .number(Double(stock)),
+                    ],
+                ])
+        }
+    }
+
+    func call(_ admin: AdminClient, _ action: String, _ body: [String: JSONValue]) async throws -> JSONValue {
+        var body = body
+        body["SdkAppId"] = .number(Double(sdkAppId))
+        let (status, text) = try await admin.call(action, body: JSONValue.object(body).jsonText)
+        guard status == 200, let response = (try? JSONValue.parse(text))?["Response"], response["Error"] == nil else {
+            throw BenchError("\(action) failed (HTTP \(status)): \(text)")
+        }
+        return response
+    }
+
+    func sale(round: Int, url: String, admin: AdminClient, logger: Logger) async throws -> SaleResult {
+        let signaling = (url.hasPrefix("https://") ? "wss://" + url.dropFirst(8) : "ws://" + url.dropFirst("http://".count)) + "/ws"
+        let sale = String(UInt32.random(in: 0...UInt32.max), radix: 36)
+        let gate = Gate()
+        let (enteredStream, enteredContinuation) = AsyncStream<Bool>.makeStream()
+        let limit = Duration.seconds(timeout)
+        return try await withThrowingTaskGroup(of: [BuyOutcome].self) { group in
+            for index in 0..<clients {
+                let count = requests / clients + (index < requests % clients ? 1 : 0)
+                let buyer = Buyer(
+                    url: signaling, room: .string(room), userId: "buyer-\(index)", sdkAppId: sdkAppId, secretKey: secretKey, itemNumber: item,
+                    requestIds: (0..<count).map { "\(sale)-\(index)-\($0)" }, spread: .milliseconds(spreadMs), timeout: limit)
+                group.addTask { await buyer.run(gate: gate, logger: logger) { enteredContinuation.yield($0) } }
+            }
+            // Everyone in (or refused) before the burst.
+            var inRoom = 0
+            var refused = 0
+            let connectStart = ContinuousClock.now
+            for await ok in enteredStream {
+                if ok { inRoom += 1 } else { refused += 1 }
+                if inRoom + refused == clients { break }
+            }
+            enteredContinuation.finish()
+            guard refused == 0 else { throw BenchError("\(refused) of \(clients) buyers could not enter \(room)") }
+            progress("round \(round): \(clients) buyers entered in \(formatted(ContinuousClock.now - connectStart)); \(requests) buy requests go")
+            let start = ContinuousClock.now
+            await gate.open()
+            var outcomes: [BuyOutcome] = []
+            for try await batch in group { outcomes += batch }
+            let answered = outcomes.filter { $0.latency != nil }
+            let last = answered.map { $0.latency! }.max() ?? .zero
+            let products = try? await call(admin, "DescribeProducts", ["RoomId": .string(room)])["Products"]?.arrayValue
+            return SaleResult(
+                name: "server, \(clients) WebSocket clients", round: round, outcomes: outcomes, seconds: seconds(ContinuousClock.now - start, atLeast: last),
+                stockLeft: products?.first { $0["itemNumber"]?.intValue == item }?["stock"]?.intValue)
+        }
+    }
+
+    // MARK: The baseline
+
+    /// The same purchases (same buyers, same request ids, one unit each) on a RoomStore file
+    /// of its own, one after another.
+    func storeBaseline() async throws -> SaleResult {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("shop-bench-\(getpid()).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let store = try RoomStore(path: path)
+        _ = try await store.addProduct(
+            Product(itemNumber: item, title: "Flash sale", price: Money(minorUnits: 990, currency: "CNY"), itemUrl: "https://shop.example/flash", stock: stock),
+            room: room)
+        var outcomes: [BuyOutcome] = []
+        outcomes.reserveCapacity(requests)
+        let start = ContinuousClock.now
+        for n in 0..<requests {
+            let requestId = "base-\(n % clients)-\(n / clients)"
+            let begin = ContinuousClock.now
+            var outcome = BuyOutcome(requestId: requestId, quantity: 1)
+            do {
+                let (order, _, _) = try await store.buy(
+                    itemNumber: item, quantity: 1, userId: "buyer-\(n % clients)", requestId: requestId, room: room,
+                    now: Int64(Date().timeIntervalSince1970 * 1000), reservation: .seconds(900))
+                outcome.code = 0
+                outcome.orderId = order.orderId
+            } catch {
+                outcome.code = (error as? LiveRoomError)?.code ?? -1
+            }
+            outcome.latency = ContinuousClock.now - begin
+            outcomes.append(outcome)
+        }
+        let elapsed = ContinuousClock.now - start
+        return SaleResult(
+            name: "store alone, tight loop (baseline)", round: 0, outcomes: outcomes, seconds: seconds(elapsed, atLeast: .zero),
+            stockLeft: try await store.product(item, room: room)?.stock)
+    }
+
+    // MARK: Reporting
+
+    func report(_ result: SaleResult) {
+        if json {
+            print(result.json(withOrders: result.round > 0).jsonText)
+        } else {
+            let codes = result.codes.sorted { $0.key > $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")
+            progress(
+                "\(result.name) round \(result.round): \(result.answered)/\(result.outcomes.count) answered, sold \(result.sold), "
+                    + "stock left \(result.stockLeft.map(String.init) ?? "?"), codes {\(codes)}, "
+                    + String(format: "%.0f requests/s, p50 %.2f ms, p99 %.2f ms", result.requestsPerSecond, result.p50, result.p99))
+        }
+    }
+
+    func summary(_ sales: [SaleResult], _ baseline: SaleResult) {
+        let rate = median(sales.map(\.requestsPerSecond))
+        let p50 = median(sales.map(\.p50))
+        let p99 = median(sales.map(\.p99))
+        print("\(requests) buy requests of 1 unit, \(stock) in stock, \(clients) buyers; median of \(sales.count) sales")
+        print("")
+        print("| | requests/s | p50 ms | p99 ms | sold |")
+        print("|---|---|---|---|---|")
+        print(String(format: "| liveroom-server, %d WebSocket clients | %.0f | %.2f | %.2f | %@ |", clients, rate, p50, p99, sales.map { String($0.sold) }.joined(separator: ", ")))
+        print(String(format: "| RoomStore alone, tight loop (baseline) | %.0f | %.3f | %.3f | %d |", baseline.requestsPerSecond, baseline.p50, baseline.p99, baseline.sold))
+        print(String(format: "| server / baseline | %.0f %% | | | |", rate / baseline.requestsPerSecond * 100))
+    }
+
+    func seconds(_ elapsed: Duration, atLeast: Duration) -> Double {
+        let d = max(elapsed, atLeast)
+        return Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+    }
+
+    func formatted(_ d: Duration) -> String { String(format: "%.1f s", seconds(d, atLeast: .zero)) }
+}
+
+/// One sale's outcomes and figures.
+struct SaleResult {
+    var name: String
+    var round: Int
+    var outcomes: [BuyOutcome]
+    /// From the burst to the last answer.
+    var seconds: Double
+    var stockLeft: Int?
+
+    var answered: Int { outcomes.count { $0.code != nil } }
+    var sold: Int { outcomes.filter { $0.code == 0 }.reduce(0) { $0 + $1.quantity } }
+    var codes: [Int: Int] { outcomes.reduce(into: [:]) { if let code = $1.code { $0[code, default: 0] += 1 } } }
+    var requestsPerSecond: Double { seconds > 0 ? Double(answered) / seconds : 0 }
+    var latenciesMs: [Double] {
+        outcomes.compactMap { $0.code == nil ? nil : $0.latency.map { Double($0.components.attoseconds) / 1e15 + Double($0.components.seconds) * 1000 } }
+    }
+    var p50: Double { percentile(latenciesMs, 50) }
+    var p99: Double { percentile(latenciesMs, 99) }
+
+    func json(withOrders: Bool) -> JSONValue {
+        var object: [String: JSONValue] = [
+            "name": .string(name), "round": .number(Double(round)), "requests": .number(Double(outcomes.count)),
+            "answered": .number(Double(answered)), "sold": .number(Double(sold)),
+            "codes": .object(Dictionary(uniqueKeysWithValues: codes.map { (String($0.key), .number(Double($0.value))) })),
+            "requestsPerSecond": .number(requestsPerSecond.rounded()), "p50Ms": .number((p50 * 1000).rounded() / 1000),
+            "p99Ms": .number((p99 * 1000).rounded() / 1000), "stockLeft": stockLeft.map { .number(Double($0)) } ?? .null,
+        ]
+        if withOrders {
+            object["orders"] = .array(
+                outcomes.filter { $0.code == 0 }.map { ["orderId": .string($0.orderId ?? ""), "requestId": .string($0.requestId), "quantity": .number(Double($0.quantity))] })
+        }
+        return .object(object)
+    }
+}
+
+func progress(_ message: String) {
+    FileHandle.standardError.write(Data(("shop-bench: " + message + "\n").utf8))
+}

@@ -218,7 +218,7 @@ struct AdminCommand: AsyncParsableCommand {
         abstract: "Call the admin API as administrator and print the answer.",
         discussion: """
             ACTION is a /v1 action (DismissRoom, DismissRoomByStrRoomId, RemoveUser, RemoveUserByStrRoomId, DescribeRoom, DescribeRoomInfo, \
-            StartPublishCdnStream, UpdatePublishCdnStream, StopPublishCdnStream, DescribeProducts, AddProduct, ModifyProduct, RemoveProduct, \
+            StartPublishCdnStream, UpdatePublishCdnStream, StopPublishCdnStream, DescribeProducts, AddProduct, ModifyProduct, RemoveProduct, RemoveReplay, \
             DescribeOrders, ConfirmOrder, CancelOrder) or a path such as v4/group_open_http_svc/send_group_msg. BODY is the JSON body; SdkAppId is added when missing.
             """)
 
@@ -249,7 +249,7 @@ struct ProductCommand: AsyncParsableCommand {
         abstract: "Change or list a room's catalogue through the admin API, for scripts; prints the answer.",
         discussion: """
             The same commands as on join's standard input: add <json>, edit <itemNumber> <json> (the changed fields and \
-            "version"), remove <itemNumber>, list. The room hears of every change (onProductChanged). Exits 1 when the server \
+            "version"), remove <itemNumber>, list, remove-replay <replayId>. The room hears of every change (onProductChanged). Exits 1 when the server \
             refuses the change.
             """)
 
@@ -257,7 +257,7 @@ struct ProductCommand: AsyncParsableCommand {
     @OptionGroup var credentials: AppCredentials
     @Option(help: "String room id (strRoomId). Give this or --room-number.") var room: String?
     @Option(help: "Numeric room id (roomId, 1-4294967295).") var roomNumber: UInt32?
-    @Argument(parsing: .captureForPassthrough, help: "add <json> | edit <itemNumber> <json> | remove <itemNumber> | list")
+    @Argument(parsing: .captureForPassthrough, help: "add <json> | edit <itemNumber> <json> | remove <itemNumber> | list | remove-replay <replayId>")
     var words: [String] = []
 
     func run() async throws {

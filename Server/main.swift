@@ -40,6 +40,8 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
     var reconnectGrace: Int?
     @Option(help: "Seconds a purchase holds its stock unpaid before it expires and the stock goes back (LIVEROOM_ORDER_RESERVATION_TIMEOUT, default 900).")
     var orderReservationTimeout: Int?
+    @Option(help: "Seconds a product replay records at most; unpop or the next pop ends it sooner (LIVEROOM_REPLAY_MAX_SECONDS, default 600).")
+    var replayMaxSeconds: Int?
     @Option(help: "Most signaling connections at once (LIVEROOM_MAX_CONNECTIONS, default 5000).") var maxConnections: Int?
     @Option(help: "Most signaling connections from one IPv4 address or IPv6 /64 (LIVEROOM_MAX_CONNECTIONS_PER_ADDRESS, default 100).")
     var maxConnectionsPerAddress: Int?
@@ -122,7 +124,8 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
             announceAddresses: announceIp.isEmpty ? (env["LIVEROOM_ANNOUNCE_IP"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } : announceIp,
             tlsCertificate: tlsCert ?? env["LIVEROOM_TLS_CERT"], tlsKey: tlsKey ?? env["LIVEROOM_TLS_KEY"],
             reconnectGrace: .seconds(try reconnectGrace ?? number("LIVEROOM_RECONNECT_GRACE") ?? 15),
-            orderReservation: .seconds(try orderReservationTimeout ?? number("LIVEROOM_ORDER_RESERVATION_TIMEOUT") ?? 900))
+            orderReservation: .seconds(try orderReservationTimeout ?? number("LIVEROOM_ORDER_RESERVATION_TIMEOUT") ?? 900),
+            maxReplayLength: .seconds(try replayMaxSeconds ?? number("LIVEROOM_REPLAY_MAX_SECONDS") ?? 600))
         let levelText = logLevel ?? env["LIVEROOM_LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelText) else { throw ValidationError("unknown log level \(levelText)") }
         guard (configuration.tlsCertificate == nil) == (configuration.tlsKey == nil) else {
@@ -142,6 +145,9 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
         guard configuration.reconnectGrace >= .zero else { throw ValidationError("--reconnect-grace must be 0 or more") }
         guard configuration.orderReservation >= .seconds(1), configuration.orderReservation <= .seconds(7 * 86_400) else {
             throw ValidationError("--order-reservation-timeout must be 1 to 604800 seconds (a week)")
+        }
+        guard configuration.maxReplayLength >= .seconds(1), configuration.maxReplayLength <= .seconds(3600) else {
+            throw ValidationError("--replay-max-seconds must be 1 to 3600")
         }
         guard configuration.loginTimeout > .zero else { throw ValidationError("--login-timeout must be at least 1") }
         guard configuration.maxOutboxBytes >= LiveRoomServer.maxSignalingFrameSize else {

@@ -34,6 +34,8 @@ public enum AdminRequest: Sendable {
     /// Changes a product: the changed fields and the `version` they were based on.
     case modifyProduct(room: RoomID, itemNumber: Int, changes: JSONValue)
     case removeProduct(room: RoomID, itemNumber: Int)
+    /// Removes a replay of the room's products, with its file.
+    case removeReplay(room: RoomID, replayId: String)
     /// The room's orders, newest first: all, or those in one `state`; `limit` (1–1000) of them
     /// after skipping `offset`.
     case describeOrders(room: RoomID, state: String?, offset: Int, limit: Int)
@@ -46,7 +48,7 @@ public enum AdminRequest: Sendable {
     public static let actions = [
         "DismissRoom", "DismissRoomByStrRoomId", "RemoveUser", "RemoveUserByStrRoomId", "DescribeRoom", "DescribeRoomInfo",
         "StartPublishCdnStream", "UpdatePublishCdnStream", "StopPublishCdnStream", "DescribeProducts", "AddProduct", "ModifyProduct",
-        "RemoveProduct", "DescribeOrders", "ConfirmOrder", "CancelOrder",
+        "RemoveProduct", "RemoveReplay", "DescribeOrders", "ConfirmOrder", "CancelOrder",
     ]
 
     /// The states `DescribeOrders` may ask for.
@@ -116,6 +118,8 @@ public enum AdminRequest: Sendable {
             return .modifyProduct(room: try room(p), itemNumber: itemNumber, changes: changes)
         case "RemoveProduct":
             return .removeProduct(room: try room(p), itemNumber: try read { () throws(LiveRoomError) in try p.requiredInt("ItemNumber") })
+        case "RemoveReplay":
+            return .removeReplay(room: try room(p), replayId: try read { () throws(LiveRoomError) in try p.requiredString("ReplayId") })
         case "DescribeOrders":
             let (state, offset, limit) = try read { () throws(LiveRoomError) in
                 (try p.string("State"), try p.int("Offset", in: 0...maxOrderOffset) ?? 0, try p.int("Limit", in: 1...1000) ?? 100)

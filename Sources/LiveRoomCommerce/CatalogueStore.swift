@@ -9,12 +9,22 @@ public protocol CatalogueStore: Sendable {
     /// Replaces a product if its stored version is still `product.version`, storing it as the
     /// next version; -7301 when it is gone, -7302 when someone changed it first.
     func replaceProduct(_ product: Product, room: String) async throws -> Product
-    /// Removes a product; -7301 when there is none.
-    func removeProduct(_ itemNumber: Int, room: String) async throws
+    /// Removes a product; -7301 when there is none. Returns its replays, whose files are to go too.
+    @discardableResult
+    func removeProduct(_ itemNumber: Int, room: String) async throws -> [Replay]
     /// One product, if there is one.
     func product(_ itemNumber: Int, room: String) async throws -> Product?
     /// The room's catalogue, by item number.
     func products(room: String) async throws -> [Product]
+    /// Adds a finished replay to its product, keeping the newest `keep`; returns the product and
+    /// the replays dropped (whose files are to go). -7301 when the product is gone.
+    func addReplay(_ replay: Replay, keep: Int) async throws -> (product: Product, dropped: [Replay])
+    /// Removes a replay of `room`; -7306 when there is none. Returns it and its product now.
+    func removeReplay(_ replayId: String, room: String) async throws -> (replay: Replay, product: Product)
+    /// A replay by id, in any room.
+    func replay(_ replayId: String) async throws -> Replay?
+    /// The file names of every replay, to clear files no replay owns.
+    func replayFileNames() async throws -> Set<String>
     /// Makes `popUp` the room's current pop-up, or (nil) ends it.
     func setPopUp(_ popUp: PopUp?, room: String) async throws
     /// The room's current pop-up, if there is one.

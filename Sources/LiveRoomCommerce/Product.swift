@@ -19,6 +19,8 @@ public struct Product: Sendable, Hashable {
     public var onShelf: Bool
     /// Counts the product's changes from 1: an edit names the version it was based on.
     public var version: Int
+    /// Recordings of anchors presenting it, oldest first (kept by the store, not edited).
+    public var replays: [Replay] = []
 
     public init(
         itemNumber: Int, title: String, price: Money, itemUrl: String, imageUrl: String = "", stock: Int, limitPerUser: Int? = nil,
@@ -55,6 +57,7 @@ public struct Product: Sendable, Hashable {
             "stock": .number(Double(stock)), "onShelf": .bool(onShelf), "version": .number(Double(version)),
         ]
         object["limitPerUser"] = limitPerUser.map { .number(Double($0)) } ?? .null
+        object["replays"] = .array(replays.map(\.json))
         return .object(object)
     }
 

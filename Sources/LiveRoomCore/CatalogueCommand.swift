@@ -14,6 +14,8 @@ public enum CatalogueCommand: Sendable, Hashable {
     case pop(session: SessionID, roomId: String, userId: String, itemNumber: Int, custom: Bool)
     /// Ends the room's pop-up.
     case unpop(roomId: String, userId: String)
+    /// Removes a replay and its file.
+    case removeReplay(session: SessionID, roomId: String, replayId: String)
     /// Reserves stock for `userId` (anyone in the room may buy), answering with onBuyResult
     /// and telling the anchors (onProductSold) and the room (onProductChanged).
     case buy(session: SessionID, roomId: String, userId: String, itemNumber: Int, quantity: Int, requestId: String?)

@@ -251,6 +251,9 @@ public struct RoomsStateMachine: Sendable {
             case .unpopProduct:
                 try requireAnchor(userId, in: roomId, to: "end pop-ups")
                 actions = [.catalogue(.unpop(roomId: roomId, userId: userId))]
+            case .removeReplay(let replayId):
+                try requireAnchor(userId, in: roomId, to: "remove replays")
+                actions = [.catalogue(.removeReplay(session: session, roomId: roomId, replayId: replayId))]
             case .buyProduct(let itemNumber, let quantity, let requestId):
                 actions = [
                     .catalogue(.buy(session: session, roomId: roomId, userId: userId, itemNumber: itemNumber, quantity: quantity, requestId: requestId))

@@ -194,6 +194,8 @@ public enum ErrorCode {
     public static let tooManyProducts = -7304
     /// The catalogue could not be read or written (the store failed); nothing changed.
     public static let catalogueUnavailable = -7305
+    /// No replay with that id in the room.
+    public static let replayNotFound = -7306
     /// Not enough stock left for the quantity asked.
     public static let soldOut = -7310
     /// The product is off the shelf: it cannot be popped or bought now.
@@ -243,6 +245,7 @@ public enum ErrorCode {
         case productExists: "FailedOperation.ProductExists"
         case tooManyProducts: "LimitExceeded.Product"
         case catalogueUnavailable: "InternalError"
+        case replayNotFound: "FailedOperation.ReplayNotExist"
         case orderNotFound: "FailedOperation.OrderNotExist"
         case orderNotReserved: "FailedOperation.OrderNotReserved"
         default: "InvalidParameter"

@@ -41,6 +41,8 @@ public enum RoomRequest: Sendable, Hashable {
     case popProduct(itemNumber: Int, custom: Bool)
     /// Ends the room's current pop-up (anchors).
     case unpopProduct
+    /// Removes a replay of one of the room's products, with its file (anchors).
+    case removeReplay(replayId: String)
     /// Buys `quantity` (1–100) of a product: the server reserves the stock and answers with
     /// onBuyResult. The same `requestId` (at most 64 characters) again returns the same order,
     /// so a client may retry after a lost answer.
@@ -52,7 +54,7 @@ public enum RoomRequest: Sendable, Hashable {
     public var changesTheRoom: Bool {
         switch self {
         case .switchRole, .requestMic, .acceptMic, .rejectMic, .inviteMic, .acceptInvitation, .rejectInvitation, .endMic,
-            .publish, .unpublish, .muteLocalVideo, .muteLocalAudio, .restartIce, .addProduct, .editProduct, .removeProduct, .listProducts, .popProduct, .unpopProduct, .buyProduct:
+            .publish, .unpublish, .muteLocalVideo, .muteLocalAudio, .restartIce, .addProduct, .editProduct, .removeProduct, .listProducts, .popProduct, .unpopProduct, .buyProduct, .removeReplay:
             true
         case .enterRoom, .exitRoom, .sendCustomCmdMsg, .subscribe, .unsubscribe:
             false
@@ -87,6 +89,7 @@ public enum RoomRequest: Sendable, Hashable {
         case .popProduct: "popProduct"
         case .unpopProduct: "unpopProduct"
         case .buyProduct: "buyProduct"
+        case .removeReplay: "removeReplay"
         }
     }
 
@@ -95,7 +98,7 @@ public enum RoomRequest: Sendable, Hashable {
         "enterRoom", "exitRoom", "switchRole", "requestMic", "acceptMic", "rejectMic", "inviteMic",
         "acceptInvitation", "rejectInvitation", "endMic", "sendCustomCmdMsg", "publish", "unpublish", "subscribe",
         "unsubscribe", "restartIce", "muteLocalVideo", "muteLocalAudio", "addProduct", "editProduct", "removeProduct", "listProducts",
-        "popProduct", "unpopProduct", "buyProduct",
+        "popProduct", "unpopProduct", "buyProduct", "removeReplay",
     ]
 
     /// The JSON form a client sends.
@@ -142,6 +145,8 @@ public enum RoomRequest: Sendable, Hashable {
         case .popProduct(let itemNumber, let custom):
             o["itemNumber"] = .number(Double(itemNumber))
             o["custom"] = .bool(custom)
+        case .removeReplay(let replayId):
+            o["replayId"] = .string(replayId)
         case .buyProduct(let itemNumber, let quantity, let requestId):
             o["itemNumber"] = .number(Double(itemNumber))
             o["quantity"] = .number(Double(quantity))
@@ -202,6 +207,7 @@ public enum RoomRequest: Sendable, Hashable {
         case "listProducts": return .listProducts
         case "popProduct": return .popProduct(itemNumber: try fields.requiredInt("itemNumber"), custom: try fields.bool("custom") ?? true)
         case "unpopProduct": return .unpopProduct
+        case "removeReplay": return .removeReplay(replayId: try fields.requiredString("replayId"))
         case "buyProduct":
             return .buyProduct(
                 itemNumber: try fields.requiredInt("itemNumber"), quantity: try fields.int("quantity") ?? 1, requestId: try fields.string("requestId"))

@@ -66,6 +66,7 @@ public struct LiveRoomServer: Sendable {
     /// Runs until SIGTERM or SIGINT. `onRunning` gets the HTTP address and the media ports once they listen.
     public func run(onRunning: @escaping @Sendable (Credentials, SocketAddress, MediaPorts) async -> Void = { _, _, _ in }) async throws {
         let (store, credentials) = try prepare()
+        let replayDirectory = try await prepareReplayDirectory(store)
         let recorder = RoomRecorder(store: store, logger: logger)
         let egress = try EgressPolicy(allow: configuration.egressAllow)
         let hub = RoomHub(
@@ -80,7 +81,8 @@ public struct LiveRoomServer: Sendable {
                 encodingBudget: configuration.encodingBudget, egress: egress),
             egress: EgressResolver(policy: egress, insecureTLS: configuration.rtmpsInsecure), imageDirectory: configuration.imageDirectory,
             maxOutboxBytes: configuration.maxOutboxBytes, reconnectGrace: configuration.reconnectGrace, catalogue: store,
-            orderReservation: configuration.orderReservation, recorder: recorder, logger: logger)
+            orderReservation: configuration.orderReservation, replayDirectory: replayDirectory, maxReplayLength: configuration.maxReplayLength,
+            recorder: recorder, logger: logger)
         let certificate = try DTLSCertificate()
         let advertised = AdvertisedAddresses.choose(
             bindHost: configuration.host, announced: configuration.announceAddresses, interfaces: AdvertisedAddresses.interfaces())
@@ -99,9 +101,9 @@ public struct LiveRoomServer: Sendable {
                 "addresses": "\(advertised.joined(separator: ", "))", "port": "\(media.port)",
                 "tcpPort": "\(media.tcpPort.map(String.init) ?? "off")",
             ])
-        let router = makeRouter(
-            hub: hub, admin: AdminAPI(hub: hub, store: store, sdkAppId: credentials.sdkAppId),
-            auth: AdminAuth(sdkAppId: credentials.sdkAppId, secretKey: credentials.secretKey))
+        let auth = AdminAuth(sdkAppId: credentials.sdkAppId, secretKey: credentials.secretKey)
+        let router = makeRouter(hub: hub, admin: AdminAPI(hub: hub, store: store, sdkAppId: credentials.sdkAppId), auth: auth)
+        ReplayRoutes(store: store, directory: replayDirectory, auth: auth).add(to: router)
         var server = HTTPServerBuilder.http1WebSocketUpgrade(
             webSocketRouter: router,
             configuration: .init(
@@ -136,6 +138,19 @@ public struct LiveRoomServer: Sendable {
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
         try await group.run()
+    }
+
+    /// `<data-dir>/replays`, the server's user's only, cleared of files no replay owns (a
+    /// recording cut short by a crash).
+    func prepareReplayDirectory(_ store: RoomStore) async throws -> String {
+        let directory = (configuration.dataDirectory as NSString).appendingPathComponent("replays")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let owned = try await store.replayFileNames()
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory) where !owned.contains(name) {
+            try? FileManager.default.removeItem(atPath: (directory as NSString).appendingPathComponent(name))
+            logger.notice("Removed a replay file no replay owns", metadata: [LogKey.url: "\(name)"])
+        }
+        return directory
     }
 
     /// The server's TLS settings from PEM files, or nil for plain http.
@@ -298,6 +313,7 @@ struct RoomHubService: Service {
 
     func run() async throws {
         try? await gracefulShutdown()
+        await hub.stopAllReplays()
         await hub.shutdown()
     }
 }

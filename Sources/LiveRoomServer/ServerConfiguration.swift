@@ -77,6 +77,8 @@ public struct ServerConfiguration: Sendable {
     public var mediaConnectTimeout: Duration
     /// How long a purchase holds its stock unpaid; then the order expires and the stock goes back.
     public var orderReservation: Duration
+    /// The longest a product replay records (from pop to unpop).
+    public var maxReplayLength: Duration
     /// How long a connected peer may send no ICE check before it is dropped (RFC 7675 says 30 s).
     public var consentTimeout: Duration
 
@@ -91,9 +93,11 @@ public struct ServerConfiguration: Sendable {
         maxTasksPerUser: Int = 4, maxTasks: Int = 20, encodingBudget: Int = PublishTasksStateMachine.defaultEncodingBudget,
         egressAllow: [String] = [], rtmpsInsecure: Bool = false, imageDirectory: String? = nil,
         requirePrivateMapKey: Bool = false, announceAddresses: [String] = [], tlsCertificate: String? = nil, tlsKey: String? = nil,
-        reconnectGrace: Duration = .seconds(15), orderReservation: Duration = .seconds(900)
+        reconnectGrace: Duration = .seconds(15), orderReservation: Duration = .seconds(900),
+        maxReplayLength: Duration = .seconds(600)
     ) {
         self.orderReservation = orderReservation
+        self.maxReplayLength = maxReplayLength
         self.reconnectGrace = reconnectGrace
         self.iceTCPPort = iceTCPPort
         self.maxICETCPConnections = maxICETCPConnections

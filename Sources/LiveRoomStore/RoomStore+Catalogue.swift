@@ -29,6 +29,22 @@ extension RoomStore: CatalogueStore {
         }
     }
 
+    static func migrateReplays(_ migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("v4-replays") { db in
+            try db.create(table: "replay") { t in
+                t.primaryKey("replayId", .text)
+                t.column("roomId", .text).notNull()
+                t.column("itemNumber", .integer).notNull()
+                t.column("userId", .text).notNull()
+                t.column("codec", .text).notNull()
+                t.column("durationMs", .integer).notNull()
+                t.column("bytes", .integer).notNull()
+                t.column("createdAt", .integer).notNull()
+            }
+            try db.create(index: "replayProduct", on: "replay", columns: ["roomId", "itemNumber"])
+        }
+    }
+
     public func setPopUp(_ popUp: PopUp?, room: String) async throws {
         try await database.write { db in
             if let popUp {
@@ -92,14 +108,55 @@ extension RoomStore: CatalogueStore {
         }
     }
 
-    public func removeProduct(_ itemNumber: Int, room: String) async throws {
+    @discardableResult
+    public func removeProduct(_ itemNumber: Int, room: String) async throws -> [Replay] {
         try await database.write { db in
             try db.execute(sql: "DELETE FROM product WHERE roomId = ? AND itemNumber = ?", arguments: [room, itemNumber])
             guard db.changesCount > 0 else { throw Self.notFound(itemNumber) }
+            let replays = try Self.replays(of: itemNumber, room: room, db)
+            try db.execute(sql: "DELETE FROM replay WHERE roomId = ? AND itemNumber = ?", arguments: [room, itemNumber])
             // Its reservations go with it, so a product added later under the same number
             // never gets their stock back.
             try db.execute(
                 sql: "UPDATE purchase SET state = 'cancelled' WHERE roomId = ? AND itemNumber = ? AND state = 'reserved'", arguments: [room, itemNumber])
+            return replays
+        }
+    }
+
+    public func addReplay(_ replay: Replay, keep: Int) async throws -> (product: Product, dropped: [Replay]) {
+        try await database.write { db in
+            guard try Self.fetchProduct(replay.itemNumber, room: replay.roomId, db) != nil else { throw Self.notFound(replay.itemNumber) }
+            try db.execute(
+                sql: "INSERT INTO replay (replayId, roomId, itemNumber, userId, codec, durationMs, bytes, createdAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                arguments: [
+                    replay.replayId, replay.roomId, replay.itemNumber, replay.userId, replay.codec, replay.durationMs, replay.bytes, replay.createdAt,
+                ])
+            let all = try Self.replays(of: replay.itemNumber, room: replay.roomId, db)
+            let dropped = Array(all.dropLast(max(keep, 0)))
+            for old in dropped { try db.execute(sql: "DELETE FROM replay WHERE replayId = ?", arguments: [old.replayId]) }
+            return (try Self.fetchProduct(replay.itemNumber, room: replay.roomId, db)!, dropped)
+        }
+    }
+
+    public func removeReplay(_ replayId: String, room: String) async throws -> (replay: Replay, product: Product) {
+        try await database.write { db in
+            guard let replay = try Row.fetchOne(db, sql: "SELECT * FROM replay WHERE replayId = ? AND roomId = ?", arguments: [replayId, room]).map(Self.replay)
+            else { throw LiveRoomError(ErrorCode.replayNotFound, "there is no replay \(replayId.quoted) in this room") }
+            try db.execute(sql: "DELETE FROM replay WHERE replayId = ?", arguments: [replayId])
+            guard let product = try Self.fetchProduct(replay.itemNumber, room: room, db) else { throw Self.notFound(replay.itemNumber) }
+            return (replay, product)
+        }
+    }
+
+    public func replay(_ replayId: String) async throws -> Replay? {
+        try await database.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM replay WHERE replayId = ?", arguments: [replayId]).map(Self.replay)
+        }
+    }
+
+    public func replayFileNames() async throws -> Set<String> {
+        try await database.read { db in
+            Set(try Row.fetchAll(db, sql: "SELECT * FROM replay").map { Self.replay($0).fileName })
         }
     }
 
@@ -109,7 +166,14 @@ extension RoomStore: CatalogueStore {
 
     public func products(room: String) async throws -> [Product] {
         try await database.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM product WHERE roomId = ? ORDER BY itemNumber", arguments: [room]).map(Self.product)
+            let replays = Dictionary(
+                grouping: try Row.fetchAll(db, sql: "SELECT * FROM replay WHERE roomId = ? ORDER BY createdAt, replayId", arguments: [room]).map(Self.replay),
+                by: \.itemNumber)
+            return try Row.fetchAll(db, sql: "SELECT * FROM product WHERE roomId = ? ORDER BY itemNumber", arguments: [room]).map { row in
+                var product = Self.product(row)
+                product.replays = replays[product.itemNumber] ?? []
+                return product
+            }
         }
     }
 
@@ -118,7 +182,23 @@ extension RoomStore: CatalogueStore {
     }
 
     private static func fetchProduct(_ itemNumber: Int, room: String, _ db: Database) throws -> Product? {
-        try Row.fetchOne(db, sql: "SELECT * FROM product WHERE roomId = ? AND itemNumber = ?", arguments: [room, itemNumber]).map(product)
+        guard var product = try Row.fetchOne(db, sql: "SELECT * FROM product WHERE roomId = ? AND itemNumber = ?", arguments: [room, itemNumber]).map(product)
+        else { return nil }
+        product.replays = try replays(of: itemNumber, room: room, db)
+        return product
+    }
+
+    /// A product's replays, oldest first.
+    private static func replays(of itemNumber: Int, room: String, _ db: Database) throws -> [Replay] {
+        try Row.fetchAll(
+            db, sql: "SELECT * FROM replay WHERE roomId = ? AND itemNumber = ? ORDER BY createdAt, replayId", arguments: [room, itemNumber]
+        ).map(replay)
+    }
+
+    private static func replay(_ row: Row) -> Replay {
+        Replay(
+            replayId: row["replayId"], roomId: row["roomId"], itemNumber: row["itemNumber"], userId: row["userId"], codec: row["codec"],
+            durationMs: row["durationMs"], bytes: row["bytes"], createdAt: row["createdAt"])
     }
 
     private static func product(_ row: Row) -> Product {

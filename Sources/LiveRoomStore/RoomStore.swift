@@ -69,6 +69,7 @@ public final class RoomStore: Sendable {
         }
         migrateCatalogue(&migrator)
         migrateOrders(&migrator)
+        migrateReplays(&migrator)
         return migrator
     }
 

@@ -62,3 +62,21 @@ import Testing
         #expect(product.price == Money(minorUnits: 250, currency: "USD"))
     }
 }
+
+@Suite struct ReplayTests {
+    @Test func fileNamesComeFromTheIdAndOnlyWellFormedNamesAreAsked() {
+        let replay = Replay(
+            replayId: "0123456789abcdef0123456789abcdef", roomId: "*7", itemNumber: 1, userId: "host", codec: "h264", durationMs: 6000, bytes: 10,
+            createdAt: 1)
+        #expect(replay.fileName == "0123456789abcdef0123456789abcdef.mkv" && replay.url == "/replays/\(replay.fileName)")
+        #expect(Replay.fileExtension(codec: "vp8") == "webm" && Replay.fileExtension(codec: "opus") == "webm")
+        #expect(Replay.replayId(fromFileName: replay.fileName) == replay.replayId)
+        for name in [
+            "../liveroom.sqlite", "0123456789abcdef0123456789abcdef.mp4", "0123456789ABCDEF0123456789abcdef.mkv", "0123456789abcdef.mkv",
+            "0123456789abcdef0123456789abcdef.mkv.webm", "0123456789abcdef0123456789abcdef", "/etc/passwd", "",
+        ] {
+            #expect(Replay.replayId(fromFileName: name) == nil, "\(name)")
+        }
+        #expect(replay.json["durationMs"] == 6000 && replay.json["codec"] == "h264")
+    }
+}

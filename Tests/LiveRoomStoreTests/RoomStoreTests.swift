@@ -212,3 +212,46 @@ import Testing
         #expect(try await reopened.product(1, room: "shop")?.stock == 98)
     }
 }
+
+@Suite struct ReplayStoreTests {
+    func replay(_ n: Int, item: Int = 1, room: String = "shop") -> Replay {
+        Replay(
+            replayId: String(format: "%032x", n), roomId: room, itemNumber: item, userId: "host", codec: "vp8", durationMs: 1000, bytes: 10,
+            createdAt: Int64(n))
+    }
+
+    @Test func productsKeepTheirNewestReplaysAndRemovingAProductHandsBackItsReplays() async throws {
+        let store = try RoomStore()
+        _ = try await store.addProduct(CatalogueStoreTests().tea, room: "shop")
+        for n in 1...Replay.maxPerProduct {
+            let (product, dropped) = try await store.addReplay(replay(n), keep: Replay.maxPerProduct)
+            #expect(product.replays.count == n && dropped.isEmpty)
+        }
+        let (product, dropped) = try await store.addReplay(replay(99), keep: Replay.maxPerProduct)
+        #expect(dropped == [replay(1)] && product.replays.first == replay(2) && product.replays.last == replay(99))
+        #expect(try await store.products(room: "shop").first?.replays.count == Replay.maxPerProduct)
+        #expect(try await store.replay(replay(99).replayId) == replay(99))
+        #expect(try await store.replayFileNames().contains(replay(99).fileName))
+
+        // Another room cannot remove it; its own room can.
+        do {
+            _ = try await store.removeReplay(replay(99).replayId, room: "other")
+            Issue.record("removed from another room")
+        } catch let error as LiveRoomError {
+            #expect(error.code == ErrorCode.replayNotFound)
+        }
+        let (removed, after) = try await store.removeReplay(replay(99).replayId, room: "shop")
+        #expect(removed == replay(99) && after.replays.count == Replay.maxPerProduct - 1)
+
+        // A replay of a product that is gone is refused; removing a product hands back its replays.
+        do {
+            _ = try await store.addReplay(replay(5, item: 42), keep: 10)
+            Issue.record("a replay of no product was kept")
+        } catch let error as LiveRoomError {
+            #expect(error.code == ErrorCode.productNotFound)
+        }
+        let gone = try await store.removeProduct(1, room: "shop")
+        #expect(gone.count == Replay.maxPerProduct - 1)
+        #expect(try await store.replayFileNames().isEmpty)
+    }
+}

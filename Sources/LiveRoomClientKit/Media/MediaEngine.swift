@@ -1,3 +1,4 @@
+import Foundation
 import LiveRoomProtocol
 import LiveRoomMedia
 import LiveRoomRTP
@@ -469,7 +470,12 @@ final class MediaEngine {
 
     private func record(_ remote: String, _ body: (RecordingWriter, inout RecordingTimeline) -> Void) {
         guard let directory = options.recordDirectory else { return }
-        var recording = recordings[remote] ?? (RecordingWriter(directory: directory, userId: remote), RecordingTimeline())
+        var recording = recordings[remote] ?? (
+            RecordingWriter(
+                label: remote, path: { _ in RecordingWriter.matroskaPath(directory: directory, userId: remote) },
+                onError: { path, error in FileHandle.standardError.write(Data("liveroom: recording \(path) failed: \(error)\n".utf8)) }),
+            RecordingTimeline()
+        )
         body(recording.writer, &recording.timeline)
         recordings[remote] = recording
     }

@@ -1,4 +1,5 @@
 import Foundation
+import LiveRoomMedia
 import LiveRoomProtocol
 import LiveRoomRTP
 import LiveRoomTransport

@@ -46,6 +46,7 @@ public enum ClientCommand: Sendable, Hashable {
         product edit <item> <json>   change a product (anchor): the changed fields and "version"
         product remove <item>        remove a product (anchor)
         product list                 list the room's products (onProductList)
+        product remove-replay <id>   remove a replay of a product, with its file (anchor)
         pop <item> [custom|sei|both] present a product to the room (anchor; default both)
         unpop                        end the pop-up (anchor)
         buy <item> [qty] [requestId] buy qty (1-100, default 1) of a product: onBuyResult; the same
@@ -225,13 +226,16 @@ public enum ClientCommand: Sendable, Hashable {
         case .removeProduct(let itemNumber):
             body["ItemNumber"] = .number(Double(itemNumber))
             return ("RemoveProduct", .object(body))
+        case .removeReplay(let replayId):
+            body["ReplayId"] = .string(replayId)
+            return ("RemoveReplay", .object(body))
         default:
             return ("DescribeProducts", .object(body))
         }
     }
 
     private static func productRequest(_ text: String) throws(LiveRoomError) -> RoomRequest {
-        let usage = "usage: product add <json> | product edit <itemNumber> <json> | product remove <itemNumber> | product list"
+        let usage = "usage: product add <json> | product edit <itemNumber> <json> | product remove <itemNumber> | product list | product remove-replay <replayId>"
         let (verb, rest) = split(text)
         func object(_ text: String) throws(LiveRoomError) -> JSONValue {
             guard let value = try? JSONValue.parse(text), value.objectValue != nil else {
@@ -249,6 +253,9 @@ public enum ClientCommand: Sendable, Hashable {
             let (number, json) = split(rest)
             return .editProduct(itemNumber: try itemNumber(number), changes: try object(json))
         case "remove": return .removeProduct(itemNumber: try itemNumber(rest))
+        case "remove-replay":
+            guard !rest.isEmpty, !rest.contains(" ") else { throw LiveRoomError(ErrorCode.missingField, usage) }
+            return .removeReplay(replayId: rest)
         case "list":
             guard rest.isEmpty else { throw LiveRoomError(ErrorCode.invalidField, usage) }
             return .listProducts

@@ -103,6 +103,8 @@ struct AdminAPI: Sendable {
         case .removeProduct(let room, let itemNumber):
             try await Self.shopCall { try await hub.removeProduct(itemNumber, roomId: room.key) }
             return [:]
+        case .removeReplay(let room, let replayId):
+            return ["Product": try await Self.shopCall { try await hub.removeReplay(replayId, roomId: room.key) }.json]
         case .describeOrders(let room, let state, let offset, let limit):
             let (total, orders) = try await Self.shopCall {
                 try await store.orders(room: room.key, state: state.flatMap(Order.State.init), offset: offset, limit: limit)

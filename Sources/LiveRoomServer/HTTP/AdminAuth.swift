@@ -2,7 +2,8 @@ import LiveRoomAuth
 import LiveRoomProtocol
 
 /// Checks the credentials an admin call carries in its query string
-/// (`sdkappid`, `identifier=administrator`, `usersig`).
+/// (`sdkappid`, `identifier=administrator`, `usersig`), or with `anyUser` those of any user
+/// of the application (a replay's viewer).
 struct AdminAuth: Sendable {
     var sdkAppId: UInt64
     var secretKey: String
@@ -21,14 +22,14 @@ struct AdminAuth: Sendable {
         }
     }
 
-    func check(sdkappid: String?, identifier: String?, usersig: String?, now: Int64) throws(Failure) {
+    func check(sdkappid: String?, identifier: String?, usersig: String?, now: Int64, anyUser: Bool = false) throws(Failure) {
         guard let sdkappid, !sdkappid.isEmpty else { throw .missing("missing query parameter sdkappid") }
         guard let identifier, !identifier.isEmpty else { throw .missing("missing query parameter identifier") }
         guard let usersig, !usersig.isEmpty else { throw .missing("missing query parameter usersig") }
         guard let appId = UInt64(sdkappid), appId == sdkAppId else {
             throw .refused(code: ErrorCode.invalidSdkAppId, message: "unknown sdkappid \(sdkappid)")
         }
-        guard identifier == UserSig.administrator else {
+        guard anyUser || identifier == UserSig.administrator else {
             throw .refused(code: ErrorCode.userSigCheckFailed, message: "identifier must be \"administrator\", not \(identifier.quoted)")
         }
         do {

@@ -57,6 +57,7 @@ extension RoomHub {
                     let popUp = PopUp(itemNumber: itemNumber, userId: userId, data: product.popUpMessage, poppedAt: EventTime.now().unixMillis)
                     try await catalogue.setPopUp(popUp, room: roomId)
                     self.popped(popUp, in: roomId, by: session, custom: custom)
+                    await self.startReplay(roomId: roomId, itemNumber: itemNumber, userId: userId)
                 } catch {
                     let error = Self.catalogueError(error)
                     self.send(.onPopProduct(itemNumber: itemNumber, code: error.code, message: error.message, data: nil), to: session)
@@ -64,10 +65,20 @@ extension RoomHub {
             case .unpop(let roomId, let userId):
                 try? await catalogue.setPopUp(nil, room: roomId)
                 self.broadcast(.onPopUpChanged(userId: userId, itemNumber: nil, data: nil), in: roomId)
+                await self.stopReplay(roomId: roomId)
             case .remove(let session, let roomId, let itemNumber):
                 await self.answer(session, request: "removeProduct", itemNumber: itemNumber) {
                     try await self.removeProduct(itemNumber, roomId: roomId)
                     return nil
+                }
+            case .removeReplay(let session, let roomId, let replayId):
+                do {
+                    let product = try await self.removeReplay(replayId, roomId: roomId)
+                    self.send(
+                        .onProductResult(request: "removeReplay", itemNumber: product.itemNumber, code: 0, message: "ok", product: product.json), to: session)
+                } catch {
+                    let error = Self.catalogueError(error)
+                    self.send(.onProductResult(request: "removeReplay", itemNumber: 0, code: error.code, message: error.message, product: nil), to: session)
                 }
             case .buy(let session, let roomId, let userId, let itemNumber, let quantity, let requestId):
                 await self.buy(
@@ -135,9 +146,20 @@ extension RoomHub {
         return stored
     }
 
+    /// Removes a product with its replays' files (and ends the recording of one).
     func removeProduct(_ itemNumber: Int, roomId: String) async throws {
-        try await shop().removeProduct(itemNumber, room: roomId)
+        let replays = try await shop().removeProduct(itemNumber, room: roomId)
+        deleteReplayFiles(replays)
         productRemoved(itemNumber, in: roomId)
+        if activeReplays[roomId]?.capture.itemNumber == itemNumber { await stopReplay(roomId: roomId) }
+    }
+
+    /// Removes a replay and its file.
+    func removeReplay(_ replayId: String, roomId: String) async throws -> Product {
+        let (replay, product) = try await shop().removeReplay(replayId, room: roomId)
+        deleteReplayFiles([replay])
+        productChanged(product, in: roomId)
+        return product
     }
 
     /// Confirms payment of a reserved order (`paid`) or cancels it, returning its stock.

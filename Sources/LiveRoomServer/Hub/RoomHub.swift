@@ -40,6 +40,13 @@ actor RoomHub {
     var productChanges: [String: ProductChanges] = [:]
     /// Sales not yet told to each room's anchors, by item number.
     var productSales: [String: [Int: ProductSale]] = [:]
+    /// Where replays are written; nil records none.
+    let replayDirectory: String?
+    /// The longest a replay runs.
+    let maxReplayLength: Duration
+    /// The replay each room records now (Replays.swift).
+    var activeReplays: [String: ActiveReplay] = [:]
+    var nextReplayTap = RoomHub.firstReplayTap
 
     /// `tasksConfiguration`'s task id prefix is replaced by a random one per server run, so
     /// task ids stay unique across restarts.
@@ -47,8 +54,10 @@ actor RoomHub {
         configuration: RoomsStateMachine.Configuration, tasksConfiguration: PublishTasksStateMachine.Configuration = .init(),
         egress: EgressResolver = EgressResolver(policy: EgressPolicy()), imageDirectory: String? = nil, maxOutboxBytes: Int = 4 << 20,
         reconnectGrace: Duration = .zero, catalogue: (any ShopStore)? = nil, orderReservation: Duration = .seconds(900),
-        recorder: RoomRecorder, logger: Logger
+        replayDirectory: String? = nil, maxReplayLength: Duration = .seconds(600), recorder: RoomRecorder, logger: Logger
     ) {
+        self.replayDirectory = replayDirectory
+        self.maxReplayLength = maxReplayLength
         self.catalogue = catalogue
         self.orderReservation = orderReservation
         self.egress = egress

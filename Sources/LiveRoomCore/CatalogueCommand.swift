@@ -20,3 +20,17 @@ public enum CatalogueCommand: Sendable, Hashable {
     /// and telling the anchors (onProductSold) and the room (onProductChanged).
     case buy(session: SessionID, roomId: String, userId: String, itemNumber: Int, quantity: Int, requestId: String?)
 }
+
+extension CatalogueCommand {
+    /// The room whose commands this one must follow in order; nil for a purchase, which runs
+    /// beside the others.
+    public var orderedInRoom: String? {
+        switch self {
+        case .add(_, let roomId, _), .edit(_, let roomId, _, _), .remove(_, let roomId, _), .list(_, let roomId), .pop(_, let roomId, _, _, _),
+            .unpop(let roomId, _), .removeReplay(_, let roomId, _):
+            roomId
+        case .buy: nil
+        }
+    }
+}
+

@@ -81,9 +81,10 @@ import Testing
         let host = try await server.enteredWithMedia("host", role: "anchor", media: ["--publish", "testsrc"] + MediaEndToEndTests.small, in: scope)
         let fan = try await server.enteredWithMedia("fan", media: [], in: scope)
         try await fan.waitForEvent("onFirstVideoFrame", timeout: .seconds(20))
+        // A room's catalogue commands run in order: the pop finds the product added just before.
         host.send("product add \(Self.tea)")
-        #expect(try await host.waitForEvent("onProductResult")["code"] == 0)
         host.send("pop 1")
+        #expect(try await host.waitForEvent("onProductResult")["code"] == 0)
         let popped = try await host.waitForEvent("onPopProduct")
         let data = try #require(popped["data"]?.stringValue, "\(popped.jsonText)")
         let message = try JSONValue.parse(data)
@@ -109,9 +110,17 @@ import Testing
         let anchor = try await server.entered("host", role: "anchor", in: scope)
         let (described, _) = try await server.admin("DescribeRoom", ["SdkAppId": .number(Double(TestServer.sdkAppId)), "RoomId": "room1"], in: scope)
         #expect(described["Response"]?["PopUp"]?["ItemNumber"] == 1 && described["Response"]?["PopUp"]?["Data"] == .string(data), "\(described.jsonText)")
-        let next = try await server.entered("next", in: scope)
+        var next = try await server.entered("next", in: scope)
         #expect(try await next.waitForEvent("onPopUpChanged")["itemNumber"] == 1)
-        anchor.send("unpop")
+
+        // And a graceful restart (the rooms are dismissed, the pop-up stays).
+        for client in [anchor, next] { client.stop() }
+        server.process.stop()
+        server = try await TestServer.start(in: scope)
+        let host2 = try await server.entered("host", role: "anchor", in: scope)
+        next = try await server.entered("next", in: scope)
+        #expect(try await next.waitForEvent("onPopUpChanged")["itemNumber"] == 1)
+        host2.send("unpop")
         let ended = try await next.waitForEvent("onPopUpChanged", count: 2)
         #expect(ended["itemNumber"] == .null && ended["data"] == .null, "\(ended.jsonText)")
     }
@@ -203,5 +212,11 @@ import Testing
         #expect(states == [paidId: "paid", cancelledId: "cancelled", expiringId: "expired"], "\(orders.jsonText)")
         let (list, _) = try await Self.product(server, ["list"], in: scope)
         #expect(list["Response"]?["Products"]?.arrayValue?.first?["stock"] == 8)
+
+        // So does a graceful restart.
+        server.process.stop()
+        server = try await TestServer.start(in: scope, extra: reservation)
+        let again = try await Self.admin(server, "DescribeOrders", ["RoomId": "room1"], in: scope)
+        #expect(again["Orders"] == orders["Orders"] && again["Total"] == 3, "\(again.jsonText)")
     }
 }

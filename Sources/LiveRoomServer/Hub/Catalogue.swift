@@ -24,66 +24,82 @@ extension RoomHub {
     /// per room, however fast stock moves.
     static let productChangeInterval = Duration.milliseconds(200)
 
-    /// Carries out a catalogue command against the store, off the hub, and answers.
+    /// Carries out a catalogue command against the store, off the hub, and answers. A room's
+    /// commands run one after another in the order they came (an add before the pop that
+    /// names it, a pop before its unpop); purchases run side by side, the store orders them.
     func carryOut(_ command: CatalogueCommand) {
         guard let catalogue else {
             if case .list(let session, _) = command { send(.onProductList(products: []), to: session) }
             return
         }
-        Task {
-            switch command {
-            case .list(let session, let roomId):
-                do {
-                    let products = try await catalogue.products(room: roomId)
-                    self.send(.onProductList(products: products.map(\.json)), to: session)
-                } catch {
-                    self.send(.error(Self.catalogueError(error), requestType: "listProducts"), to: session)
-                }
-            case .add(let session, let roomId, let fields):
-                let itemNumber = fields["itemNumber"]?.intValue ?? 0
-                await self.answer(session, request: "addProduct", itemNumber: itemNumber) {
-                    try await self.addProduct(fields, roomId: roomId)
-                }
-            case .edit(let session, let roomId, let itemNumber, let changes):
-                await self.answer(session, request: "editProduct", itemNumber: itemNumber) {
-                    try await self.editProduct(itemNumber, changes: changes, roomId: roomId)
-                }
-            case .pop(let session, let roomId, let userId, let itemNumber, let custom):
-                do {
-                    guard let product = try await catalogue.product(itemNumber, room: roomId) else {
-                        throw LiveRoomError(ErrorCode.productNotFound, "there is no item \(itemNumber) in the catalogue")
-                    }
-                    guard product.onShelf else { throw LiveRoomError(ErrorCode.productOffShelf, "item \(itemNumber) is off the shelf") }
-                    let popUp = PopUp(itemNumber: itemNumber, userId: userId, data: product.popUpMessage, poppedAt: EventTime.now().unixMillis)
-                    try await catalogue.setPopUp(popUp, room: roomId)
-                    self.popped(popUp, in: roomId, by: session, custom: custom)
-                    await self.startReplay(roomId: roomId, itemNumber: itemNumber, userId: userId)
-                } catch {
-                    let error = Self.catalogueError(error)
-                    self.send(.onPopProduct(itemNumber: itemNumber, code: error.code, message: error.message, data: nil), to: session)
-                }
-            case .unpop(let roomId, let userId):
-                try? await catalogue.setPopUp(nil, room: roomId)
-                self.broadcast(.onPopUpChanged(userId: userId, itemNumber: nil, data: nil), in: roomId)
-                await self.stopReplay(roomId: roomId)
-            case .remove(let session, let roomId, let itemNumber):
-                await self.answer(session, request: "removeProduct", itemNumber: itemNumber) {
-                    try await self.removeProduct(itemNumber, roomId: roomId)
-                    return nil
-                }
-            case .removeReplay(let session, let roomId, let replayId):
-                do {
-                    let product = try await self.removeReplay(replayId, roomId: roomId)
-                    self.send(
-                        .onProductResult(request: "removeReplay", itemNumber: product.itemNumber, code: 0, message: "ok", product: product.json), to: session)
-                } catch {
-                    let error = Self.catalogueError(error)
-                    self.send(.onProductResult(request: "removeReplay", itemNumber: 0, code: error.code, message: error.message, product: nil), to: session)
-                }
-            case .buy(let session, let roomId, let userId, let itemNumber, let quantity, let requestId):
-                await self.buy(
-                    catalogue, session: session, roomId: roomId, userId: userId, itemNumber: itemNumber, quantity: quantity, requestId: requestId)
+        guard let roomId = command.orderedInRoom else {
+            Task { await self.run(command, catalogue) }
+            return
+        }
+        let previous = catalogueQueues[roomId]
+        nextCatalogueCommand += 1
+        let id = nextCatalogueCommand
+        let task = Task {
+            await previous?.task.value
+            await self.run(command, catalogue)
+            if self.catalogueQueues[roomId]?.id == id { self.catalogueQueues[roomId] = nil }
+        }
+        catalogueQueues[roomId] = (id, task)
+    }
+
+    private func run(_ command: CatalogueCommand, _ catalogue: any ShopStore) async {
+        switch command {
+        case .list(let session, let roomId):
+            do {
+                let products = try await catalogue.products(room: roomId)
+                self.send(.onProductList(products: products.map(\.json)), to: session)
+            } catch {
+                self.send(.error(Self.catalogueError(error), requestType: "listProducts"), to: session)
             }
+        case .add(let session, let roomId, let fields):
+            let itemNumber = fields["itemNumber"]?.intValue ?? 0
+            await self.answer(session, request: "addProduct", itemNumber: itemNumber) {
+                try await self.addProduct(fields, roomId: roomId)
+            }
+        case .edit(let session, let roomId, let itemNumber, let changes):
+            await self.answer(session, request: "editProduct", itemNumber: itemNumber) {
+                try await self.editProduct(itemNumber, changes: changes, roomId: roomId)
+            }
+        case .pop(let session, let roomId, let userId, let itemNumber, let custom):
+            do {
+                guard let product = try await catalogue.product(itemNumber, room: roomId) else {
+                    throw LiveRoomError(ErrorCode.productNotFound, "there is no item \(itemNumber) in the catalogue")
+                }
+                guard product.onShelf else { throw LiveRoomError(ErrorCode.productOffShelf, "item \(itemNumber) is off the shelf") }
+                let popUp = PopUp(itemNumber: itemNumber, userId: userId, data: product.popUpMessage, poppedAt: EventTime.now().unixMillis)
+                try await catalogue.setPopUp(popUp, room: roomId)
+                self.popped(popUp, in: roomId, by: session, custom: custom)
+                await self.startReplay(roomId: roomId, itemNumber: itemNumber, userId: userId)
+            } catch {
+                let error = Self.catalogueError(error)
+                self.send(.onPopProduct(itemNumber: itemNumber, code: error.code, message: error.message, data: nil), to: session)
+            }
+        case .unpop(let roomId, let userId):
+            try? await catalogue.setPopUp(nil, room: roomId)
+            self.broadcast(.onPopUpChanged(userId: userId, itemNumber: nil, data: nil), in: roomId)
+            await self.stopReplay(roomId: roomId)
+        case .remove(let session, let roomId, let itemNumber):
+            await self.answer(session, request: "removeProduct", itemNumber: itemNumber) {
+                try await self.removeProduct(itemNumber, roomId: roomId)
+                return nil
+            }
+        case .removeReplay(let session, let roomId, let replayId):
+            do {
+                let product = try await self.removeReplay(replayId, roomId: roomId)
+                self.send(
+                    .onProductResult(request: "removeReplay", itemNumber: product.itemNumber, code: 0, message: "ok", product: product.json), to: session)
+            } catch {
+                let error = Self.catalogueError(error)
+                self.send(.onProductResult(request: "removeReplay", itemNumber: 0, code: error.code, message: error.message, product: nil), to: session)
+            }
+        case .buy(let session, let roomId, let userId, let itemNumber, let quantity, let requestId):
+            await self.buy(
+                catalogue, session: session, roomId: roomId, userId: userId, itemNumber: itemNumber, quantity: quantity, requestId: requestId)
         }
     }
 

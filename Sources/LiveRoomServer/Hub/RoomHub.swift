@@ -38,6 +38,9 @@ actor RoomHub {
     let orderReservation: Duration
     /// Catalogue changes not yet told to each room, sent together (Catalogue.swift).
     var productChanges: [String: ProductChanges] = [:]
+    /// The last catalogue command of each room, which the next one waits for (Catalogue.swift).
+    var catalogueQueues: [String: (id: Int, task: Task<Void, Never>)] = [:]
+    var nextCatalogueCommand = 0
     /// Sales not yet told to each room's anchors, by item number.
     var productSales: [String: [Int: ProductSale]] = [:]
     /// Where replays are written; nil records none.

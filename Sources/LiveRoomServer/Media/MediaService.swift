@@ -10,6 +10,9 @@ import ServiceLifecycle
 /// The media port: one UDP socket and one ICE-TCP listening socket on one event loop, the SFU
 /// router behind them.
 ///
+/// The loop is a thread of its own, apart from the loops that serve signaling and HTTP, so a
+/// burst of requests (a flash sale's thousands of buyers) never delays packets.
+///
 /// Packets are handled synchronously on the event loop (STYLE §3); the room hub reaches the
 /// router through futures submitted to the same loop, so its commands run in order.
 final class MediaService: MediaPort, Service, Sendable {
@@ -31,7 +34,7 @@ final class MediaService: MediaPort, Service, Sendable {
         connectTimeout: Duration, consentTimeout: Duration,
         logger: Logger, onPeerClosed: @escaping @Sendable (SFURouter.OwnerID, SFURouter.PublisherKey?, String) -> Void
     ) async throws -> MediaService {
-        let eventLoop = MultiThreadedEventLoopGroup.singleton.next()
+        let eventLoop = Self.loops.next()
         let channel = try await DatagramBootstrap(group: eventLoop)
             .channelOption(.socketOption(.so_reuseaddr), value: 1)
             // Vector reads split the receive buffer among the messages: 32 datagrams of up to 2 KiB.
@@ -103,6 +106,9 @@ final class MediaService: MediaPort, Service, Sendable {
             }
             .bind(host: host, port: port).get()
     }
+
+    /// The media thread, kept for the life of the process.
+    private static let loops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 
     private init(
         eventLoop: any EventLoop, channel: any Channel, tcpListener: (any Channel)?, router: NIOLoopBound<SFURouter>,

@@ -83,11 +83,12 @@ struct JoinCommand: AsyncParsableCommand {
     @Flag(help: "Print each event as one JSON object per line.") var json = false
     @Flag(help: "Also print the SDP answers (onPublishAnswer, onSubscribeAnswer), which are no TRTC callbacks.") var verbose = false
     @Option(help: "Leave after this many seconds (then standard input's end does not end the session).") var duration: Double?
-    @Option(help: "Publish when an anchor: testsrc, color:RRGGBB, framecode (frames that show their number) or file:PATH.") var publish: String?
+    @Option(help: "Publish when an anchor: testsrc, color:RRGGBB, framecode (frames that show their number) or file:PATH; all but file: add a tone (--tone-hz).") var publish: String?
     @Option(help: "Video codec to publish: vp8 or h264.") var videoCodec: String = "vp8"
     @Option(help: "Published picture size, WIDTHxHEIGHT.") var resolution: String = "540x960"
     @Option(help: "Published frames per second.") var fps: Int = 15
     @Option(help: "Published video bitrate in kbit/s.") var bitrate: Int = 1300
+    @Option(help: "Frequency in Hz (50-8000) of the tone published with testsrc, color: and framecode.") var toneHz: Int = 440
     @Option(help: "Record each remote user to DIR/<userId>.mkv.") var record: String?
     @Flag(help: "Print onSEIMsgSent with the frame code each SEI message rides on, and add to onRecvSEIMsg the frame code of the picture it came on (decodes received video).")
     var frameCode = false
@@ -105,6 +106,7 @@ struct JoinCommand: AsyncParsableCommand {
             (media.width, media.height) = try MediaOptions.parseResolution(resolution)
             media.fps = fps
             media.bitrateKbps = bitrate
+            media.toneFrequency = toneHz
             media.recordDirectory = record
             guard let policy = ICETransportPolicy(rawValue: iceTransport.lowercased()) else {
                 throw MediaOptionError("--ice-transport must be udp, tcp or any, not \"\(iceTransport)\"")

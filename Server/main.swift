@@ -48,6 +48,10 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
     @Option(help: "Seconds between pings of each signaling connection; one that has not answered by the next ping is closed (LIVEROOM_PING_INTERVAL, default 20).")
     var pingInterval: Int?
     @Option(help: "Most rooms one user id may be in at once (LIVEROOM_MAX_ROOMS_PER_USER, default 10).") var maxRoomsPerUser: Int?
+    @Option(help: "Most other rooms one room connects with in cross-room PK (LIVEROOM_MAX_PK_ROOMS, default 3, as TRTC).") var maxPkRooms: Int?
+    @Option(help: "Most anchors of one room taking part in cross-room PK (LIVEROOM_MAX_PK_ANCHORS, default 10, as TRTC).") var maxPkAnchors: Int?
+    @Option(help: "Seconds a PK request (requestPK) waits for the other anchor's answer (LIVEROOM_PK_REQUEST_TIMEOUT, default 30).")
+    var pkRequestTimeout: Int?
     @Option(help: "Most rooms the server holds at once (LIVEROOM_MAX_ROOMS, default 1000).") var maxRooms: Int?
     @Option(help: "Seconds a new peer connection may take to connect; a WHIP/WHEP session not connected by then ends (LIVEROOM_MEDIA_CONNECT_TIMEOUT, default 15).")
     var mediaConnectTimeout: Int?
@@ -125,7 +129,9 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
             tlsCertificate: tlsCert ?? env["LIVEROOM_TLS_CERT"], tlsKey: tlsKey ?? env["LIVEROOM_TLS_KEY"],
             reconnectGrace: .seconds(try reconnectGrace ?? number("LIVEROOM_RECONNECT_GRACE") ?? 15),
             orderReservation: .seconds(try orderReservationTimeout ?? number("LIVEROOM_ORDER_RESERVATION_TIMEOUT") ?? 900),
-            maxReplayLength: .seconds(try replayMaxSeconds ?? number("LIVEROOM_REPLAY_MAX_SECONDS") ?? 600))
+            maxReplayLength: .seconds(try replayMaxSeconds ?? number("LIVEROOM_REPLAY_MAX_SECONDS") ?? 600),
+            maxPKRooms: try maxPkRooms ?? number("LIVEROOM_MAX_PK_ROOMS") ?? 3, maxPKAnchorsPerRoom: try maxPkAnchors ?? number("LIVEROOM_MAX_PK_ANCHORS") ?? 10,
+            pkRequestTimeout: .seconds(try pkRequestTimeout ?? number("LIVEROOM_PK_REQUEST_TIMEOUT") ?? 30))
         let levelText = logLevel ?? env["LIVEROOM_LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelText) else { throw ValidationError("unknown log level \(levelText)") }
         guard (configuration.tlsCertificate == nil) == (configuration.tlsKey == nil) else {
@@ -140,6 +146,11 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
         else {
             throw ValidationError(
                 "--max-connections, --max-connections-per-address, --ping-interval, --max-rooms-per-user, --max-rooms, --media-connect-timeout and --consent-timeout must be at least 1")
+        }
+        guard configuration.maxPKRooms > 0, configuration.maxPKAnchorsPerRoom > 0, configuration.pkRequestTimeout >= .seconds(1),
+            configuration.pkRequestTimeout <= .seconds(600)
+        else {
+            throw ValidationError("--max-pk-rooms and --max-pk-anchors must be at least 1, --pk-request-timeout 1 to 600 seconds")
         }
         guard configuration.maxICETCPConnections > 0 else { throw ValidationError("--max-ice-tcp-connections must be at least 1") }
         guard configuration.reconnectGrace >= .zero else { throw ValidationError("--reconnect-grace must be 0 or more") }

@@ -43,12 +43,14 @@ public enum AdminRequest: Sendable {
     case confirmOrder(orderId: String)
     /// A reserved order is cancelled and its stock goes back.
     case cancelOrder(orderId: String)
+    /// The newest `limit` (1–100) PK battles the room fought in, with their results.
+    case describePKBattles(room: RoomID, limit: Int)
 
     /// The actions this API knows.
     public static let actions = [
         "DismissRoom", "DismissRoomByStrRoomId", "RemoveUser", "RemoveUserByStrRoomId", "DescribeRoom", "DescribeRoomInfo",
         "StartPublishCdnStream", "UpdatePublishCdnStream", "StopPublishCdnStream", "DescribeProducts", "AddProduct", "ModifyProduct",
-        "RemoveProduct", "RemoveReplay", "DescribeOrders", "ConfirmOrder", "CancelOrder",
+        "RemoveProduct", "RemoveReplay", "DescribeOrders", "ConfirmOrder", "CancelOrder", "DescribePKBattles",
     ]
 
     /// The states `DescribeOrders` may ask for.
@@ -128,6 +130,8 @@ public enum AdminRequest: Sendable {
                 throw CloudAPIError("InvalidParameter.State", "State must be one of \(orderStates.joined(separator: ", ")), not \(state.quoted)")
             }
             return .describeOrders(room: try room(p), state: state, offset: offset, limit: limit)
+        case "DescribePKBattles":
+            return .describePKBattles(room: try room(p), limit: try read { () throws(LiveRoomError) in try p.int("Limit", in: 1...100) ?? 20 })
         case "ConfirmOrder", "CancelOrder":
             let orderId = try read { () throws(LiveRoomError) in try p.requiredString("OrderId") }
             guard (1...64).contains(orderId.count) else { throw CloudAPIError("InvalidParameter.OrderId", "OrderId must be 1-64 characters") }

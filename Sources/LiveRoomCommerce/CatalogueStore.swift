@@ -130,5 +130,25 @@ public protocol OrderStore: Sendable {
     func expireOrders(now: Int64) async throws -> [(room: String, product: Product)]
 }
 
-/// A room's shop: its catalogue, pop-up and orders.
-public typealias ShopStore = CatalogueStore & OrderStore
+/// Where PK sales battles are kept. A battle's score is computed from the orders table, so a
+/// battle running when the server stopped can be finished after a restart.
+public protocol BattleStore: Sendable {
+    /// Stores a battle that has started (no result yet); -7218 when its id is taken or it has
+    /// fewer than two different rooms or ends before it starts.
+    func startBattle(_ battle: PKBattle) async throws
+    /// What `room` sold with orders created in [`from`, `to`) that are reserved or paid.
+    func sales(room: String, from: Int64, to: Int64) async throws -> PKBattle.Score
+    /// Scores every room over [`startedAt`, min(`endsAt`, `endedAt`)) and stores the results and
+    /// the winner in one transaction; a battle finished before is returned as stored. -7218 when
+    /// there is no such battle.
+    func finishBattle(_ battleId: String, endedAt: Int64) async throws -> PKBattle
+    /// One battle, if there is one.
+    func battle(_ battleId: String) async throws -> PKBattle?
+    /// The newest `limit` battles `room` fought in, newest first.
+    func battles(room: String, limit: Int) async throws -> [PKBattle]
+    /// Battles not finished yet (those a restart must finish), the soonest due first.
+    func unfinishedBattles() async throws -> [PKBattle]
+}
+
+/// A room's shop: its catalogue, pop-up, orders and sales battles.
+public typealias ShopStore = CatalogueStore & OrderStore & BattleStore

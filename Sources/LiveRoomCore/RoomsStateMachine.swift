@@ -72,11 +72,20 @@ public struct RoomsStateMachine: Sendable {
         /// Whether entering needs a PrivateMapKey for the user and room, whose privileges then
         /// decide creating the room, entering, sending and receiving (TRTC's "permission key").
         public var requirePrivateMapKey: Bool
+        /// Most other rooms one room connects with in cross-room PK (TRTC: 3).
+        public var maxPKRooms: Int
+        /// Most anchors of one room taking part in cross-room PK (TRTC: 10).
+        public var maxPKAnchorsPerRoom: Int
+        /// How long a PK request (requestPK) waits for its answer.
+        public var pkRequestTimeout: Duration
 
         public init(
             sdkAppId: UInt64, secretKey: String, maxAnchorsPerRoom: Int = 50, maxRoomsPerUser: Int = 10, maxRooms: Int = 1000,
-            requirePrivateMapKey: Bool = false
+            requirePrivateMapKey: Bool = false, maxPKRooms: Int = 3, maxPKAnchorsPerRoom: Int = 10, pkRequestTimeout: Duration = .seconds(30)
         ) {
+            self.maxPKRooms = maxPKRooms
+            self.maxPKAnchorsPerRoom = maxPKAnchorsPerRoom
+            self.pkRequestTimeout = pkRequestTimeout
             self.requirePrivateMapKey = requirePrivateMapKey
             self.sdkAppId = sdkAppId
             self.secretKey = secretKey
@@ -93,6 +102,8 @@ public struct RoomsStateMachine: Sendable {
         case media(MediaCommand)
         /// Work on the room's catalogue.
         case catalogue(CatalogueCommand)
+        /// A PK battle to start (scored from the store's orders).
+        case battle(PKBattleCommand)
 
         static func send(_ session: SessionID, _ event: ServerEvent) -> Action { .send(session, event, .normal) }
     }
@@ -145,8 +156,13 @@ public struct RoomsStateMachine: Sendable {
     }
 
     public let configuration: Configuration
-    private(set) var rooms: [String: Room] = [:]
-    private(set) var sessions: [SessionID: (roomId: String, userId: String)] = [:]
+    var rooms: [String: Room] = [:]
+    var sessions: [SessionID: (roomId: String, userId: String)] = [:]
+    /// Cross-room PK links (RoomsStateMachine+PK.swift).
+    var pkLinks: [PKLink] = []
+    /// What a room receives of the PK anchors of each room it is linked with, when not both.
+    var pkForward: [String: [String: PKForwardMode]] = [:]
+    var pkRequests: [PKRequest] = []
 
     public init(configuration: Configuration) {
         self.configuration = configuration
@@ -218,11 +234,16 @@ public struct RoomsStateMachine: Sendable {
             case .unpublish:
                 actions = stopPublishing(userId, in: roomId)
             case .subscribe(let publisherId, let sdp):
-                guard rooms[roomId]!.members[publisherId]?.publishing != nil else {
+                // A PK anchor of a linked room is subscribed to in its own room.
+                guard let publisherRoom = publisherRoom(of: publisherId, seenFrom: roomId), rooms[publisherRoom]?.members[publisherId]?.publishing != nil else {
                     throw LiveRoomError(ErrorCode.notPublishing, "user \(publisherId.quoted) is not publishing in \(Self.room(roomId))")
                 }
                 try checkMedia(of: session, offer: sdp, sending: false)
-                actions = [.media(.subscribe(session: session, roomId: roomId, userId: userId, publisherId: publisherId, sdp: sdp))]
+                actions = [.media(.subscribe(session: session, roomId: publisherRoom, userId: userId, publisherId: publisherId, sdp: sdp))]
+                let mode = forwardMode(from: publisherRoom, into: roomId)
+                if publisherRoom != roomId, mode != .both {
+                    actions.append(.media(.setForwarding(sessions: [session], publisherRoomId: publisherRoom, publisherId: publisherId, audio: mode.audio, video: mode.video)))
+                }
             case .unsubscribe(let publisherId):
                 actions = [.media(.unsubscribe(session: session, publisherId: publisherId))]
             case .restartIce(let publisherId, let sdp):
@@ -258,6 +279,8 @@ public struct RoomsStateMachine: Sendable {
                 actions = [
                     .catalogue(.buy(session: session, roomId: roomId, userId: userId, itemNumber: itemNumber, quantity: quantity, requestId: requestId))
                 ]
+            case .connectOtherRoom, .disconnectOtherRoom, .updateOtherRoomForwardMode, .requestPK, .answerPK, .startPKBattle:
+                actions = handlePK(request, from: session, as: PKEnd(roomId: roomId, userId: userId), at: now)
             }
         } catch {
             if case .switchRole = request {
@@ -303,8 +326,11 @@ public struct RoomsStateMachine: Sendable {
 
     /// DismissRoom / DismissRoomByStrRoomId (`roomId` is the room's key): everyone gets onExitRoom(2).
     public mutating func dismissRoom(_ roomId: String, at now: EventTime) throws(LiveRoomError) -> [Action] {
-        guard let room = rooms[roomId] else { throw noSuchRoom(roomId) }
-        var actions: [Action] = room.sessions().map { .send($0, .onExitRoom(reason: 2)) }
+        guard rooms[roomId] != nil else { throw noSuchRoom(roomId) }
+        // Other rooms stop seeing this room's PK anchors first.
+        var actions = rooms[roomId]!.anchorOrder.flatMap { endPKLinks(of: PKEnd(roomId: roomId, userId: $0)) }.filter { !Self.isSend(to: rooms[roomId]!, $0) }
+        let room = rooms[roomId]!
+        actions += room.sessions().map { .send($0, .onExitRoom(reason: 2)) }
         for member in room.members.values {
             sessions[member.session] = nil
             actions.append(.media(.closeSession(member.session)))
@@ -531,6 +557,9 @@ public struct RoomsStateMachine: Sendable {
             rooms[roomId] = Room(id: roomId, createdAt: now.unixMillis)
             actions.append(.record(.roomCreated(roomId: roomId, at: now.unixMillis)))
         }
+        if let old = replaced, old.role == .anchor, params.role != .anchor {
+            actions += endPKLinks(of: PKEnd(roomId: roomId, userId: old.userId))
+        }
         if let old = replaced {
             // A newer session of the same user takes over; the old one is told why it was removed.
             sessions[old.session] = nil
@@ -568,6 +597,7 @@ public struct RoomsStateMachine: Sendable {
                 if publisher.audioAvailable { actions.append(.send(session, .onUserAudioAvailable(userId: anchor, available: true))) }
             }
         }
+        for end in pkAnchors(in: roomId) { actions += introduce(end, to: [session], in: roomId) }
         // Tell the others when the user's visibility as an anchor changes (a replaced session may have shown it already).
         let wasAnchor = replaced?.role == .anchor
         let isAnchor = params.role == .anchor
@@ -582,8 +612,10 @@ public struct RoomsStateMachine: Sendable {
 
     /// Removes a member; anchors' departure is announced with `remoteReason`. Dissolves an empty room.
     private mutating func removeMember(_ userId: String, from roomId: String, remoteReason: Int, record: String, at now: EventTime) -> [Action] {
-        guard var room = rooms[roomId], let member = room.members[userId] else { return [] }
-        var actions: [Action] = []
+        guard rooms[roomId]?.members[userId] != nil else { return [] }
+        var actions = endPKLinks(of: PKEnd(roomId: roomId, userId: userId))
+        var room = rooms[roomId]!
+        let member = room.members[userId]!
         sessions[member.session] = nil
         room.members[userId] = nil
         room.anchorOrder.removeAll { $0 == userId }
@@ -651,8 +683,8 @@ public struct RoomsStateMachine: Sendable {
             member.micApproved = false
         }
         rooms[roomId] = room
-        // An anchor who becomes audience stops publishing first.
-        var actions: [Action] = role == .audience ? stopPublishing(userId, in: roomId) : []
+        // An anchor who becomes audience ends its PK links and stops publishing first.
+        var actions: [Action] = role == .audience ? endPKLinks(of: PKEnd(roomId: roomId, userId: userId)) + stopPublishing(userId, in: roomId) : []
         room = rooms[roomId]!
         member.publishing = room.members[userId]!.publishing
         room.members[userId] = member
@@ -779,15 +811,23 @@ public struct RoomsStateMachine: Sendable {
     }
 
     /// onUserVideoAvailable / onUserAudioAvailable to everyone else for what changed.
+    /// Rooms linked with the member's through PK hear of it too, as far as their forward mode lets through.
     private func availabilityChanges(of userId: String, in roomId: String, from before: Member, to after: Member, except: String? = nil) -> [Action] {
         var actions: [Action] = []
-        for s in rooms[roomId]!.sessions(except: except ?? userId) {
-            if before.videoAvailable != after.videoAvailable {
-                actions.append(.send(s, .onUserVideoAvailable(userId: userId, available: after.videoAvailable)))
+        func tell(_ sessions: [SessionID], video: Bool, audio: Bool) {
+            for s in sessions {
+                if before.videoAvailable != after.videoAvailable, video {
+                    actions.append(.send(s, .onUserVideoAvailable(userId: userId, available: after.videoAvailable)))
+                }
+                if before.audioAvailable != after.audioAvailable, audio {
+                    actions.append(.send(s, .onUserAudioAvailable(userId: userId, available: after.audioAvailable)))
+                }
             }
-            if before.audioAvailable != after.audioAvailable {
-                actions.append(.send(s, .onUserAudioAvailable(userId: userId, available: after.audioAvailable)))
-            }
+        }
+        tell(rooms[roomId]!.sessions(except: except ?? userId), video: true, audio: true)
+        for viewer in roomsSeeing(PKEnd(roomId: roomId, userId: userId)).sorted() {
+            let mode = forwardMode(from: roomId, into: viewer)
+            tell(rooms[viewer]?.sessions() ?? [], video: mode.video, audio: mode.audio)
         }
         return actions
     }
@@ -829,6 +869,12 @@ public struct RoomsStateMachine: Sendable {
         rooms[roomId]!.members[userId] = member
         let event = ServerEvent.onRecvCustomCmdMsg(userId: userId, cmdID: message.cmdID, seq: seq, data: message.data)
         return rooms[roomId]!.sessions(except: userId).map { .send($0, event) }
+    }
+
+    /// Whether an action is a message to someone in `room` (who is about to be told the room is gone).
+    static func isSend(to room: Room, _ action: Action) -> Bool {
+        guard case .send(let session, _, _) = action else { return false }
+        return room.members.values.contains { $0.session == session }
     }
 
     // MARK: Errors

@@ -22,10 +22,27 @@ public enum ErrorCode {
     public static let reconnectFailed = -3308
     /// ERR_TRTC_ENTER_ROOM_REFUSED: enterRoom on a connection that is already in a room.
     public static let enterRoomRefused = -3340
-    /// ERR_TRTC_PK caller is not an anchor (cross-room PK).
+    /// ERR_ROOM_REQUEST_CONN_ROOM_TIMEOUT: a PK request (requestPK) was not answered in time.
+    public static let pkRequestTimeout = -3326
+    /// ERR_ROOM_REQUEST_CONN_ROOM_INVALID_PARAM: a cross-room PK request without a room or a
+    /// user, naming the caller's own room, or a user id present in both rooms.
+    public static let pkInvalidParameter = -3328
+    /// ERR_CONNECT_OTHER_ROOM_AS_AUDIENCE: only anchors connect, disconnect or change PK links.
     public static let pkCallerIsAudience = -3330
-    /// Too many rooms in one cross-room PK.
+    /// ERR_SERVER_CENTER_CONN_ROOM_REACH_MAX_NUM: the caller's room already connects with the
+    /// most rooms (3), or has the most anchors in PK (10).
     public static let tooManyPKRooms = -102032
+    /// ERR_SERVER_CENTER_CONN_ROOM_NOT_CONNED: the caller has no PK link (to that room).
+    public static let pkNotConnected = -102042
+    /// ERR_SERVER_CENTER_CONN_ROOM_FAILED: the other anchor rejected the PK request.
+    public static let pkRejected = -102044
+    /// ERR_SERVER_CENTER_CONN_ROOM_CONNED_ROOM_NOT_EXIST: the room to connect with does not exist.
+    public static let pkRoomNotFound = -102046
+    /// ERR_SERVER_CENTER_CONN_ROOM_CONNED_REACH_MAX_ROOM: the other room already connects with
+    /// the most rooms, or has the most anchors in PK.
+    public static let pkPeerRoomFull = -102047
+    /// ERR_SERVER_CENTER_CONN_ROOM_CONNED_USER_NOT_EXIST: the user is not an anchor in that room.
+    public static let pkUserNotFound = -102048
 
     // MARK: -7000…-7099: rooms, mic connection, custom messages, media negotiation
 
@@ -208,6 +225,15 @@ public enum ErrorCode {
     public static let orderNotFound = -7314
     /// The order is no longer reserved (already paid, cancelled or expired).
     public static let orderNotReserved = -7315
+
+    // MARK: -7400…-7499: PK battles
+
+    /// A battle duration outside 5–3600 seconds.
+    public static let invalidPKBattle = -7400
+    /// One of the rooms already runs a battle.
+    public static let pkBattleRunning = -7401
+    /// Battles are scored from the catalogue's orders; this server keeps none.
+    public static let pkBattleUnavailable = -7402
 
     /// The Tencent Cloud API 3.0 error name of a publish task, catalogue or order error, for the
     /// admin REST API (`{"Response": {"Error": {"Code": …}}}`). Other codes answer `InvalidParameter`.

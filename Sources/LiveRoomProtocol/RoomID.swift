@@ -67,3 +67,15 @@ public enum RoomID: Hashable, Sendable, CustomStringConvertible {
         }
     }
 }
+
+extension RoomID {
+    /// The room as a request or event names it, as TRTC's enterRoom does: `{"roomId": 123}` or
+    /// `{"strRoomId": "shop1"}`.
+    public var requestFields: [String: JSONValue] {
+        switch self {
+        case .number(let number): ["roomId": .number(Double(number))]
+        case .string(let id): ["strRoomId": .string(id)]
+        }
+    }
+}
+

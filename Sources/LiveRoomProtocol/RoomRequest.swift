@@ -47,6 +47,19 @@ public enum RoomRequest: Sendable, Hashable {
     /// onBuyResult. The same `requestId` (at most 64 characters) again returns the same order,
     /// so a client may retry after a lost answer.
     case buyProduct(itemNumber: Int, quantity: Int, requestId: String?)
+    /// TRTC's connectOtherRoom: link with anchor `userId` of `room` (nil when the request
+    /// named none; the room core answers onConnectOtherRoom -3328).
+    case connectOtherRoom(room: RoomID?, userId: String)
+    /// TRTC's disconnectOtherRoom: end all of the caller's PK links.
+    case disconnectOtherRoom
+    /// TRTC's updateOtherRoomForwardMode: what of `room`'s PK anchors the caller's room receives.
+    case updateOtherRoomForwardMode(room: RoomID?, mode: PKForwardMode)
+    /// Asks anchor `userId` of `room` for a PK link; it answers with acceptPK or rejectPK.
+    case requestPK(room: RoomID?, userId: String)
+    /// Answers a PK request from anchor `userId` of `room`.
+    case answerPK(room: RoomID?, userId: String, accept: Bool)
+    /// A timed battle between the caller's room and the rooms it is linked with.
+    case startPKBattle(durationSec: Int)
 
     /// Whether the request changes what others in the room see (a role, the mic, a mute,
     /// publishing, the catalogue, the stock), so that it is broadcast, or renegotiates a peer
@@ -54,7 +67,8 @@ public enum RoomRequest: Sendable, Hashable {
     public var changesTheRoom: Bool {
         switch self {
         case .switchRole, .requestMic, .acceptMic, .rejectMic, .inviteMic, .acceptInvitation, .rejectInvitation, .endMic,
-            .publish, .unpublish, .muteLocalVideo, .muteLocalAudio, .restartIce, .addProduct, .editProduct, .removeProduct, .listProducts, .popProduct, .unpopProduct, .buyProduct, .removeReplay:
+            .publish, .unpublish, .muteLocalVideo, .muteLocalAudio, .restartIce, .addProduct, .editProduct, .removeProduct, .listProducts, .popProduct, .unpopProduct, .buyProduct, .removeReplay, .connectOtherRoom, .disconnectOtherRoom, .updateOtherRoomForwardMode,
+            .requestPK, .answerPK, .startPKBattle:
             true
         case .enterRoom, .exitRoom, .sendCustomCmdMsg, .subscribe, .unsubscribe:
             false
@@ -90,6 +104,12 @@ public enum RoomRequest: Sendable, Hashable {
         case .unpopProduct: "unpopProduct"
         case .buyProduct: "buyProduct"
         case .removeReplay: "removeReplay"
+        case .connectOtherRoom: "connectOtherRoom"
+        case .disconnectOtherRoom: "disconnectOtherRoom"
+        case .updateOtherRoomForwardMode: "updateOtherRoomForwardMode"
+        case .requestPK: "requestPK"
+        case .answerPK(_, _, let accept): accept ? "acceptPK" : "rejectPK"
+        case .startPKBattle: "startPKBattle"
         }
     }
 
@@ -98,7 +118,8 @@ public enum RoomRequest: Sendable, Hashable {
         "enterRoom", "exitRoom", "switchRole", "requestMic", "acceptMic", "rejectMic", "inviteMic",
         "acceptInvitation", "rejectInvitation", "endMic", "sendCustomCmdMsg", "publish", "unpublish", "subscribe",
         "unsubscribe", "restartIce", "muteLocalVideo", "muteLocalAudio", "addProduct", "editProduct", "removeProduct", "listProducts",
-        "popProduct", "unpopProduct", "buyProduct", "removeReplay",
+        "popProduct", "unpopProduct", "buyProduct", "removeReplay", "connectOtherRoom", "disconnectOtherRoom", "updateOtherRoomForwardMode",
+        "requestPK", "acceptPK", "rejectPK", "startPKBattle",
     ]
 
     /// The JSON form a client sends.
@@ -151,7 +172,15 @@ public enum RoomRequest: Sendable, Hashable {
             o["itemNumber"] = .number(Double(itemNumber))
             o["quantity"] = .number(Double(quantity))
             if let requestId { o["requestId"] = .string(requestId) }
-        case .exitRoom, .requestMic, .acceptInvitation, .rejectInvitation, .unpublish, .listProducts, .unpopProduct:
+        case .connectOtherRoom(let room, let userId), .requestPK(let room, let userId), .answerPK(let room, let userId, _):
+            if let room { o.merge(room.requestFields) { $1 } }
+            o["userId"] = .string(userId)
+        case .updateOtherRoomForwardMode(let room, let mode):
+            if let room { o.merge(room.requestFields) { $1 } }
+            o["mode"] = .string(mode.rawValue)
+        case .startPKBattle(let durationSec):
+            o["durationSec"] = .number(Double(durationSec))
+        case .exitRoom, .requestMic, .acceptInvitation, .rejectInvitation, .unpublish, .listProducts, .unpopProduct, .disconnectOtherRoom:
             break
         }
         return .object(o)
@@ -211,8 +240,32 @@ public enum RoomRequest: Sendable, Hashable {
         case "buyProduct":
             return .buyProduct(
                 itemNumber: try fields.requiredInt("itemNumber"), quantity: try fields.int("quantity") ?? 1, requestId: try fields.string("requestId"))
+        case "connectOtherRoom": return .connectOtherRoom(room: try otherRoom(f: fields), userId: try fields.string("userId") ?? "")
+        case "disconnectOtherRoom": return .disconnectOtherRoom
+        case "updateOtherRoomForwardMode":
+            let text = try fields.requiredString("mode", code: ErrorCode.pkInvalidParameter)
+            guard let mode = PKForwardMode(rawValue: text) else {
+                throw fields.invalid("mode", "must be \"audio\", \"video\", \"both\" or \"none\", not \(text.quoted)", code: ErrorCode.pkInvalidParameter)
+            }
+            return .updateOtherRoomForwardMode(room: try otherRoom(f: fields), mode: mode)
+        case "requestPK": return .requestPK(room: try otherRoom(f: fields), userId: try fields.string("userId") ?? "")
+        case "acceptPK", "rejectPK":
+            return .answerPK(room: try otherRoom(f: fields), userId: try fields.string("userId") ?? "", accept: type == "acceptPK")
+        case "startPKBattle": return .startPKBattle(durationSec: try fields.requiredInt("durationSec", code: ErrorCode.invalidPKBattle))
         default: return nil
         }
+    }
+
+    /// The other room of a PK request: TRTC's integer `roomId` or `strRoomId`; nil when neither is set.
+    private static func otherRoom(f fields: JSONFields) throws(LiveRoomError) -> RoomID? {
+        if let number = try fields.int("roomId", code: ErrorCode.pkInvalidParameter), number != 0 {
+            guard (1...Int(UInt32.max)).contains(number) else {
+                throw fields.invalid("roomId", "must be 1–4294967295, not \(number)", code: ErrorCode.pkInvalidParameter)
+            }
+            return .number(UInt32(number))
+        }
+        guard let id = try fields.string("strRoomId", code: ErrorCode.pkInvalidParameter), !id.isEmpty else { return nil }
+        return .string(id)
     }
 
     private static func role(_ text: String, _ fields: JSONFields) throws(LiveRoomError) -> Role {

@@ -64,6 +64,17 @@ public enum ServerEvent: Sendable, Hashable {
     /// Sales since the last onProductSold (to anchors): per item, the units sold and the stock
     /// left; a burst of purchases comes as one event.
     case onProductSold(sales: [ProductSale])
+    /// TRTC's answer to connectOtherRoom (and acceptPK, requestPK): `errCode` 0 when the
+    /// link to anchor `userId` is made.
+    case onConnectOtherRoom(userId: String, errCode: Int, errMsg: String)
+    /// TRTC's answer to disconnectOtherRoom.
+    case onDisconnectOtherRoom(errCode: Int, errMsg: String)
+    /// TRTC's answer to updateOtherRoomForwardMode.
+    case onUpdateOtherRoomForwardMode(errCode: Int, errMsg: String)
+    /// An anchor of another room asks for a PK link (answer with acceptPK or rejectPK).
+    case onPKRequest(userId: String, room: RoomID, timeoutSec: Int)
+    /// onPKBattleStarted, onPKBattleScore or onPKBattleEnded (`name`), with the battle's fields.
+    case onPKBattle(name: String, fields: [String: JSONValue])
     /// `requestType` names the request that failed, where one did.
     case onError(errCode: Int, errMsg: String, requestType: String?)
 
@@ -96,6 +107,11 @@ public enum ServerEvent: Sendable, Hashable {
         case .onPopUpChanged: "onPopUpChanged"
         case .onBuyResult: "onBuyResult"
         case .onProductSold: "onProductSold"
+        case .onConnectOtherRoom: "onConnectOtherRoom"
+        case .onDisconnectOtherRoom: "onDisconnectOtherRoom"
+        case .onUpdateOtherRoomForwardMode: "onUpdateOtherRoomForwardMode"
+        case .onPKRequest: "onPKRequest"
+        case .onPKBattle(let name, _): name
         case .onError: "onError"
         }
     }
@@ -197,6 +213,19 @@ public enum ServerEvent: Sendable, Hashable {
             if let requestId { o["requestId"] = .string(requestId) }
         case .onProductSold(let sales):
             o["sales"] = .array(sales.map(\.json))
+        case .onConnectOtherRoom(let userId, let errCode, let errMsg):
+            o["userId"] = .string(userId)
+            o["errCode"] = .number(Double(errCode))
+            o["errMsg"] = .string(errMsg)
+        case .onDisconnectOtherRoom(let errCode, let errMsg), .onUpdateOtherRoomForwardMode(let errCode, let errMsg):
+            o["errCode"] = .number(Double(errCode))
+            o["errMsg"] = .string(errMsg)
+        case .onPKRequest(let userId, let room, let timeoutSec):
+            o.merge(room.requestFields) { $1 }
+            o["userId"] = .string(userId)
+            o["timeoutSec"] = .number(Double(timeoutSec))
+        case .onPKBattle(_, let fields):
+            o.merge(fields) { old, _ in old }
         case .onError(let errCode, let errMsg, let requestType):
             o["errCode"] = .number(Double(errCode))
             o["errMsg"] = .string(errMsg)
@@ -211,7 +240,8 @@ public enum ServerEvent: Sendable, Hashable {
         "onMicRequestResult", "onMicInvitation", "onMicInvitationResult", "onRecvCustomCmdMsg", "onPublishAnswer",
         "onSubscribeAnswer", "onIceRestartAnswer", "onUserVideoAvailable", "onUserAudioAvailable", "onStartPublishMediaStream",
         "onUpdatePublishMediaStream", "onStopPublishMediaStream", "onCdnStreamStateChanged", "onProductList", "onProductResult",
-        "onProductChanged", "onPopProduct", "onPopUpChanged", "onBuyResult", "onProductSold", "onError",
+        "onProductChanged", "onPopProduct", "onPopUpChanged", "onBuyResult", "onProductSold", "onConnectOtherRoom", "onDisconnectOtherRoom",
+        "onUpdateOtherRoomForwardMode", "onPKRequest", "onPKBattleStarted", "onPKBattleScore", "onPKBattleEnded", "onError",
     ]
 
     private static func array(_ key: String, _ fields: JSONFields) throws(LiveRoomError) -> [JSONValue] {
@@ -301,6 +331,24 @@ public enum ServerEvent: Sendable, Hashable {
                     return ProductSale(
                         itemNumber: try sale.requiredInt("itemNumber"), quantity: try sale.requiredInt("quantity"), stockLeft: try sale.requiredInt("stockLeft"))
                 })
+        case "onConnectOtherRoom":
+            return .onConnectOtherRoom(userId: try f.requiredString("userId"), errCode: try f.requiredInt("errCode"), errMsg: try f.requiredString("errMsg"))
+        case "onDisconnectOtherRoom", "onUpdateOtherRoomForwardMode":
+            let (errCode, errMsg) = (try f.requiredInt("errCode"), try f.requiredString("errMsg"))
+            if name == "onDisconnectOtherRoom" { return .onDisconnectOtherRoom(errCode: errCode, errMsg: errMsg) }
+            return .onUpdateOtherRoomForwardMode(errCode: errCode, errMsg: errMsg)
+        case "onPKRequest":
+            let room: RoomID
+            if let number = try f.int("roomId") {
+                room = .number(UInt32(clamping: number))
+            } else {
+                room = .string(try f.requiredString("strRoomId"))
+            }
+            return .onPKRequest(userId: try f.requiredString("userId"), room: room, timeoutSec: try f.requiredInt("timeoutSec"))
+        case "onPKBattleStarted", "onPKBattleScore", "onPKBattleEnded":
+            var fields = value.objectValue ?? [:]
+            fields["event"] = nil
+            return .onPKBattle(name: name, fields: fields)
         case "onError":
             return .onError(errCode: try f.requiredInt("errCode"), errMsg: try f.requiredString("errMsg"), requestType: try f.string("requestType"))
         default:

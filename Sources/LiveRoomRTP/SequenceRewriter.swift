@@ -65,6 +65,12 @@ public struct SequenceRewriter: Sendable {
         return sourceTimestamp &+ timestampOffset
     }
 
+    /// The next packet starts a new stretch of the stream (after a pause), as a new source
+    /// would: one sequence number after the last one sent, timestamps advanced by the time passed.
+    public mutating func sourceChanged() {
+        source = nil
+    }
+
     /// The SSRC currently feeding the stream.
     public var currentSource: UInt32? { source }
 }

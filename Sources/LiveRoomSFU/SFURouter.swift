@@ -88,6 +88,10 @@ public final class SFURouter {
         /// The subscriber's id for the SEI header extension, when it is not the server's.
         var seiExtensionID: UInt8?
         var rewriter: SequenceRewriter
+        /// Not forwarded now (a PK forward mode leaves this kind out).
+        var paused = false
+        /// Forwarding resumes at the next keyframe (video after a pause).
+        var awaitingKeyframe = false
     }
 
     enum Role {
@@ -335,6 +339,25 @@ public final class SFURouter {
         }
     }
 
+    /// Pauses or resumes the kinds of `publisher`'s media that `owner`'s subscription to it
+    /// receives (a PK forward mode). Video resumes at the next keyframe, which is asked for.
+    public func setForwarding(owner: OwnerID, publisher: PublisherKey, audio: Bool, video: Bool, now: ContinuousClock.Instant) -> [Output] {
+        var outputs: [Output] = []
+        for peer in peers.values where peer.owner == owner {
+            guard case .subscriber(let key, var tracks) = peer.role, key == publisher else { continue }
+            for kind in Array(tracks.keys) {
+                let pause = kind == .audio ? !audio : !video
+                if tracks[kind]!.paused, !pause {
+                    tracks[kind]!.awaitingKeyframe = kind == .video
+                    if kind == .video { outputs += requestKeyframe(of: key, now: now) }
+                }
+                tracks[kind]!.paused = pause
+            }
+            peer.role = .subscriber(publisher: key, tracks: tracks)
+        }
+        return outputs
+    }
+
     /// Closes a user's publishing connection; its subscribers stop receiving it.
     public func stopPublishing(roomId: String, userId: String) -> [Output] {
         guard let id = publishers[PublisherKey(roomId: roomId, userId: userId)] else { return [] }
@@ -510,8 +533,10 @@ public final class SFURouter {
         track.ssrc = ssrc
         track.history.store(sequenceNumber: sequence, packet: packet)
         track.reception.record(sequenceNumber: sequence, timestamp: timestamp, bytes: packet.count, arrival: now)
+        var keyframe = false
         if let codec = track.videoCodec, VideoPayloadFormat.describe(parsed.payload, codec: codec).marksKeyframe {
             track.keyframeRequests.keyframeReceived()
+            keyframe = true
         }
         var outputs: [Output] = []
         // Most rooms have no task: skip hashing the key for every packet then.
@@ -520,7 +545,7 @@ public final class SFURouter {
         }
         for subscriberID in track.subscribers {
             guard let subscriber = peers[subscriberID], subscriber.transport.isConnected,
-                let output = send(packet, ssrc: ssrc, sequence: sequence, timestamp: timestamp, kind: track.kind, to: subscriber, now: now)
+                let output = send(packet, ssrc: ssrc, sequence: sequence, timestamp: timestamp, kind: track.kind, keyframe: keyframe, to: subscriber, now: now)
             else { continue }
             outputs.append(output)
         }
@@ -529,9 +554,16 @@ public final class SFURouter {
 
     /// Rewrites (in place, in a copy of the bytes) and encrypts one packet for one subscriber.
     private func send(
-        _ packet: [UInt8], ssrc: UInt32, sequence: UInt16, timestamp: UInt32, kind: MediaKind, to subscriber: Peer, now: ContinuousClock.Instant
+        _ packet: [UInt8], ssrc: UInt32, sequence: UInt16, timestamp: UInt32, kind: MediaKind, keyframe: Bool = false, to subscriber: Peer,
+        now: ContinuousClock.Instant
     ) -> Output? {
-        guard case .subscriber(let key, var tracks) = subscriber.role, var down = tracks[kind], let address = subscriber.transport.remoteAddress else { return nil }
+        guard case .subscriber(let key, var tracks) = subscriber.role, var down = tracks[kind], !down.paused, let address = subscriber.transport.remoteAddress else { return nil }
+        if down.awaitingKeyframe {
+            guard keyframe else { return nil }
+            // The stream goes on one after the last packet sent before the pause.
+            down.awaitingKeyframe = false
+            down.rewriter.sourceChanged()
+        }
         let (outSequence, outTimestamp) = down.rewriter.rewrite(ssrc: ssrc, sequence: sequence, timestamp: timestamp, now: now)
         tracks[kind] = down
         subscriber.role = .subscriber(publisher: key, tracks: tracks)

@@ -73,7 +73,8 @@ public struct LiveRoomServer: Sendable {
             configuration: .init(
                 sdkAppId: credentials.sdkAppId, secretKey: credentials.secretKey, maxAnchorsPerRoom: configuration.maxAnchorsPerRoom,
                 maxRoomsPerUser: configuration.maxRoomsPerUser, maxRooms: configuration.maxRooms,
-                requirePrivateMapKey: configuration.requirePrivateMapKey),
+                requirePrivateMapKey: configuration.requirePrivateMapKey, maxPKRooms: configuration.maxPKRooms,
+                maxPKAnchorsPerRoom: configuration.maxPKAnchorsPerRoom, pkRequestTimeout: configuration.pkRequestTimeout),
             tasksConfiguration: .init(
                 task: .init(
                     retryCount: configuration.taskRetryCount, retryInterval: configuration.taskRetryInterval, idleTimeout: configuration.taskIdleTimeout),
@@ -318,15 +319,18 @@ struct RoomHubService: Service {
     }
 }
 
-/// Once a second, expires unpaid reservations and returns their stock.
+/// Finishes the PK battles a stop interrupted; then, once a second, expires unpaid
+/// reservations (returning their stock) and unanswered PK requests.
 struct OrderExpiryService: Service {
     let hub: RoomHub
 
     func run() async throws {
+        await hub.finishInterruptedBattles()
         try? await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 try await Task.sleep(for: .seconds(1))
                 await hub.expireOrders()
+                await hub.expirePKRequests()
             }
         }
     }

@@ -79,6 +79,12 @@ public struct ServerConfiguration: Sendable {
     public var orderReservation: Duration
     /// The longest a product replay records (from pop to unpop).
     public var maxReplayLength: Duration
+    /// Most other rooms one room connects with in cross-room PK.
+    public var maxPKRooms: Int
+    /// Most anchors of one room taking part in cross-room PK.
+    public var maxPKAnchorsPerRoom: Int
+    /// How long a PK request waits for its answer.
+    public var pkRequestTimeout: Duration
     /// How long a connected peer may send no ICE check before it is dropped (RFC 7675 says 30 s).
     public var consentTimeout: Duration
 
@@ -94,8 +100,11 @@ public struct ServerConfiguration: Sendable {
         egressAllow: [String] = [], rtmpsInsecure: Bool = false, imageDirectory: String? = nil,
         requirePrivateMapKey: Bool = false, announceAddresses: [String] = [], tlsCertificate: String? = nil, tlsKey: String? = nil,
         reconnectGrace: Duration = .seconds(15), orderReservation: Duration = .seconds(900),
-        maxReplayLength: Duration = .seconds(600)
+        maxReplayLength: Duration = .seconds(600), maxPKRooms: Int = 3, maxPKAnchorsPerRoom: Int = 10, pkRequestTimeout: Duration = .seconds(30)
     ) {
+        self.maxPKRooms = maxPKRooms
+        self.maxPKAnchorsPerRoom = maxPKAnchorsPerRoom
+        self.pkRequestTimeout = pkRequestTimeout
         self.orderReservation = orderReservation
         self.maxReplayLength = maxReplayLength
         self.reconnectGrace = reconnectGrace

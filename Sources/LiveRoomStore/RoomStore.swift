@@ -70,6 +70,7 @@ public final class RoomStore: Sendable {
         migrateCatalogue(&migrator)
         migrateOrders(&migrator)
         migrateReplays(&migrator)
+        migrateBattles(&migrator)
         return migrator
     }
 

@@ -44,8 +44,9 @@ import Testing
             (#"{"itemNumber":4,"price":"1","stock":1}"#, "product.title"), (#"{"itemNumber":4,"title":"T","price":"-5","stock":1}"#, "product.price"),
             (#"{"itemNumber":4,"title":"T","price":"5","stock":-1}"#, "product.stock"),
         ] {
+            let answered = host.events(named: "onProductResult").count
             host.send("product add \(json)")
-            let refused = try await host.waitForEvent("onProductResult", count: host.events(named: "onProductResult").count + 1)
+            let refused = try await host.waitForEvent("onProductResult", count: answered + 1)
             #expect(refused["code"]?.intValue == ErrorCode.invalidProduct && refused["message"]?.stringValue?.hasPrefix(field) == true, "\(refused.jsonText)")
         }
         host.send("product remove 9")

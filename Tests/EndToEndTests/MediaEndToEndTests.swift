@@ -19,8 +19,8 @@ func probe(_ path: String) throws -> [ProbedStream] {
 
 extension TestServer {
     /// Joins with media options and waits until in the room.
-    func enteredWithMedia(_ user: String, role: String = "audience", media: [String], in scope: ProcessScope) async throws -> ChildProcess {
-        let client = try join(user, role: role, in: scope, extra: media)
+    func enteredWithMedia(_ user: String, room: String = "room1", role: String = "audience", media: [String], in scope: ProcessScope) async throws -> ChildProcess {
+        let client = try join(user, room: room, role: role, in: scope, extra: media)
         let enter = try await client.waitForEvent("onEnterRoom")
         #expect((enter["result"]?.intValue ?? -1) >= 0, "\(user) could not enter: \(enter.jsonText)")
         return client

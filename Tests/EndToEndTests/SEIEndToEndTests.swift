@@ -129,8 +129,9 @@ struct SEIEndToEndTests {
             (vp8, #"{"target":{"mode":"mixStreamToCdn","cdnUrlList":[{"rtmpUrl":"\#(nginx.url(stream: "mix"))"}]},\#(encoder),\#(passThrough)},"mixingConfig":{"layoutMode":"grid"}}"#, "mix"),
         ]
         for (client, request, _) in streams {
+            let answered = client.events(named: "onStartPublishMediaStream").count
             client.send("start-publish \(request)")
-            let started = try await client.waitForEvent("onStartPublishMediaStream", count: client.events(named: "onStartPublishMediaStream").count + 1)
+            let started = try await client.waitForEvent("onStartPublishMediaStream", count: answered + 1)
             #expect(started["code"] == 0, "\(started.jsonText)")
         }
         try await h264.waitForEvent("onCdnStreamStateChanged", timeout: .seconds(15)) { $0["status"] == 2 }

@@ -47,6 +47,13 @@ import Testing
             .onProductSold(sales: [ProductSale(itemNumber: 1, quantity: 40, stockLeft: 60)]),
             #"{"event":"onProductSold","sales":[{"itemNumber":1,"quantity":40,"stockLeft":60}]}"#
         ),
+        (.onConnectOtherRoom(userId: "b", errCode: 0, errMsg: ""), #"{"errCode":0,"errMsg":"","event":"onConnectOtherRoom","userId":"b"}"#),
+        (.onDisconnectOtherRoom(errCode: -102042, errMsg: "you have no PK link"), #"{"errCode":-102042,"errMsg":"you have no PK link","event":"onDisconnectOtherRoom"}"#),
+        (.onUpdateOtherRoomForwardMode(errCode: 0, errMsg: ""), #"{"errCode":0,"errMsg":"","event":"onUpdateOtherRoomForwardMode"}"#),
+        (.onPKRequest(userId: "a", room: .number(7), timeoutSec: 30), #"{"event":"onPKRequest","roomId":7,"timeoutSec":30,"userId":"a"}"#),
+        (.onPKBattle(name: "onPKBattleStarted", fields: ["battleId": "pk-1"]), #"{"battleId":"pk-1","event":"onPKBattleStarted"}"#),
+        (.onPKBattle(name: "onPKBattleScore", fields: ["battleId": "pk-1"]), #"{"battleId":"pk-1","event":"onPKBattleScore"}"#),
+        (.onPKBattle(name: "onPKBattleEnded", fields: ["battleId": "pk-1"]), #"{"battleId":"pk-1","event":"onPKBattleEnded"}"#),
         (.onError(errCode: -7101, errMsg: "m", requestType: "x"), #"{"errCode":-7101,"errMsg":"m","event":"onError","requestType":"x"}"#),
         (.onError(errCode: -7001, errMsg: "enter a room first", requestType: nil), #"{"errCode":-7001,"errMsg":"enter a room first","event":"onError"}"#),
     ]

@@ -3,7 +3,7 @@ import LiveRoomWire
 
 /// What a `liveroom join` publishes: a synthetic picture with a tone, or a media file.
 public enum PublishSource: Sendable, Hashable {
-    /// A moving test card labelled with the user id, and a 440 Hz tone.
+    /// A moving test card labelled with the user id, and a tone (``MediaOptions/toneFrequency``, 440 Hz by default).
     case testCard
     /// A solid colour (`0xRRGGBB`) and a tone.
     case color(UInt32)
@@ -70,6 +70,8 @@ public struct MediaOptions: Sendable, Hashable {
     public var bitrateKbps: Int
     /// Opus bitrate in kbit/s.
     public var audioBitrateKbps: Int
+    /// Frequency in Hz of the tone published with a synthetic picture (`--tone-hz`), within ``toneFrequencyRange``.
+    public var toneFrequency: Int
     /// Directory for `<userId>.mkv` recordings of remote users; nil records nothing.
     public var recordDirectory: String?
     /// Which of the server's candidates media may use.
@@ -82,8 +84,8 @@ public struct MediaOptions: Sendable, Hashable {
 
     public init(
         publish: PublishSource? = nil, videoCodec: VideoCodec = .vp8, width: Int = 540, height: Int = 960, fps: Int = 15,
-        bitrateKbps: Int = 1300, audioBitrateKbps: Int = 48, recordDirectory: String? = nil, iceTransport: ICETransportPolicy = .any,
-        seiPayloadType: Int = SEIMessage.defaultPayloadType
+        bitrateKbps: Int = 1300, audioBitrateKbps: Int = 48, toneFrequency: Int = 440, recordDirectory: String? = nil,
+        iceTransport: ICETransportPolicy = .any, seiPayloadType: Int = SEIMessage.defaultPayloadType
     ) {
         self.iceTransport = iceTransport
         self.seiPayloadType = seiPayloadType
@@ -94,6 +96,7 @@ public struct MediaOptions: Sendable, Hashable {
         self.fps = fps
         self.bitrateKbps = bitrateKbps
         self.audioBitrateKbps = audioBitrateKbps
+        self.toneFrequency = toneFrequency
         self.recordDirectory = recordDirectory
     }
 
@@ -118,7 +121,10 @@ public struct MediaOptions: Sendable, Hashable {
         return (width, height)
     }
 
-    /// Checks frame rate, bitrate and the SEI payload type.
+    /// The tone frequencies `--tone-hz` accepts: well inside Opus's 20 kHz band at 48 kHz.
+    public static let toneFrequencyRange = 50...8_000
+
+    /// Checks frame rate, bitrate, tone frequency and the SEI payload type.
     public func validate() throws(MediaOptionError) {
         guard SEIMessage.isAllowedPayloadType(seiPayloadType) else {
             throw MediaOptionError("--sei-payload-type must be 5 or 100-254 except 244 (242 by default), not \(seiPayloadType)")
@@ -126,6 +132,9 @@ public struct MediaOptions: Sendable, Hashable {
         guard (1...60).contains(fps) else { throw MediaOptionError("--fps must be between 1 and 60, not \(fps)") }
         guard (16...20_000).contains(bitrateKbps) else {
             throw MediaOptionError("--bitrate must be between 16 and 20000 kbit/s, not \(bitrateKbps)")
+        }
+        guard Self.toneFrequencyRange.contains(toneFrequency) else {
+            throw MediaOptionError("--tone-hz must be between 50 and 8000 Hz, not \(toneFrequency)")
         }
     }
 }

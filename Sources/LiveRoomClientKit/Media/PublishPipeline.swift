@@ -133,7 +133,7 @@ final class PublishPipeline: Sendable {
                 let source = TestCardSource(width: options.width, height: options.height, fps: options.fps, label: label)
                 render = source.nextFrame(index:)
             }
-            let tone = ToneSource()
+            let tone = ToneSource(frequency: Double(options.toneFrequency))
             var pacer = PublishPacer(fps: options.fps, start: start)
             while !isStopped {
                 for work in pacer.due(now: .now) {

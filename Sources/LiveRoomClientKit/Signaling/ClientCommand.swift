@@ -51,6 +51,18 @@ public enum ClientCommand: Sendable, Hashable {
         unpop                        end the pop-up (anchor)
         buy <item> [qty] [requestId] buy qty (1-100, default 1) of a product: onBuyResult; the same
                                      requestId again returns the same order
+        connect-room <room> <user>   link with anchor <user> of another room for a PK (anchor):
+                                     onConnectOtherRoom; a numeric room is written #123
+        disconnect-room              end all of your PK links (anchor): onDisconnectOtherRoom
+        pk-forward <room> <mode>     what of <room>'s PK anchors your room gets: audio, video,
+                                     both or none (anchor): onUpdateOtherRoomForwardMode
+        pk-request <room> <user>     ask anchor <user> of <room> for a PK link; it answers with
+                                     pk-accept or pk-reject (onPKRequest tells it)
+        pk-accept <room> <user>      accept a PK request from anchor <user> of <room>
+        pk-reject <room> <user>      reject it
+        pk-battle <seconds>          a sales battle (5-3600 s) with the rooms you are linked
+                                     with: onPKBattleStarted, onPKBattleScore each second,
+                                     onPKBattleEnded with the winner
         start-publish <json>         start a publish media stream task; json is
                                      {"target":{…},"encoderParam":{…},"mixingConfig":{…}}
         update-publish <task> <json> change a task: json holds any of target, encoderParam, mixingConfig
@@ -169,12 +181,41 @@ public enum ClientCommand: Sendable, Hashable {
                 throw LiveRoomError(ErrorCode.invalidPurchase, "usage: buy <itemNumber> [quantity] [requestId]")
             }
             return .request(.room(.buyProduct(itemNumber: itemNumber, quantity: Int(count) ?? 1, requestId: requestId.isEmpty ? nil : requestId)))
+        case "connect-room", "pk-request", "pk-accept", "pk-reject":
+            let (roomText, user) = split(rest)
+            guard let room = pkRoom(roomText), !user.isEmpty, !user.contains(where: \.isWhitespace) else {
+                throw LiveRoomError(ErrorCode.pkInvalidParameter, "usage: \(word) <room> <user> (a numeric room as #123)")
+            }
+            switch word {
+            case "connect-room": return .request(.room(.connectOtherRoom(room: room, userId: user)))
+            case "pk-request": return .request(.room(.requestPK(room: room, userId: user)))
+            default: return .request(.room(.answerPK(room: room, userId: user, accept: word == "pk-accept")))
+            }
+        case "disconnect-room":
+            try noArgument()
+            return .request(.room(.disconnectOtherRoom))
+        case "pk-forward":
+            let (roomText, modeText) = split(rest)
+            guard let room = pkRoom(roomText), let mode = PKForwardMode(rawValue: modeText) else {
+                throw LiveRoomError(ErrorCode.pkInvalidParameter, "usage: pk-forward <room> audio|video|both|none")
+            }
+            return .request(.room(.updateOtherRoomForwardMode(room: room, mode: mode)))
+        case "pk-battle":
+            guard let seconds = Int(rest) else { throw LiveRoomError(ErrorCode.invalidPKBattle, "usage: pk-battle <seconds>") }
+            return .request(.room(.startPKBattle(durationSec: seconds)))
         case "leave":
             try noArgument()
             return .leave
         default:
             throw LiveRoomError(ErrorCode.unknownRequest, "unknown command \"\(word)\"; commands:\n\(usage)")
         }
+    }
+
+    /// A room named on the command line: `#123` for the numeric room 123, anything else a string room.
+    static func pkRoom(_ text: String) -> RoomID? {
+        guard !text.isEmpty else { return nil }
+        if text.hasPrefix("#"), let number = UInt32(text.dropFirst()), number != 0 { return .number(number) }
+        return .string(text)
     }
 
     /// The JSON object argument of `start-publish` and `update-publish`: only `target`,

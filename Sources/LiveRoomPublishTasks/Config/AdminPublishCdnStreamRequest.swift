@@ -6,8 +6,8 @@ import LiveRoomProtocol
 ///
 /// - `WithTranscoding` 0 relays `SingleSubscribeParams`' stream; 1 mixes, to
 ///   `PublishCdnParams` or, with `FeedBackRoomParams`, back into a room.
-/// - `VideoParams` left out means audio-only output; `LayoutParams.MixLayoutMode` 1–4 picks
-///   the float, screen-share, grid or custom template.
+/// - `VideoParams` left out means audio-only output; `LayoutParams.MixLayoutMode` 1–5 picks
+///   the float, screen-share, grid, custom or PK template.
 /// - On update, every top-level parameter (and every field of `AudioParams` and
 ///   `VideoParams`) that is left out keeps its current value.
 public struct AdminPublishCdnStreamRequest: Sendable {
@@ -241,7 +241,7 @@ public struct AdminPublishCdnStreamRequest: Sendable {
         let code = ErrorCode.invalidLayout
         if let mode = try layout.int("MixLayoutMode", code: ErrorCode.invalidLayoutMode) {
             guard let template = LayoutTemplate(rawValue: mode) else {
-                throw layout.invalid("MixLayoutMode", "\(mode) is not 1 (float), 2 (screen share), 3 (grid) or 4 (custom)", code: ErrorCode.invalidLayoutMode)
+                throw layout.invalid("MixLayoutMode", "\(mode) is not 1 (float), 2 (screen share), 3 (grid), 4 (custom) or 5 (pk)", code: ErrorCode.invalidLayoutMode)
             }
             mixing.template = template
         }

@@ -120,12 +120,12 @@ extension PublishTaskConfig {
         var config = StreamMixingConfig()
         config.backgroundColor = try fields.color("backgroundColor", code: ErrorCode.invalidBackground) ?? 0
         config.backgroundImage = try fields.string("backgroundImage", code: ErrorCode.invalidBackground) ?? ""
-        // LiveRoom extension: TRTC's admin templates from the client API too.
+        // LiveRoom extension: TRTC's admin templates (and PK) from the client API too.
         config.template =
             try fields.enumeration(
                 "layoutMode", code: ErrorCode.invalidLayoutMode,
-                numbers: [1: LayoutTemplate.float, 2: .screenShare, 3: .grid, 4: .custom],
-                names: ["float": .float, "screenshare": .screenShare, "grid": .grid, "custom": .custom], prefixes: []) ?? .custom
+                numbers: [1: LayoutTemplate.float, 2: .screenShare, 3: .grid, 4: .custom, 5: .pk],
+                names: ["float": .float, "screenshare": .screenShare, "grid": .grid, "custom": .custom, "pk": .pk], prefixes: []) ?? .custom
         for layout in try fields.objectArray("videoLayoutList", code: ErrorCode.invalidLayout) ?? [] {
             config.videoLayoutList.append(try parseClientVideoLayout(layout))
         }

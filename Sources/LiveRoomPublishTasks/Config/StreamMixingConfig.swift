@@ -19,11 +19,11 @@ public struct StreamMixingConfig: Sendable, Hashable {
     /// How layouts are decided; ``LayoutTemplate/custom`` uses ``videoLayoutList``.
     public var template: LayoutTemplate
     /// The user shown large by the float and screen-share templates (admin `MaxVideoUser`);
-    /// `nil` means the first anchor to join.
+    /// `nil` means the first anchor to join. The grid puts this user first; PK ignores it.
     public var templateMainUser: MixUser?
     public var templateMainStreamType: MixStreamType
     /// The fill mode of template pictures (admin `LayoutParams.RenderMode`); `nil` for each
-    /// template's own (float and screen-share tiles fill, grid cells and the screen-share main picture fit).
+    /// template's own (float and screen-share tiles and PK columns fill, grid cells and the screen-share main picture fit).
     public var templateFillMode: VideoFillMode?
     /// Whether anchors that publish audio but no video take a place in templates and
     /// automatically filled layouts, showing their placeholder (admin `PureAudioHoldPlaceMode`).

@@ -8,8 +8,11 @@ public enum LayoutTemplate: Int, Sendable, Hashable {
     case screenShare = 2
     /// Equal cells: 1 full, 2 side by side, 2×2, 3×3, 4×4 (`MixLayoutMode` 3).
     case grid = 3
-    /// The layouts of `videoLayoutList` exactly (`MixLayoutMode` 4; the client API's only mode).
+    /// The layouts of `videoLayoutList` exactly (`MixLayoutMode` 4; the client API's default).
     case custom = 4
+    /// Cross-room PK: the task room's own anchors, then those of linked rooms, side by side
+    /// in equal full-height columns, each picture cropped to fill its column (`MixLayoutMode` 5).
+    case pk = 5
 
     public var name: String {
         switch self {
@@ -17,6 +20,7 @@ public enum LayoutTemplate: Int, Sendable, Hashable {
         case .screenShare: "screenShare"
         case .grid: "grid"
         case .custom: "custom"
+        case .pk: "pk"
         }
     }
 }

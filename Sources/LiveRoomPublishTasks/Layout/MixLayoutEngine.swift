@@ -7,7 +7,9 @@ public enum MixLayoutEngine {
     ///   - config: the task's mixing config (templates are expanded here).
     ///   - canvas: the output size (`videoEncodedWidth` × `videoEncodedHeight`); 0×0 mixes audio only.
     ///   - anchors: the publishing anchors present, in join order (anchors of other rooms for PK included).
-    ///   - taskRoomId: the task's room; users with an empty room id are in it.
+    ///     An anchor given twice (the same ``MixUser`` once its room is resolved) counts once, as first given.
+    ///   - taskRoomId: the task's room key; users with an empty room id are in it. An anchor is of
+    ///     the task's own room when its resolved `roomId` equals it, of another room otherwise.
     ///   - excluding: users never mixed (the robot of a `mixStreamToRoom` task).
     ///
     /// Layout entries with a fixed user show that user's video, or the placeholder image
@@ -25,6 +27,10 @@ public enum MixLayoutEngine {
             anchor.user = anchor.user.resolved(in: taskRoomId)
             guard !excluded.contains(anchor.user), seen.insert(anchor.user).inserted else { continue }
             present.append(anchor)
+        }
+        if config.template == .pk {
+            // The audio's order (which matters only at the input limit) follows the columns'.
+            present = ownRoomFirst(present, taskRoomId: taskRoomId)
         }
         var items: [MixDrawItem] = []
         if !canvas.isEmpty {
@@ -63,13 +69,17 @@ public enum MixLayoutEngine {
         }
         if config.template != .custom {
             var ordered = candidates
-            if let main = config.templateMainUser?.resolved(in: taskRoomId), let index = ordered.firstIndex(where: { $0.user == main }) {
+            // PK columns go by room, never by a main user.
+            let main = config.template == .pk ? nil : config.templateMainUser?.resolved(in: taskRoomId)
+            if config.template == .pk {
+                ordered = ownRoomFirst(ordered, taskRoomId: taskRoomId)
+            } else if let main, let index = ordered.firstIndex(where: { $0.user == main }) {
                 ordered.insert(ordered.remove(at: index), at: 0)
             }
             let geometry = TemplateGeometry.rects(for: config.template, canvas: canvas, count: ordered.count)
             return geometry.enumerated().map { index, place in
                 let user = ordered[index].user
-                let isMain = index == 0 && config.templateMainUser?.resolved(in: taskRoomId) == user
+                let isMain = index == 0 && main == user
                 return VideoLayout(
                     rect: place.rect, zOrder: index, fillMode: config.templateFillMode ?? place.fillMode,
                     fixedVideoUser: user, fixedVideoStreamType: isMain ? config.templateMainStreamType : .big)
@@ -88,6 +98,13 @@ public enum MixLayoutEngine {
             layouts[index].fixedVideoUser = next.user
         }
         return layouts
+    }
+
+    /// `anchors` with those of the task's own room (resolved `roomId` equal to `taskRoomId`)
+    /// first and those of other rooms after, each group in its given order: the PK template's order.
+    public static func ownRoomFirst(_ anchors: [MixAnchor], taskRoomId: String) -> [MixAnchor] {
+        func isOwn(_ anchor: MixAnchor) -> Bool { anchor.user.resolved(in: taskRoomId).roomId == taskRoomId }
+        return anchors.filter(isOwn) + anchors.filter { !isOwn($0) }
     }
 
     /// The audio mix: `audioMixUserList` (or every present anchor with audio when empty),

@@ -1,4 +1,4 @@
-/// The rects of the float, grid and screen-share templates for a number of pictures.
+/// The rects of the float, grid, screen-share and PK templates for a number of pictures.
 /// Every rect is even-aligned and inside the canvas.
 public enum TemplateGeometry {
     /// The most pictures a template lays out.
@@ -12,6 +12,7 @@ public enum TemplateGeometry {
         case .float: return float(canvas: canvas, count: count)
         case .grid: return grid(canvas: canvas, count: count).map { ($0, .fit) }
         case .screenShare: return screenShare(canvas: canvas, count: count)
+        case .pk: return columns(canvas: canvas, count: count).map { ($0, .fill) }
         case .custom: return []
         }
     }
@@ -39,6 +40,20 @@ public enum TemplateGeometry {
             MixRect(
                 x: originX + (index % columns) * cellWidth, y: originY + (index / columns) * cellHeight,
                 width: cellWidth, height: cellHeight)
+        }
+    }
+
+    /// The PK template's places: `count` equal full-height columns left to right (1 the whole
+    /// canvas, 2 halves, 3 thirds), centred when the width does not divide evenly. A canvas
+    /// too narrow for a 2-pixel column each gets as many as fit.
+    public static func columns(canvas: MixSize, count: Int) -> [MixRect] {
+        let count = min(count, maxPictures, canvas.width / 2)
+        guard count > 0, canvas.height >= 2 else { return [] }
+        let columnWidth = (canvas.width / count) & ~1
+        let height = canvas.height & ~1
+        let originX = ((canvas.width - count * columnWidth) / 2) & ~1
+        return (0..<count).map { index in
+            MixRect(x: originX + index * columnWidth, y: 0, width: columnWidth, height: height)
         }
     }
 

@@ -60,8 +60,19 @@ struct AdminAPI: Sendable {
                     "PopTime": .number(Double(current.poppedAt / 1000)),
                 ]
             }
+            // Its cross-room PK links (LiveRoom's addition): each with this room's anchor and the other room's.
+            let links: [JSONValue] = await hub.pkLinks(of: requested.key).map { link in
+                let (local, remote) = link.caller.roomId == requested.key ? (link.caller, link.callee) : (link.callee, link.caller)
+                return [
+                    "UserId": .string(local.userId), "RemoteRoomId": RoomID(key: remote.roomId).json, "RemoteUserId": .string(remote.userId),
+                    "StartTime": .number(Double(link.since / 1000)),
+                ]
+            }
             // A numeric room's RoomId is a number, a string room's a string, as in TRTC's callbacks.
-            return ["RoomId": room.room.json, "CreateTime": .number(Double(room.createdAt / 1000)), "UserList": .array(users), "PopUp": popUp]
+            return [
+                "RoomId": room.room.json, "CreateTime": .number(Double(room.createdAt / 1000)), "UserList": .array(users), "PopUp": popUp,
+                "PKLinks": .array(links),
+            ]
         case .describeRoomInfo(let start, let end, let pageNumber, let pageSize, let requested):
             let total: Int
             let rooms: [RoomHistoryEntry]
@@ -114,6 +125,8 @@ struct AdminAPI: Sendable {
             return ["Order": try await Self.shopCall { try await hub.settleOrder(orderId, as: .paid) }.json]
         case .cancelOrder(let orderId):
             return ["Order": try await Self.shopCall { try await hub.settleOrder(orderId, as: .cancelled) }.json]
+        case .describePKBattles(let room, let limit):
+            return ["Battles": .array(try await Self.shopCall { try await store.battles(room: room.key, limit: limit) }.map(\.json))]
         }
     }
 

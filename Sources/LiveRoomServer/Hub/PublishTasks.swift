@@ -70,10 +70,14 @@ extension RoomHub {
         }
     }
 
-    /// The publishing anchors of a room as the layout sees them.
+    /// The publishing anchors of a room as the layout sees them: its own, then the PK anchors
+    /// of the rooms it is linked with (as far as its forward modes let them through).
     private func mixAnchors(in roomId: String) -> [MixAnchor] {
-        machine.publisherStates(in: roomId).map {
-            MixAnchor(user: MixUser(userId: $0.userId, roomId: roomId), hasVideo: $0.video, hasAudio: $0.audio && !$0.audioMuted, videoMuted: $0.videoMuted)
+        let own = machine.publisherStates(in: roomId).map { (roomId: roomId, state: $0) }
+        return (own + machine.pkPublisherStates(in: roomId)).map { room, state in
+            MixAnchor(
+                user: MixUser(userId: state.userId, roomId: room), hasVideo: state.video, hasAudio: state.audio && !state.audioMuted,
+                videoMuted: state.videoMuted)
         }
     }
 

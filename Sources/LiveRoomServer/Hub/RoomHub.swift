@@ -50,6 +50,9 @@ actor RoomHub {
     /// The replay each room records now (Replays.swift).
     var activeReplays: [String: ActiveReplay] = [:]
     var nextReplayTap = RoomHub.firstReplayTap
+    /// PK battles running now, and the battle each room is in (Battles.swift).
+    var battles: [String: RunningBattle] = [:]
+    var battleOfRoom: [String: String] = [:]
 
     /// `tasksConfiguration`'s task id prefix is replaced by a random one per server run, so
     /// task ids stay unique across restarts.
@@ -297,6 +300,8 @@ actor RoomHub {
                 carryOut(command)
             case .catalogue(let command):
                 carryOut(command)
+            case .battle(let command):
+                startBattle(command)
             }
         }
         recorder.record(records)
@@ -348,8 +353,10 @@ actor RoomHub {
                     self.send(.error(LiveRoomError(ErrorCode.badSessionDescription, "ICE restart refused: \(error)"), requestType: "restartIce"), to: session)
                 }
             }
-        case .unsubscribe(let session, let publisherId):
-            media.unsubscribe(owner: session, publisherId: publisherId)
+        case .unsubscribe(let session, let publisherId, let roomId):
+            media.unsubscribe(owner: session, publisherId: publisherId, roomId: roomId)
+        case .setForwarding(let sessions, let roomId, let publisherId, let audio, let video):
+            media.setForwarding(owners: sessions, publisher: SFURouter.PublisherKey(roomId: roomId, userId: publisherId), audio: audio, video: video)
         case .stopPublishing(let roomId, let userId):
             media.stopPublishing(roomId: roomId, userId: userId)
         case .closeSession(let session):

@@ -19,7 +19,10 @@ protocol MediaPort: Sendable {
     func restartICE(
         owner: UInt64, target: SFURouter.ICERestartTarget, remote: ICECredentials, fingerprint: SDPFingerprint?
     ) -> EventLoopFuture<SFURouter.ICERestartAnswer?>
-    func unsubscribe(owner: UInt64, publisherId: String)
+    /// Closes `owner`'s subscription to `publisherId` (of `roomId`, when given).
+    func unsubscribe(owner: UInt64, publisherId: String, roomId: String?)
+    /// Pauses or resumes the kinds `owners`' subscriptions to `publisher` receive (PK forward modes).
+    func setForwarding(owners: [UInt64], publisher: SFURouter.PublisherKey, audio: Bool, video: Bool)
     func stopPublishing(roomId: String, userId: String)
     /// Closes every peer connection of a session.
     func close(owner: UInt64)

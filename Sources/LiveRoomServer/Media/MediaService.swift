@@ -159,9 +159,18 @@ final class MediaService: MediaPort, Service, Sendable {
         }
     }
 
-    func unsubscribe(owner: UInt64, publisherId: String) {
+    func unsubscribe(owner: UInt64, publisherId: String, roomId: String?) {
         let router = self.router
-        eventLoop.execute { router.value.unsubscribe(owner: owner, publisherId: publisherId) }
+        eventLoop.execute { router.value.unsubscribe(owner: owner, publisherId: publisherId, roomId: roomId) }
+    }
+
+    func setForwarding(owners: [UInt64], publisher: SFURouter.PublisherKey, audio: Bool, video: Bool) {
+        let (router, handler) = (self.router, self.handler)
+        eventLoop.execute {
+            for owner in owners {
+                handler.value.emit(router.value.setForwarding(owner: owner, publisher: publisher, audio: audio, video: video, now: .now))
+            }
+        }
     }
 
     func stopPublishing(roomId: String, userId: String) {

@@ -1,5 +1,7 @@
+import Foundation
 import LiveRoomProtocol
 import LiveRoomMedia
+import Synchronization
 import Testing
 
 @testable import LiveRoomClientKit
@@ -44,5 +46,51 @@ import Testing
         try defaults.validate()
         #expect(throws: MediaOptionError.self) { try MediaOptions(fps: 0).validate() }
         #expect(throws: MediaOptionError.self) { try MediaOptions(bitrateKbps: 1).validate() }
+    }
+
+    @Test func toneFrequencyRange() throws {
+        #expect(MediaOptions().toneFrequency == 440)
+        for hz in [50, 500, 2_000, 8_000] { try MediaOptions(toneFrequency: hz).validate() }
+        for hz in [0, 49, 8_001, -440] {
+            #expect(throws: MediaOptionError.self) { try MediaOptions(toneFrequency: hz).validate() }
+        }
+    }
+
+    /// The pipeline publishes the tone at `toneFrequency`: decode what it encodes and compare
+    /// the power at the chosen frequency with the power at the 440 Hz default.
+    @Test func publishPipelineUsesTheToneFrequency() throws {
+        let packets = Mutex<[EncodedAudioFrame]>([])
+        let failures = Mutex<[String]>([])
+        let options = MediaOptions(publish: .color(0xFF0000), width: 64, height: 48, fps: 5, bitrateKbps: 100, toneFrequency: 1_000)
+        let pipeline = PublishPipeline(
+            options: options, label: "tone", start: .now, videoMuted: true, audioMuted: false,
+            deliver: { output in
+                if case .audio(let frame) = output { packets.withLock { $0.append(frame) } }
+            },
+            failure: { message in failures.withLock { $0.append(message) } })
+        pipeline.run()
+        let deadline = ContinuousClock.now + .seconds(5)
+        while packets.withLock({ $0.count }) < 20, ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        pipeline.stop()
+        #expect(failures.withLock { $0 }.isEmpty)
+        let received = packets.withLock { $0 }
+        try #require(received.count >= 20)
+        let decoder = try OpusDecoder()
+        // Skip the codec's first frames (lookahead and ramp-up).
+        let mono = try received.prefix(20).map { try decoder.decode($0).channel(0) }.dropFirst(5).flatMap { $0 }
+        let chosen = Self.power(mono, frequency: 1_000), standard = Self.power(mono, frequency: 440)
+        #expect(chosen > 100 * standard, "power at 1000 Hz \(chosen), at 440 Hz \(standard)")
+    }
+
+    /// Goertzel power of `frequency` in 48 kHz samples, normalised by the length.
+    private static func power(_ samples: [Int16], frequency: Double) -> Double {
+        let coefficient = 2 * cos(2 * Double.pi * frequency / 48_000)
+        var s1 = 0.0, s2 = 0.0
+        for sample in samples {
+            let s0 = Double(sample) + coefficient * s1 - s2
+            s2 = s1
+            s1 = s0
+        }
+        return (s1 * s1 + s2 * s2 - coefficient * s1 * s2) / Double(samples.count * samples.count)
     }
 }

@@ -113,4 +113,15 @@ import Testing
         #expect(TestSupport.goertzelPower(mono, frequency: 440, sampleRate: 48_000)
             > 100 * TestSupport.goertzelPower(mono, frequency: 1_000, sampleRate: 48_000))
     }
+
+    /// One 20 ms frame of an f Hz tone holds f / 50 cycles, two sign changes each.
+    @Test(arguments: [(50.0, 2), (440.0, 17.6), (1_000.0, 40), (8_000.0, 320)] as [(Double, Double)])
+    func honoursTheFrequency(frequency: Double, expectedCrossings: Double) {
+        let tone = ToneSource(frequency: frequency)
+        for index in [0, 1, 7] {
+            let mono = tone.nextFrame(index: index).channel(0)
+            let crossings = zip(mono, mono.dropFirst()).filter { ($0 < 0) != ($1 < 0) }.count
+            #expect(abs(Double(crossings) - expectedCrossings) <= 1.5, "\(frequency) Hz frame \(index): \(crossings) zero crossings")
+        }
+    }
 }

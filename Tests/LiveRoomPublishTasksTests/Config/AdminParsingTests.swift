@@ -98,7 +98,7 @@ struct AdminParsingTests {
     }
 
     @Test func templates() throws {
-        for (mode, template) in [(1, LayoutTemplate.float), (2, .screenShare), (3, .grid), (4, .custom)] {
+        for (mode, template) in [(1, LayoutTemplate.float), (2, .screenShare), (3, .grid), (4, .custom), (5, .pk)] {
             let (_, config) = try AdminPublishCdnStreamRequest.parseStart(json("""
                 {"RoomId": "room1", "WithTranscoding": 1,
                  "VideoParams": {"VideoEncode": {"Width": 720, "Height": 1280, "Fps": 15, "BitRate": 1200, "Gop": 2},
@@ -113,6 +113,31 @@ struct AdminParsingTests {
             #expect(mixing.templateMainUser == MixUser(userId: "teacher", roomId: "room1"))
             #expect(mixing.templateMainStreamType == .sub)
         }
+    }
+
+    @Test func pkTemplateOnStartAndUpdate() throws {
+        let (_, config) = try AdminPublishCdnStreamRequest.parseStart(json("""
+            {"RoomId": "room1", "VideoParams": {"VideoEncode": {"Width": 1280, "Height": 720, "Fps": 15, "BitRate": 1500, "Gop": 2},
+             "LayoutParams": {"MixLayoutMode": 5}}, "PublishCdnParams": [{"PublishCdnUrl": "rtmp://push.example.com/live/pk"}]}
+            """))
+        let mixing = try #require(config.mixingConfig)
+        #expect(mixing.template == .pk)
+        #expect(mixing.template.name == "pk")
+        // The admin default: audio-only anchors take no column.
+        #expect(mixing.pureAudioHoldsPlace == false)
+        #expect(mixing.templateFillMode == nil)
+
+        // A grid mix turned into PK when the other room links, and back.
+        let (_, grid) = try AdminPublishCdnStreamRequest.parseStart(json("""
+            {"RoomId": "room1", "VideoParams": {"VideoEncode": {"Width": 1280, "Height": 720, "Fps": 15, "BitRate": 1500, "Gop": 2}},
+             "PublishCdnParams": [{"PublishCdnUrl": "rtmp://push.example.com/live/pk"}]}
+            """))
+        let update = try AdminPublishCdnStreamRequest.parseUpdate(json(#"{"TaskId": "t1", "SequenceNumber": 1, "VideoParams": {"LayoutParams": {"MixLayoutMode": 5}}}"#))
+        let pk = try update.applied(to: grid)
+        #expect(pk.mixingConfig?.template == .pk)
+        #expect(pk.encoderParam == grid.encoderParam)
+        let back = try AdminPublishCdnStreamRequest.parseUpdate(json(#"{"TaskId": "t1", "SequenceNumber": 2, "VideoParams": {"LayoutParams": {"MixLayoutMode": 3}}}"#))
+        #expect(try back.applied(to: pk).mixingConfig?.template == .grid)
     }
 
     @Test func defaultsOfAnAdminMix() throws {
@@ -147,11 +172,13 @@ struct AdminParsingTests {
     }
 
     @Test func startErrors() {
-        expectError(ErrorCode.invalidLayoutMode, "VideoParams.LayoutParams.MixLayoutMode", "5") {
-            _ = try AdminPublishCdnStreamRequest.parseStart(json("""
-                {"RoomId": "room1", "VideoParams": {"VideoEncode": {"Width": 1280, "Height": 720, "Fps": 15, "BitRate": 1500, "Gop": 2},
-                 "LayoutParams": {"MixLayoutMode": 5}}, "PublishCdnParams": [{"PublishCdnUrl": "rtmp://h/live/x"}]}
-                """))
+        for bad in [0, 6] {
+            expectError(ErrorCode.invalidLayoutMode, "VideoParams.LayoutParams.MixLayoutMode", "\(bad) is not", "4 (custom) or 5 (pk)") {
+                _ = try AdminPublishCdnStreamRequest.parseStart(json("""
+                    {"RoomId": "room1", "VideoParams": {"VideoEncode": {"Width": 1280, "Height": 720, "Fps": 15, "BitRate": 1500, "Gop": 2},
+                     "LayoutParams": {"MixLayoutMode": \(bad)}}, "PublishCdnParams": [{"PublishCdnUrl": "rtmp://h/live/x"}]}
+                    """))
+            }
         }
         expectError(ErrorCode.missingParameter, "RoomId") {
             _ = try AdminPublishCdnStreamRequest.parseStart(json(#"{"PublishCdnParams": [{"PublishCdnUrl": "rtmp://h/live/x"}]}"#))

@@ -137,6 +137,26 @@ struct ClientParsingTests {
         #expect(config.mixingConfig?.template == .grid)
     }
 
+    @Test func pkTemplateByLayoutMode() throws {
+        func mixing(_ layoutMode: String) throws -> StreamMixingConfig? {
+            try PublishTaskConfig.parseClient(
+                request: json("""
+                    {"target": {"mode": 3, "cdnUrlList": [{"rtmpUrl": "rtmp://h/live/pk"}]},
+                     "encoderParam": {"videoEncodedWidth": 1280, "videoEncodedHeight": 720, "videoEncodedFPS": 15, "videoEncodedGOP": 2},
+                     "mixingConfig": {"layoutMode": \(layoutMode)}}
+                    """), caller: caller
+            ).mixingConfig
+        }
+        for mode in [#""pk""#, #""PK""#, "5"] {
+            #expect(try mixing(mode)?.template == .pk, "\(mode)")
+        }
+        // The client API's default stays custom (videoLayoutList), and TRTC's SDK clients never send layoutMode.
+        #expect(try mixing("null")?.template == .custom)
+        expectError(ErrorCode.invalidLayoutMode, "mixingConfig.layoutMode", "\"pq\" is not one of", "pk") { _ = try mixing(#""pq""#) }
+        expectError(ErrorCode.invalidLayoutMode, "mixingConfig.layoutMode", "6 is not one of", "5") { _ = try mixing("6") }
+        expectError(ErrorCode.invalidLayoutMode, "mixingConfig.layoutMode") { _ = try mixing("true") }
+    }
+
     @Test func mixingWithoutConfigMixesEveryAnchorInAGrid() throws {
         let config = try PublishTaskConfig.parseClient(
             request: json(#"{"target": {"mode": 3, "cdnUrlList": [{"rtmpUrl": "rtmp://h/live/s"}]}, "encoderParam": {"videoEncodedWidth": 640, "videoEncodedHeight": 360}}"#),

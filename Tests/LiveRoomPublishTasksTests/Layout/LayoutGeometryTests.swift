@@ -13,7 +13,7 @@ struct LayoutGeometryTests {
         return false
     }
 
-    @Test(arguments: [LayoutTemplate.float, .grid, .screenShare])
+    @Test(arguments: [LayoutTemplate.float, .grid, .screenShare, .pk])
     func everyTemplateForOneToSixteenPictures(template: LayoutTemplate) {
         for canvas in Self.canvases {
             for count in 1...16 {
@@ -31,6 +31,10 @@ struct LayoutGeometryTests {
                 case .float:
                     #expect(rects[0] == MixRect(x: 0, y: 0, width: canvas.width, height: canvas.height))
                     #expect(!Self.overlaps(Array(rects.dropFirst())), "float tiles overlap \(canvas) \(count)")
+                case .pk:
+                    #expect(!Self.overlaps(rects), "pk \(canvas) \(count) overlaps")
+                    #expect(rects.allSatisfy { $0.y == 0 && $0.height == canvas.height && $0.width == rects[0].width }, "pk \(canvas) \(count)")
+                    #expect(rects.map(\.x) == rects.map(\.x).sorted(), "pk columns go left to right: \(canvas) \(count)")
                 case .custom:
                     break
                 }
@@ -87,6 +91,40 @@ struct LayoutGeometryTests {
         #expect(ten[0].rect == MixRect(x: 0, y: 0, width: 768, height: 720))
         #expect(ten[8].rect == MixRect(x: 768, y: 630, width: 256, height: 90))
         #expect(ten[9].rect == MixRect(x: 1024, y: 0, width: 256, height: 90))
+    }
+
+    @Test func pkColumnsOnALandscapeCanvas() {
+        let canvas = MixSize(width: 1280, height: 720)
+        #expect(TemplateGeometry.columns(canvas: canvas, count: 1) == [MixRect(x: 0, y: 0, width: 1280, height: 720)])
+        #expect(TemplateGeometry.columns(canvas: canvas, count: 2) == [MixRect(x: 0, y: 0, width: 640, height: 720), MixRect(x: 640, y: 0, width: 640, height: 720)])
+        // 1280 / 3 = 426.7: columns of 426, the 2 pixels left over not enough to centre by an even step.
+        #expect(TemplateGeometry.columns(canvas: canvas, count: 3) == [
+            MixRect(x: 0, y: 0, width: 426, height: 720), MixRect(x: 426, y: 0, width: 426, height: 720), MixRect(x: 852, y: 0, width: 426, height: 720),
+        ])
+        #expect(TemplateGeometry.rects(for: .pk, canvas: canvas, count: 3).allSatisfy { $0.fillMode == .fill })
+    }
+
+    @Test func pkColumnsOnAPortraitCanvas() {
+        let canvas = MixSize(width: 720, height: 1280)
+        #expect(TemplateGeometry.columns(canvas: canvas, count: 1) == [MixRect(x: 0, y: 0, width: 720, height: 1280)])
+        #expect(TemplateGeometry.columns(canvas: canvas, count: 2) == [MixRect(x: 0, y: 0, width: 360, height: 1280), MixRect(x: 360, y: 0, width: 360, height: 1280)])
+        #expect(TemplateGeometry.columns(canvas: canvas, count: 3) == [
+            MixRect(x: 0, y: 0, width: 240, height: 1280), MixRect(x: 240, y: 0, width: 240, height: 1280), MixRect(x: 480, y: 0, width: 240, height: 1280),
+        ])
+        #expect(TemplateGeometry.rects(for: .pk, canvas: canvas, count: 2).map(\.rect) == TemplateGeometry.columns(canvas: canvas, count: 2))
+    }
+
+    @Test func pkColumnsStopAtSixteenAndAtTheCanvasWidth() {
+        // 540 / 16 = 33.75: columns of 32, centred with 14 pixels each side.
+        let sixteen = TemplateGeometry.columns(canvas: MixSize(width: 540, height: 960), count: 20)
+        #expect(sixteen.count == 16)
+        #expect(sixteen.first == MixRect(x: 14, y: 0, width: 32, height: 960))
+        #expect(sixteen.last == MixRect(x: 494, y: 0, width: 32, height: 960))
+        // An odd height is evened; a canvas 6 pixels wide has room for 3 columns.
+        #expect(TemplateGeometry.columns(canvas: MixSize(width: 6, height: 9), count: 5) == [
+            MixRect(x: 0, y: 0, width: 2, height: 8), MixRect(x: 2, y: 0, width: 2, height: 8), MixRect(x: 4, y: 0, width: 2, height: 8),
+        ])
+        #expect(TemplateGeometry.columns(canvas: MixSize(width: 0, height: 0), count: 2).isEmpty)
     }
 
     @Test func fillCropsTheSourceCentred() {

@@ -51,7 +51,8 @@ final class FakeMediaPort: MediaPort {
         return eventLoop.makeSucceededFuture(.init(sdp: "restarted answer", local: ICECredentials(ufrag: "new1", pwd: "newpassword0123456789abcd"), candidates: []))
     }
 
-    func unsubscribe(owner: UInt64, publisherId: String) { record(.unsubscribe(owner: owner, publisherId: publisherId)) }
+    func unsubscribe(owner: UInt64, publisherId: String, roomId: String?) { record(.unsubscribe(owner: owner, publisherId: publisherId)) }
+    func setForwarding(owners: [UInt64], publisher: SFURouter.PublisherKey, audio: Bool, video: Bool) {}
     func stopPublishing(roomId: String, userId: String) { record(.stopPublishing(roomId: roomId, userId: userId)) }
     func close(owner: UInt64) { record(.close(owner: owner)) }
     func setTap(_ tap: SFURouter.TapID, publishers: Set<SFURouter.PublisherKey>, sink: @escaping TapSink) {

@@ -1,0 +1,320 @@
+import LiveRoomProtocol
+
+/// One end of a cross-room PK link: an anchor in its room (rooms by their key).
+public struct PKEnd: Sendable, Hashable {
+    public var roomId: String
+    public var userId: String
+
+    public init(roomId: String, userId: String) {
+        self.roomId = roomId
+        self.userId = userId
+    }
+}
+
+/// A cross-room PK link: the two anchors, and everyone in their rooms, see and hear each other.
+public struct PKLink: Sendable, Hashable {
+    /// The anchor who connected (or asked, when the other accepted).
+    public var caller: PKEnd
+    public var callee: PKEnd
+    /// Milliseconds since 1970 when the link was made.
+    public var since: Int64
+
+    /// The end in `roomId`'s view across the link: the other room's anchor.
+    func remote(seenFrom roomId: String) -> PKEnd? {
+        if caller.roomId == roomId { return callee }
+        if callee.roomId == roomId { return caller }
+        return nil
+    }
+
+    func has(_ end: PKEnd) -> Bool { caller == end || callee == end }
+}
+
+/// A PK request waiting for the other anchor's answer.
+struct PKRequest: Sendable, Hashable {
+    var from: PKEnd
+    var to: PKEnd
+    var expires: ContinuousClock.Instant
+}
+
+/// What a battle is to be fought between: each room once, with its anchor.
+public struct PKBattleCommand: Sendable, Hashable {
+    /// The anchor who started it, answered on failure.
+    public var session: SessionID
+    /// The caller's end first, then one anchor of each room linked with the caller's room.
+    public var sides: [PKEnd]
+    public var durationSec: Int
+}
+
+extension RoomsStateMachine {
+    /// Battles last 5 s to an hour.
+    public static let pkBattleDurations = 5...3600
+
+    // MARK: Who sees whom
+
+    /// The anchors of other rooms that `roomId` sees through PK links, in link order, each once.
+    public func pkAnchors(in roomId: String) -> [PKEnd] {
+        var seen: Set<PKEnd> = []
+        return pkLinks.compactMap { $0.remote(seenFrom: roomId) }.filter { seen.insert($0).inserted }
+    }
+
+    /// The rooms `roomId` is linked with.
+    func linkedRooms(of roomId: String) -> Set<String> {
+        Set(pkAnchors(in: roomId).map(\.roomId))
+    }
+
+    /// The anchors of `roomId` taking part in PK links.
+    func anchorsInPK(of roomId: String) -> Set<String> {
+        Set(pkLinks.flatMap { [$0.caller, $0.callee] }.filter { $0.roomId == roomId }.map(\.userId))
+    }
+
+    /// The rooms that see anchor `end` through its links.
+    func roomsSeeing(_ end: PKEnd) -> Set<String> {
+        Set(pkLinks.filter { $0.has(end) }.compactMap { $0.remote(seenFrom: end.roomId)?.roomId })
+    }
+
+    public func forwardMode(from roomId: String, into viewer: String) -> PKForwardMode {
+        pkForward[viewer]?[roomId] ?? .both
+    }
+
+    /// Every PK link with an end in `roomId` (for DescribeRoom).
+    public func pkLinks(of roomId: String) -> [PKLink] {
+        pkLinks.filter { $0.caller.roomId == roomId || $0.callee.roomId == roomId }
+    }
+
+    /// The remote PK anchors `roomId` sees who publish, as a mixer sees them (forward modes applied).
+    public func pkPublisherStates(in roomId: String) -> [(roomId: String, state: PublisherState)] {
+        pkAnchors(in: roomId).compactMap { end in
+            guard let member = rooms[end.roomId]?.members[end.userId], let publishing = member.publishing else { return nil }
+            let mode = forwardMode(from: end.roomId, into: roomId)
+            let state = PublisherState(
+                userId: end.userId, audio: publishing.audio && mode.audio, video: publishing.video && mode.video, audioMuted: member.audioMuted,
+                videoMuted: member.videoMuted)
+            return (end.roomId, state)
+        }
+    }
+
+    /// The room a publisher that `roomId` may subscribe to publishes in: the room itself for its
+    /// own members, the other room for a PK anchor it sees.
+    func publisherRoom(of userId: String, seenFrom roomId: String) -> String? {
+        if rooms[roomId]?.members[userId] != nil { return roomId }
+        return pkAnchors(in: roomId).first { $0.userId == userId }?.roomId
+    }
+
+    /// What `viewer` sees of PK anchor `end`: (video, audio).
+    func pkAvailability(of end: PKEnd, in viewer: String) -> (video: Bool, audio: Bool) {
+        guard let member = rooms[end.roomId]?.members[end.userId] else { return (false, false) }
+        let mode = forwardMode(from: end.roomId, into: viewer)
+        return (member.videoAvailable && mode.video, member.audioAvailable && mode.audio)
+    }
+
+    /// Tells `sessions` that PK anchor `end` is there, with what they can receive of it.
+    func introduce(_ end: PKEnd, to sessions: [SessionID], in viewer: String) -> [Action] {
+        let (video, audio) = pkAvailability(of: end, in: viewer)
+        return sessions.flatMap { session -> [Action] in
+            var actions: [Action] = [.send(session, .onRemoteUserEnterRoom(userId: end.userId))]
+            if video { actions.append(.send(session, .onUserVideoAvailable(userId: end.userId, available: true))) }
+            if audio { actions.append(.send(session, .onUserAudioAvailable(userId: end.userId, available: true))) }
+            return actions
+        }
+    }
+
+    /// Tells `viewer`'s room that PK anchor `end` is gone from its view and closes their subscriptions to it.
+    func withdraw(_ end: PKEnd, from viewer: String) -> [Action] {
+        let (video, audio) = pkAvailability(of: end, in: viewer)
+        return (rooms[viewer]?.sessions() ?? []).flatMap { session -> [Action] in
+            var actions: [Action] = []
+            if video { actions.append(.send(session, .onUserVideoAvailable(userId: end.userId, available: false))) }
+            if audio { actions.append(.send(session, .onUserAudioAvailable(userId: end.userId, available: false))) }
+            actions.append(.send(session, .onRemoteUserLeaveRoom(userId: end.userId, reason: 0)))
+            actions.append(.media(.unsubscribe(session: session, publisherId: end.userId, roomId: end.roomId)))
+            return actions
+        }
+    }
+
+    /// Removes `links`; each room that no longer sees the other end is told (while the ends are
+    /// still members, so what they were seen to send is known).
+    mutating func remove(links: [PKLink]) -> [Action] {
+        guard !links.isEmpty else { return [] }
+        let before = Set(pkLinks.flatMap { link in [link.caller, link.callee].map { ($0, link.remote(seenFrom: $0.roomId)!.roomId) } }.map(Pair.init))
+        var actions: [Action] = []
+        pkLinks.removeAll { links.contains($0) }
+        let after = Set(pkLinks.flatMap { link in [link.caller, link.callee].map { ($0, link.remote(seenFrom: $0.roomId)!.roomId) } }.map(Pair.init))
+        for gone in before.subtracting(after).sorted(by: { ($0.viewer, $0.end.userId) < ($1.viewer, $1.end.userId) }) {
+            actions += withdraw(gone.end, from: gone.viewer)
+        }
+        // Forward modes between rooms no longer linked are forgotten (after the withdrawals used them).
+        for (viewer, modes) in pkForward {
+            let linked = linkedRooms(of: viewer)
+            pkForward[viewer] = modes.filter { linked.contains($0.key) }
+            if pkForward[viewer]?.isEmpty == true { pkForward[viewer] = nil }
+        }
+        return actions
+    }
+
+    private struct Pair: Hashable {
+        var end: PKEnd
+        var viewer: String
+        init(_ pair: (PKEnd, String)) { (end, viewer) = pair }
+    }
+
+    /// Ends every link of anchor `end` (it leaves, stops being an anchor, or its room is dismissed).
+    mutating func endPKLinks(of end: PKEnd) -> [Action] {
+        let actions = remove(links: pkLinks.filter { $0.has(end) })
+        pkRequests.removeAll { $0.from == end || $0.to == end }
+        return actions
+    }
+
+    // MARK: Requests
+
+    /// Checks that `caller` may link with anchor `userId` of `room`; returns the other end.
+    private func checkLink(from caller: PKEnd, to room: RoomID?, userId: String) throws(LiveRoomError) -> PKEnd {
+        guard rooms[caller.roomId]?.members[caller.userId]?.role == .anchor else {
+            throw LiveRoomError(ErrorCode.pkCallerIsAudience, "only anchors connect with other rooms; switch role to anchor first")
+        }
+        guard let room, !userId.isEmpty else {
+            throw LiveRoomError(ErrorCode.pkInvalidParameter, "name the other room (strRoomId or roomId) and its anchor (userId)")
+        }
+        let other = PKEnd(roomId: room.key, userId: userId)
+        guard other.roomId != caller.roomId else {
+            throw LiveRoomError(ErrorCode.pkInvalidParameter, "\(room) is your own room; a PK links two different rooms")
+        }
+        guard let target = rooms[other.roomId] else { throw LiveRoomError(ErrorCode.pkRoomNotFound, "\(room) does not exist") }
+        guard target.members[userId]?.role == .anchor else {
+            throw LiveRoomError(ErrorCode.pkUserNotFound, "user \(userId.quoted) is not an anchor in \(room)")
+        }
+        if rooms[caller.roomId]!.members[userId] != nil || target.members[caller.userId] != nil {
+            throw LiveRoomError(
+                ErrorCode.pkInvalidParameter, "user \(rooms[caller.roomId]!.members[userId] != nil ? userId.quoted : caller.userId.quoted) is in both rooms; a PK needs distinct user ids")
+        }
+        for (end, far, code, whose) in [(caller, other, ErrorCode.tooManyPKRooms, "your room"), (other, caller, ErrorCode.pkPeerRoomFull, "\(room)")] {
+            let linked = linkedRooms(of: end.roomId)
+            if !linked.contains(far.roomId), linked.count >= configuration.maxPKRooms {
+                throw LiveRoomError(code, "\(whose) already connects with \(linked.count) rooms, the most allowed")
+            }
+            let anchors = anchorsInPK(of: end.roomId)
+            if !anchors.contains(end.userId), anchors.count >= configuration.maxPKAnchorsPerRoom {
+                throw LiveRoomError(code, "\(whose) already has \(anchors.count) anchors in PK, the most allowed")
+            }
+        }
+        return other
+    }
+
+    /// Makes the link (already checked) and tells both rooms.
+    private mutating func link(_ caller: PKEnd, with callee: PKEnd, at now: EventTime) -> [Action] {
+        if pkLinks.contains(where: { $0.has(caller) && $0.has(callee) }) { return [] }
+        let newInCaller = !pkAnchors(in: caller.roomId).contains(callee)
+        let newInCallee = !pkAnchors(in: callee.roomId).contains(caller)
+        pkLinks.append(PKLink(caller: caller, callee: callee, since: now.unixMillis))
+        pkRequests.removeAll { ($0.from == caller && $0.to == callee) || ($0.from == callee && $0.to == caller) }
+        var actions: [Action] = []
+        if newInCaller { actions += introduce(callee, to: rooms[caller.roomId]!.sessions(), in: caller.roomId) }
+        if newInCallee { actions += introduce(caller, to: rooms[callee.roomId]!.sessions(), in: callee.roomId) }
+        return actions
+    }
+
+    /// Handles the PK requests; errors are answered in TRTC's callbacks.
+    mutating func handlePK(_ request: RoomRequest, from session: SessionID, as caller: PKEnd, at now: EventTime) -> [Action] {
+        switch request {
+        case .connectOtherRoom(let room, let userId):
+            do throws(LiveRoomError) {
+                let other = try checkLink(from: caller, to: room, userId: userId)
+                return [.send(session, .onConnectOtherRoom(userId: userId, errCode: 0, errMsg: ""))] + link(caller, with: other, at: now)
+            } catch {
+                return [.send(session, .onConnectOtherRoom(userId: userId, errCode: error.code, errMsg: error.message))]
+            }
+        case .requestPK(let room, let userId):
+            do throws(LiveRoomError) {
+                let other = try checkLink(from: caller, to: room, userId: userId)
+                pkRequests.removeAll { $0.from == caller && $0.to == other }
+                pkRequests.append(PKRequest(from: caller, to: other, expires: now.monotonic + configuration.pkRequestTimeout))
+                let target = rooms[other.roomId]!.members[userId]!.session
+                let timeout = Int(configuration.pkRequestTimeout.components.seconds)
+                return [.send(target, .onPKRequest(userId: caller.userId, room: RoomID(key: caller.roomId), timeoutSec: timeout))]
+            } catch {
+                return [.send(session, .onConnectOtherRoom(userId: userId, errCode: error.code, errMsg: error.message))]
+            }
+        case .answerPK(let room, let userId, let accept):
+            let asker = room.map { PKEnd(roomId: $0.key, userId: userId) }
+            guard let asker, let index = pkRequests.firstIndex(where: { $0.from == asker && $0.to == caller }) else {
+                let error = LiveRoomError(ErrorCode.noSuchUserOrRequest, "no PK request from \(userId.quoted) waits for your answer")
+                return [.send(session, .error(error, requestType: accept ? "acceptPK" : "rejectPK"))]
+            }
+            pkRequests.remove(at: index)
+            guard let askerSession = rooms[asker.roomId]?.members[asker.userId]?.session else { return [] }
+            guard accept else {
+                return [.send(askerSession, .onConnectOtherRoom(userId: caller.userId, errCode: ErrorCode.pkRejected, errMsg: "\(caller.userId.quoted) rejected the PK request"))]
+            }
+            do throws(LiveRoomError) {
+                // Checked again: the rooms may have changed while the request waited.
+                _ = try checkLink(from: asker, to: RoomID(key: caller.roomId), userId: caller.userId)
+                return [
+                    .send(askerSession, .onConnectOtherRoom(userId: caller.userId, errCode: 0, errMsg: "")),
+                    .send(session, .onConnectOtherRoom(userId: asker.userId, errCode: 0, errMsg: "")),
+                ] + link(asker, with: caller, at: now)
+            } catch {
+                return [
+                    .send(askerSession, .onConnectOtherRoom(userId: caller.userId, errCode: error.code, errMsg: error.message)),
+                    .send(session, .onConnectOtherRoom(userId: asker.userId, errCode: error.code, errMsg: error.message)),
+                ]
+            }
+        case .disconnectOtherRoom:
+            guard rooms[caller.roomId]?.members[caller.userId]?.role == .anchor else {
+                return [.send(session, .onDisconnectOtherRoom(errCode: ErrorCode.pkCallerIsAudience, errMsg: "only anchors end PK links"))]
+            }
+            let links = pkLinks.filter { $0.has(caller) }
+            guard !links.isEmpty else {
+                return [.send(session, .onDisconnectOtherRoom(errCode: ErrorCode.pkNotConnected, errMsg: "you have no PK link"))]
+            }
+            return [.send(session, .onDisconnectOtherRoom(errCode: 0, errMsg: ""))] + remove(links: links)
+        case .updateOtherRoomForwardMode(let room, let mode):
+            guard rooms[caller.roomId]?.members[caller.userId]?.role == .anchor else {
+                return [.send(session, .onUpdateOtherRoomForwardMode(errCode: ErrorCode.pkCallerIsAudience, errMsg: "only anchors change PK forwarding"))]
+            }
+            guard let room, linkedRooms(of: caller.roomId).contains(room.key) else {
+                return [.send(session, .onUpdateOtherRoomForwardMode(errCode: ErrorCode.pkNotConnected, errMsg: "your room has no PK link with \(room?.description ?? "that room")"))]
+            }
+            let ends = pkAnchors(in: caller.roomId).filter { $0.roomId == room.key }
+            let before = ends.map { pkAvailability(of: $0, in: caller.roomId) }
+            pkForward[caller.roomId, default: [:]][room.key] = mode == .both ? nil : mode
+            let sessions = rooms[caller.roomId]!.sessions()
+            var actions: [Action] = [.send(session, .onUpdateOtherRoomForwardMode(errCode: 0, errMsg: ""))]
+            for (end, was) in zip(ends, before) {
+                let now = pkAvailability(of: end, in: caller.roomId)
+                for s in sessions {
+                    if was.video != now.video { actions.append(.send(s, .onUserVideoAvailable(userId: end.userId, available: now.video))) }
+                    if was.audio != now.audio { actions.append(.send(s, .onUserAudioAvailable(userId: end.userId, available: now.audio))) }
+                }
+                actions.append(.media(.setForwarding(sessions: sessions, publisherRoomId: end.roomId, publisherId: end.userId, audio: mode.audio, video: mode.video)))
+            }
+            return actions
+        case .startPKBattle(let durationSec):
+            do throws(LiveRoomError) {
+                guard rooms[caller.roomId]?.members[caller.userId]?.role == .anchor else {
+                    throw LiveRoomError(ErrorCode.pkCallerIsAudience, "only anchors start PK battles")
+                }
+                guard Self.pkBattleDurations.contains(durationSec) else {
+                    throw LiveRoomError(ErrorCode.invalidPKBattle, "durationSec must be \(Self.pkBattleDurations.lowerBound)–\(Self.pkBattleDurations.upperBound), not \(durationSec)")
+                }
+                var sides = [caller]
+                for end in pkAnchors(in: caller.roomId) where !sides.contains(where: { $0.roomId == end.roomId }) { sides.append(end) }
+                guard sides.count > 1 else { throw LiveRoomError(ErrorCode.pkNotConnected, "your room has no PK link to battle over") }
+                return [.battle(PKBattleCommand(session: session, sides: sides, durationSec: durationSec))]
+            } catch {
+                return [.send(session, .error(error, requestType: "startPKBattle"))]
+            }
+        default:
+            return []
+        }
+    }
+
+    /// PK requests nobody answered in time: their askers get -3326.
+    public mutating func expirePKRequests(now: ContinuousClock.Instant) -> [Action] {
+        let expired = pkRequests.filter { $0.expires <= now }
+        pkRequests.removeAll { $0.expires <= now }
+        return expired.compactMap { request in
+            rooms[request.from.roomId]?.members[request.from.userId].map {
+                .send($0.session, .onConnectOtherRoom(userId: request.to.userId, errCode: ErrorCode.pkRequestTimeout, errMsg: "\(request.to.userId.quoted) did not answer the PK request in time"))
+            }
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import LiveRoomProtocol
+import Testing
+
+@testable import LiveRoomCore
+
+/// Cross-room PK in the room core: who sees whom, where subscriptions go, forward modes,
+/// and what ends a link.
+@Suite struct PKTests {
+    func media(_ actions: [RoomsStateMachine.Action]) -> [MediaCommand] {
+        actions.compactMap { if case .media(let m) = $0 { m } else { nil } }
+    }
+
+    /// hostA (publishing audio and video) and fanA in room A, hostB and fanB in room B, linked by hostA.
+    func linked() -> Harness {
+        var h = Harness()
+        h.enter("hostA", room: "A", role: .anchor)
+        h.enter("fanA", room: "A")
+        h.enter("hostB", room: "B", role: .anchor)
+        h.enter("fanB", room: "B")
+        _ = h.machine.publishStarted(h.sessions["hostA"]!, audio: true, video: true)
+        #expect(h.events(h.send(.connectOtherRoom(room: .string("B"), userId: "hostB"), from: "hostA"), for: "hostA") == [
+            .onConnectOtherRoom(userId: "hostB", errCode: 0, errMsg: ""),
+            .onRemoteUserEnterRoom(userId: "hostB"),
+        ])
+        return h
+    }
+
+    @Test func bothRoomsSeeTheOtherAnchorAndSubscribeInItsRoom() {
+        var h = linked()
+        #expect(h.machine.pkAnchors(in: "B") == [PKEnd(roomId: "A", userId: "hostA")])
+        // A newcomer to room B learns of hostA and what it sends.
+        let late = h.enter("late", room: "B")
+        #expect(h.events(late, for: "late").contains(.onUserVideoAvailable(userId: "hostA", available: true)))
+        let subscribe = h.send(.subscribe(userId: "hostA", sdp: "o"), from: "fanB")
+        #expect(media(subscribe) == [.subscribe(session: h.sessions["fanB"]!, roomId: "A", userId: "fanB", publisherId: "hostA", sdp: "o")])
+        // hostA's mute reaches room B too.
+        #expect(h.events(h.send(.muteLocalAudio(true), from: "hostA"), for: "fanB") == [.onUserAudioAvailable(userId: "hostA", available: false)])
+        #expect(h.machine.pkPublisherStates(in: "B").map(\.roomId) == ["A"])
+    }
+
+    @Test func aForwardModeHidesAKindAndPausesSubscriptions() {
+        var h = linked()
+        let audioOnly = h.send(.updateOtherRoomForwardMode(room: .string("A"), mode: .audio), from: "hostB")
+        #expect(h.events(audioOnly, for: "fanB") == [.onUserVideoAvailable(userId: "hostA", available: false)])
+        #expect(media(audioOnly).contains(.setForwarding(
+            sessions: [h.sessions["hostB"]!, h.sessions["fanB"]!], publisherRoomId: "A", publisherId: "hostA", audio: true, video: false)))
+        // A subscription made now is paused from the start; room A is not affected.
+        let subscribe = media(h.send(.subscribe(userId: "hostA", sdp: "o"), from: "fanB"))
+        #expect(subscribe.last == .setForwarding(sessions: [h.sessions["fanB"]!], publisherRoomId: "A", publisherId: "hostA", audio: true, video: false))
+        #expect(h.machine.pkPublisherStates(in: "B").first?.state.video == false)
+        // Only rooms it is linked with, and only anchors.
+        #expect(h.events(h.send(.updateOtherRoomForwardMode(room: .string("C"), mode: .none), from: "hostB"), for: "hostB") == [
+            .onUpdateOtherRoomForwardMode(errCode: ErrorCode.pkNotConnected, errMsg: "your room has no PK link with room \"C\""),
+        ])
+    }
+
+    @Test func leavingSwitchingRoleAndDismissingEndLinks() {
+        var h = linked()
+        let left = h.send(.exitRoom, from: "hostA")
+        #expect(h.events(left, for: "fanB").suffix(1) == [.onRemoteUserLeaveRoom(userId: "hostA", reason: 0)])
+        #expect(media(left).contains(.unsubscribe(session: h.sessions["fanB"]!, publisherId: "hostA", roomId: "A")))
+        #expect(h.machine.pkLinks(of: "B").isEmpty)
+
+        h = linked()
+        #expect(h.events(h.send(.switchRole(.audience), from: "hostB"), for: "fanA").contains(.onRemoteUserLeaveRoom(userId: "hostB", reason: 0)))
+        #expect(h.machine.pkLinks(of: "A").isEmpty)
+
+        h = linked()
+        let dismissed = try! h.machine.dismissRoom("A", at: h.now)
+        #expect(h.events(dismissed, for: "fanB").contains(.onRemoteUserLeaveRoom(userId: "hostA", reason: 0)))
+        #expect(h.events(dismissed, for: "fanA") == [.onExitRoom(reason: 2)], "the dismissed room hears only that")
+        #expect(h.machine.pkLinks(of: "B").isEmpty)
+    }
+
+    @Test func collidingUserIdsAreRefused() {
+        var h = Harness()
+        h.enter("host", room: "A", role: .anchor)
+        h.enter("host", room: "B", role: .anchor, connection: "hostInB")
+        let answer = h.events(h.send(.connectOtherRoom(room: .string("B"), userId: "host"), from: "host"), for: "host")
+        #expect(answer.first.flatMap { if case .onConnectOtherRoom(_, let code, _) = $0 { code } else { nil } } == ErrorCode.pkInvalidParameter)
+    }
+}

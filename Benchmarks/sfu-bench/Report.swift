@@ -10,6 +10,8 @@ struct Row: Sendable {
     var subscribers: Int
     /// The subscribers' path: UDP or ICE-TCP.
     var transport: TransportProtocol
+    /// The publisher's room, or a room linked to it by a PK.
+    var room: SubscriberRoom
     var seconds: Double
     var publishedPacketsPerSecond: Double
     var publishedKbps: Double
@@ -43,8 +45,9 @@ struct Row: Sendable {
     var floorCPUPercent: Double
     var serverToFloor: Double
 
-    init(subscribers n: Int, transport: TransportProtocol, window: Window, floor: CryptoFloor.Figures, idleCPUPercent: Double?) {
+    init(subscribers n: Int, transport: TransportProtocol, room: SubscriberRoom, window: Window, floor: CryptoFloor.Figures, idleCPUPercent: Double?) {
         self.transport = transport
+        self.room = room
         let elapsed = window.elapsedSeconds
         let published = window.last.published.packets - window.first.published.packets
         let received = window.last.received - window.first.received
@@ -84,6 +87,7 @@ struct Row: Sendable {
         return .object([
             "subscribers": .number(Double(subscribers)),
             "transport": .string(transport.rawValue),
+            "room": .string(room.rawValue),
             "seconds": number(seconds),
             "publishedPacketsPerSecond": number(publishedPacketsPerSecond),
             "publishedKbps": number(publishedKbps),
@@ -115,7 +119,7 @@ struct Report: Sendable {
     let json: Bool
 
     private static let columns: [(title: String, width: Int)] = [
-        ("N", 4), ("path", 5), ("CPU% p50", 9), ("CPU% mean", 10), ("µs/pkt", 7), ("floor µs", 9), ("ratio", 6), ("marg µs", 8), ("floor CPU%", 11), ("CPU%/sub", 9),
+        ("N", 4), ("path", 5), ("room", 5), ("CPU% p50", 9), ("CPU% mean", 10), ("µs/pkt", 7), ("floor µs", 9), ("ratio", 6), ("marg µs", 8), ("floor CPU%", 11), ("CPU%/sub", 9),
         ("fwd pkt/s", 10), ("recv pkt/s", 11), ("loss%", 7), ("drops s/b", 10), ("delay p50", 10), ("p99 ms", 7), ("loop%", 6), ("wait%", 6), ("bench CPU%", 11),
     ]
 
@@ -149,7 +153,7 @@ struct Report: Sendable {
             return String(format: "%.\(digits)f", value)
         }
         let cells = [
-            String(row.subscribers), row.transport.rawValue, f(row.serverCPUPercent, 1), f(row.serverCPUPercentMean, 1), f(row.serverMicrosecondsPerPacket, 2),
+            String(row.subscribers), row.transport.rawValue, row.room.rawValue, f(row.serverCPUPercent, 1), f(row.serverCPUPercentMean, 1), f(row.serverMicrosecondsPerPacket, 2),
             f(row.floorMicrosecondsPerPacket, 2), f(row.serverToFloor, 1), f(row.marginalMicrosecondsPerPacket, 2), f(row.floorCPUPercent, 1),
             f(row.cpuPercentPerSubscriber, 3), f(row.forwardedPacketsPerSecond, 0),
             f(row.receivedPacketsPerSecond, 0), f(row.lossPercent, 2), "\(row.serverSocketDrops)/\(row.benchSocketDrops)", f(row.delayP50Milliseconds, 2), f(row.delayP99Milliseconds, 2),
@@ -171,6 +175,7 @@ struct Report: Sendable {
         out("drops s/b = datagrams dropped for a full receive buffer in the window, at the server's sockets / at the bench's (/proc/net/udp)")
         out("N=0 is the idle server (publisher only): its µs/pkt and floor are per received publisher packet")
         out("path = the subscribers' transport: udp, or tcp (ICE-TCP, RFC 4571 framing); the publisher is on UDP; drops count UDP only")
+        out("room = where the subscribers are: own (the publisher's room) or pk (another room linked to it by connectOtherRoom)")
     }
 
     private func pad(_ text: String, _ width: Int) -> String {

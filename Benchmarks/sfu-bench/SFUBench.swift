@@ -7,8 +7,11 @@
 //
 // With --transports udp,tcp each subscriber count is measured with the subscribers on UDP and
 // then on ICE-TCP (RFC 6544, RFC 4571 framing), so TCP's cost is seen next to UDP's.
+// With --subscriber-rooms own,pk it is measured with the subscribers in the publisher's room and
+// then in another room linked to it by a cross-room PK (connectOtherRoom), so a PK viewer's
+// cost is seen next to a local one's.
 //
-// Usage: sfu-bench --server-binary .build/release/liveroom-server --subscribers 1,10,25,50 --seconds 10 [--transports udp,tcp] [--json]
+// Usage: sfu-bench --server-binary .build/release/liveroom-server --subscribers 1,10,25,50 --seconds 10 [--transports udp,tcp] [--subscriber-rooms own,pk] [--json]
 // Build with -c release.
 
 import ArgumentParser
@@ -45,12 +48,15 @@ struct SFUBench: AsyncParsableCommand {
     var threads: Int?
     @Option(help: "Subscriber transports to measure for each count, comma separated: udp, tcp (ICE-TCP).")
     var transports: String = "udp"
+    @Option(help: "Where the subscribers are, comma separated: own (the publisher's room), pk (a room linked to it by a cross-room PK).")
+    var subscriberRooms: String = "own"
     @Flag(help: "Print one JSON object per subscriber count (progress and notes go to standard error).")
     var json = false
 
     func validate() throws {
         guard (try? subscriberCounts()) != nil else { throw ValidationError("--subscribers must be positive integers separated by commas") }
         guard (try? subscriberTransports()) != nil else { throw ValidationError("--transports must be udp and/or tcp, separated by commas") }
+        guard (try? rooms()) != nil else { throw ValidationError("--subscriber-rooms must be own and/or pk, separated by commas") }
         guard seconds >= 2 else { throw ValidationError("--seconds must be at least 2") }
     }
 
@@ -58,6 +64,12 @@ struct SFUBench: AsyncParsableCommand {
         let counts = subscribers.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
         guard !counts.isEmpty, counts.allSatisfy({ ($0 ?? 0) > 0 }) else { throw ValidationError("bad --subscribers") }
         return counts.map { $0! }
+    }
+
+    func rooms() throws -> [SubscriberRoom] {
+        let parsed = subscriberRooms.split(separator: ",").map { SubscriberRoom(rawValue: $0.trimmingCharacters(in: .whitespaces).lowercased()) }
+        guard !parsed.isEmpty, parsed.allSatisfy({ $0 != nil }) else { throw ValidationError("bad --subscriber-rooms") }
+        return parsed.map { $0! }
     }
 
     func subscriberTransports() throws -> [TransportProtocol] {
@@ -69,6 +81,7 @@ struct SFUBench: AsyncParsableCommand {
     func run() async throws {
         let counts = try subscriberCounts()
         let transports = try subscriberTransports()
+        let rooms = try rooms()
         var logger = Logger(label: "sfu-bench")
         logger.logLevel = .warning
         let report = Report(json: json)
@@ -85,7 +98,7 @@ struct SFUBench: AsyncParsableCommand {
         let certificate = try DTLSCertificate(commonName: "sfu-bench")
         let bench = Bench(server: server, loops: loops, certificate: certificate, media: media, logger: logger)
         do {
-            try await bench.run(counts: counts, transports: transports, seconds: seconds, warmup: warmup, maxLoss: maxLoss, report: report)
+            try await bench.run(counts: counts, transports: transports, rooms: rooms, seconds: seconds, warmup: warmup, maxLoss: maxLoss, report: report)
         } catch {
             await loops.shutdown()
             await server.stop()
@@ -100,11 +113,20 @@ func progress(_ message: String) {
     FileHandle.standardError.write(Data(("sfu-bench: " + message + "\n").utf8))
 }
 
+/// Where the subscribers are: in the publisher's room, or in another room linked to it by a PK.
+enum SubscriberRoom: String, Sendable {
+    case own
+    case pk
+}
+
 /// One run: the server, the bench's loops, the publisher, and subscribers that come and go.
 struct Bench: Sendable {
     static let sdkAppId: UInt64 = 1_400_000_000
     static let secretKey = "bench"
     static let roomId = "sfu-bench"
+    /// The room PK subscribers are in, linked to ``roomId`` by its anchor ``pkAnchorId``.
+    static let pkRoomId = "sfu-bench-pk"
+    static let pkAnchorId = "pk-anchor"
     static let anchorId = "anchor"
     /// Chrome's payload types, as `liveroom join` offers them.
     static let opusPayloadType: UInt8 = 111
@@ -118,16 +140,24 @@ struct Bench: Sendable {
     let media: PreencodedMedia
     let logger: Logger
 
-    func run(counts: [Int], transports: [TransportProtocol], seconds: Int, warmup: Double, maxLoss: Double, report: Report) async throws {
+    func run(counts: [Int], transports: [TransportProtocol], rooms: [SubscriberRoom], seconds: Int, warmup: Double, maxLoss: Double, report: Report) async throws {
         let signaling = try await startPublisher()
         progress("publisher connected; sending")
+        // An anchor of the PK room links it with the publisher's room.
+        var pkLink: SignalingSession?
+        if rooms.contains(.pk) {
+            pkLink = try await SignalingSession.open(
+                url: server.signalingURL, enter: enterParams(userId: Self.pkAnchorId, role: .anchor, room: Self.pkRoomId),
+                request: .connectOtherRoom(room: .string(Self.roomId), userId: Self.anchorId), logger: logger)
+            progress("room \(Self.pkRoomId) linked with \(Self.roomId) by a PK")
+        }
         try await Task.sleep(for: .seconds(2))
         report.printHeader(media: media, server: server, loops: loops.loops.count, seconds: seconds)
 
         // The idle server: the publisher alone (N = 0).
         let idleWindow = try await measure(subscribers: 0, seconds: seconds)
         let idleFloor = try CryptoFloor.measure(subscribers: 0, profile: Self.srtpProfile)
-        let idle = Row(subscribers: 0, transport: .udp, window: idleWindow, floor: idleFloor, idleCPUPercent: nil)
+        let idle = Row(subscribers: 0, transport: .udp, room: .own, window: idleWindow, floor: idleFloor, idleCPUPercent: nil)
         report.print(idle)
 
         var stoppedAt: Int?
@@ -135,25 +165,28 @@ struct Bench: Sendable {
         counts: for n in counts {
             let floor = try CryptoFloor.measure(subscribers: n, profile: Self.srtpProfile)
             for transport in transports {
-                progress("connecting \(n) subscribers over \(transport.rawValue)…")
+                for room in rooms {
+                progress("connecting \(n) subscribers over \(transport.rawValue) in the \(room.rawValue) room…")
                 let connectStart = ContinuousClock.now
-                let subscribers = try await connectSubscribers(count: n, firstID: nextID, transport: transport)
+                let subscribers = try await connectSubscribers(count: n, firstID: nextID, transport: transport, room: room)
                 nextID += n
                 try await waitUntilReceiving(count: n, timeout: .seconds(30))
                 progress("all \(n) receiving after \(format(seconds: ContinuousClock.now - connectStart)); warming up")
                 try await Task.sleep(for: .seconds(warmup))
                 let window = try await measure(subscribers: n, seconds: seconds)
                 await disconnect(subscribers)
-                let row = Row(subscribers: n, transport: transport, window: window, floor: floor, idleCPUPercent: idle.serverCPUPercentMean)
+                let row = Row(subscribers: n, transport: transport, room: room, window: window, floor: floor, idleCPUPercent: idle.serverCPUPercentMean)
                 report.print(row)
                 try await Task.sleep(for: .seconds(1))
                 if row.lossPercent > maxLoss {
                     stoppedAt = n
                     break counts
                 }
+                }
             }
         }
         report.printFooter(stoppedAt: stoppedAt, maxLoss: maxLoss)
+        await pkLink?.close()
         await signaling.close()
     }
 
@@ -197,14 +230,14 @@ struct Bench: Sendable {
         let signaling: SignalingSession
     }
 
-    private func connectSubscribers(count: Int, firstID: Int, transport: TransportProtocol) async throws -> [ConnectedSubscriber] {
+    private func connectSubscribers(count: Int, firstID: Int, transport: TransportProtocol, room: SubscriberRoom) async throws -> [ConnectedSubscriber] {
         try await withThrowingTaskGroup(of: ConnectedSubscriber.self) { group in
             var connected: [ConnectedSubscriber] = []
             var next = 0
             // A few at a time: each is a WebSocket, an enterRoom, a subscribe and a DTLS handshake.
             while next < min(8, count) {
                 let id = firstID + next
-                group.addTask { try await connectSubscriber(id: id, transport: transport) }
+                group.addTask { try await connectSubscriber(id: id, transport: transport, room: room) }
                 next += 1
             }
             do {
@@ -212,7 +245,7 @@ struct Bench: Sendable {
                     connected.append(subscriber)
                     if next < count {
                         let id = firstID + next
-                        group.addTask { try await connectSubscriber(id: id, transport: transport) }
+                        group.addTask { try await connectSubscriber(id: id, transport: transport, room: room) }
                         next += 1
                     }
                 }
@@ -224,7 +257,7 @@ struct Bench: Sendable {
         }
     }
 
-    private func connectSubscriber(id: Int, transport path: TransportProtocol) async throws -> ConnectedSubscriber {
+    private func connectSubscriber(id: Int, transport path: TransportProtocol, room: SubscriberRoom) async throws -> ConnectedSubscriber {
         let loop = loops.loop(for: id)
         let ice = ICECredentials.random()
         let local = localDescription(ice)
@@ -241,7 +274,7 @@ struct Bench: Sendable {
         let signaling: SignalingSession
         do {
             signaling = try await SignalingSession.open(
-                url: server.signalingURL, enter: enterParams(userId: "viewer\(id)", role: .audience),
+                url: server.signalingURL, enter: enterParams(userId: "viewer\(id)", role: .audience, room: room == .pk ? Self.pkRoomId : Self.roomId),
                 request: .subscribe(userId: Self.anchorId, sdp: offer.serialize()), logger: logger)
             if path == .tcp {
                 let candidate = try serverCandidate(in: signaling.answer, transport: .tcp)
@@ -298,10 +331,10 @@ struct Bench: Sendable {
         TransportDescription(iceUfrag: ice.ufrag, icePwd: ice.pwd, fingerprint: PeerTransport.sdpFingerprint(of: certificate), setup: .active)
     }
 
-    private func enterParams(userId: String, role: Role) -> EnterRoomParams {
+    private func enterParams(userId: String, role: Role, room: String = Bench.roomId) -> EnterRoomParams {
         let now = Int64(Date().timeIntervalSince1970)
         let sig = UserSig.make(sdkAppId: Self.sdkAppId, secretKey: Self.secretKey, identifier: userId, time: now, expire: 86_400)
-        return EnterRoomParams(sdkAppId: Self.sdkAppId, userId: userId, userSig: sig.encoded(), strRoomId: Self.roomId, role: role)
+        return EnterRoomParams(sdkAppId: Self.sdkAppId, userId: userId, userSig: sig.encoded(), strRoomId: room, role: role)
     }
 
     // MARK: Measurement

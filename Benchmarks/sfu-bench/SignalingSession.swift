@@ -3,8 +3,8 @@ import HummingbirdWSClient
 import LiveRoomProtocol
 import Logging
 
-/// One client's signaling WebSocket: enters the room, sends one `publish` or `subscribe`,
-/// hands back the server's answer, and stays open (so the peer connection lives) until
+/// One client's signaling WebSocket: enters the room, sends one `publish`, `subscribe` or
+/// `connectOtherRoom`, hands back the server's answer (empty for a PK link), and stays open (so the peer connection lives) until
 /// ``close()``.
 final class SignalingSession: Sendable {
     /// The SDP answer.
@@ -49,6 +49,13 @@ final class SignalingSession: Sendable {
                                 case .onPublishAnswer(let sdp), .onSubscribeAnswer(_, let sdp):
                                     answerContinuation.yield(sdp)
                                     answerContinuation.finish()
+                                case .onConnectOtherRoom(_, let errCode, _):
+                                    if errCode == 0 {
+                                        answerContinuation.yield("")
+                                        answerContinuation.finish()
+                                    } else {
+                                        answerContinuation.finish(throwing: BenchError("server said \(text)"))
+                                    }
                                 case .onError, .onExitRoom:
                                     answerContinuation.finish(throwing: BenchError("server said \(text)"))
                                 default:

@@ -140,7 +140,7 @@ public enum ErrorCode {
     public static let invalidLayoutRect = -7211
     /// A layout entry is malformed (fill mode, stream type, user, colour).
     public static let invalidLayout = -7212
-    /// An unknown layout template (`MixLayoutMode` outside 1–4).
+    /// An unknown layout template (`MixLayoutMode` outside 1–5).
     public static let invalidLayoutMode = -7213
     /// A watermark is malformed (missing URL, text watermark).
     public static let invalidWatermark = -7214

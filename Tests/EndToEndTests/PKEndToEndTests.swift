@@ -52,6 +52,10 @@ struct PKEndToEndTests {
         let late = try await server.entered("late", room: "roomB", in: scope)
         try await late.waitForEvent("onRemoteUserEnterRoom") { $0["userId"] == "hostA" }
 
+        // The PK anchor's SEI rides its video into the other room.
+        hostA.send("sei pk-sei 3")
+        try await fanB.waitForEvent("onRecvSEIMsg", timeout: .seconds(10)) { $0["userId"] == "hostA" && $0["message"] == "pk-sei" }
+
         // Custom messages stay in their room.
         hostA.send("custom 1 only-room-a")
         try await fanA.waitForEvent("onRecvCustomCmdMsg") { $0["data"] == "only-room-a" }

@@ -196,12 +196,22 @@ struct PKEndToEndTests {
             #expect(scores.first { $0["roomId"] == "roomA" }?["units"] == 2 && scores.first { $0["roomId"] == "roomB" }?["units"] == 1, "\(ended.jsonText)")
         }
 
+        // A second battle is cut by kill -9: at the restart it is finished from the orders.
+        hostA.send("pk-battle 60")
+        try await fanA.waitForEvent("onPKBattleStarted", count: 2)
+        fanA.send("buy 1 3")
+        #expect(try await fanA.waitForEvent("onBuyResult", count: 3)["code"] == 0)
+        server.process.crash()
         for client in [hostA, hostB, fanA, fanB] { client.stop() }
-        server.process.stop()
         server = try await TestServer.start(in: scope)
         let (answer, _) = try await server.admin("DescribePKBattles", ["SdkAppId": .number(Double(TestServer.sdkAppId)), "RoomId": "roomA"], in: scope)
-        let kept = answer["Response"]?["Battles"]?.arrayValue?.first
-        #expect(kept?["battleId"]?.stringValue == battleId && kept?["winnerRoomId"] == "roomB", "\(answer.jsonText)")
+        let battles = answer["Response"]?["Battles"]?.arrayValue ?? []
+        #expect(battles.count == 2, "\(answer.jsonText)")
+        let cut = battles.first
+        #expect(cut?["endTime"] != .null && cut?["results"]?.arrayValue?.first { $0["roomId"] == "roomA" }?["units"] == 3, "\(answer.jsonText)")
+        #expect(cut?["winnerRoomId"] == "roomA", "3 x 10.00 against nothing: \(answer.jsonText)")
+        let first = battles.last
+        #expect(first?["battleId"]?.stringValue == battleId && first?["winnerRoomId"] == "roomB", "\(answer.jsonText)")
     }
 }
 

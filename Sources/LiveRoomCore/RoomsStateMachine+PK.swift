@@ -135,13 +135,10 @@ extension RoomsStateMachine {
     /// still members, so what they were seen to send is known).
     mutating func remove(links: [PKLink]) -> [Action] {
         guard !links.isEmpty else { return [] }
-        let before = Set(pkLinks.flatMap { link in [link.caller, link.callee].map { ($0, link.remote(seenFrom: $0.roomId)!.roomId) } }.map(Pair.init))
-        var actions: [Action] = []
+        let before = views
         pkLinks.removeAll { links.contains($0) }
-        let after = Set(pkLinks.flatMap { link in [link.caller, link.callee].map { ($0, link.remote(seenFrom: $0.roomId)!.roomId) } }.map(Pair.init))
-        for gone in before.subtracting(after).sorted(by: { ($0.viewer, $0.end.userId) < ($1.viewer, $1.end.userId) }) {
-            actions += withdraw(gone.end, from: gone.viewer)
-        }
+        let gone = before.subtracting(views).sorted { ($0.viewer, $0.end.userId) < ($1.viewer, $1.end.userId) }
+        let actions = gone.flatMap { withdraw($0.end, from: $0.viewer) }
         // Forward modes between rooms no longer linked are forgotten (after the withdrawals used them).
         for (viewer, modes) in pkForward {
             let linked = linkedRooms(of: viewer)
@@ -151,10 +148,15 @@ extension RoomsStateMachine {
         return actions
     }
 
-    private struct Pair: Hashable {
+    /// A room seeing a PK anchor of another room.
+    private struct View: Hashable {
         var end: PKEnd
         var viewer: String
-        init(_ pair: (PKEnd, String)) { (end, viewer) = pair }
+    }
+
+    /// Every PK anchor each room sees through the links.
+    private var views: Set<View> {
+        Set(pkLinks.flatMap { [View(end: $0.caller, viewer: $0.callee.roomId), View(end: $0.callee, viewer: $0.caller.roomId)] })
     }
 
     /// Ends every link of anchor `end` (it leaves, stops being an anchor, or its room is dismissed).

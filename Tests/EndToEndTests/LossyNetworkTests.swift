@@ -25,8 +25,11 @@ struct LossyNetworkTests {
         let scope = try ProcessScope()
         defer { scope.stopAll() }
         let server = try await TestServer.start(in: scope, extra: ["--announce-ip", "127.0.0.2"])
+        // The relay stands for the network: as root it runs ahead of the processes it carries
+        // packets for, so a busy machine does not add its own delays to the 50 ± 30 ms asked for.
+        let relayArguments = [Self.relay, "127.0.0.2", String(server.mediaPort), "127.0.0.1", String(server.mediaPort), "10", "50", "30"]
         let relay = try scope.start(
-            "/usr/bin/python3", [Self.relay, "127.0.0.2", String(server.mediaPort), "127.0.0.1", String(server.mediaPort), "10", "50", "30"],
+            getuid() == 0 ? "/usr/bin/nice" : "/usr/bin/python3", (getuid() == 0 ? ["-n", "-10", "/usr/bin/python3"] : []) + relayArguments,
             name: "impairment relay")
         _ = try await relay.waitForLine { $0 == "ready" }
 

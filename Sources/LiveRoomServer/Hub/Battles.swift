@@ -89,7 +89,8 @@ extension RoomHub {
 
     /// PK requests nobody answered in time get their answer (-3326).
     func expirePKRequests() {
-        execute(machine.expirePKRequests(now: .now))
+        let answers = machine.expirePKRequests(now: .now)
+        if !answers.isEmpty { execute(answers) }
     }
 
     /// The PK links of a room, for DescribeRoom.

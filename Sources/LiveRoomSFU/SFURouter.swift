@@ -39,6 +39,8 @@ public final class SFURouter {
         public var bytesForwarded = 0
         public var retransmitted = 0
         public var nacksForwarded = 0
+        /// New subscribers started from the kept keyframe instead of a new one.
+        public var keyframesReplayed = 0
         public var keyframeRequests = 0
         public var dropped = 0
 
@@ -70,6 +72,10 @@ public final class SFURouter {
         var reception: ReceiveStatistics
         /// Subscriber peers receiving this track.
         var subscribers: [PeerID] = []
+        /// Video: the first sequence number and the timestamp of the newest keyframe, and the
+        /// newest sequence number, so a new subscriber can start from the kept keyframe.
+        var keyframe: (start: UInt16, timestamp: UInt32)?
+        var newestSequence: UInt16?
 
         init(kind: MediaKind, codec: RTPCodec, payloadType: UInt8) {
             self.kind = kind
@@ -489,8 +495,14 @@ public final class SFURouter {
             case .selected(let address):
                 demux.bind(address, to: peer.id)
             case .connected:
-                // A new subscriber needs a keyframe to start decoding.
-                if case .subscriber(let key, _) = peer.role { outputs += requestKeyframe(of: key, now: now) }
+                // A new subscriber starts from the keyframe the server keeps, or asks for one.
+                if case .subscriber(let key, _) = peer.role {
+                    if let replay = replayKeyframe(of: key, to: peer, now: now) {
+                        outputs += replay
+                    } else {
+                        outputs += requestKeyframe(of: key, now: now)
+                    }
+                }
             case .rtp(let packet):
                 outputs += forward(packet, from: peer, now: now)
             case .rtcp(let packet):
@@ -530,13 +542,23 @@ public final class SFURouter {
     private func forward(_ packet: [UInt8], parsed: RTPPacket, on track: UpTrack, of key: PublisherKey, now: ContinuousClock.Instant) -> [Output] {
         counters.rtpReceived += 1
         let (ssrc, sequence, timestamp) = (parsed.header.ssrc, parsed.header.sequenceNumber, parsed.header.timestamp)
+        if track.ssrc != ssrc {
+            // A new source: what was kept of the old one no longer lines up with its numbers.
+            track.keyframe = nil
+            track.newestSequence = nil
+        }
         track.ssrc = ssrc
         track.history.store(sequenceNumber: sequence, packet: packet)
         track.reception.record(sequenceNumber: sequence, timestamp: timestamp, bytes: packet.count, arrival: now)
         var keyframe = false
-        if let codec = track.videoCodec, VideoPayloadFormat.describe(parsed.payload, codec: codec).marksKeyframe {
-            track.keyframeRequests.keyframeReceived()
-            keyframe = true
+        if let codec = track.videoCodec {
+            if VideoPayloadFormat.describe(parsed.payload, codec: codec).marksKeyframe {
+                track.keyframeRequests.keyframeReceived()
+                keyframe = true
+                // An H.264 keyframe marks several packets (parameter sets, IDR slices): the first one counts.
+                if track.keyframe?.timestamp != timestamp { track.keyframe = (sequence, timestamp) }
+            }
+            if track.newestSequence.map({ sequence.isNewer(than: $0) }) ?? true { track.newestSequence = sequence }
         }
         var outputs: [Output] = []
         // Most rooms have no task: skip hashing the key for every packet then.
@@ -550,6 +572,37 @@ public final class SFURouter {
             outputs.append(output)
         }
         return outputs
+    }
+
+    /// The most packets a new subscriber is sent from the kept keyframe on (about 2 s of 1.3 Mbps
+    /// video); a longer stretch is not replayed and a keyframe is asked for instead.
+    public static let maximumReplayPackets = 320
+
+    /// Sends a subscriber that just connected the publisher's newest keyframe and every video
+    /// packet since, from the history, so it can decode at once instead of waiting for a new
+    /// keyframe. Nil (nothing sent) when there is no keyframe, a packet of the stretch is no
+    /// longer (or never was) in the history, or the stretch is too long.
+    private func replayKeyframe(of key: PublisherKey, to subscriber: Peer, now: ContinuousClock.Instant) -> [Output]? {
+        guard case .subscriber(_, let tracks) = subscriber.role, tracks[.video] != nil,
+            let video = upTracks(of: key)?.first(where: { $0.kind == .video }), let ssrc = video.ssrc, let (start, _) = video.keyframe,
+            let newest = video.newestSequence
+        else { return nil }
+        let count = Int(newest &- start) + 1
+        guard count <= min(Self.maximumReplayPackets, video.history.capacity) else { return nil }
+        var packets: [(packet: [UInt8], header: RTPHeader)] = []
+        packets.reserveCapacity(count)
+        for offset in 0..<count {
+            guard let stored = video.history.packet(sequenceNumber: start &+ UInt16(offset)),
+                let header = try? RTPPacket.parse(ByteBuffer(bytes: stored)).header
+            else { return nil }
+            packets.append((stored, header))
+        }
+        counters.keyframesReplayed += 1
+        return packets.enumerated().compactMap { index, replayed in
+            send(
+                replayed.packet, ssrc: ssrc, sequence: replayed.header.sequenceNumber, timestamp: replayed.header.timestamp, kind: .video,
+                keyframe: index == 0, to: subscriber, now: now)
+        }
     }
 
     /// Rewrites (in place, in a copy of the bytes) and encrypts one packet for one subscriber.

@@ -197,6 +197,83 @@ struct Network {
         }
     }
 
+    /// A publisher connected to a fresh router, and a way to send it VP8 packets.
+    func connectedPublisher(_ router: SFURouter) throws -> (Network, FakeClient) {
+        let sections = [SDPNegotiation.OfferedSection(kind: .video, direction: .sendonly, codecs: [(.vp8, 96)], localSSRC: 2222)]
+        let publisher = try FakeClient(port: 40_101, sections: sections, negotiate: { offer in
+            try router.publish(owner: 1, roomId: "room", userId: "anchor", offer: offer, now: now).answer
+        }, now: now)
+        let network = Network(router: router, clients: [publisher])
+        network.send(from: publisher, publisher.transport.start(now: now), now: now)
+        return (network, publisher)
+    }
+
+    func subscribe(_ router: SFURouter, _ network: inout Network, owner: UInt64, port: UInt16) throws -> FakeClient {
+        let sections = [SDPNegotiation.OfferedSection(kind: .video, direction: .recvonly, codecs: [(.vp8, 98)])]
+        let subscriber = try FakeClient(port: port, sections: sections, negotiate: { offer in
+            try router.subscribe(owner: owner, roomId: "room", publisherId: "anchor", offer: offer, now: now)
+        }, now: now)
+        network.clients.append(subscriber)
+        network.send(from: subscriber, subscriber.transport.start(now: now), now: now)
+        return subscriber
+    }
+
+    func vp8(seq: UInt16, ts: UInt32, keyframe: Bool) -> [UInt8] {
+        rtpPacket(pt: 96, seq: seq, ts: ts, ssrc: 2222, payload: keyframe ? [0x10, 0x10, 0x02, 0x00, 0x9D, 0x01, 0x2A] : [0x10, 0x11, 0x02, 0x00])
+    }
+
+    func sequence(_ packet: [UInt8]) -> UInt16 { UInt16(packet[2]) << 8 | UInt16(packet[3]) }
+
+    @Test func aNewSubscriberStartsFromTheKeptKeyframeWithoutAskingForANewOne() throws {
+        let router = SFURouter(certificate: try DTLSCertificate(), host: "127.0.0.1", port: 7882)
+        var (network, publisher) = try connectedPublisher(router)
+        // No keyframe yet: nothing to replay to the first subscriber.
+        let early = try subscribe(router, &network, owner: 2, port: 40_102)
+        #expect(early.rtp.isEmpty && router.counters.keyframesReplayed == 0)
+        // A keyframe and two more frames go by.
+        for (seq, ts, key) in [(100, 3000, true), (101, 6000, false), (102, 9000, false)] as [(UInt16, UInt32, Bool)] {
+            var packet = vp8(seq: seq, ts: ts, keyframe: key)
+            network.send(from: publisher, [.send(try #require(publisher.transport.protectRTP(&packet)), to: publisher.address)], now: now)
+        }
+        #expect(early.rtp.count == 3)
+
+        // A later subscriber gets the keyframe and everything since at once, numbered on from
+        // there, and the live stream goes on after them.
+        let requests = router.counters.keyframeRequests
+        let late = try subscribe(router, &network, owner: 3, port: 40_103)
+        #expect(late.rtp.count == 3, "the kept keyframe and the two frames after it")
+        #expect(late.rtp.first.map { Array($0[12...]) } == Array(vp8(seq: 100, ts: 3000, keyframe: true)[12...]))
+        #expect(router.counters.keyframesReplayed == 1 && router.counters.keyframeRequests == requests, "no new keyframe asked for")
+        var live = vp8(seq: 103, ts: 12000, keyframe: false)
+        network.send(from: publisher, [.send(try #require(publisher.transport.protectRTP(&live)), to: publisher.address)], now: now)
+        let numbers = late.rtp.map(sequence)
+        #expect(zip(numbers, numbers.dropFirst()).allSatisfy { $1 == $0 &+ 1 } && numbers.count == 4, "\(numbers)")
+    }
+
+    @Test func aPausedKindStopsAndVideoResumesAtAKeyframeNumberedOn() throws {
+        let router = SFURouter(certificate: try DTLSCertificate(), host: "127.0.0.1", port: 7882)
+        var (network, publisher) = try connectedPublisher(router)
+        let subscriber = try subscribe(router, &network, owner: 2, port: 40_104)
+        func publish(_ seq: UInt16, keyframe: Bool) throws {
+            var packet = vp8(seq: seq, ts: UInt32(seq) * 3000, keyframe: keyframe)
+            network.send(from: publisher, [.send(try #require(publisher.transport.protectRTP(&packet)), to: publisher.address)], now: now)
+        }
+        try publish(10, keyframe: true)
+        try publish(11, keyframe: false)
+        let key = SFURouter.PublisherKey(roomId: "room", userId: "anchor")
+        #expect(router.setForwarding(owner: 2, publisher: key, audio: true, video: false, now: now).isEmpty)
+        try publish(12, keyframe: false)
+        #expect(subscriber.rtp.count == 2, "paused")
+        let requests = router.counters.keyframeRequests
+        network.deliver(router: router.setForwarding(owner: 2, publisher: key, audio: true, video: true, now: now.advanced(by: .seconds(2))), now: now)
+        #expect(router.counters.keyframeRequests == requests + 1, "resuming asks for a keyframe")
+        try publish(13, keyframe: false)
+        #expect(subscriber.rtp.count == 2, "nothing before the keyframe")
+        try publish(14, keyframe: true)
+        let numbers = subscriber.rtp.map(sequence)
+        #expect(numbers.count == 3 && numbers[2] == numbers[1] &+ 1, "numbered on from the last one sent: \(numbers)")
+    }
+
     @Test func receiverReportsToPublishersCarryInterarrivalJitter() throws {
         let router = SFURouter(certificate: try DTLSCertificate(), host: "127.0.0.1", port: 7882)
         let publisher = try FakeClient(

@@ -22,7 +22,7 @@ final class ServerMetrics: Sendable {
     private let tasks: Gauge
     private let peers: Gauge
     /// The router's running totals as Prometheus counters, and the totals last added.
-    private let rtpReceived, rtpForwarded, bytesForwarded, retransmitted, nacksForwarded, keyframeRequests, dropped: Counter
+    private let rtpReceived, rtpForwarded, bytesForwarded, retransmitted, nacksForwarded, keyframeRequests, keyframesReplayed, dropped: Counter
     private let lastRouterCounters = Mutex(SFURouter.Counters())
 
     init() {
@@ -38,6 +38,8 @@ final class ServerMetrics: Sendable {
         retransmitted = registry.makeCounter(name: "liveroom_rtp_retransmitted_total", help: "Packets resent from the history for NACKs.")
         nacksForwarded = registry.makeCounter(name: "liveroom_nacks_forwarded_total", help: "NACKs passed on to publishers.")
         keyframeRequests = registry.makeCounter(name: "liveroom_keyframe_requests_total", help: "PLIs sent to publishers.")
+        keyframesReplayed = registry.makeCounter(
+            name: "liveroom_keyframes_replayed_total", help: "New subscribers started from the keyframe the server keeps instead of a new one.")
         dropped = registry.makeCounter(name: "liveroom_media_dropped_total", help: "Datagrams and packets dropped as unknown or malformed.")
     }
 
@@ -54,7 +56,7 @@ final class ServerMetrics: Sendable {
                 (rtpReceived, router.rtpReceived, last.rtpReceived), (rtpForwarded, router.rtpForwarded, last.rtpForwarded),
                 (bytesForwarded, router.bytesForwarded, last.bytesForwarded), (retransmitted, router.retransmitted, last.retransmitted),
                 (nacksForwarded, router.nacksForwarded, last.nacksForwarded), (keyframeRequests, router.keyframeRequests, last.keyframeRequests),
-                (dropped, router.dropped, last.dropped),
+                (keyframesReplayed, router.keyframesReplayed, last.keyframesReplayed), (dropped, router.dropped, last.dropped),
             ]
             for (counter, now, before) in totals where now > before { counter.increment(by: Int64(now - before)) }
             last = router

@@ -574,6 +574,8 @@ public final class SFURouter {
         return outputs
     }
 
+    private static let allocator = ByteBufferAllocator()
+
     /// The most packets a new subscriber is sent from the kept keyframe on (about 2 s of 1.3 Mbps
     /// video); a longer stretch is not replayed and a keyframe is asked for instead.
     public static let maximumReplayPackets = 320
@@ -620,20 +622,29 @@ public final class SFURouter {
         let (outSequence, outTimestamp) = down.rewriter.rewrite(ssrc: ssrc, sequence: sequence, timestamp: timestamp, now: now)
         tracks[kind] = down
         subscriber.role = .subscriber(publisher: key, tracks: tracks)
-        var out = packet
-        out.reserveCapacity(packet.count + SRTPSession.maximumTrailerLength)
-        out[1] = (out[1] & 0x80) | down.payloadType
-        out[2] = UInt8(outSequence >> 8)
-        out[3] = UInt8(truncatingIfNeeded: outSequence)
-        for i in 0..<4 {
-            out[4 + i] = UInt8(truncatingIfNeeded: outTimestamp >> (24 - 8 * i))
-            out[8 + i] = UInt8(truncatingIfNeeded: down.ssrc >> (24 - 8 * i))
+        // One copy, into the datagram's own buffer: the header is rewritten and the packet
+        // encrypted there, in place.
+        var out = Self.allocator.buffer(capacity: packet.count + SRTPSession.maximumTrailerLength)
+        if let id = down.seiExtensionID, packet[0] & 0x10 != 0 {
+            var renumbered = packet
+            RTPHeaderExtension.renumber(SEIHeaderExtension.defaultID, to: id, inPacket: &renumbered)
+            out.writeBytes(renumbered)
+        } else {
+            out.writeBytes(packet)
         }
-        if let id = down.seiExtensionID, out[0] & 0x10 != 0 { RTPHeaderExtension.renumber(SEIHeaderExtension.defaultID, to: id, inPacket: &out) }
-        guard let bytes = subscriber.transport.protectRTP(&out) else { return nil }
+        out.withUnsafeMutableReadableBytes { bytes in
+            bytes[1] = (bytes[1] & 0x80) | down.payloadType
+            bytes[2] = UInt8(outSequence >> 8)
+            bytes[3] = UInt8(truncatingIfNeeded: outSequence)
+            for i in 0..<4 {
+                bytes[4 + i] = UInt8(truncatingIfNeeded: outTimestamp >> (24 - 8 * i))
+                bytes[8 + i] = UInt8(truncatingIfNeeded: down.ssrc >> (24 - 8 * i))
+            }
+        }
+        guard subscriber.transport.protectRTP(&out) else { return nil }
         counters.rtpForwarded += 1
-        counters.bytesForwarded += bytes.readableBytes
-        return .send(bytes, to: address)
+        counters.bytesForwarded += out.readableBytes
+        return .send(out, to: address)
     }
 
     /// RTCP from a peer: subscribers' NACK and PLI/FIR, publishers' sender reports.

@@ -189,6 +189,18 @@ public final class PeerTransport {
         return ByteBuffer(bytes: packet)
     }
 
+    /// Encrypts the RTP packet that is `buffer`'s readable bytes in place, appending the SRTP
+    /// trailer: no copy. False (buffer unusable) until connected or when SRTP refuses it.
+    public func protectRTP(_ buffer: inout ByteBuffer) -> Bool {
+        guard let srtpOut, remoteAddress != nil else { return false }
+        let length = buffer.readableBytes
+        buffer.writeRepeatingByte(0, count: SRTPSession.maximumTrailerLength)
+        guard let protected = try? buffer.withUnsafeMutableReadableBytes({ bytes throws(SRTPError) in try srtpOut.protectRTP(bytes, length: length) })
+        else { return false }
+        buffer.moveWriterIndex(to: buffer.readerIndex + protected)
+        return true
+    }
+
     /// Builds one compound RTCP packet of `packets` (RFC 3550 §6.1) and encrypts it for the
     /// peer: the datagram and where it goes; nil until connected. The SFU and the client
     /// send all their RTCP through here.

@@ -140,8 +140,15 @@ let package = Package(
             "LiveRoomSecureTransport",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], path: "Benchmarks/srtp-bench"),
-        // What the benches that run a server share: the server process, timeouts, percentiles.
-        .target(name: "BenchSupport", path: "Benchmarks/BenchSupport"),
+        // What the benches that run a server share: the server process, timeouts, percentiles; the
+        // clients: signaling sessions, client peer transports, event loops, the pre-encoded publisher.
+        .target(name: "BenchSupport", dependencies: [
+            "LiveRoomAuth", "LiveRoomMedia", "LiveRoomProtocol", "LiveRoomSecureTransport", "LiveRoomTransport", "LiveRoomWire",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            .product(name: "Logging", package: "swift-log"),
+        ], path: "Benchmarks/BenchSupport"),
         .executableTarget(name: "sfu-bench", dependencies: [
             "BenchSupport", "LiveRoomTransport", "LiveRoomWire", "LiveRoomSecureTransport", "LiveRoomMedia", "LiveRoomAuth", "LiveRoomProtocol",
             .product(name: "NIOCore", package: "swift-nio"),
@@ -150,6 +157,12 @@ let package = Package(
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], path: "Benchmarks/sfu-bench"),
+        .executableTarget(name: "join-bench", dependencies: [
+            "BenchSupport", "LiveRoomRTP", "LiveRoomTransport", "LiveRoomWire", "LiveRoomSecureTransport", "LiveRoomMedia", "LiveRoomProtocol",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ], path: "Benchmarks/join-bench"),
         .executableTarget(name: "shop-bench", dependencies: [
             "BenchSupport", "LiveRoomAuth", "LiveRoomProtocol", "LiveRoomCommerce", "LiveRoomStore", "LiveRoomClientKit",
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),

@@ -94,9 +94,9 @@ struct SFUBench: AsyncParsableCommand {
         progress("liveroom-server pid \(server.pid) at \(server.httpURL)")
         let signalSources = server.stopOnSignals()
         defer { withExtendedLifetime(signalSources) {} }
-        let loops = try await MediaLoops(threads: threads ?? System.coreCount)
-        let certificate = try DTLSCertificate(commonName: "sfu-bench")
-        let bench = Bench(server: server, loops: loops, certificate: certificate, media: media, logger: logger)
+        let loops = try await MediaLoops<BenchSubscriber>(threads: threads ?? System.coreCount)
+        let identity = BenchIdentity(sdkAppId: Bench.sdkAppId, secretKey: Bench.secretKey, certificate: try DTLSCertificate(commonName: "sfu-bench"))
+        let bench = Bench(server: server, loops: loops, identity: identity, media: media, logger: logger)
         do {
             try await bench.run(counts: counts, transports: transports, rooms: rooms, seconds: seconds, warmup: warmup, maxLoss: maxLoss, report: report)
         } catch {
@@ -128,15 +128,12 @@ struct Bench: Sendable {
     static let pkRoomId = "sfu-bench-pk"
     static let pkAnchorId = "pk-anchor"
     static let anchorId = "anchor"
-    /// Chrome's payload types, as `liveroom join` offers them.
-    static let opusPayloadType: UInt8 = 111
-    static let vp8PayloadType: UInt8 = 96
     /// The SRTP profile DTLS negotiates here (both sides prefer AEAD_AES_128_GCM), for the floor.
     static let srtpProfile = SRTPProtectionProfile.aeadAES128GCM
 
     let server: ServerProcess
-    let loops: MediaLoops
-    let certificate: DTLSCertificate
+    let loops: MediaLoops<BenchSubscriber>
+    let identity: BenchIdentity
     let media: PreencodedMedia
     let logger: Logger
 
@@ -147,7 +144,7 @@ struct Bench: Sendable {
         var pkLink: SignalingSession?
         if rooms.contains(.pk) {
             pkLink = try await SignalingSession.open(
-                url: server.signalingURL, enter: enterParams(userId: Self.pkAnchorId, role: .anchor, room: Self.pkRoomId),
+                url: server.signalingURL, enter: identity.enterParams(userId: Self.pkAnchorId, role: .anchor, room: Self.pkRoomId),
                 request: .connectOtherRoom(room: .string(Self.roomId), userId: Self.anchorId), logger: logger)
             progress("room \(Self.pkRoomId) linked with \(Self.roomId) by a PK")
         }
@@ -193,40 +190,13 @@ struct Bench: Sendable {
     // MARK: Publisher and subscribers
 
     private func startPublisher() async throws -> SignalingSession {
-        let loop = loops.loops[0]
-        let channel = try await loop.bindSocket { state, datagram, source in
-            state.publisher?.receive(datagram, from: source, now: .now)
-        }
-        let ice = ICECredentials.random()
-        let local = localDescription(ice)
-        let sections: [SDPNegotiation.OfferedSection] = [
-            .init(kind: .audio, direction: .sendonly, codecs: [(.opus, Self.opusPayloadType)], localSSRC: UInt32.random(in: 1...UInt32.max)),
-            .init(kind: .video, direction: .sendonly, codecs: [(.vp8, Self.vp8PayloadType)], localSSRC: UInt32.random(in: 1...UInt32.max)),
-        ]
-        let offer = SDPNegotiation.offer(sections, local: local, sessionID: UInt64.random(in: 1...UInt64(Int64.max)), streamID: Self.anchorId)
-        let signaling = try await SignalingSession.open(
-            url: server.signalingURL, enter: enterParams(userId: Self.anchorId, role: .anchor), request: .publish(sdp: offer.serialize()),
-            logger: logger)
-        let (certificate, media) = (self.certificate, self.media)
-        try await loop.run { state in
-            let (transport, tracks) = try makeClientTransport(
-                answer: signaling.answer, offered: sections, local: local, ice: ice, certificate: certificate, transport: .udp, now: .now)
-            let publisher = BenchPublisher(channel: channel, transport: transport, tracks: tracks, media: media)
-            state.publisher = publisher
-            publisher.start(now: .now)
-        }
-        let deadline = ContinuousClock.now + .seconds(15)
-        while !(try await loop.run { $0.publisher?.transport.isConnected ?? false }) {
-            guard ContinuousClock.now < deadline else { throw BenchError("the publisher's DTLS did not connect within 15 s") }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        try await loop.run { $0.publisher?.startPacing() }
-        return signaling
+        try await loops.loops[0].startPublisher(
+            signalingURL: server.signalingURL, identity: identity, userId: Self.anchorId, room: Self.roomId, media: media, logger: logger)
     }
 
     struct ConnectedSubscriber: Sendable {
         let id: Int
-        let loop: MediaLoop
+        let loop: MediaLoop<BenchSubscriber>
         let signaling: SignalingSession
     }
 
@@ -260,13 +230,8 @@ struct Bench: Sendable {
     private func connectSubscriber(id: Int, transport path: TransportProtocol, room: SubscriberRoom) async throws -> ConnectedSubscriber {
         let loop = loops.loop(for: id)
         let ice = ICECredentials.random()
-        let local = localDescription(ice)
-        let sections: [SDPNegotiation.OfferedSection] = [
-            .init(kind: .audio, direction: .recvonly, codecs: [(.opus, Self.opusPayloadType)]),
-            .init(kind: .video, direction: .recvonly, codecs: [(.vp8, Self.vp8PayloadType)]),
-        ]
-        let offer = SDPNegotiation.offer(sections, local: local, sessionID: UInt64.random(in: 1...UInt64(Int64.max)), streamID: "viewer\(id)")
-        let route: @Sendable (MediaLoopState, ByteBuffer, TransportAddress) -> Void = { state, datagram, source in
+        let (sections, local, offer) = identity.subscribeOffer(streamID: "viewer\(id)", ice: ice)
+        let route: MediaLoop<BenchSubscriber>.Route = { state, datagram, source in
             state.subscribers[id]?.receive(datagram, from: source, now: .now)
         }
         // A UDP socket is bound before signaling; an ICE-TCP connection needs the answer's candidate.
@@ -274,8 +239,8 @@ struct Bench: Sendable {
         let signaling: SignalingSession
         do {
             signaling = try await SignalingSession.open(
-                url: server.signalingURL, enter: enterParams(userId: "viewer\(id)", role: .audience, room: room == .pk ? Self.pkRoomId : Self.roomId),
-                request: .subscribe(userId: Self.anchorId, sdp: offer.serialize()), logger: logger)
+                url: server.signalingURL, enter: identity.enterParams(userId: "viewer\(id)", role: .audience, room: room == .pk ? Self.pkRoomId : Self.roomId),
+                request: .subscribe(userId: Self.anchorId, sdp: offer), logger: logger)
             if path == .tcp {
                 let candidate = try serverCandidate(in: signaling.answer, transport: .tcp)
                 channel = try await loop.connectTCP(to: candidate, route: route)
@@ -284,7 +249,7 @@ struct Bench: Sendable {
             try? await channel?.close()
             throw error
         }
-        let (certificate, connected) = (self.certificate, channel!)
+        let (certificate, connected) = (identity.certificate, channel!)
         do {
             try await loop.run { state in
                 let (transport, tracks) = try makeClientTransport(
@@ -325,16 +290,6 @@ struct Bench: Sendable {
                 }
             }
         }
-    }
-
-    private func localDescription(_ ice: ICECredentials) -> TransportDescription {
-        TransportDescription(iceUfrag: ice.ufrag, icePwd: ice.pwd, fingerprint: PeerTransport.sdpFingerprint(of: certificate), setup: .active)
-    }
-
-    private func enterParams(userId: String, role: Role, room: String = Bench.roomId) -> EnterRoomParams {
-        let now = Int64(Date().timeIntervalSince1970)
-        let sig = UserSig.make(sdkAppId: Self.sdkAppId, secretKey: Self.secretKey, identifier: userId, time: now, expire: 86_400)
-        return EnterRoomParams(sdkAppId: Self.sdkAppId, userId: userId, userSig: sig.encoded(), strRoomId: room, role: role)
     }
 
     // MARK: Measurement

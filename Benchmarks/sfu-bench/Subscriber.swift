@@ -7,7 +7,7 @@ import NIOCore
 /// counts packets per stream, loss from sequence gaps per SSRC, and the forwarding delay
 /// from the publisher's send-time header extension, into its loop's ``ReceiveTally``.
 /// Confined to its event loop.
-final class BenchSubscriber {
+final class BenchSubscriber: LoopSubscriber {
     let channel: any Channel
     /// Whether `channel` is an ICE-TCP connection, whose packets go framed (RFC 4571).
     let framed: Bool
@@ -100,6 +100,15 @@ final class BenchSubscriber {
         }
         return nil
     }
+}
+
+extension BenchSubscriber {
+    static func makeLoopShared() -> ReceiveTally { ReceiveTally() }
+}
+
+extension MediaLoopState where Subscriber == BenchSubscriber {
+    /// What this loop's subscribers received.
+    var tally: ReceiveTally { shared }
 }
 
 /// The highest extended sequence number of one SSRC, for loss from sequence gaps.

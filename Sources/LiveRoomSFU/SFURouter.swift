@@ -116,6 +116,9 @@ public final class SFURouter {
         var answer: SessionDescription
         /// When a publisher is next sent a receiver report.
         var reports = ReportSchedule(interval: SFURouter.reportInterval)
+        /// A subscriber's video still to send from the kept keyframe on, paced, with the live
+        /// packets that came meanwhile queued behind it (in order).
+        var videoBacklog: [(packet: [UInt8], header: RTPHeader)] = []
 
         init(id: PeerID, owner: OwnerID, transport: PeerTransport, role: Role, answer: SessionDescription) {
             self.id = id
@@ -470,6 +473,7 @@ public final class SFURouter {
             if let timeout = peer.transport.nextTimeout, now >= timeout {
                 outputs += handle(peer.transport.handleTimers(now: now), of: peer, now: now)
             }
+            if !peer.videoBacklog.isEmpty { outputs += sendBacklog(of: peer, now: now) }
             if case .publisher(_, let tracks) = peer.role, peer.transport.isConnected {
                 for track in tracks where track.keyframeRequests.due(now: now) {
                     outputs += sendPLI(to: peer, track: track)
@@ -566,6 +570,10 @@ public final class SFURouter {
             for tap in tapIDs { outputs.append(.tapped(tap, publisher: key, codec: track.codec, packet: parsed)) }
         }
         for subscriberID in track.subscribers {
+            if track.kind == .video, let subscriber = peers[subscriberID], !subscriber.videoBacklog.isEmpty {
+                subscriber.videoBacklog.append((packet, parsed.header))
+                continue
+            }
             guard let subscriber = peers[subscriberID], subscriber.transport.isConnected,
                 let output = send(packet, ssrc: ssrc, sequence: sequence, timestamp: timestamp, kind: track.kind, keyframe: keyframe, to: subscriber, now: now)
             else { continue }
@@ -582,11 +590,13 @@ public final class SFURouter {
 
     /// Sends a subscriber that just connected the publisher's newest keyframe and every video
     /// packet since, from the history, so it can decode at once instead of waiting for a new
-    /// keyframe. Nil (nothing sent) when there is no keyframe, a packet of the stretch is no
-    /// longer (or never was) in the history, or the stretch is too long.
+    /// keyframe: the first ``replayPacketsPerTurn`` (the keyframe, as a rule) at once, the rest
+    /// paced by the timer, live packets queued behind them. Nil (nothing sent) when there is no
+    /// keyframe, a packet of the stretch is no longer (or never was) in the history, or the
+    /// stretch is too long.
     private func replayKeyframe(of key: PublisherKey, to subscriber: Peer, now: ContinuousClock.Instant) -> [Output]? {
         guard case .subscriber(_, let tracks) = subscriber.role, tracks[.video] != nil,
-            let video = upTracks(of: key)?.first(where: { $0.kind == .video }), let ssrc = video.ssrc, let (start, _) = video.keyframe,
+            let video = upTracks(of: key)?.first(where: { $0.kind == .video }), video.ssrc != nil, let (start, _) = video.keyframe,
             let newest = video.newestSequence
         else { return nil }
         let count = Int(newest &- start) + 1
@@ -600,10 +610,22 @@ public final class SFURouter {
             packets.append((stored, header))
         }
         counters.keyframesReplayed += 1
-        return packets.enumerated().compactMap { index, replayed in
+        subscriber.videoBacklog = packets
+        return sendBacklog(of: subscriber, now: now)
+    }
+
+    /// Packets of a replay sent at once, and then each timer turn (20 ms), so a new
+    /// subscriber's receive buffer and the loop's other work are not flooded.
+    public static let replayPacketsPerTurn = 64
+
+    /// Sends the next packets of a subscriber's video backlog.
+    private func sendBacklog(of subscriber: Peer, now: ContinuousClock.Instant) -> [Output] {
+        let batch = subscriber.videoBacklog.prefix(Self.replayPacketsPerTurn)
+        subscriber.videoBacklog.removeFirst(batch.count)
+        return batch.compactMap { queued in
             send(
-                replayed.packet, ssrc: ssrc, sequence: replayed.header.sequenceNumber, timestamp: replayed.header.timestamp, kind: .video,
-                keyframe: index == 0, to: subscriber, now: now)
+                queued.packet, ssrc: queued.header.ssrc, sequence: queued.header.sequenceNumber, timestamp: queued.header.timestamp, kind: .video,
+                keyframe: false, to: subscriber, now: now)
         }
     }
 

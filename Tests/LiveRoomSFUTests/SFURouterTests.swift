@@ -250,6 +250,27 @@ struct Network {
         #expect(zip(numbers, numbers.dropFirst()).allSatisfy { $1 == $0 &+ 1 } && numbers.count == 4, "\(numbers)")
     }
 
+    @Test func aLongReplayIsPacedWithLivePacketsQueuedBehindIt() throws {
+        let router = SFURouter(certificate: try DTLSCertificate(), host: "127.0.0.1", port: 7882)
+        var (network, publisher) = try connectedPublisher(router)
+        func publish(_ seq: UInt16, keyframe: Bool) throws {
+            var packet = vp8(seq: seq, ts: 3000 * UInt32(seq / 10), keyframe: keyframe)
+            network.send(from: publisher, [.send(try #require(publisher.transport.protectRTP(&packet)), to: publisher.address)], now: now)
+        }
+        try publish(1000, keyframe: true)
+        for seq in UInt16(1001)..<1100 { try publish(seq, keyframe: false) }
+        let subscriber = try subscribe(router, &network, owner: 2, port: 40_105)
+        #expect(subscriber.rtp.count == SFURouter.replayPacketsPerTurn, "the first turn's worth at once")
+        try publish(1100, keyframe: false)
+        #expect(subscriber.rtp.count == SFURouter.replayPacketsPerTurn, "a live packet waits behind the replay")
+        network.deliver(router: router.handleTimers(now: now.advanced(by: .milliseconds(20))), now: now)
+        #expect(subscriber.rtp.count == 101, "the rest of the replay, then the live packet")
+        let numbers = subscriber.rtp.map(sequence)
+        #expect(zip(numbers, numbers.dropFirst()).allSatisfy { $1 == $0 &+ 1 }, "in order, numbered on")
+        try publish(1101, keyframe: false)
+        #expect(subscriber.rtp.count == 102, "then live again")
+    }
+
     @Test func aPausedKindStopsAndVideoResumesAtAKeyframeNumberedOn() throws {
         let router = SFURouter(certificate: try DTLSCertificate(), host: "127.0.0.1", port: 7882)
         var (network, publisher) = try connectedPublisher(router)

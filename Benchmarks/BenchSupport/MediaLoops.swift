@@ -1,18 +1,25 @@
-import BenchSupport
-import LiveRoomSecureTransport
 import LiveRoomTransport
 import LiveRoomWire
 import NIOCore
 import NIOPosix
 
-/// What one event loop of the bench owns: its subscribers (and, on the first loop, the
-/// publisher), the tally they count into, and a 20 ms timer for ICE checks, DTLS
-/// retransmissions and consent. Confined to that loop.
-final class MediaLoopState {
-    let eventLoop: any EventLoop
-    var subscribers: [Int: BenchSubscriber] = [:]
-    var publisher: BenchPublisher?
-    let tally = ReceiveTally()
+/// A bench's light subscriber, confined to the event loop that owns it.
+public protocol LoopSubscriber: AnyObject {
+    /// What the subscribers of one loop share (sfu-bench: the tally they count into).
+    associatedtype LoopShared
+    static func makeLoopShared() -> LoopShared
+    /// ICE checks, DTLS retransmissions, consent, and whatever else is due.
+    func runTimers(now: ContinuousClock.Instant)
+}
+
+/// What one event loop of a bench owns: its subscribers (and, on the first loop, the
+/// publisher), what they share, and a 20 ms timer for ICE checks, DTLS retransmissions and
+/// consent. Confined to that loop.
+public final class MediaLoopState<Subscriber: LoopSubscriber> {
+    public let eventLoop: any EventLoop
+    public var subscribers: [Int: Subscriber] = [:]
+    public var publisher: BenchPublisher?
+    public let shared = Subscriber.makeLoopShared()
     var timer: RepeatedTask?
 
     init(eventLoop: any EventLoop) {
@@ -27,12 +34,14 @@ final class MediaLoopState {
 }
 
 /// One bench event loop and its state.
-struct MediaLoop: Sendable {
-    let eventLoop: any EventLoop
-    let state: NIOLoopBound<MediaLoopState>
+public struct MediaLoop<Subscriber: LoopSubscriber>: Sendable {
+    public typealias Route = @Sendable (MediaLoopState<Subscriber>, ByteBuffer, TransportAddress) -> Void
+
+    public let eventLoop: any EventLoop
+    let state: NIOLoopBound<MediaLoopState<Subscriber>>
 
     /// Binds a UDP socket on 127.0.0.1 whose datagrams go to `route` on this loop.
-    func bindSocket(route: @escaping @Sendable (MediaLoopState, ByteBuffer, TransportAddress) -> Void) async throws -> any Channel {
+    public func bindSocket(route: @escaping Route) async throws -> any Channel {
         let state = self.state
         return try await DatagramBootstrap(group: eventLoop)
             // Vector reads (STYLE §7): a keyframe arrives as a burst of packets.
@@ -49,7 +58,7 @@ struct MediaLoop: Sendable {
     }
 
     /// Opens an ICE-TCP connection to `server` whose packets (RFC 4571 frames) go to `route` on this loop.
-    func connectTCP(to server: TransportAddress, route: @escaping @Sendable (MediaLoopState, ByteBuffer, TransportAddress) -> Void) async throws -> any Channel {
+    public func connectTCP(to server: TransportAddress, route: @escaping Route) async throws -> any Channel {
         let state = self.state
         guard let remote = server.socketAddress else { throw BenchError("bad ICE-TCP candidate \(server)") }
         return try await ClientBootstrap(group: eventLoop)
@@ -65,23 +74,23 @@ struct MediaLoop: Sendable {
     }
 
     /// Runs `body` on the loop with its state.
-    func run<T: Sendable>(_ body: @escaping @Sendable (MediaLoopState) throws -> T) async throws -> T {
+    public func run<T: Sendable>(_ body: @escaping @Sendable (MediaLoopState<Subscriber>) throws -> T) async throws -> T {
         let state = self.state
         return try await eventLoop.submit { try body(state.value) }.get()
     }
 }
 
-/// The bench's event loops: `threads` of them, each with a ``MediaLoopState``.
-final class MediaLoops: Sendable {
-    let group: MultiThreadedEventLoopGroup
-    let loops: [MediaLoop]
+/// A bench's event loops: `threads` of them, each with a ``MediaLoopState``.
+public final class MediaLoops<Subscriber: LoopSubscriber>: Sendable {
+    public let group: MultiThreadedEventLoopGroup
+    public let loops: [MediaLoop<Subscriber>]
 
-    init(threads: Int) async throws {
+    public init(threads: Int) async throws {
         group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
-        var loops: [MediaLoop] = []
+        var loops: [MediaLoop<Subscriber>] = []
         for eventLoop in group.makeIterator() {
             let state = try await eventLoop.submit {
-                let state = NIOLoopBound(MediaLoopState(eventLoop: eventLoop), eventLoop: eventLoop)
+                let state = NIOLoopBound(MediaLoopState<Subscriber>(eventLoop: eventLoop), eventLoop: eventLoop)
                 state.value.timer = eventLoop.scheduleRepeatedTask(initialDelay: .milliseconds(20), delay: .milliseconds(20)) { _ in
                     state.value.runTimers()
                 }
@@ -93,9 +102,9 @@ final class MediaLoops: Sendable {
     }
 
     /// The loop for the `index`-th subscriber, round robin.
-    func loop(for index: Int) -> MediaLoop { loops[index % loops.count] }
+    public func loop(for index: Int) -> MediaLoop<Subscriber> { loops[index % loops.count] }
 
-    func shutdown() async {
+    public func shutdown() async {
         for loop in loops {
             try? await loop.run { state in
                 state.timer?.cancel()
@@ -122,7 +131,7 @@ final class FrameHandler: ChannelInboundHandler {
 
 /// Writes the datagrams among a transport's events to `channel` (the caller flushes) and
 /// returns the rest; on an ICE-TCP connection (`framed`) each goes with its RFC 4571 length.
-func writeSends(_ events: [PeerTransport.Event], to channel: any Channel, framed: Bool = false) -> [PeerTransport.Event] {
+public func writeSends(_ events: [PeerTransport.Event], to channel: any Channel, framed: Bool = false) -> [PeerTransport.Event] {
     var rest: [PeerTransport.Event] = []
     for event in events {
         if case .send(let bytes, let to) = event {
@@ -136,29 +145,4 @@ func writeSends(_ events: [PeerTransport.Event], to channel: any Channel, framed
         }
     }
     return rest
-}
-
-/// The answer's first candidate of `transport` (for TCP, a passive one).
-func serverCandidate(in answerText: String, transport: TransportProtocol) throws -> TransportAddress {
-    let remote = try TransportDescription(of: try SessionDescription.parse(answerText))
-    guard let candidate = remote.candidates.first(where: { $0.transport.lowercased() == transport.rawValue }), let ip = IPAddress(candidate.address) else {
-        throw BenchError("the answer has no usable \(transport.rawValue) ICE candidate")
-    }
-    return TransportAddress(address: ip, port: candidate.port, transport: transport)
-}
-
-/// The client side of a peer connection from our offer and the server's answer: controlling
-/// ICE toward the answer's first candidate of `path`, DTLS active.
-func makeClientTransport(
-    answer answerText: String, offered: [SDPNegotiation.OfferedSection], local: TransportDescription, ice: ICECredentials,
-    certificate: DTLSCertificate, transport path: TransportProtocol, now: ContinuousClock.Instant
-) throws -> (PeerTransport, [NegotiatedTrack]) {
-    let answer = try SessionDescription.parse(answerText)
-    let remote = try TransportDescription(of: answer)
-    let tracks = try SDPNegotiation.tracks(ofAnswer: answer, offered: offered)
-    let server = try serverCandidate(in: answerText, transport: path)
-    let transport = try PeerTransport(
-        ice: .controlling(ICEControllingAgent(local: ice, remote: ICECredentials(ufrag: remote.iceUfrag, pwd: remote.icePwd), remoteAddress: server, now: now)),
-        certificate: certificate, localDescription: local, remoteDescription: remote)
-    return (transport, tracks)
 }

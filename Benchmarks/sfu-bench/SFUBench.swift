@@ -90,7 +90,10 @@ struct SFUBench: AsyncParsableCommand {
         let media = try PreencodedMedia.make(width: 540, height: 960, fps: 15, videoKbps: videoKbps, seconds: 4, audioKbps: 56, audioFrameCount: 200)
         progress(String(format: "replayed media: VP8 %.0f kbit/s, Opus %.1f kbit/s (codec payload)", media.videoKbps, media.audioKbps))
 
-        let server = try await ServerProcess.start(binary: serverBinary, sdkAppId: Bench.sdkAppId, secretKey: Bench.secretKey)
+        // Every subscriber is a WebSocket from 127.0.0.1: lift the per-address cap above the largest N.
+        let server = try await ServerProcess.start(
+            binary: serverBinary, sdkAppId: Bench.sdkAppId, secretKey: Bench.secretKey,
+            extraArguments: ["--max-connections-per-address", String(max(100, (counts.max() ?? 0) + 10))])
         progress("liveroom-server pid \(server.pid) at \(server.httpURL)")
         let signalSources = server.stopOnSignals()
         defer { withExtendedLifetime(signalSources) {} }

@@ -72,6 +72,27 @@ import Testing
         #expect(h.machine.pkLinks(of: "B").isEmpty)
     }
 
+    @Test func pkRequestsCountAgainstTheRoomChangeBudgetAndUnansweredOnesExpire() {
+        var h = Harness()
+        h.enter("hostA", room: "A", role: .anchor)
+        for n in 0..<25 { h.enter("host\(n)", room: "R\(n)", role: .anchor) }
+        var asked = 0
+        var refused = 0
+        for n in 0..<25 {
+            let actions = h.send(.requestPK(room: .string("R\(n)"), userId: "host\(n)"), from: "hostA")
+            if !h.events(actions, for: "host\(n)").isEmpty { asked += 1 }
+            if case .onError(ErrorCode.roomChangeRateLimited, _, "requestPK")? = h.events(actions, for: "hostA").first { refused += 1 }
+        }
+        #expect(asked == 20 && refused == 5, "a burst of 20, then refused: \(asked) asked")
+        // Nobody answers: each asker hears -3326 once the timeout has passed, and nothing is kept.
+        h.advance(ms: 31_000)
+        let expired = h.events(h.machine.expirePKRequests(now: h.now.monotonic), for: "hostA")
+        #expect(expired.count == 20 && expired.allSatisfy {
+            if case .onConnectOtherRoom(_, ErrorCode.pkRequestTimeout, _) = $0 { true } else { false }
+        })
+        #expect(h.machine.pkRequests.isEmpty)
+    }
+
     @Test func collidingUserIdsAreRefused() {
         var h = Harness()
         h.enter("host", room: "A", role: .anchor)

@@ -1,6 +1,12 @@
 import LiveRoomWire
 import NIOCore
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Hands each datagram a UDP socket reads to a closure, on the socket's event loop, and
 /// flushes what the closure wrote once per read burst. For sockets that carry one or a few
 /// peer connections (the CLI, benchmarks); the server's media port has its own handler.
@@ -29,16 +35,42 @@ public final class DatagramHandler: ChannelInboundHandler {
 }
 
 extension TransportAddress {
-    /// The IP address and port of a NIO socket address; nil for a Unix socket.
+    /// The IP address and port of a NIO socket address, read from its bytes (every datagram
+    /// goes through here: no text); nil for a Unix socket.
     public init?(_ socketAddress: SocketAddress) {
-        guard let text = socketAddress.ipAddress, let ip = IPAddress(text), let port = socketAddress.port, let port16 = UInt16(exactly: port) else {
+        switch socketAddress {
+        case .v4(let v4):
+            self.init(address: .v4(UInt32(bigEndian: v4.address.sin_addr.s_addr)), port: UInt16(bigEndian: v4.address.sin_port))
+        case .v6(let v6):
+            var raw = v6.address.sin6_addr
+            let (high, low) = withUnsafeBytes(of: &raw) { bytes in
+                (UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
+                 UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+            }
+            self.init(address: .v6(high: high, low: low), port: UInt16(bigEndian: v6.address.sin6_port))
+        case .unixDomainSocket:
             return nil
         }
-        self.init(address: ip, port: port16)
     }
 
-    /// The NIO socket address.
+    /// The NIO socket address, built from the bytes (every datagram sent goes through here).
     public var socketAddress: SocketAddress? {
-        try? SocketAddress(ipAddress: address.description, port: Int(port))
+        switch address {
+        case .v4(let value):
+            var raw = sockaddr_in()
+            raw.sin_family = sa_family_t(AF_INET)
+            raw.sin_port = port.bigEndian
+            raw.sin_addr.s_addr = value.bigEndian
+            return SocketAddress(raw, host: "")
+        case .v6(let high, let low):
+            var raw = sockaddr_in6()
+            raw.sin6_family = sa_family_t(AF_INET6)
+            raw.sin6_port = port.bigEndian
+            withUnsafeMutableBytes(of: &raw.sin6_addr) { bytes in
+                bytes.storeBytes(of: high.bigEndian, toByteOffset: 0, as: UInt64.self)
+                bytes.storeBytes(of: low.bigEndian, toByteOffset: 8, as: UInt64.self)
+            }
+            return SocketAddress(raw, host: "")
+        }
     }
 }

@@ -86,18 +86,29 @@ public final class SFURouter {
         }
     }
 
-    struct DownTrack {
+    /// One kind of a subscriber's media: a class, so forwarding a packet updates its numbering
+    /// in place instead of copying the state out of the peer's role and writing it back.
+    final class DownTrack {
         let kind: MediaKind
         let codec: RTPCodec
         let payloadType: UInt8
         let ssrc: UInt32
         /// The subscriber's id for the SEI header extension, when it is not the server's.
-        var seiExtensionID: UInt8?
+        let seiExtensionID: UInt8?
         var rewriter: SequenceRewriter
         /// Not forwarded now (a PK forward mode leaves this kind out).
         var paused = false
         /// Forwarding resumes at the next keyframe (video after a pause).
         var awaitingKeyframe = false
+
+        init(kind: MediaKind, codec: RTPCodec, payloadType: UInt8, ssrc: UInt32, seiExtensionID: UInt8?, rewriter: SequenceRewriter) {
+            self.kind = kind
+            self.codec = codec
+            self.payloadType = payloadType
+            self.ssrc = ssrc
+            self.seiExtensionID = seiExtensionID
+            self.rewriter = rewriter
+        }
     }
 
     enum Role {
@@ -353,16 +364,15 @@ public final class SFURouter {
     public func setForwarding(owner: OwnerID, publisher: PublisherKey, audio: Bool, video: Bool, now: ContinuousClock.Instant) -> [Output] {
         var outputs: [Output] = []
         for peer in peers.values where peer.owner == owner {
-            guard case .subscriber(let key, var tracks) = peer.role, key == publisher else { continue }
-            for kind in Array(tracks.keys) {
+            guard case .subscriber(let key, let tracks) = peer.role, key == publisher else { continue }
+            for (kind, down) in tracks {
                 let pause = kind == .audio ? !audio : !video
-                if tracks[kind]!.paused, !pause {
-                    tracks[kind]!.awaitingKeyframe = kind == .video
+                if down.paused, !pause {
+                    down.awaitingKeyframe = kind == .video
                     if kind == .video { outputs += requestKeyframe(of: key, now: now) }
                 }
-                tracks[kind]!.paused = pause
+                down.paused = pause
             }
-            peer.role = .subscriber(publisher: key, tracks: tracks)
         }
         return outputs
     }
@@ -634,7 +644,7 @@ public final class SFURouter {
         _ packet: [UInt8], ssrc: UInt32, sequence: UInt16, timestamp: UInt32, kind: MediaKind, keyframe: Bool = false, to subscriber: Peer,
         now: ContinuousClock.Instant
     ) -> Output? {
-        guard case .subscriber(let key, var tracks) = subscriber.role, var down = tracks[kind], !down.paused, let address = subscriber.transport.remoteAddress else { return nil }
+        guard case .subscriber(_, let tracks) = subscriber.role, let down = tracks[kind], !down.paused, let address = subscriber.transport.remoteAddress else { return nil }
         if down.awaitingKeyframe {
             guard keyframe else { return nil }
             // The stream goes on one after the last packet sent before the pause.
@@ -642,8 +652,6 @@ public final class SFURouter {
             down.rewriter.sourceChanged()
         }
         let (outSequence, outTimestamp) = down.rewriter.rewrite(ssrc: ssrc, sequence: sequence, timestamp: timestamp, now: now)
-        tracks[kind] = down
-        subscriber.role = .subscriber(publisher: key, tracks: tracks)
         // One copy, into the datagram's own buffer: the header is rewritten and the packet
         // encrypted there, in place.
         var out = Self.allocator.buffer(capacity: packet.count + SRTPSession.maximumTrailerLength)

@@ -100,16 +100,18 @@ extension RoomsStateMachine {
         return pkAnchors(in: roomId).first { $0.userId == userId }?.roomId
     }
 
-    /// What `viewer` sees of PK anchor `end`: (video, audio).
-    func pkAvailability(of end: PKEnd, in viewer: String) -> (video: Bool, audio: Bool) {
+    /// What room `viewer` receives of anchor `end`, one of its own or a PK anchor: (video, audio).
+    /// A room's own anchors have no forward mode, so they pass as they are.
+    func availability(of end: PKEnd, in viewer: String) -> (video: Bool, audio: Bool) {
         guard let member = rooms[end.roomId]?.members[end.userId] else { return (false, false) }
         let mode = forwardMode(from: end.roomId, into: viewer)
         return (member.videoAvailable && mode.video, member.audioAvailable && mode.audio)
     }
 
-    /// Tells `sessions` that PK anchor `end` is there, with what they can receive of it.
+    /// Tells `sessions` of room `viewer` that anchor `end` (one of its own, or a PK anchor) is
+    /// there, with what they can receive of it.
     func introduce(_ end: PKEnd, to sessions: [SessionID], in viewer: String) -> [Action] {
-        let (video, audio) = pkAvailability(of: end, in: viewer)
+        let (video, audio) = availability(of: end, in: viewer)
         return sessions.flatMap { session -> [Action] in
             var actions: [Action] = [.send(session, .onRemoteUserEnterRoom(userId: end.userId))]
             if video { actions.append(.send(session, .onUserVideoAvailable(userId: end.userId, available: true))) }
@@ -120,7 +122,7 @@ extension RoomsStateMachine {
 
     /// Tells `viewer`'s room that PK anchor `end` is gone from its view and closes their subscriptions to it.
     func withdraw(_ end: PKEnd, from viewer: String) -> [Action] {
-        let (video, audio) = pkAvailability(of: end, in: viewer)
+        let (video, audio) = availability(of: end, in: viewer)
         return (rooms[viewer]?.sessions() ?? []).flatMap { session -> [Action] in
             var actions: [Action] = []
             if video { actions.append(.send(session, .onUserVideoAvailable(userId: end.userId, available: false))) }
@@ -276,12 +278,12 @@ extension RoomsStateMachine {
                 return [.send(session, .onUpdateOtherRoomForwardMode(errCode: ErrorCode.pkNotConnected, errMsg: "your room has no PK link with \(room?.description ?? "that room")"))]
             }
             let ends = pkAnchors(in: caller.roomId).filter { $0.roomId == room.key }
-            let before = ends.map { pkAvailability(of: $0, in: caller.roomId) }
+            let before = ends.map { availability(of: $0, in: caller.roomId) }
             pkForward[caller.roomId, default: [:]][room.key] = mode == .both ? nil : mode
             let sessions = rooms[caller.roomId]!.sessions()
             var actions: [Action] = [.send(session, .onUpdateOtherRoomForwardMode(errCode: 0, errMsg: ""))]
             for (end, was) in zip(ends, before) {
-                let now = pkAvailability(of: end, in: caller.roomId)
+                let now = availability(of: end, in: caller.roomId)
                 for s in sessions {
                     if was.video != now.video { actions.append(.send(s, .onUserVideoAvailable(userId: end.userId, available: now.video))) }
                     if was.audio != now.audio { actions.append(.send(s, .onUserAudioAvailable(userId: end.userId, available: now.audio))) }

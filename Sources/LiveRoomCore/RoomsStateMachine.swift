@@ -590,14 +590,10 @@ public struct RoomsStateMachine: Sendable {
         // TRTC clients take only a result above 0 as success: at least 1 ms.
         actions.append(.send(session, .onEnterRoom(result: max(1, elapsedMs))))
         actions.append(.record(.userEntered(roomId: roomId, userId: params.userId, role: params.role, at: now.unixMillis)))
-        for anchor in existingAnchors {
-            actions.append(.send(session, .onRemoteUserEnterRoom(userId: anchor)))
-            if let publisher = room.members[anchor] {
-                if publisher.videoAvailable { actions.append(.send(session, .onUserVideoAvailable(userId: anchor, available: true))) }
-                if publisher.audioAvailable { actions.append(.send(session, .onUserAudioAvailable(userId: anchor, available: true))) }
-            }
+        // The room's anchors, then the PK anchors it sees, each with what it sends.
+        for end in existingAnchors.map({ PKEnd(roomId: roomId, userId: $0) }) + pkAnchors(in: roomId) {
+            actions += introduce(end, to: [session], in: roomId)
         }
-        for end in pkAnchors(in: roomId) { actions += introduce(end, to: [session], in: roomId) }
         // Tell the others when the user's visibility as an anchor changes (a replaced session may have shown it already).
         let wasAnchor = replaced?.role == .anchor
         let isAnchor = params.role == .anchor

@@ -580,11 +580,13 @@ public final class SFURouter {
             for tap in tapIDs { outputs.append(.tapped(tap, publisher: key, codec: track.codec, packet: parsed)) }
         }
         for subscriberID in track.subscribers {
-            if track.kind == .video, let subscriber = peers[subscriberID], !subscriber.videoBacklog.isEmpty {
+            guard let subscriber = peers[subscriberID] else { continue }
+            // A subscriber still being sent the kept keyframe gets live video behind it.
+            if track.kind == .video, !subscriber.videoBacklog.isEmpty {
                 subscriber.videoBacklog.append((packet, parsed.header))
                 continue
             }
-            guard let subscriber = peers[subscriberID], subscriber.transport.isConnected,
+            guard subscriber.transport.isConnected,
                 let output = send(packet, ssrc: ssrc, sequence: sequence, timestamp: timestamp, kind: track.kind, keyframe: keyframe, to: subscriber, now: now)
             else { continue }
             outputs.append(output)
@@ -606,7 +608,7 @@ public final class SFURouter {
     /// stretch is too long.
     private func replayKeyframe(of key: PublisherKey, to subscriber: Peer, now: ContinuousClock.Instant) -> [Output]? {
         guard case .subscriber(_, let tracks) = subscriber.role, tracks[.video] != nil,
-            let video = upTracks(of: key)?.first(where: { $0.kind == .video }), video.ssrc != nil, let (start, _) = video.keyframe,
+            let video = upTracks(of: key)?.first(where: { $0.kind == .video }), let (start, _) = video.keyframe,
             let newest = video.newestSequence
         else { return nil }
         let count = Int(newest &- start) + 1

@@ -134,7 +134,7 @@ public struct LiveRoomServer: Sendable {
                     .init(service: media),
                     .init(service: app),
                     .init(service: hubService),
-                    .init(service: OrderExpiryService(hub: hub)),
+                    .init(service: ExpiryService(hub: hub)),
                 ],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
@@ -321,7 +321,7 @@ struct RoomHubService: Service {
 
 /// Finishes the PK battles a stop interrupted; then, once a second, expires unpaid
 /// reservations (returning their stock) and unanswered PK requests.
-struct OrderExpiryService: Service {
+struct ExpiryService: Service {
     let hub: RoomHub
 
     func run() async throws {

@@ -145,6 +145,10 @@ import Testing
             Issue.record("ConfirmOrder")
             return
         }
+        guard case .describePKBattles(.string("shop"), 20) = try Self.parse("DescribePKBattles", #"{"RoomId":"shop"}"#) else {
+            Issue.record("DescribePKBattles")
+            return
+        }
     }
 
     @Test(arguments: [
@@ -157,6 +161,9 @@ import Testing
         ("DescribeOrders", #"{"RoomId":"shop","Offset":-1}"#, "InvalidParameter.Offset"),
         ("ConfirmOrder", #"{}"#, "MissingParameter"),
         ("CancelOrder", #"{"OrderId":""}"#, "InvalidParameter.OrderId"),
+        ("DescribePKBattles", #"{"RoomId":"shop","Limit":0}"#, "InvalidParameter.Limit"),
+        ("DescribePKBattles", #"{"RoomId":"shop","Limit":101}"#, "InvalidParameter.Limit"),
+        ("DescribePKBattles", #"{"Limit":5}"#, "InvalidParameter.RoomId"),
     ])
     func badCallsAreRefusedWithTheirNames(action: String, body: String, code: String) {
         #expect(Self.refusal(action, body) == code, "\(action) \(body)")

@@ -115,6 +115,12 @@ import Testing
         (#"{"type":"updatePublishMediaStream","taskId":7}"#, ErrorCode.invalidField),
         (#"{"type":"updatePublishMediaStream","taskId":"t","target":"x"}"#, ErrorCode.invalidField),
         (#"{"type":"stopPublishMediaStream","taskId":{}}"#, ErrorCode.invalidField),
+        (#"{"type":"updateOtherRoomForwardMode","strRoomId":"b","mode":"loud"}"#, ErrorCode.pkInvalidParameter),
+        (#"{"type":"updateOtherRoomForwardMode","strRoomId":"b"}"#, ErrorCode.missingField),
+        (#"{"type":"connectOtherRoom","roomId":4294967296,"userId":"u"}"#, ErrorCode.pkInvalidParameter),
+        (#"{"type":"connectOtherRoom","strRoomId":7,"userId":"u"}"#, ErrorCode.pkInvalidParameter),
+        (#"{"type":"startPKBattle"}"#, ErrorCode.missingField),
+        (#"{"type":"startPKBattle","durationSec":"long"}"#, ErrorCode.invalidPKBattle),
     ])
     func badMessagesNameTheProblem(text: String, code: Int) {
         do {

@@ -22,6 +22,8 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
     @Flag(name: .customLong("no-ice-tcp"), help: "Do not listen for ICE-TCP: media over UDP only (LIVEROOM_NO_ICE_TCP=1).") var noICETCP = false
     @Option(name: .customLong("max-ice-tcp-connections"), help: "Most ICE-TCP connections at once, one per peer connection over TCP (LIVEROOM_MAX_ICE_TCP_CONNECTIONS, default 2000); each address may have --max-connections-per-address.")
     var maxICETCPConnections: Int?
+    @Option(help: "Event loops (threads) serving the media port, all on the one UDP port (LIVEROOM_MEDIA_LOOPS, default one per core, at most 64).")
+    var mediaLoops: Int?
     @Option(help: "The application's SDKAppID (LIVEROOM_SDK_APP_ID).") var sdkAppId: UInt64?
     @Option(help: "The application's secret key; without it a development key is kept in the data directory (LIVEROOM_SECRET_KEY).")
     var secretKey: String?
@@ -131,11 +133,15 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
             orderReservation: .seconds(try orderReservationTimeout ?? number("LIVEROOM_ORDER_RESERVATION_TIMEOUT") ?? 900),
             maxReplayLength: .seconds(try replayMaxSeconds ?? number("LIVEROOM_REPLAY_MAX_SECONDS") ?? 600),
             maxPKRooms: try maxPkRooms ?? number("LIVEROOM_MAX_PK_ROOMS") ?? 3, maxPKAnchorsPerRoom: try maxPkAnchors ?? number("LIVEROOM_MAX_PK_ANCHORS") ?? 10,
-            pkRequestTimeout: .seconds(try pkRequestTimeout ?? number("LIVEROOM_PK_REQUEST_TIMEOUT") ?? 30))
+            pkRequestTimeout: .seconds(try pkRequestTimeout ?? number("LIVEROOM_PK_REQUEST_TIMEOUT") ?? 30),
+            mediaLoops: try mediaLoops ?? number("LIVEROOM_MEDIA_LOOPS") ?? defaults.mediaLoops)
         let levelText = logLevel ?? env["LIVEROOM_LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelText) else { throw ValidationError("unknown log level \(levelText)") }
         guard (configuration.tlsCertificate == nil) == (configuration.tlsKey == nil) else {
             throw ValidationError("--tls-cert and --tls-key go together")
+        }
+        guard (1...ServerConfiguration.maximumMediaLoops).contains(configuration.mediaLoops) else {
+            throw ValidationError("--media-loops must be 1 to \(ServerConfiguration.maximumMediaLoops)")
         }
         if let bad = configuration.announceAddresses.first(where: { !ServerConfiguration.isIPAddress($0) }) {
             throw ValidationError("--announce-ip takes IP addresses, not \"\(bad)\"")

@@ -12,6 +12,9 @@ struct Row: Sendable {
     var transport: TransportProtocol
     /// The publisher's room, or a room linked to it by a PK.
     var room: SubscriberRoom
+    /// The server's media loops (nil: its default), and the busiest loop's share of the forwarding in %.
+    var mediaLoops: Int?
+    var busiestLoopSharePercent: Double?
     var seconds: Double
     var publishedPacketsPerSecond: Double
     var publishedKbps: Double
@@ -45,9 +48,13 @@ struct Row: Sendable {
     var floorCPUPercent: Double
     var serverToFloor: Double
 
-    init(subscribers n: Int, transport: TransportProtocol, room: SubscriberRoom, window: Window, floor: CryptoFloor.Figures, idleCPUPercent: Double?) {
+    init(
+        subscribers n: Int, transport: TransportProtocol, room: SubscriberRoom, mediaLoops: Int?, window: Window, floor: CryptoFloor.Figures, idleCPUPercent: Double?
+    ) {
         self.transport = transport
         self.room = room
+        self.mediaLoops = mediaLoops
+        busiestLoopSharePercent = window.busiestLoopSharePercent
         let elapsed = window.elapsedSeconds
         let published = window.last.published.packets - window.first.published.packets
         let received = window.last.received - window.first.received
@@ -88,6 +95,8 @@ struct Row: Sendable {
             "subscribers": .number(Double(subscribers)),
             "transport": .string(transport.rawValue),
             "room": .string(room.rawValue),
+            "mediaLoops": mediaLoops.map { .number(Double($0)) } ?? .null,
+            "busiestLoopSharePercent": number(busiestLoopSharePercent),
             "seconds": number(seconds),
             "publishedPacketsPerSecond": number(publishedPacketsPerSecond),
             "publishedKbps": number(publishedKbps),
@@ -119,8 +128,8 @@ struct Report: Sendable {
     let json: Bool
 
     private static let columns: [(title: String, width: Int)] = [
-        ("N", 4), ("path", 5), ("room", 5), ("CPU% p50", 9), ("CPU% mean", 10), ("µs/pkt", 7), ("floor µs", 9), ("ratio", 6), ("marg µs", 8), ("floor CPU%", 11), ("CPU%/sub", 9),
-        ("fwd pkt/s", 10), ("recv pkt/s", 11), ("loss%", 7), ("drops s/b", 10), ("delay p50", 10), ("p99 ms", 7), ("loop%", 6), ("wait%", 6), ("bench CPU%", 11),
+        ("N", 4), ("path", 5), ("room", 5), ("loops", 6), ("CPU% p50", 9), ("CPU% mean", 10), ("µs/pkt", 7), ("floor µs", 9), ("ratio", 6), ("marg µs", 8), ("floor CPU%", 11), ("CPU%/sub", 9),
+        ("fwd pkt/s", 10), ("recv pkt/s", 11), ("loss%", 7), ("drops s/b", 10), ("delay p50", 10), ("p99 ms", 7), ("loop%", 6), ("share%", 7), ("wait%", 6), ("bench CPU%", 11),
     ]
 
     private func out(_ line: String) {
@@ -153,11 +162,11 @@ struct Report: Sendable {
             return String(format: "%.\(digits)f", value)
         }
         let cells = [
-            String(row.subscribers), row.transport.rawValue, row.room.rawValue, f(row.serverCPUPercent, 1), f(row.serverCPUPercentMean, 1), f(row.serverMicrosecondsPerPacket, 2),
+            String(row.subscribers), row.transport.rawValue, row.room.rawValue, row.mediaLoops.map(String.init) ?? "dflt", f(row.serverCPUPercent, 1), f(row.serverCPUPercentMean, 1), f(row.serverMicrosecondsPerPacket, 2),
             f(row.floorMicrosecondsPerPacket, 2), f(row.serverToFloor, 1), f(row.marginalMicrosecondsPerPacket, 2), f(row.floorCPUPercent, 1),
             f(row.cpuPercentPerSubscriber, 3), f(row.forwardedPacketsPerSecond, 0),
             f(row.receivedPacketsPerSecond, 0), f(row.lossPercent, 2), "\(row.serverSocketDrops)/\(row.benchSocketDrops)", f(row.delayP50Milliseconds, 2), f(row.delayP99Milliseconds, 2),
-            f(row.serverBusiestThreadPercent, 1), f(row.serverWaitPercent, 1), f(row.benchCPUPercent, 1),
+            f(row.serverBusiestThreadPercent, 1), f(row.busiestLoopSharePercent, 1), f(row.serverWaitPercent, 1), f(row.benchCPUPercent, 1),
         ]
         Swift.print(zip(cells, Self.columns).map { pad($0, $1.width) }.joined(separator: " "))
         fflush(nil)
@@ -170,7 +179,8 @@ struct Report: Sendable {
         out("server CPU is utime+stime of /proc/<pid>/stat, % of one core; CPU% p50 and bench CPU% are medians of 1 s samples, the rest window totals")
         out("µs/pkt = server CPU per forwarded packet (publisher packets x N); marg µs = the same after subtracting the idle server (N=0)")
         out("CPU%/sub = (CPU% mean - idle CPU% mean) / N; floor CPU% = floor µs x forwarded packets/s; ratio = µs/pkt / floor µs")
-        out("loop% = the busiest server thread (the SFU's one media event loop) in % of one core; wait% = run-queue wait of all server")
+        out("loops = the server's media loops (--media-loops; dflt: one per core); share% = the busiest loop's part of the packets forwarded")
+        out("loop% = the busiest server thread (a media event loop) in % of one core; wait% = run-queue wait of all server")
         out("threads in % of the window (/proc/<pid>/task/*/schedstat): CPU the server wanted while other processes had it")
         out("drops s/b = datagrams dropped for a full receive buffer in the window, at the server's sockets / at the bench's (/proc/net/udp)")
         out("N=0 is the idle server (publisher only): its µs/pkt and floor are per received publisher packet")

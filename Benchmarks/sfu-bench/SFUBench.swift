@@ -10,13 +10,19 @@
 // With --subscriber-rooms own,pk it is measured with the subscribers in the publisher's room and
 // then in another room linked to it by a cross-room PK (connectOtherRoom), so a PK viewer's
 // cost is seen next to a local one's.
+// With --media-loops 1,2 the whole sweep runs once per count of the server's media loops (a
+// server each), so two loops are seen next to one; the share column is the busiest loop's part
+// of the forwarding (from the server's per-loop counters in /metrics).
 //
-// Usage: sfu-bench --server-binary .build/release/liveroom-server --subscribers 1,10,25,50 --seconds 10 [--transports udp,tcp] [--subscriber-rooms own,pk] [--json]
+// Usage: sfu-bench --server-binary .build/release/liveroom-server --subscribers 1,10,25,50 --seconds 10 [--transports udp,tcp] [--subscriber-rooms own,pk] [--media-loops 1,2] [--json]
 // Build with -c release.
 
 import ArgumentParser
 import BenchSupport
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import LiveRoomAuth
 import LiveRoomProtocol
 import LiveRoomSecureTransport
@@ -50,6 +56,8 @@ struct SFUBench: AsyncParsableCommand {
     var transports: String = "udp"
     @Option(help: "Where the subscribers are, comma separated: own (the publisher's room), pk (a room linked to it by a cross-room PK).")
     var subscriberRooms: String = "own"
+    @Option(help: "The server's media loops, comma separated: the sweep runs once for each, a server each (default: the server's own default).")
+    var mediaLoops: String?
     @Flag(help: "Print one JSON object per subscriber count (progress and notes go to standard error).")
     var json = false
 
@@ -58,6 +66,15 @@ struct SFUBench: AsyncParsableCommand {
         guard (try? subscriberTransports()) != nil else { throw ValidationError("--transports must be udp and/or tcp, separated by commas") }
         guard (try? rooms()) != nil else { throw ValidationError("--subscriber-rooms must be own and/or pk, separated by commas") }
         guard seconds >= 2 else { throw ValidationError("--seconds must be at least 2") }
+        guard (try? loopCounts()) != nil else { throw ValidationError("--media-loops must be positive integers separated by commas") }
+    }
+
+    /// nil: the server's default.
+    func loopCounts() throws -> [Int?] {
+        guard let mediaLoops else { return [nil] }
+        let counts = mediaLoops.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
+        guard !counts.isEmpty, counts.allSatisfy({ ($0 ?? 0) > 0 }) else { throw ValidationError("bad --media-loops") }
+        return counts
     }
 
     func subscriberCounts() throws -> [Int] {
@@ -90,25 +107,28 @@ struct SFUBench: AsyncParsableCommand {
         let media = try PreencodedMedia.make(width: 540, height: 960, fps: 15, videoKbps: videoKbps, seconds: 4, audioKbps: 56, audioFrameCount: 200)
         progress(String(format: "replayed media: VP8 %.0f kbit/s, Opus %.1f kbit/s (codec payload)", media.videoKbps, media.audioKbps))
 
-        // Every subscriber is a WebSocket from 127.0.0.1: lift the per-address cap above the largest N.
-        let server = try await ServerProcess.start(
-            binary: serverBinary, sdkAppId: Bench.sdkAppId, secretKey: Bench.secretKey,
-            extraArguments: ["--max-connections-per-address", String(max(100, (counts.max() ?? 0) + 10))])
-        progress("liveroom-server pid \(server.pid) at \(server.httpURL)")
-        let signalSources = server.stopOnSignals()
-        defer { withExtendedLifetime(signalSources) {} }
-        let loops = try await MediaLoops<BenchSubscriber>(threads: threads ?? System.coreCount)
-        let identity = BenchIdentity(sdkAppId: Bench.sdkAppId, secretKey: Bench.secretKey, certificate: try DTLSCertificate(commonName: "sfu-bench"))
-        let bench = Bench(server: server, loops: loops, identity: identity, media: media, logger: logger)
-        do {
-            try await bench.run(counts: counts, transports: transports, rooms: rooms, seconds: seconds, warmup: warmup, maxLoss: maxLoss, report: report)
-        } catch {
+        for mediaLoops in try loopCounts() {
+            // Every subscriber is a WebSocket from 127.0.0.1: lift the per-address cap above the largest N.
+            let server = try await ServerProcess.start(
+                binary: serverBinary, sdkAppId: Bench.sdkAppId, secretKey: Bench.secretKey,
+                extraArguments: ["--max-connections-per-address", String(max(100, (counts.max() ?? 0) + 10))]
+                    + (mediaLoops.map { ["--media-loops", String($0)] } ?? []))
+            progress("liveroom-server pid \(server.pid) at \(server.httpURL), media loops: \(mediaLoops.map(String.init) ?? "default")")
+            let signalSources = server.stopOnSignals()
+            defer { withExtendedLifetime(signalSources) {} }
+            let loops = try await MediaLoops<BenchSubscriber>(threads: threads ?? System.coreCount)
+            let identity = BenchIdentity(sdkAppId: Bench.sdkAppId, secretKey: Bench.secretKey, certificate: try DTLSCertificate(commonName: "sfu-bench"))
+            let bench = Bench(server: server, mediaLoops: mediaLoops, loops: loops, identity: identity, media: media, logger: logger)
+            do {
+                try await bench.run(counts: counts, transports: transports, rooms: rooms, seconds: seconds, warmup: warmup, maxLoss: maxLoss, report: report)
+            } catch {
+                await loops.shutdown()
+                await server.stop()
+                throw error
+            }
             await loops.shutdown()
             await server.stop()
-            throw error
         }
-        await loops.shutdown()
-        await server.stop()
     }
 }
 
@@ -135,6 +155,8 @@ struct Bench: Sendable {
     static let srtpProfile = SRTPProtectionProfile.aeadAES128GCM
 
     let server: ServerProcess
+    /// The server's media loops, when the bench set them.
+    let mediaLoops: Int?
     let loops: MediaLoops<BenchSubscriber>
     let identity: BenchIdentity
     let media: PreencodedMedia
@@ -157,7 +179,7 @@ struct Bench: Sendable {
         // The idle server: the publisher alone (N = 0).
         let idleWindow = try await measure(subscribers: 0, seconds: seconds)
         let idleFloor = try CryptoFloor.measure(subscribers: 0, profile: Self.srtpProfile)
-        let idle = Row(subscribers: 0, transport: .udp, room: .own, window: idleWindow, floor: idleFloor, idleCPUPercent: nil)
+        let idle = Row(subscribers: 0, transport: .udp, room: .own, mediaLoops: mediaLoops, window: idleWindow, floor: idleFloor, idleCPUPercent: nil)
         report.print(idle)
 
         var stoppedAt: Int?
@@ -175,7 +197,8 @@ struct Bench: Sendable {
                 try await Task.sleep(for: .seconds(warmup))
                 let window = try await measure(subscribers: n, seconds: seconds)
                 await disconnect(subscribers)
-                let row = Row(subscribers: n, transport: transport, room: room, window: window, floor: floor, idleCPUPercent: idle.serverCPUPercentMean)
+                let row = Row(
+                    subscribers: n, transport: transport, room: room, mediaLoops: mediaLoops, window: window, floor: floor, idleCPUPercent: idle.serverCPUPercentMean)
                 report.print(row)
                 try await Task.sleep(for: .seconds(1))
                 if row.lossPercent > maxLoss {
@@ -308,6 +331,8 @@ struct Bench: Sendable {
         /// Receive-buffer drops at the server's sockets and at the bench's.
         var serverSocketDrops: Int
         var benchSocketDrops: Int
+        /// Packets each media loop has forwarded (the server's /metrics; empty for a server without them).
+        var loopForwarded: [Int]
     }
 
     private func sample() async throws -> Sample {
@@ -319,7 +344,21 @@ struct Bench: Sendable {
         }
         return Sample(
             at: .now, serverTicks: try server.cpuTicks(), benchCPUSeconds: benchCPUSeconds(), published: published, received: received,
-            serverThreads: server.threadSchedStats(), serverSocketDrops: udpReceiveDrops(pid: server.pid), benchSocketDrops: udpReceiveDrops(pid: getpid()))
+            serverThreads: server.threadSchedStats(), serverSocketDrops: udpReceiveDrops(pid: server.pid), benchSocketDrops: udpReceiveDrops(pid: getpid()),
+            loopForwarded: await loopForwarded())
+    }
+
+    /// `liveroom_media_loop_rtp_forwarded_total` by loop, from the server's metrics.
+    private func loopForwarded() async -> [Int] {
+        guard let url = URL(string: server.httpURL + "/metrics"), let (data, _) = try? await URLSession.shared.data(from: url) else { return [] }
+        var byLoop: [Int: Int] = [:]
+        let prefix = #"liveroom_media_loop_rtp_forwarded_total{loop=""#
+        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") where line.hasPrefix(prefix) {
+            let rest = line.dropFirst(prefix.count)
+            guard let quote = rest.firstIndex(of: "\""), let loop = Int(rest[..<quote]), let value = Double(rest.split(separator: " ").last ?? "") else { continue }
+            byLoop[loop] = Int(value)
+        }
+        return (0..<byLoop.count).map { byLoop[$0] ?? 0 }
     }
 
     /// Samples every second for `seconds`, and collects the delays of the window.
@@ -373,6 +412,15 @@ struct Window: Sendable {
         }
         let window = elapsedSeconds * 1e9
         return (Double(busiest) / window * 100, Double(waiting) / window * 100)
+    }
+
+    /// The busiest media loop's share of the packets forwarded in the window, in %; nil with
+    /// one loop or without per-loop figures.
+    var busiestLoopSharePercent: Double? {
+        guard first.loopForwarded.count == last.loopForwarded.count, last.loopForwarded.count > 1 else { return nil }
+        let forwarded = zip(first.loopForwarded, last.loopForwarded).map { $1 - $0 }
+        let total = forwarded.reduce(0, +)
+        return total > 0 ? Double(forwarded.max() ?? 0) * 100 / Double(total) : nil
     }
 
     /// The delay at quantile `q`, in milliseconds (bucket midpoints).

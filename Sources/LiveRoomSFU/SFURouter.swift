@@ -27,6 +27,43 @@ public final class SFURouter {
         case tapped(TapID, publisher: PublisherKey, codec: RTPCodec, packet: RTPPacket)
         /// A subscriber asks a local publisher (one the server feeds) for a keyframe.
         case localKeyframeRequest(PublisherKey)
+        /// A datagram for no peer connection of this router, which may belong to another router
+        /// of the same port (another loop): `shard` names it when the datagram does (the ufrag
+        /// of an ICE check), else the port looks its source address up. Only with several shards.
+        case unrouted(ByteBuffer, from: TransportAddress, shard: Int?)
+        /// A valid check bound `address` to one of this router's peer connections.
+        case bound(TransportAddress)
+        /// These addresses no longer lead to this router's peer connections.
+        case released([TransportAddress])
+        /// A message for the other routers of the port (``Relay``).
+        case relay(Relay, to: RelayDestination)
+    }
+
+    /// What the routers of one media port (one per event loop, each owning its own peer
+    /// connections) tell each other about publishers. A publisher's router (its origin) sends
+    /// its packets to every other router, which keeps a mirror of its tracks, so a subscriber
+    /// on any loop is served by its own loop; mirrors ask the origin for keyframes and lost packets.
+    public enum Relay: Sendable {
+        /// A publisher started on the sending router, with these tracks.
+        case published(PublisherKey, codecs: [RTPCodec])
+        /// The sending router's publisher ended.
+        case ended(PublisherKey)
+        /// One RTP packet (decrypted) of the sending router's publisher.
+        case packet(PublisherKey, MediaKind, [UInt8])
+        /// A sender report of the sending router's publisher.
+        case senderReport(PublisherKey, RTCPSenderReport)
+        /// A mirror's subscribers need a keyframe.
+        case keyframeRequest(PublisherKey)
+        /// A mirror's subscribers lost these packets (by the publisher's numbers), which the
+        /// mirror did not get either.
+        case nack(PublisherKey, MediaKind, [UInt16])
+    }
+
+    public enum RelayDestination: Sendable, Hashable {
+        /// Every other router of the port (an origin to its mirrors).
+        case mirrors
+        /// One router (a mirror to its origin).
+        case shard(Int)
     }
 
     /// Identifies a receiver of publishers' RTP inside the server (a publish task's mixer).
@@ -172,6 +209,11 @@ public final class SFURouter {
     private var publishers: [PublisherKey: PeerID] = [:]
     /// Publishers the server feeds itself (a mix published into a room): tracks without a peer connection.
     private var localPublishers: [PublisherKey: [UpTrack]] = [:]
+    /// Publishers of other routers of the port, fed by their relayed packets.
+    private var mirrors: [PublisherKey: (origin: Int, tracks: [UpTrack])] = [:]
+    /// This router's place among the port's routers, and how many there are.
+    public let shard: Int
+    private let relaying: Bool
     /// The taps receiving each publisher's packets; they outlive a publisher's connection.
     private var taps: [PublisherKey: [TapID]] = [:]
     private var nextPeer: PeerID = 1
@@ -196,10 +238,17 @@ public final class SFURouter {
     ///     candidate for each host too, of lower priority than UDP.
     ///   - connectTimeout: how long a new peer connection may take to connect (ICE and DTLS).
     ///   - consentTimeout: how long a peer may send no ICE check before it is dropped (RFC 7675).
+    ///   - shard: this router's place among `shards` routers serving the same port, one per
+    ///     event loop (at most ``maximumShards``): its ufrags begin with a character naming it,
+    ///     and with more than one it emits ``Output/unrouted(_:from:shard:)``,
+    ///     ``Output/bound(_:)``, ``Output/released(_:)`` and ``Output/relay(_:to:)``.
     public init(
         certificate: DTLSCertificate, hosts: [String], port: UInt16, tcpPort: UInt16? = nil, connectTimeout: Duration = .seconds(15),
-        consentTimeout: Duration = .seconds(30)
+        consentTimeout: Duration = .seconds(30), shard: Int = 0, shards: Int = 1
     ) {
+        precondition(shards >= 1 && shards <= Self.maximumShards && (0..<shards).contains(shard))
+        self.shard = shard
+        self.relaying = shards > 1
         self.certificate = certificate
         self.connectTimeout = connectTimeout
         self.consentTimeout = consentTimeout
@@ -233,6 +282,23 @@ public final class SFURouter {
 
     public var peerCount: Int { peers.count }
 
+    /// The most routers one port may have: a ufrag's first character names its router.
+    public static let maximumShards = 64
+    private static let shardCharacters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+
+    /// Fresh local ICE credentials whose ufrag names this router.
+    private func localCredentials() -> ICECredentials {
+        var credentials = ICECredentials.random()
+        credentials.ufrag = String(Self.shardCharacters[shard]) + credentials.ufrag.dropFirst()
+        return credentials
+    }
+
+    /// The router an ICE check is for, by the first character of the ufrag in its USERNAME.
+    static func shard(ofCheck datagram: ByteBuffer) -> Int? {
+        guard let username = (try? STUNMessage.parse(datagram))?.username, let first = username.first else { return nil }
+        return shardCharacters.firstIndex(of: first)
+    }
+
     /// Whether a peer connection takes its media from `address` (a valid ICE check bound it).
     /// The media port closes ICE-TCP connections that no peer connection uses.
     public func isBound(_ address: TransportAddress) -> Bool {
@@ -264,14 +330,8 @@ public final class SFURouter {
         let transport = try makeTransport(local: local, remote: remote, now: now)
         let peer = add(Peer(id: 0, owner: owner, transport: transport, role: .publisher(key: key, tracks: tracks), answer: answer), local: local)
         publishers[key] = peer.id
-        // Subscribers still connected from an earlier publish of this user carry on: their
-        // streams continue with the same SSRC and the next sequence numbers.
-        for subscriber in peers.values {
-            guard case .subscriber(key, let down) = subscriber.role else { continue }
-            for track in tracks where down[track.kind]?.codec == track.codec {
-                track.subscribers.append(subscriber.id)
-            }
-        }
+        mirrors[key] = nil
+        attachSubscribers(of: key, to: tracks)
         return (answer.serialize(), tracks.contains { $0.kind == .audio }, tracks.contains { $0.kind == .video })
     }
 
@@ -321,15 +381,7 @@ public final class SFURouter {
     public func restartICE(
         owner: OwnerID, target: ICERestartTarget, remote: ICECredentials, fingerprint: SDPFingerprint?, now: ContinuousClock.Instant
     ) throws(NegotiationError) -> ICERestartAnswer? {
-        let peer = peers.values.first { peer in
-            guard peer.owner == owner else { return false }
-            switch (target, peer.role) {
-            case (.publishing, .publisher): return true
-            case (.subscription(let publisherId), .subscriber(let key, _)): return publisherId == nil || publisherId == key.userId
-            default: return false
-            }
-        }
-        guard let peer, !peer.transport.isClosed else {
+        guard let peer = connection(of: owner, for: target), !peer.transport.isClosed else {
             switch target {
             case .publishing: throw NegotiationError("there is no publishing connection to restart")
             case .subscription(let publisherId?): throw NegotiationError("there is no subscription to \(publisherId) to restart")
@@ -341,13 +393,29 @@ public final class SFURouter {
         if let fingerprint, fingerprint != peer.transport.remoteDescription.fingerprint {
             throw NegotiationError("an ICE restart keeps the DTLS certificate: the offer has another fingerprint")
         }
-        let local = ICECredentials.random()
+        let local = localCredentials()
         let agent = ICELiteAgent(local: local, remoteUfrag: remote.ufrag, now: now, consentTimeout: consentTimeout)
         _ = peer.transport.restartICE(.lite(agent), local: local, remote: remote, now: now)
         demux.unregister(ufrag: current.local.ufrag)
         demux.register(ufrag: local.ufrag, peer: peer.id)
         peer.answer = SDPNegotiation.restartingICE(peer.answer, credentials: local)
         return ICERestartAnswer(sdp: peer.answer.serialize(), local: local, candidates: candidates)
+    }
+
+    /// Whether `owner` has the peer connection `target` names on this router.
+    public func hasConnection(of owner: OwnerID, for target: ICERestartTarget) -> Bool {
+        connection(of: owner, for: target) != nil
+    }
+
+    private func connection(of owner: OwnerID, for target: ICERestartTarget) -> Peer? {
+        peers.values.first { peer in
+            guard peer.owner == owner else { return false }
+            switch (target, peer.role) {
+            case (.publishing, .publisher): return true
+            case (.subscription(let publisherId), .subscriber(let key, _)): return publisherId == nil || publisherId == key.userId
+            default: return false
+            }
+        }
     }
 
     /// Stops `owner`'s subscription to a publisher.
@@ -395,6 +463,13 @@ public final class SFURouter {
     public func publishLocal(_ key: PublisherKey, codecs: [RTPCodec]) {
         let tracks = codecs.map { UpTrack(kind: $0.kind, codec: $0, payloadType: 0) }
         localPublishers[key] = tracks
+        mirrors[key] = nil
+        attachSubscribers(of: key, to: tracks)
+    }
+
+    /// Subscribers still connected from an earlier publish of the same user carry on with new
+    /// tracks: their streams continue with the same SSRC and the next sequence numbers.
+    private func attachSubscribers(of key: PublisherKey, to tracks: [UpTrack]) {
         for subscriber in peers.values {
             guard case .subscriber(key, let down) = subscriber.role else { continue }
             for track in tracks where down[track.kind]?.codec == track.codec {
@@ -404,8 +479,49 @@ public final class SFURouter {
     }
 
     /// Ends a local publisher.
-    public func stopLocal(_ key: PublisherKey) {
-        localPublishers[key] = nil
+    public func stopLocal(_ key: PublisherKey) -> [Output] {
+        guard localPublishers.removeValue(forKey: key) != nil, relaying else { return [] }
+        return [.relay(.ended(key), to: .mirrors)]
+    }
+
+    /// Tells the other routers of the port about a publisher (remote or local) that just
+    /// started here, so their subscribers can follow it.
+    public func announce(_ key: PublisherKey) -> [Output] {
+        guard relaying, mirrors[key] == nil, let tracks = upTracks(of: key) else { return [] }
+        return [.relay(.published(key, codecs: tracks.map(\.codec)), to: .mirrors)]
+    }
+
+    /// A message from router `origin` of the same port.
+    public func receiveRelay(_ relay: Relay, from origin: Int, now: ContinuousClock.Instant) -> [Output] {
+        switch relay {
+        case .published(let key, let codecs):
+            // A publisher of this router's own is the newer one.
+            guard publishers[key] == nil, localPublishers[key] == nil else { return [] }
+            let tracks = codecs.map { UpTrack(kind: $0.kind, codec: $0, payloadType: 0) }
+            mirrors[key] = (origin, tracks)
+            attachSubscribers(of: key, to: tracks)
+        case .ended(let key):
+            if mirrors[key]?.origin == origin { mirrors[key] = nil }
+        case .packet(let key, let kind, let packet):
+            guard let mirror = mirrors[key], mirror.origin == origin, let track = mirror.tracks.first(where: { $0.kind == kind }),
+                let parsed = try? RTPPacket.parse(ByteBuffer(bytes: packet))
+            else { return [] }
+            return forward(packet, parsed: parsed, on: track, of: key, mirrored: true, now: now)
+        case .senderReport(let key, let report):
+            guard let mirror = mirrors[key], mirror.origin == origin, let up = mirror.tracks.first(where: { $0.ssrc == report.ssrc }) else { return [] }
+            return forwardSenderReport(report, on: up)
+        case .keyframeRequest(let key):
+            // Only a publisher of this router's own: a request is never relayed twice.
+            guard mirrors[key] == nil else { return [] }
+            return requestKeyframe(of: key, now: now)
+        case .nack(let key, let kind, let lost):
+            guard let publisher = publishers[key].flatMap({ peers[$0] }), case .publisher(_, let tracks) = publisher.role,
+                let ssrc = tracks.first(where: { $0.kind == kind })?.ssrc
+            else { return [] }
+            counters.nacksForwarded += 1
+            return sendRTCP([.genericNACK(RTCPGenericNACK(senderSSRC: feedbackSSRC, mediaSSRC: ssrc, lostSequenceNumbers: lost))], to: publisher)
+        }
+        return []
     }
 
     /// One RTP packet (unprotected) of a local publisher's `kind` track, to its subscribers and taps.
@@ -413,13 +529,13 @@ public final class SFURouter {
         guard let track = localPublishers[key]?.first(where: { $0.kind == kind }), let parsed = try? RTPPacket.parse(ByteBuffer(bytes: packet)) else {
             return []
         }
-        return forward(packet, parsed: parsed, on: track, of: key, now: now)
+        return forward(packet, parsed: parsed, on: track, of: key, mirrored: false, now: now)
     }
 
-    /// The tracks of a publisher, remote or local.
+    /// The tracks of a publisher: remote, local, or mirrored from another router.
     private func upTracks(of key: PublisherKey) -> [UpTrack]? {
         if let peer = publishers[key].flatMap({ peers[$0] }), case .publisher(_, let tracks) = peer.role { return tracks }
-        return localPublishers[key]
+        return localPublishers[key] ?? mirrors[key]?.tracks
     }
 
     // MARK: Taps
@@ -434,20 +550,24 @@ public final class SFURouter {
         var outputs: [Output] = []
         for key in keys where taps[key]?.contains(tap) != true {
             taps[key, default: []].append(tap)
-            outputs += requestKeyframe(of: key, now: now)
+            // Every router of the port is told of the tap: the publisher's own asks.
+            if mirrors[key] == nil { outputs += requestKeyframe(of: key, now: now) }
         }
         return outputs
     }
 
-    /// A tap asks a publisher for a keyframe (rate-limited like subscribers' requests).
+    /// A tap asks a publisher for a keyframe (rate-limited like subscribers' requests). Every
+    /// router of the port is asked; the publisher's own asks the publisher.
     public func requestKeyframe(for tap: TapID, of key: PublisherKey, now: ContinuousClock.Instant) -> [Output] {
-        guard taps[key]?.contains(tap) == true else { return [] }
+        guard taps[key]?.contains(tap) == true, mirrors[key] == nil else { return [] }
         return requestKeyframe(of: key, now: now)
     }
 
     // MARK: Packets and timers
 
-    public func receive(_ datagram: ByteBuffer, from source: TransportAddress, now: ContinuousClock.Instant) -> [Output] {
+    /// A datagram from the media port. `handedOff`: another router of the port received it and
+    /// found it is for this one; if it is not, it is dropped rather than handed on again.
+    public func receive(_ datagram: ByteBuffer, from source: TransportAddress, handedOff: Bool = false, now: ContinuousClock.Instant) -> [Output] {
         // The demultiplexer classifies the datagram and parses STUN once; the transport takes it from there.
         switch demux.route(datagram, from: source) {
         case .stun(let id, let message):
@@ -464,10 +584,21 @@ public final class SFURouter {
             return handle(peer.transport.receive(rtcp: datagram, from: source), of: peer, now: now)
         case .drop(.keepalive):
             return []
+        case .drop(.unknownUfrag) where relaying && !handedOff:
+            guard let owner = Self.shard(ofCheck: datagram), owner != shard else { break }
+            return [.unrouted(datagram, from: source, shard: owner)]
+        case .drop(.unknownAddress) where relaying && !handedOff:
+            return [.unrouted(datagram, from: source, shard: nil)]
         case .drop:
-            counters.dropped += 1
-            return []
+            break
         }
+        counters.dropped += 1
+        return []
+    }
+
+    /// Counts a datagram the port could not hand to any router.
+    public func countDropped() {
+        counters.dropped += 1
     }
 
     /// How often publishers get receiver reports.
@@ -508,6 +639,7 @@ public final class SFURouter {
                 outputs.append(.send(bytes, to: to))
             case .selected(let address):
                 demux.bind(address, to: peer.id)
+                if relaying { outputs.append(.bound(address)) }
             case .connected:
                 // A new subscriber starts from the keyframe the server keeps, or asks for one.
                 if case .subscriber(let key, _) = peer.role {
@@ -545,16 +677,18 @@ public final class SFURouter {
                 let reparsed = try? RTPPacket.parse(ByteBuffer(bytes: renumbered))
             {
                 parsed = reparsed
-                return forward(renumbered, parsed: parsed, on: track, of: key, now: now)
+                return forward(renumbered, parsed: parsed, on: track, of: key, mirrored: false, now: now)
             }
         }
-        return forward(packet, parsed: parsed, on: track, of: key, now: now)
+        return forward(packet, parsed: parsed, on: track, of: key, mirrored: false, now: now)
     }
 
     /// Forwards one packet, parsed once here: the header and payload view serve the
     /// statistics, keyframe detection and taps; each subscriber's copy is rewritten in place.
-    private func forward(_ packet: [UInt8], parsed: RTPPacket, on track: UpTrack, of key: PublisherKey, now: ContinuousClock.Instant) -> [Output] {
-        counters.rtpReceived += 1
+    /// A publisher of this router's own (not `mirrored`) is also relayed to the port's other routers.
+    private func forward(
+        _ packet: [UInt8], parsed: RTPPacket, on track: UpTrack, of key: PublisherKey, mirrored: Bool, now: ContinuousClock.Instant
+    ) -> [Output] {
         let (ssrc, sequence, timestamp) = (parsed.header.ssrc, parsed.header.sequenceNumber, parsed.header.timestamp)
         if track.ssrc != ssrc {
             // A new source: what was kept of the old one no longer lines up with its numbers.
@@ -563,7 +697,16 @@ public final class SFURouter {
         }
         track.ssrc = ssrc
         track.history.store(sequenceNumber: sequence, packet: packet)
-        track.reception.record(sequenceNumber: sequence, timestamp: timestamp, bytes: packet.count, arrival: now)
+        var outputs: [Output] = []
+        if !mirrored {
+            counters.rtpReceived += 1
+            track.reception.record(sequenceNumber: sequence, timestamp: timestamp, bytes: packet.count, arrival: now)
+            if relaying { outputs.append(.relay(.packet(key, track.kind, packet), to: .mirrors)) }
+            // Most rooms have no task: skip hashing the key for every packet then.
+            if !taps.isEmpty, let tapIDs = taps[key] {
+                for tap in tapIDs { outputs.append(.tapped(tap, publisher: key, codec: track.codec, packet: parsed)) }
+            }
+        }
         var keyframe = false
         if let codec = track.videoCodec {
             if VideoPayloadFormat.describe(parsed.payload, codec: codec).marksKeyframe {
@@ -573,11 +716,6 @@ public final class SFURouter {
                 if track.keyframe?.timestamp != timestamp { track.keyframe = (sequence, timestamp) }
             }
             if track.newestSequence.map({ sequence.isNewer(than: $0) }) ?? true { track.newestSequence = sequence }
-        }
-        var outputs: [Output] = []
-        // Most rooms have no task: skip hashing the key for every packet then.
-        if !taps.isEmpty, let tapIDs = taps[key] {
-            for tap in tapIDs { outputs.append(.tapped(tap, publisher: key, codec: track.codec, packet: parsed)) }
         }
         for subscriberID in track.subscribers {
             guard let subscriber = peers[subscriberID] else { continue }
@@ -712,6 +850,8 @@ public final class SFURouter {
                     if !missing.isEmpty, let publisher {
                         counters.nacksForwarded += 1
                         outputs += sendRTCP([.genericNACK(RTCPGenericNACK(senderSSRC: feedbackSSRC, mediaSSRC: upSSRC, lostSequenceNumbers: missing))], to: publisher)
+                    } else if !missing.isEmpty, let mirror = mirrors[key] {
+                        outputs.append(.relay(.nack(key, kind, missing), to: .shard(mirror.origin)))
                     }
                 case .pictureLossIndication(let pli):
                     if tracks[.video]?.ssrc == pli.mediaSSRC { outputs += requestKeyframe(of: key, now: now) }
@@ -726,23 +866,34 @@ public final class SFURouter {
             for case .senderReport(let report) in packets {
                 guard let up = upTracks.first(where: { $0.ssrc == report.ssrc }) else { continue }
                 up.reception.receivedSenderReport(report, at: now)
-                for subscriberID in up.subscribers {
-                    guard let subscriber = peers[subscriberID], case .subscriber(_, let tracks) = subscriber.role,
-                        let down = tracks[up.kind], let rtpTimestamp = down.rewriter.outputTimestamp(for: report.rtpTimestamp)
-                    else { continue }
-                    var rewritten = report
-                    rewritten.ssrc = down.ssrc
-                    rewritten.rtpTimestamp = rtpTimestamp
-                    rewritten.reportBlocks = []
-                    outputs += sendRTCP([.senderReport(rewritten)], to: subscriber)
-                }
+                outputs += forwardSenderReport(report, on: up)
+                if relaying { outputs.append(.relay(.senderReport(key, report), to: .mirrors)) }
             }
-            _ = key
+        }
+        return outputs
+    }
+
+    /// Each subscriber of `up` gets the publisher's sender report in its own SSRC and timestamps.
+    private func forwardSenderReport(_ report: RTCPSenderReport, on up: UpTrack) -> [Output] {
+        var outputs: [Output] = []
+        for subscriberID in up.subscribers {
+            guard let subscriber = peers[subscriberID], case .subscriber(_, let tracks) = subscriber.role,
+                let down = tracks[up.kind], let rtpTimestamp = down.rewriter.outputTimestamp(for: report.rtpTimestamp)
+            else { continue }
+            var rewritten = report
+            rewritten.ssrc = down.ssrc
+            rewritten.rtpTimestamp = rtpTimestamp
+            rewritten.reportBlocks = []
+            outputs += sendRTCP([.senderReport(rewritten)], to: subscriber)
         }
         return outputs
     }
 
     private func requestKeyframe(of key: PublisherKey, now: ContinuousClock.Instant) -> [Output] {
+        if let mirror = mirrors[key] {
+            // The origin's limiter holds back the requests of every router.
+            return [.relay(.keyframeRequest(key), to: .shard(mirror.origin))]
+        }
         if let local = localPublishers[key] {
             guard let video = local.first(where: { $0.kind == .video }), video.keyframeRequests.request(now: now) else { return [] }
             return [.localKeyframeRequest(key)]
@@ -774,7 +925,7 @@ public final class SFURouter {
     }
 
     private func localDescription(answering remote: TransportDescription) -> TransportDescription {
-        let credentials = ICECredentials.random()
+        let credentials = localCredentials()
         return TransportDescription(
             iceUfrag: credentials.ufrag, icePwd: credentials.pwd, fingerprint: PeerTransport.sdpFingerprint(of: certificate),
             setup: remote.setup == .passive ? .active : .passive, candidates: candidates, iceLite: true)
@@ -797,17 +948,20 @@ public final class SFURouter {
 
     private func remove(_ id: PeerID, reason: String) -> [Output] {
         guard let peer = peers.removeValue(forKey: id) else { return [] }
-        demux.unregister(id)
+        var outputs: [Output] = []
+        let released = demux.unregister(id)
+        if relaying, !released.isEmpty { outputs.append(.released(released)) }
         switch peer.role {
-        case .publisher(let key, let tracks):
-            if publishers[key] == id { publishers[key] = nil }
+        case .publisher(let key, _):
             // Subscribers of this publisher keep their connections; they simply get no media
-            // until the user publishes again and they subscribe again.
-            _ = tracks
+            // until the user publishes again.
+            if publishers[key] == id {
+                publishers[key] = nil
+                if relaying { outputs.append(.relay(.ended(key), to: .mirrors)) }
+            }
         case .subscriber(let key, _):
             for track in upTracks(of: key) ?? [] { track.subscribers.removeAll { $0 == id } }
         }
-        var outputs: [Output] = []
         for case .send(let bytes, let to) in peer.transport.close(reason: reason) {
             outputs.append(.send(bytes, to: to))
         }

@@ -91,7 +91,8 @@ public struct LiveRoomServer: Sendable {
             host: configuration.host, port: configuration.mediaPort, tcpPort: configuration.iceTCPPort,
             tcpLimits: ConnectionLimits(maxTotal: configuration.maxICETCPConnections, maxPerAddress: configuration.maxConnectionsPerAddress),
             advertisedHosts: advertised,
-            certificate: certificate, connectTimeout: configuration.mediaConnectTimeout, consentTimeout: configuration.consentTimeout, logger: logger
+            certificate: certificate, connectTimeout: configuration.mediaConnectTimeout, consentTimeout: configuration.consentTimeout,
+            loopCount: configuration.mediaLoops, logger: logger
         ) { owner, publisher, _ in
             Task { await hub.peerLost(session: owner, wasPublishing: publisher != nil) }
         }
@@ -100,7 +101,7 @@ public struct LiveRoomServer: Sendable {
             "Media candidates",
             metadata: [
                 "addresses": "\(advertised.joined(separator: ", "))", "port": "\(media.port)",
-                "tcpPort": "\(media.tcpPort.map(String.init) ?? "off")",
+                "tcpPort": "\(media.tcpPort.map(String.init) ?? "off")", "loops": "\(configuration.mediaLoops)",
             ])
         let auth = AdminAuth(sdkAppId: credentials.sdkAppId, secretKey: credentials.secretKey)
         let router = makeRouter(hub: hub, admin: AdminAPI(hub: hub, store: store, sdkAppId: credentials.sdkAppId), auth: auth)
@@ -173,7 +174,7 @@ public struct LiveRoomServer: Sendable {
         router.get("/metrics") { _, _ -> Response in
             let rooms = await hub.metricsSnapshot()
             let media = try? await hub.media?.statistics()
-            let text = metrics.exposition(rooms: rooms, router: media?.counters ?? .init(), peerCount: media?.peers ?? 0)
+            let text = metrics.exposition(rooms: rooms, media: media ?? MediaStatistics())
             return Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: text)))
         }

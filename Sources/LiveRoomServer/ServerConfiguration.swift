@@ -1,5 +1,7 @@
-import LiveRoomWire
 import LiveRoomPublishTasks
+import LiveRoomSFU
+import LiveRoomWire
+import NIOCore
 
 /// Everything `liveroom-server` is told at start.
 public struct ServerConfiguration: Sendable {
@@ -14,6 +16,8 @@ public struct ServerConfiguration: Sendable {
     public var iceTCPPort: Int?
     /// Most ICE-TCP connections the server holds at once (each peer connection over TCP needs one).
     public var maxICETCPConnections: Int
+    /// Event loops (threads) serving the media port, 1 to ``maximumMediaLoops``.
+    public var mediaLoops: Int
     /// The application's SDKAppID; nil means the development one kept in the data directory.
     public var sdkAppId: UInt64?
     /// The application's secret key; nil means the development one kept in the data directory.
@@ -100,8 +104,10 @@ public struct ServerConfiguration: Sendable {
         egressAllow: [String] = [], rtmpsInsecure: Bool = false, imageDirectory: String? = nil,
         requirePrivateMapKey: Bool = false, announceAddresses: [String] = [], tlsCertificate: String? = nil, tlsKey: String? = nil,
         reconnectGrace: Duration = .seconds(15), orderReservation: Duration = .seconds(900),
-        maxReplayLength: Duration = .seconds(600), maxPKRooms: Int = 3, maxPKAnchorsPerRoom: Int = 10, pkRequestTimeout: Duration = .seconds(30)
+        maxReplayLength: Duration = .seconds(600), maxPKRooms: Int = 3, maxPKAnchorsPerRoom: Int = 10, pkRequestTimeout: Duration = .seconds(30),
+        mediaLoops: Int = ServerConfiguration.defaultMediaLoops
     ) {
+        self.mediaLoops = mediaLoops
         self.maxPKRooms = maxPKRooms
         self.maxPKAnchorsPerRoom = maxPKAnchorsPerRoom
         self.pkRequestTimeout = pkRequestTimeout
@@ -142,6 +148,12 @@ public struct ServerConfiguration: Sendable {
         self.webhookURL = webhookURL
         self.maxAnchorsPerRoom = maxAnchorsPerRoom
     }
+
+    /// The most media loops: a media port has at most this many routers.
+    public static let maximumMediaLoops = SFURouter.maximumShards
+
+    /// One media loop per core.
+    public static var defaultMediaLoops: Int { min(System.coreCount, maximumMediaLoops) }
 
     /// The SDKAppID used when none is given.
     public static let developmentSdkAppId: UInt64 = 1_400_000_000

@@ -53,11 +53,16 @@ public struct MediaDemultiplexer<PeerID: Hashable & Sendable>: Sendable {
         byAddress[address]
     }
 
-    public mutating func unregister(_ peer: PeerID) {
+    /// Forgets a peer connection; returns the addresses that led to it.
+    @discardableResult
+    public mutating func unregister(_ peer: PeerID) -> [TransportAddress] {
         byUfrag = byUfrag.filter { $0.value != peer }
+        var released: [TransportAddress] = []
         for address in addressesOf.removeValue(forKey: peer) ?? [] where byAddress[address] == peer {
             byAddress[address] = nil
+            released.append(address)
         }
+        return released
     }
 
     public func route(_ datagram: ByteBuffer, from source: TransportAddress) -> Route {

@@ -311,4 +311,38 @@ struct MediaEndToEndTests {
         let second = try await metrics()
         #expect((second["liveroom_rtp_received_total"] ?? 0) > received, "counters keep counting: \(second)")
     }
+
+    /// Two media loops share the one UDP port: peer connections go to them in turn, so the
+    /// anchor's packets reach the fans on both loops, each loop forwarding to its own.
+    @Test func twoMediaLoopsShareThePortAndEachServesItsOwnSubscribers() async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let server = try await TestServer.start(in: scope, extra: ["--media-loops", "2"])
+        let host = try await server.enteredWithMedia("host", role: "anchor", media: ["--publish", "testsrc"] + Self.small, in: scope)
+        try await host.waitForEvent("onPublishAnswer")
+        var fans: [ChildProcess] = []
+        for index in 0..<4 {
+            let recordings = scope.dataDirectory.appendingPathComponent("fan\(index)").path
+            fans.append(try await server.enteredWithMedia("fan\(index)", media: ["--record", recordings], in: scope))
+        }
+        for fan in fans { try await fan.waitForEvent("onFirstVideoFrame", timeout: .seconds(15)) }
+        try await Task.sleep(for: .seconds(1))
+        let (data, _) = try await URLSession.shared.data(from: try #require(URL(string: server.url + "/metrics")))
+        let text = String(decoding: data, as: UTF8.self)
+        func value(_ name: String) -> Double? {
+            text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") }
+        }
+        let loop0 = try #require(value(#"liveroom_media_loop_rtp_forwarded_total{loop="0"}"#), "\(text)")
+        let loop1 = try #require(value(#"liveroom_media_loop_rtp_forwarded_total{loop="1"}"#), "\(text)")
+        #expect(loop0 > 0 && loop1 > 0, "both loops forward: \(loop0), \(loop1)")
+        #expect(value("liveroom_rtp_forwarded_total") == loop0 + loop1)
+        #expect(value("liveroom_media_peer_connections") == 5)
+        try await Task.sleep(for: .seconds(2))
+        for (index, fan) in fans.enumerated() {
+            fan.send("leave")
+            #expect(try await fan.waitForExit(timeout: .seconds(10)) == 0)
+            let video = try #require(try probe(scope.dataDirectory.appendingPathComponent("fan\(index)/host.mkv").path).first { $0.width != nil })
+            #expect(video.frames >= 30, "fan\(index) recorded at least 2 s of 15 fps video: \(video)")
+        }
+    }
 }

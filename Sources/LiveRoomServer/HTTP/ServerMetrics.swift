@@ -24,6 +24,10 @@ final class ServerMetrics: Sendable {
     /// The router's running totals as Prometheus counters, and the totals last added.
     private let rtpReceived, rtpForwarded, bytesForwarded, retransmitted, nacksForwarded, keyframeRequests, keyframesReplayed, dropped: Counter
     private let lastRouterCounters = Mutex(SFURouter.Counters())
+    /// Packets forwarded by each media loop, and the totals last added.
+    private let loopForwarded = Mutex<[(counter: Counter, last: Int)]>([])
+    private let handoffsDropped: Counter
+    private let lastHandoffsDropped = Mutex(0)
 
     init() {
         rooms = registry.makeGauge(name: "liveroom_rooms", help: "Rooms open now.")
@@ -41,10 +45,13 @@ final class ServerMetrics: Sendable {
         keyframesReplayed = registry.makeCounter(
             name: "liveroom_keyframes_replayed_total", help: "New subscribers started from the keyframe the server keeps instead of a new one.")
         dropped = registry.makeCounter(name: "liveroom_media_dropped_total", help: "Datagrams and packets dropped as unknown or malformed.")
+        handoffsDropped = registry.makeCounter(
+            name: "liveroom_media_handoffs_dropped_total", help: "Packets one media loop handed another and dropped because that loop had too many waiting.")
     }
 
     /// The Prometheus text exposition of the values given.
-    func exposition(rooms snapshot: Rooms, router: SFURouter.Counters, peerCount: Int) -> String {
+    func exposition(rooms snapshot: Rooms, media: MediaStatistics) -> String {
+        let (router, peerCount) = (media.counters, media.peers)
         rooms.set(Double(snapshot.rooms))
         users.set(Double(snapshot.users))
         publishers.set(Double(snapshot.publishers))
@@ -60,6 +67,22 @@ final class ServerMetrics: Sendable {
             ]
             for (counter, now, before) in totals where now > before { counter.increment(by: Int64(now - before)) }
             last = router
+        }
+        loopForwarded.withLock { loops in
+            for (index, counters) in media.loops.enumerated() {
+                if index == loops.count {
+                    let counter = registry.makeCounter(
+                        name: "liveroom_media_loop_rtp_forwarded_total", labels: [("loop", "\(index)")],
+                        help: "RTP packets forwarded to subscribers by each media loop.")
+                    loops.append((counter, 0))
+                }
+                if counters.rtpForwarded > loops[index].last { loops[index].counter.increment(by: Int64(counters.rtpForwarded - loops[index].last)) }
+                loops[index].last = counters.rtpForwarded
+            }
+        }
+        lastHandoffsDropped.withLock { last in
+            if media.handoffsDropped > last { handoffsDropped.increment(by: Int64(media.handoffsDropped - last)) }
+            last = media.handoffsDropped
         }
         var buffer: [UInt8] = []
         buffer.reserveCapacity(4096)

@@ -4,9 +4,10 @@ import LiveRoomWire
 import Logging
 import NIOCore
 
-/// Reads the media port's datagrams (and, through ``ICETCPConnectionHandler``, the packets of
-/// its ICE-TCP connections) into the router, and writes what the router returns to the UDP
-/// socket or the TCP connection it names, flushing once per read burst.
+/// Reads one media loop's datagrams (and, through ``ICETCPConnectionHandler``, the packets of
+/// the port's ICE-TCP connections) into its router, and writes what the router returns to the
+/// UDP socket or the TCP connection it names, flushing once per read burst. With several
+/// loops, what belongs to another loop is handed to it in one batch per burst (``MediaLoops``).
 final class MediaChannelHandler: ChannelInboundHandler {
     typealias InboundIn = AddressedEnvelope<ByteBuffer>
     typealias OutboundOut = AddressedEnvelope<ByteBuffer>
@@ -31,6 +32,10 @@ final class MediaChannelHandler: ChannelInboundHandler {
     private var nextSweep: ContinuousClock.Instant?
     /// Packets not written because an ICE-TCP connection's send buffer was full.
     private(set) var tcpDropped = 0
+    /// The port's other loops, when it has several; set once, before the first packet.
+    var loops: MediaLoops?
+    /// What this loop hands each other loop at the next flush, by loop.
+    private var handoffs: [[MediaLoops.Handoff]] = []
 
     init(
         router: SFURouter, logger: Logger, tcpLimits: ConnectionLimits = ConnectionLimits(maxTotal: 2000, maxPerAddress: 100),
@@ -61,6 +66,22 @@ final class MediaChannelHandler: ChannelInboundHandler {
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         // A UDP socket reports ICMP errors (e.g. a peer's port closed) here; it stays open.
         logger.debug("Media socket error", metadata: [LogKey.error: "\(error)"])
+    }
+
+    /// A batch another loop of the port handed this one.
+    func receive(_ batch: [MediaLoops.Handoff], from origin: Int) {
+        let now = ContinuousClock.now
+        for handoff in batch {
+            switch handoff {
+            case .datagram(let datagram, let source):
+                handle(router.receive(datagram, from: source, handedOff: true, now: now))
+            case .write(let bytes, let address):
+                send(bytes, to: address)
+            case .relay(let relay):
+                handle(router.receiveRelay(relay, from: origin, now: now))
+            }
+        }
+        flush()
     }
 
     /// Runs the router's timers and closes ICE-TCP connections no peer connection uses.
@@ -110,7 +131,7 @@ final class MediaChannelHandler: ChannelInboundHandler {
     /// Closes connections that no valid check bound within ``tcpBindTimeout``, and those whose
     /// peer connection has gone.
     private func sweepTCP(now: ContinuousClock.Instant) {
-        for (address, connection) in tcp where !router.isBound(address) && now - connection.accepted >= tcpBindTimeout {
+        for (address, connection) in tcp where !router.isBound(address) && loops?.owner(of: address) == nil && now - connection.accepted >= tcpBindTimeout {
             connection.channel.close(promise: nil)
         }
     }
@@ -132,11 +153,36 @@ final class MediaChannelHandler: ChannelInboundHandler {
                 sinks[tap]?(publisher, codec, packet)
             case .localKeyframeRequest(let key):
                 keyframeHandlers[key]?()
+            case .unrouted(let datagram, let source, let shard):
+                // An ICE check names its loop; anything else goes where a valid check bound its source.
+                guard let loops, let owner = shard ?? loops.owner(of: source), owner != router.shard else {
+                    router.countDropped()
+                    continue
+                }
+                hand(.datagram(datagram, from: source), to: owner)
+            case .bound(let address):
+                loops?.bind(address, to: router.shard)
+            case .released(let addresses):
+                loops?.release(addresses, from: router.shard)
+            case .relay(let relay, .mirrors):
+                for other in 0..<(loops?.count ?? 0) where other != router.shard { hand(.relay(relay), to: other) }
+            case .relay(let relay, .shard(let other)):
+                hand(.relay(relay), to: other)
             }
         }
     }
 
+    private func hand(_ handoff: MediaLoops.Handoff, to other: Int) {
+        if handoffs.isEmpty { handoffs = Array(repeating: [], count: loops?.count ?? 0) }
+        handoffs[other].append(handoff)
+    }
+
     private func send(_ bytes: ByteBuffer, to address: TransportAddress) {
+        // The ICE-TCP connections live on the first loop.
+        if address.transport == .tcp, router.shard != 0 {
+            hand(.write(bytes, to: address), to: 0)
+            return
+        }
         switch address.transport {
         case .udp:
             guard let udp, let remote = address.socketAddress else { return }
@@ -161,6 +207,12 @@ final class MediaChannelHandler: ChannelInboundHandler {
         }
         for address in tcpWritten { tcp[address]?.channel.flush() }
         tcpWritten.removeAll(keepingCapacity: true)
+        if let loops {
+            for other in handoffs.indices where !handoffs[other].isEmpty {
+                loops.send(handoffs[other], from: router.shard, to: other)
+                handoffs[other] = []
+            }
+        }
     }
 }
 

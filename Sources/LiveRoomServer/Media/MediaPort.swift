@@ -36,6 +36,29 @@ protocol MediaPort: Sendable {
     func stopLocal(_ key: SFURouter.PublisherKey)
     /// RTP packets (unprotected) of a local publisher, sent on in order.
     func sendLocal(_ packets: [(packet: [UInt8], kind: MediaKind)], of key: SFURouter.PublisherKey)
-    /// The router's counters and its number of peer connections.
-    func statistics() async throws -> (counters: SFURouter.Counters, peers: Int)
+    /// The routers' counters and their number of peer connections.
+    func statistics() async throws -> MediaStatistics
+}
+
+/// What the media port has done, for metrics: its routers' counters in total and by loop.
+struct MediaStatistics: Sendable {
+    var counters = SFURouter.Counters()
+    var peers = 0
+    /// Each loop's router's counters.
+    var loops: [SFURouter.Counters] = []
+    /// Hand-offs between loops dropped because the loop they were for had too many waiting.
+    var handoffsDropped = 0
+
+    mutating func add(_ loop: SFURouter.Counters, peers: Int) {
+        counters.rtpReceived += loop.rtpReceived
+        counters.rtpForwarded += loop.rtpForwarded
+        counters.bytesForwarded += loop.bytesForwarded
+        counters.retransmitted += loop.retransmitted
+        counters.nacksForwarded += loop.nacksForwarded
+        counters.keyframesReplayed += loop.keyframesReplayed
+        counters.keyframeRequests += loop.keyframeRequests
+        counters.dropped += loop.dropped
+        self.peers += peers
+        loops.append(loop)
+    }
 }

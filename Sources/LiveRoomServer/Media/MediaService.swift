@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import LiveRoomSFU
 import LiveRoomSecureTransport
 import LiveRoomTransport
@@ -6,82 +9,111 @@ import Logging
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
+import Synchronization
 
-/// The media port: one UDP socket and one ICE-TCP listening socket on one event loop, the SFU
-/// router behind them.
+/// The media port: one UDP port (and one ICE-TCP listening port) served by one or more event
+/// loops, each with its own socket on the port and its own SFU router (``MediaLoops``).
 ///
-/// The loop is a thread of its own, apart from the loops that serve signaling and HTTP, so a
+/// The loops are threads of their own, apart from the loops that serve signaling and HTTP, so a
 /// burst of requests (a flash sale's thousands of buyers) never delays packets.
 ///
-/// Packets are handled synchronously on the event loop (STYLE §3); the room hub reaches the
-/// router through futures submitted to the same loop, so its commands run in order.
+/// Packets are handled synchronously on the event loops (STYLE §3); the room hub reaches the
+/// routers through futures submitted to their loops, so its commands run in order on each. A new
+/// peer connection goes to the loops in turn; commands about existing ones go to every loop,
+/// and each router carries out what concerns its own.
 final class MediaService: MediaPort, Service, Sendable {
-    let eventLoop: any EventLoop
-    private let channel: any Channel
+    /// One loop of the port.
+    struct Loop: Sendable {
+        let eventLoop: any EventLoop
+        let channel: any Channel
+        let router: NIOLoopBound<SFURouter>
+        let handler: NIOLoopBound<MediaChannelHandler>
+
+        /// Runs `body` on the loop, then carries out the outputs it returns.
+        func run(_ body: @escaping @Sendable (SFURouter) -> [SFURouter.Output]) {
+            let (router, handler) = (self.router, self.handler)
+            eventLoop.execute { handler.value.emit(body(router.value)) }
+        }
+    }
+
+    private let loops: [Loop]
+    private let shared: MediaLoops?
     private let tcpListener: (any Channel)?
-    private let router: NIOLoopBound<SFURouter>
-    private let handler: NIOLoopBound<MediaChannelHandler>
     let port: Int
     /// The ICE-TCP port, if the server listens on one.
     let tcpPort: Int?
-    private let logger: Logger
+    /// The loop the next peer connection goes to.
+    private let nextLoop = Mutex(0)
 
     /// Binds the media port. `port` 0 picks a free one; `tcpPort` is the ICE-TCP port (0 picks a
     /// free one, nil listens on none); `advertisedHosts` are the addresses put in SDP candidates,
     /// best first. `tcpLimits` bounds the ICE-TCP connections in total and per address.
+    /// `loopCount` event loops serve the port (1 to ``SFURouter/maximumShards``).
     static func bind(
         host: String, port: Int, tcpPort: Int?, tcpLimits: ConnectionLimits, advertisedHosts: [String], certificate: DTLSCertificate,
-        connectTimeout: Duration, consentTimeout: Duration,
+        connectTimeout: Duration, consentTimeout: Duration, loopCount: Int = 1,
         logger: Logger, onPeerClosed: @escaping @Sendable (SFURouter.OwnerID, SFURouter.PublisherKey?, String) -> Void
     ) async throws -> MediaService {
-        let eventLoop = Self.loops.next()
-        let channel = try await DatagramBootstrap(group: eventLoop)
-            .channelOption(.socketOption(.so_reuseaddr), value: 1)
-            // Vector reads split the receive buffer among the messages: 32 datagrams of up to 2 KiB.
-            .channelOption(.datagramVectorReadMessageCount, value: 32)
-            .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 32 * 2048))
-            .bind(host: host, port: port).get()
-        let boundPort = channel.localAddress?.port ?? port
-        // The ICE-TCP listener hands accepted connections to the handler, made once both ports are known.
-        let media = NIOLoopBoundBox.makeEmptyBox(valueType: MediaChannelHandler.self, eventLoop: eventLoop)
+        let eventLoops = Array(Self.group(loopCount).makeIterator())
+        var channels: [any Channel] = []
         var tcpListener: (any Channel)?
-        if let tcpPort {
-            do {
-                tcpListener = try await Self.listenICETCP(host: host, port: tcpPort, eventLoop: eventLoop, media: media)
-            } catch {
-                try? await channel.close()
-                throw error
+        // The ICE-TCP listener hands accepted connections to the first loop's handler, made once both ports are known.
+        let first = NIOLoopBoundBox.makeEmptyBox(valueType: MediaChannelHandler.self, eventLoop: eventLoops[0])
+        do {
+            for eventLoop in eventLoops {
+                // The first socket picks the port when asked to; the others share it.
+                let channel = try await DatagramBootstrap(group: eventLoop)
+                    .channelOption(.socketOption(.so_reuseaddr), value: 1)
+                    .channelOption(ChannelOptions.socketOption(.init(rawValue: SO_REUSEPORT)), value: eventLoops.count > 1 ? 1 : 0)
+                    // Vector reads split the receive buffer among the messages: 32 datagrams of up to 2 KiB.
+                    .channelOption(.datagramVectorReadMessageCount, value: 32)
+                    .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 32 * 2048))
+                    .bind(host: host, port: channels.first?.localAddress?.port ?? port).get()
+                channels.append(channel)
             }
+            if let tcpPort {
+                tcpListener = try await Self.listenICETCP(host: host, port: tcpPort, eventLoop: eventLoops[0], media: first)
+            }
+        } catch {
+            for channel in channels { try? await channel.close() }
+            throw error
         }
+        let boundPort = channels[0].localAddress?.port ?? port
         let boundTCPPort = tcpListener?.localAddress?.port
-        let (router, handler) = try await eventLoop.submit {
-            let router = SFURouter(
-                certificate: certificate, hosts: advertisedHosts, port: UInt16(boundPort), tcpPort: boundTCPPort.map(UInt16.init),
-                connectTimeout: connectTimeout, consentTimeout: consentTimeout)
-            let handler = MediaChannelHandler(router: router, logger: logger, tcpLimits: tcpLimits, onPeerClosed: onPeerClosed)
-            media.value = handler
-            return (NIOLoopBound(router, eventLoop: eventLoop), NIOLoopBound(handler, eventLoop: eventLoop))
-        }.get()
-        let service = MediaService(
-            eventLoop: eventLoop, channel: channel, tcpListener: tcpListener, router: router, handler: handler, port: boundPort, tcpPort: boundTCPPort,
-            logger: logger)
-        try await eventLoop.submit {
-            let handler = handler.value
-            try channel.pipeline.syncOperations.addHandler(handler)
-            // Timers: ICE consent, DTLS retransmission, held-back keyframe requests, idle ICE-TCP connections.
-            eventLoop.scheduleRepeatedTask(initialDelay: .milliseconds(20), delay: .milliseconds(20)) { task in
-                guard channel.isActive else {
-                    task.cancel()
-                    return
+        var loops: [Loop] = []
+        for (shard, (eventLoop, channel)) in zip(eventLoops, channels).enumerated() {
+            let (router, handler) = try await eventLoop.submit {
+                let router = SFURouter(
+                    certificate: certificate, hosts: advertisedHosts, port: UInt16(boundPort), tcpPort: boundTCPPort.map(UInt16.init),
+                    connectTimeout: connectTimeout, consentTimeout: consentTimeout, shard: shard, shards: eventLoops.count)
+                let handler = MediaChannelHandler(router: router, logger: logger, tcpLimits: tcpLimits, onPeerClosed: onPeerClosed)
+                if shard == 0 { first.value = handler }
+                return (NIOLoopBound(router, eventLoop: eventLoop), NIOLoopBound(handler, eventLoop: eventLoop))
+            }.get()
+            loops.append(Loop(eventLoop: eventLoop, channel: channel, router: router, handler: handler))
+        }
+        let shared = loops.count > 1 ? MediaLoops(members: loops.map { MediaLoops.Member(eventLoop: $0.eventLoop, handler: $0.handler) }) : nil
+        for loop in loops {
+            let (eventLoop, channel, handler) = (loop.eventLoop, loop.channel, loop.handler)
+            try await eventLoop.submit {
+                let handler = handler.value
+                handler.loops = shared
+                try channel.pipeline.syncOperations.addHandler(handler)
+                // Timers: ICE consent, DTLS retransmission, held-back keyframe requests, idle ICE-TCP connections.
+                eventLoop.scheduleRepeatedTask(initialDelay: .milliseconds(20), delay: .milliseconds(20)) { task in
+                    guard channel.isActive else {
+                        task.cancel()
+                        return
+                    }
+                    handler.runTimers()
                 }
-                handler.runTimers()
-            }
-        }.get()
-        return service
+            }.get()
+        }
+        return MediaService(loops: loops, shared: shared, tcpListener: tcpListener, port: boundPort, tcpPort: boundTCPPort)
     }
 
-    /// Listens for ICE-TCP connections (RFC 6544 passive candidates) on the media loop: each
-    /// accepted connection is admitted under the limits and its RFC 4571 frames go to `handler`.
+    /// Listens for ICE-TCP connections (RFC 6544 passive candidates) on the first media loop:
+    /// each accepted connection is admitted under the limits and its RFC 4571 frames go to `handler`.
     private static func listenICETCP(
         host: String, port: Int, eventLoop: any EventLoop, media: NIOLoopBoundBox<MediaChannelHandler?>
     ) async throws -> any Channel {
@@ -107,45 +139,72 @@ final class MediaService: MediaPort, Service, Sendable {
             .bind(host: host, port: port).get()
     }
 
-    /// The media thread, kept for the life of the process.
-    private static let loops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    /// The media threads, by how many a port has, kept for the life of the process.
+    private static let groups = Mutex<[Int: MultiThreadedEventLoopGroup]>([:])
 
-    private init(
-        eventLoop: any EventLoop, channel: any Channel, tcpListener: (any Channel)?, router: NIOLoopBound<SFURouter>,
-        handler: NIOLoopBound<MediaChannelHandler>, port: Int, tcpPort: Int?, logger: Logger
-    ) {
-        self.eventLoop = eventLoop
-        self.channel = channel
+    private static func group(_ count: Int) -> MultiThreadedEventLoopGroup {
+        groups.withLock { groups in
+            if let group = groups[count] { return group }
+            let group = MultiThreadedEventLoopGroup(numberOfThreads: count)
+            groups[count] = group
+            return group
+        }
+    }
+
+    private init(loops: [Loop], shared: MediaLoops?, tcpListener: (any Channel)?, port: Int, tcpPort: Int?) {
+        self.loops = loops
+        self.shared = shared
         self.tcpListener = tcpListener
-        self.router = router
-        self.handler = handler
         self.port = port
         self.tcpPort = tcpPort
-        self.logger = logger
     }
 
     func run() async throws {
         try? await gracefulShutdown()
         try? await tcpListener?.close()
-        try? await channel.close()
+        for loop in loops { try? await loop.channel.close() }
     }
 
-    // MARK: Commands from the room hub (each runs on the media loop, in call order)
+    /// The loop the next peer connection goes to: each in turn.
+    private func nextPeerLoop() -> Loop {
+        loops[nextLoop.withLock { next in
+            defer { next = (next + 1) % loops.count }
+            return next
+        }]
+    }
+
+    /// Runs `body` on every loop (a command about peer connections any of them may own).
+    private func everywhere(_ body: @escaping @Sendable (SFURouter) -> [SFURouter.Output]) {
+        for loop in loops { loop.run(body) }
+    }
+
+    // MARK: Commands from the room hub (each runs on the media loops, in call order)
 
     func publish(owner: UInt64, roomId: String, userId: String, offer: String) -> EventLoopFuture<(answer: String, audio: Bool, video: Bool)> {
-        let router = self.router
-        return eventLoop.submit {
-            do {
-                return try router.value.publish(owner: owner, roomId: roomId, userId: userId, offer: offer, now: .now)
-            } catch {
-                throw error
-            }
+        let loop = nextPeerLoop()
+        // An earlier publishing connection of the user, on whichever loop, is replaced.
+        for other in loops where other.eventLoop !== loop.eventLoop {
+            other.run { $0.stopPublishing(roomId: roomId, userId: userId) }
+        }
+        let (router, handler) = (loop.router, loop.handler)
+        return loop.eventLoop.submit {
+            let result = try router.value.publish(owner: owner, roomId: roomId, userId: userId, offer: offer, now: .now)
+            handler.value.emit(router.value.announce(SFURouter.PublisherKey(roomId: roomId, userId: userId)))
+            return result
         }
     }
 
     func subscribe(owner: UInt64, roomId: String, publisherId: String, offer: String) -> EventLoopFuture<String> {
-        let router = self.router
-        return eventLoop.submit {
+        let loop = nextPeerLoop()
+        // An earlier subscription of the owner to the publisher, on whichever loop, is replaced.
+        for other in loops where other.eventLoop !== loop.eventLoop {
+            other.run { router in
+                router.unsubscribe(owner: owner, publisherId: publisherId, roomId: roomId)
+                return []
+            }
+        }
+        let router = loop.router
+        return loop.eventLoop.submit {
             try router.value.subscribe(owner: owner, roomId: roomId, publisherId: publisherId, offer: offer, now: .now)
         }
     }
@@ -153,82 +212,95 @@ final class MediaService: MediaPort, Service, Sendable {
     func restartICE(
         owner: UInt64, target: SFURouter.ICERestartTarget, remote: ICECredentials, fingerprint: SDPFingerprint?
     ) -> EventLoopFuture<SFURouter.ICERestartAnswer?> {
-        let router = self.router
-        return eventLoop.submit {
-            try router.value.restartICE(owner: owner, target: target, remote: remote, fingerprint: fingerprint, now: .now)
+        // The loop that has the connection restarts it; the last loop answers that none has it.
+        func attempt(_ index: Int) -> EventLoopFuture<SFURouter.ICERestartAnswer?> {
+            let (router, last) = (loops[index].router, index == loops.count - 1)
+            return loops[index].eventLoop.submit { () throws -> (owned: Bool, answer: SFURouter.ICERestartAnswer?) in
+                guard last || router.value.hasConnection(of: owner, for: target) else { return (false, nil) }
+                return (true, try router.value.restartICE(owner: owner, target: target, remote: remote, fingerprint: fingerprint, now: .now))
+            }.flatMap { result in
+                result.owned ? self.loops[index].eventLoop.makeSucceededFuture(result.answer) : attempt(index + 1)
+            }
         }
+        return attempt(0)
     }
 
     func unsubscribe(owner: UInt64, publisherId: String, roomId: String?) {
-        let router = self.router
-        eventLoop.execute { router.value.unsubscribe(owner: owner, publisherId: publisherId, roomId: roomId) }
+        everywhere { router in
+            router.unsubscribe(owner: owner, publisherId: publisherId, roomId: roomId)
+            return []
+        }
     }
 
     func setForwarding(owners: [UInt64], publisher: SFURouter.PublisherKey, audio: Bool, video: Bool) {
-        let (router, handler) = (self.router, self.handler)
-        eventLoop.execute {
-            for owner in owners {
-                handler.value.emit(router.value.setForwarding(owner: owner, publisher: publisher, audio: audio, video: video, now: .now))
-            }
+        everywhere { router in
+            owners.flatMap { router.setForwarding(owner: $0, publisher: publisher, audio: audio, video: video, now: .now) }
         }
     }
 
     func stopPublishing(roomId: String, userId: String) {
-        let (router, handler) = (self.router, self.handler)
-        eventLoop.execute { handler.value.emit(router.value.stopPublishing(roomId: roomId, userId: userId)) }
+        everywhere { $0.stopPublishing(roomId: roomId, userId: userId) }
     }
 
     func close(owner: UInt64) {
-        let (router, handler) = (self.router, self.handler)
-        eventLoop.execute { handler.value.emit(router.value.close(owner: owner)) }
+        everywhere { $0.close(owner: owner) }
     }
 
-    /// Sets the publishers `tap` receives (an empty set removes the tap) and where their packets go.
+    /// Sets the publishers `tap` receives (an empty set removes the tap) and where their packets
+    /// go. Every loop knows the tap; the loop a publisher is on hands its packets to the sink.
     func setTap(_ tap: SFURouter.TapID, publishers: Set<SFURouter.PublisherKey>, sink: @escaping TapSink) {
-        let (router, handler) = (self.router, self.handler)
-        eventLoop.execute {
-            handler.value.sinks[tap] = publishers.isEmpty ? nil : sink
-            handler.value.emit(router.value.setTap(tap, publishers: publishers, now: .now))
+        for loop in loops {
+            let (router, handler) = (loop.router, loop.handler)
+            loop.eventLoop.execute {
+                handler.value.sinks[tap] = publishers.isEmpty ? nil : sink
+                handler.value.emit(router.value.setTap(tap, publishers: publishers, now: .now))
+            }
         }
     }
 
     /// A tap asks a publisher for a keyframe.
     func requestKeyframe(for tap: SFURouter.TapID, of publisher: SFURouter.PublisherKey) {
-        let (router, handler) = (self.router, self.handler)
-        eventLoop.execute { handler.value.emit(router.value.requestKeyframe(for: tap, of: publisher, now: .now)) }
+        everywhere { $0.requestKeyframe(for: tap, of: publisher, now: .now) }
     }
+
+    // Local publishers live on the first loop, which relays their packets to the others.
 
     /// Starts a publisher the server feeds itself (a mix published into a room).
     /// `onKeyframeRequest` runs on the media loop when a subscriber needs a keyframe.
     func publishLocal(_ key: SFURouter.PublisherKey, codecs: [RTPCodec], onKeyframeRequest: @escaping @Sendable () -> Void) {
-        let (router, handler) = (self.router, self.handler)
-        eventLoop.execute {
+        let (router, handler) = (loops[0].router, loops[0].handler)
+        loops[0].eventLoop.execute {
             handler.value.keyframeHandlers[key] = onKeyframeRequest
             router.value.publishLocal(key, codecs: codecs)
+            handler.value.emit(router.value.announce(key))
         }
     }
 
     func stopLocal(_ key: SFURouter.PublisherKey) {
-        let (router, handler) = (self.router, self.handler)
-        eventLoop.execute {
+        let (router, handler) = (loops[0].router, loops[0].handler)
+        loops[0].eventLoop.execute {
             handler.value.keyframeHandlers[key] = nil
-            router.value.stopLocal(key)
+            handler.value.emit(router.value.stopLocal(key))
         }
     }
 
     /// RTP packets (unprotected) of a local publisher, sent on in order.
     func sendLocal(_ packets: [(packet: [UInt8], kind: MediaKind)], of key: SFURouter.PublisherKey) {
-        let (router, handler) = (self.router, self.handler)
-        eventLoop.execute {
+        loops[0].run { router in
             let now = ContinuousClock.now
-            let outputs = packets.flatMap { router.value.sendLocal($0.packet, kind: $0.kind, of: key, now: now) }
-            handler.value.emit(outputs)
+            return packets.flatMap { router.sendLocal($0.packet, kind: $0.kind, of: key, now: now) }
         }
     }
 
-    /// The router's counters and its number of peer connections, read on its loop.
-    func statistics() async throws -> (counters: SFURouter.Counters, peers: Int) {
-        let router = self.router
-        return try await eventLoop.submit { (router.value.counters, router.value.peerCount) }.get()
+    /// The routers' counters (in total and by loop) and their number of peer connections, each read on its loop.
+    func statistics() async throws -> MediaStatistics {
+        var statistics = MediaStatistics()
+        for loop in loops {
+            let router = loop.router
+            let (counters, peers) = try await loop.eventLoop.submit { (router.value.counters, router.value.peerCount) }.get()
+            statistics.add(counters, peers: peers)
+        }
+        statistics.handoffsDropped = shared?.dropped ?? 0
+        return statistics
     }
 }

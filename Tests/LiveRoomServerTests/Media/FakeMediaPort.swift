@@ -64,5 +64,5 @@ final class FakeMediaPort: MediaPort {
     }
     func stopLocal(_ key: SFURouter.PublisherKey) { record(.stopLocal(key)) }
     func sendLocal(_ packets: [(packet: [UInt8], kind: MediaKind)], of key: SFURouter.PublisherKey) {}
-    func statistics() async throws -> (counters: SFURouter.Counters, peers: Int) { (SFURouter.Counters(), 0) }
+    func statistics() async throws -> MediaStatistics { MediaStatistics() }
 }

@@ -107,8 +107,9 @@ public final class SFURouter {
         var history = PacketHistory()
         var keyframeRequests = KeyframeRequestLimiter()
         var reception: ReceiveStatistics
-        /// Subscriber peers receiving this track.
-        var subscribers: [PeerID] = []
+        /// Subscriber peers receiving this track, each with its down track of this kind (held
+        /// here so forwarding a packet looks nothing up).
+        var subscribers: [(peer: Peer, down: DownTrack)] = []
         /// Video: the first sequence number and the timestamp of the newest keyframe, and the
         /// newest sequence number, so a new subscriber can start from the kept keyframe.
         var keyframe: (start: UInt16, timestamp: UInt32)?
@@ -368,8 +369,8 @@ public final class SFURouter {
         unsubscribe(owner: owner, publisherId: publisherId, roomId: roomId)
         let transport = try makeTransport(local: local, remote: remote, now: now)
         let peer = add(Peer(id: 0, owner: owner, transport: transport, role: .subscriber(publisher: key, tracks: down), answer: answer), local: local)
-        for up in upTracks where down[up.kind] != nil {
-            up.subscribers.append(peer.id)
+        for up in upTracks {
+            if let track = down[up.kind] { up.subscribers.append((peer, track)) }
         }
         return answer.serialize()
     }
@@ -472,8 +473,8 @@ public final class SFURouter {
     private func attachSubscribers(of key: PublisherKey, to tracks: [UpTrack]) {
         for subscriber in peers.values {
             guard case .subscriber(key, let down) = subscriber.role else { continue }
-            for track in tracks where down[track.kind]?.codec == track.codec {
-                track.subscribers.append(subscriber.id)
+            for track in tracks {
+                if let downTrack = down[track.kind], downTrack.codec == track.codec { track.subscribers.append((subscriber, downTrack)) }
             }
         }
     }
@@ -717,15 +718,15 @@ public final class SFURouter {
             }
             if track.newestSequence.map({ sequence.isNewer(than: $0) }) ?? true { track.newestSequence = sequence }
         }
-        for subscriberID in track.subscribers {
-            guard let subscriber = peers[subscriberID] else { continue }
+        outputs.reserveCapacity(outputs.count + track.subscribers.count)
+        for (subscriber, down) in track.subscribers {
             // A subscriber still being sent the kept keyframe gets live video behind it.
             if track.kind == .video, !subscriber.videoBacklog.isEmpty {
                 subscriber.videoBacklog.append((packet, parsed.header))
                 continue
             }
             guard subscriber.transport.isConnected,
-                let output = send(packet, ssrc: ssrc, sequence: sequence, timestamp: timestamp, kind: track.kind, keyframe: keyframe, to: subscriber, now: now)
+                let output = send(packet, ssrc: ssrc, sequence: sequence, timestamp: timestamp, on: down, keyframe: keyframe, to: subscriber, now: now)
             else { continue }
             outputs.append(output)
         }
@@ -779,12 +780,21 @@ public final class SFURouter {
         }
     }
 
-    /// Rewrites (in place, in a copy of the bytes) and encrypts one packet for one subscriber.
+    /// ``send(_:ssrc:sequence:timestamp:on:keyframe:to:now:)`` on the subscriber's down track of `kind`.
     private func send(
         _ packet: [UInt8], ssrc: UInt32, sequence: UInt16, timestamp: UInt32, kind: MediaKind, keyframe: Bool = false, to subscriber: Peer,
         now: ContinuousClock.Instant
     ) -> Output? {
-        guard case .subscriber(_, let tracks) = subscriber.role, let down = tracks[kind], !down.paused, let address = subscriber.transport.remoteAddress else { return nil }
+        guard case .subscriber(_, let tracks) = subscriber.role, let down = tracks[kind] else { return nil }
+        return send(packet, ssrc: ssrc, sequence: sequence, timestamp: timestamp, on: down, keyframe: keyframe, to: subscriber, now: now)
+    }
+
+    /// Rewrites (in place, in a copy of the bytes) and encrypts one packet for one subscriber.
+    private func send(
+        _ packet: [UInt8], ssrc: UInt32, sequence: UInt16, timestamp: UInt32, on down: DownTrack, keyframe: Bool, to subscriber: Peer,
+        now: ContinuousClock.Instant
+    ) -> Output? {
+        guard !down.paused, let address = subscriber.transport.remoteAddress else { return nil }
         if down.awaitingKeyframe {
             guard keyframe else { return nil }
             // The stream goes on one after the last packet sent before the pause.
@@ -876,10 +886,8 @@ public final class SFURouter {
     /// Each subscriber of `up` gets the publisher's sender report in its own SSRC and timestamps.
     private func forwardSenderReport(_ report: RTCPSenderReport, on up: UpTrack) -> [Output] {
         var outputs: [Output] = []
-        for subscriberID in up.subscribers {
-            guard let subscriber = peers[subscriberID], case .subscriber(_, let tracks) = subscriber.role,
-                let down = tracks[up.kind], let rtpTimestamp = down.rewriter.outputTimestamp(for: report.rtpTimestamp)
-            else { continue }
+        for (subscriber, down) in up.subscribers {
+            guard let rtpTimestamp = down.rewriter.outputTimestamp(for: report.rtpTimestamp) else { continue }
             var rewritten = report
             rewritten.ssrc = down.ssrc
             rewritten.rtpTimestamp = rtpTimestamp
@@ -960,7 +968,7 @@ public final class SFURouter {
                 if relaying { outputs.append(.relay(.ended(key), to: .mirrors)) }
             }
         case .subscriber(let key, _):
-            for track in upTracks(of: key) ?? [] { track.subscribers.removeAll { $0 == id } }
+            for track in upTracks(of: key) ?? [] { track.subscribers.removeAll { $0.peer.id == id } }
         }
         for case .send(let bytes, let to) in peer.transport.close(reason: reason) {
             outputs.append(.send(bytes, to: to))

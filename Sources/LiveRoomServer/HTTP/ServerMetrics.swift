@@ -26,8 +26,8 @@ final class ServerMetrics: Sendable {
     private let lastRouterCounters = Mutex(SFURouter.Counters())
     /// Packets forwarded by each media loop, and the totals last added.
     private let loopForwarded = Mutex<[(counter: Counter, last: Int)]>([])
-    private let handoffsDropped: Counter
-    private let lastHandoffsDropped = Mutex(0)
+    private let handoffsDropped, sendDropped: Counter
+    private let lastDropped = Mutex((handoffs: 0, sends: 0))
 
     init() {
         rooms = registry.makeGauge(name: "liveroom_rooms", help: "Rooms open now.")
@@ -47,6 +47,8 @@ final class ServerMetrics: Sendable {
         dropped = registry.makeCounter(name: "liveroom_media_dropped_total", help: "Datagrams and packets dropped as unknown or malformed.")
         handoffsDropped = registry.makeCounter(
             name: "liveroom_media_handoffs_dropped_total", help: "Packets one media loop handed another and dropped because that loop had too many waiting.")
+        sendDropped = registry.makeCounter(
+            name: "liveroom_media_send_dropped_total", help: "Datagrams not sent because a media socket's send buffer was full.")
     }
 
     /// The Prometheus text exposition of the values given.
@@ -80,9 +82,10 @@ final class ServerMetrics: Sendable {
                 loops[index].last = counters.rtpForwarded
             }
         }
-        lastHandoffsDropped.withLock { last in
-            if media.handoffsDropped > last { handoffsDropped.increment(by: Int64(media.handoffsDropped - last)) }
-            last = media.handoffsDropped
+        lastDropped.withLock { last in
+            if media.handoffsDropped > last.handoffs { handoffsDropped.increment(by: Int64(media.handoffsDropped - last.handoffs)) }
+            if media.sendDropped > last.sends { sendDropped.increment(by: Int64(media.sendDropped - last.sends)) }
+            last = (media.handoffsDropped, media.sendDropped)
         }
         var buffer: [UInt8] = []
         buffer.reserveCapacity(4096)

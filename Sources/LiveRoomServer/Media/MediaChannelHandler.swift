@@ -22,6 +22,9 @@ final class MediaChannelHandler: ChannelInboundHandler {
 
     /// The UDP socket, once the handler is in its pipeline.
     private var udp: (any Channel)?
+    /// Writes the UDP datagrams in batches itself, when the port gave the handler its socket's
+    /// descriptor; without it they go through the channel.
+    var sender: UDPBatchSender?
     private var udpWritten = false
     /// Open ICE-TCP connections by the client's address, and when each was accepted.
     private var tcp: [TransportAddress: (channel: any Channel, accepted: ContinuousClock.Instant)] = [:]
@@ -185,6 +188,10 @@ final class MediaChannelHandler: ChannelInboundHandler {
         }
         switch address.transport {
         case .udp:
+            if let sender {
+                sender.append(bytes, to: address)
+                return
+            }
             guard let udp, let remote = address.socketAddress else { return }
             udp.write(NIOAny(AddressedEnvelope(remoteAddress: remote, data: bytes)), promise: nil)
             udpWritten = true
@@ -201,6 +208,7 @@ final class MediaChannelHandler: ChannelInboundHandler {
     }
 
     func flush() {
+        if let sender, !sender.isEmpty { sender.flush() }
         if udpWritten {
             udpWritten = false
             udp?.flush()

@@ -48,6 +48,8 @@ struct MediaStatistics: Sendable {
     var loops: [SFURouter.Counters] = []
     /// Hand-offs between loops dropped because the loop they were for had too many waiting.
     var handoffsDropped = 0
+    /// Datagrams not sent because a media socket's send buffer was full.
+    var sendDropped = 0
 
     mutating func add(_ loop: SFURouter.Counters, peers: Int) {
         counters.rtpReceived += loop.rtpReceived

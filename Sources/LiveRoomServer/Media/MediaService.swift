@@ -56,19 +56,28 @@ final class MediaService: MediaPort, Service, Sendable {
     ) async throws -> MediaService {
         let eventLoops = Array(Self.group(loopCount).makeIterator())
         var channels: [any Channel] = []
+        // Each loop's own descriptor of its socket, for its sender.
+        var descriptors: [(CInt, sa_family_t)] = []
         var tcpListener: (any Channel)?
         // The ICE-TCP listener hands accepted connections to the first loop's handler, made once both ports are known.
         let first = NIOLoopBoundBox.makeEmptyBox(valueType: MediaChannelHandler.self, eventLoop: eventLoops[0])
         do {
             for eventLoop in eventLoops {
-                // The first socket picks the port when asked to; the others share it.
+                // The first socket picks the port when asked to; the others share it. The loop
+                // reads through the channel and writes through its own descriptor of the socket.
+                let address = try SocketAddress.makeAddressResolvingHost(host, port: channels.first?.localAddress?.port ?? port)
+                let socket = try Self.udpSocket(bound: address, sharedPort: eventLoops.count > 1)
+                let descriptor = dup(socket)
+                guard descriptor >= 0 else {
+                    Glibc.close(socket)
+                    throw IOError(errnoCode: errno, reason: "dup")
+                }
+                descriptors.append((descriptor, sa_family_t(address.protocol.rawValue)))
                 let channel = try await DatagramBootstrap(group: eventLoop)
-                    .channelOption(.socketOption(.so_reuseaddr), value: 1)
-                    .channelOption(ChannelOptions.socketOption(.init(rawValue: SO_REUSEPORT)), value: eventLoops.count > 1 ? 1 : 0)
                     // Vector reads split the receive buffer among the messages: 32 datagrams of up to 2 KiB.
                     .channelOption(.datagramVectorReadMessageCount, value: 32)
                     .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 32 * 2048))
-                    .bind(host: host, port: channels.first?.localAddress?.port ?? port).get()
+                    .withBoundSocket(socket).get()
                 channels.append(channel)
             }
             if let tcpPort {
@@ -76,17 +85,20 @@ final class MediaService: MediaPort, Service, Sendable {
             }
         } catch {
             for channel in channels { try? await channel.close() }
+            for (descriptor, _) in descriptors { Glibc.close(descriptor) }
             throw error
         }
         let boundPort = channels[0].localAddress?.port ?? port
         let boundTCPPort = tcpListener?.localAddress?.port
         var loops: [Loop] = []
         for (shard, (eventLoop, channel)) in zip(eventLoops, channels).enumerated() {
+            let (descriptor, family) = descriptors[shard]
             let (router, handler) = try await eventLoop.submit {
                 let router = SFURouter(
                     certificate: certificate, hosts: advertisedHosts, port: UInt16(boundPort), tcpPort: boundTCPPort.map(UInt16.init),
                     connectTimeout: connectTimeout, consentTimeout: consentTimeout, shard: shard, shards: eventLoops.count)
                 let handler = MediaChannelHandler(router: router, logger: logger, tcpLimits: tcpLimits, onPeerClosed: onPeerClosed)
+                handler.sender = UDPBatchSender(descriptor: descriptor, family: family)
                 if shard == 0 { first.value = handler }
                 return (NIOLoopBound(router, eventLoop: eventLoop), NIOLoopBound(handler, eventLoop: eventLoop))
             }.get()
@@ -110,6 +122,23 @@ final class MediaService: MediaPort, Service, Sendable {
             }.get()
         }
         return MediaService(loops: loops, shared: shared, tcpListener: tcpListener, port: boundPort, tcpPort: boundTCPPort)
+    }
+
+    /// A non-blocking UDP socket bound to `address`; `sharedPort`: other sockets bind the same
+    /// port (SO_REUSEPORT) and the kernel spreads clients over them by their address.
+    private static func udpSocket(bound address: SocketAddress, sharedPort: Bool) throws -> CInt {
+        let socket = Glibc.socket(address.protocol.rawValue, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard socket >= 0 else { throw IOError(errnoCode: errno, reason: "socket") }
+        var one: CInt = 1
+        var ok = setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<CInt>.size)) == 0
+        if ok, sharedPort { ok = setsockopt(socket, SOL_SOCKET, SO_REUSEPORT, &one, socklen_t(MemoryLayout<CInt>.size)) == 0 }
+        if ok { ok = address.withSockAddr { Glibc.bind(socket, $0, socklen_t($1)) } == 0 }
+        guard ok else {
+            let error = IOError(errnoCode: errno, reason: "bind to \(address)")
+            Glibc.close(socket)
+            throw error
+        }
+        return socket
     }
 
     /// Listens for ICE-TCP connections (RFC 6544 passive candidates) on the first media loop:
@@ -296,9 +325,12 @@ final class MediaService: MediaPort, Service, Sendable {
     func statistics() async throws -> MediaStatistics {
         var statistics = MediaStatistics()
         for loop in loops {
-            let router = loop.router
-            let (counters, peers) = try await loop.eventLoop.submit { (router.value.counters, router.value.peerCount) }.get()
+            let (router, handler) = (loop.router, loop.handler)
+            let (counters, peers, unsent) = try await loop.eventLoop.submit {
+                (router.value.counters, router.value.peerCount, handler.value.sender?.dropped ?? 0)
+            }.get()
             statistics.add(counters, peers: peers)
+            statistics.sendDropped += unsent
         }
         statistics.handoffsDropped = shared?.dropped ?? 0
         return statistics

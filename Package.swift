@@ -37,8 +37,6 @@ let package = Package(
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev", "libswresample-dev"])]),
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
-        // sendmmsg(2), which Swift's Glibc module leaves out (a GNU extension).
-        .systemLibrary(name: "CSocket", path: "Sources/CSocket"),
 
         // UserSig (TLSSigAPIv2) generation and verification.
         .target(name: "LiveRoomAuth", dependencies: [
@@ -62,7 +60,7 @@ let package = Package(
         // The room server: WebSocket signaling, admin REST, services.
         .target(name: "LiveRoomServer", dependencies: [
             "LiveRoomAdmin", "LiveRoomAuth", "LiveRoomCore", "LiveRoomProtocol", "LiveRoomStore", "LiveRoomSFU", "LiveRoomTransport", "LiveRoomSecureTransport", "LiveRoomWire",
-            "LiveRoomPublishTasks", "LiveRoomTaskRunner", "LiveRoomMedia", "LiveRoomCommerce", "CSocket",
+            "LiveRoomPublishTasks", "LiveRoomTaskRunner", "LiveRoomMedia", "LiveRoomCommerce",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Hummingbird", package: "hummingbird"),

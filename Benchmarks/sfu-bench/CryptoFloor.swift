@@ -1,6 +1,7 @@
 import BenchSupport
 import Foundation
 import LiveRoomSecureTransport
+import LiveRoomTransport
 import Synchronization
 
 #if canImport(Glibc)
@@ -68,7 +69,6 @@ enum CryptoFloor {
         let iovecs = UnsafeMutablePointer<iovec>.allocate(capacity: max(1, n))
         defer { iovecs.deallocate() }
         let batch = MessageBatch(count: max(1, n))
-        defer { batch.deallocate() }
         for s in 0..<n {
             iovecs[s] = iovec(iov_base: outputs.baseAddress! + s * stride, iov_len: 0)
             batch.set(s, name: UnsafeMutableRawPointer(destination), nameLength: socklen_t(MemoryLayout<sockaddr_in>.size), iov: iovecs + s)
@@ -104,44 +104,13 @@ enum CryptoFloor {
     }
 }
 
-/// `struct mmsghdr` array for sendmmsg(2), which Glibc's Swift module does not import:
-/// a `msghdr` then the `unsigned int msg_len`, padded to the struct's alignment.
-final class MessageBatch {
-    typealias SendMMsg = @convention(c) (Int32, UnsafeMutableRawPointer?, UInt32, Int32) -> Int32
-    /// sendmmsg from libc, looked up at run time.
-    static let sendmmsg: SendMMsg? = {
-        guard let handle = dlopen(nil, RTLD_NOW), let symbol = dlsym(handle, "sendmmsg") else { return nil }
-        return unsafeBitCast(symbol, to: SendMMsg.self)
-    }()
-    static let stride: Int = {
-        let alignment = MemoryLayout<msghdr>.alignment
-        return (MemoryLayout<msghdr>.size + MemoryLayout<UInt32>.size + alignment - 1) / alignment * alignment
-    }()
-
-    private let storage: UnsafeMutableRawPointer
-
-    init(count: Int) {
-        storage = .allocate(byteCount: count * Self.stride, alignment: MemoryLayout<msghdr>.alignment)
-        storage.initializeMemory(as: UInt8.self, repeating: 0, count: count * Self.stride)
-    }
-
-    func deallocate() { storage.deallocate() }
-
-    func set(_ index: Int, name: UnsafeMutableRawPointer, nameLength: socklen_t, iov: UnsafeMutablePointer<iovec>) {
-        var header = msghdr()
-        header.msg_name = name
-        header.msg_namelen = nameLength
-        header.msg_iov = iov
-        header.msg_iovlen = 1
-        (storage + index * Self.stride).storeBytes(of: header, as: msghdr.self)
-    }
-
+extension MessageBatch {
     /// Sends the first `count` messages, with sendmmsg, or one sendto each without it.
     func send(on fd: Int32, count: Int, address: UnsafeMutablePointer<sockaddr_in>, iovecs: UnsafeMutablePointer<iovec>) throws {
-        if let sendmmsg = Self.sendmmsg {
+        if Self.sendmmsg != nil {
             var sent = 0
             while sent < count {
-                let result = sendmmsg(fd, storage + sent * Self.stride, UInt32(min(1024, count - sent)), 0)
+                let result = send(on: fd, from: sent, count: min(Self.maximumCount, count - sent))
                 if result < 0 {
                     if errno == EINTR || errno == EAGAIN { continue }
                     throw BenchError("sendmmsg failed: errno \(errno)")

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CSocket
+import LiveRoomTransport
 import LiveRoomWire
 import NIOCore
 
@@ -15,26 +15,24 @@ final class UDPBatchSender {
     private var buffers: [ByteBuffer] = []
     private var destinations: [TransportAddress] = []
     /// Reused from flush to flush: one header, one iovec and one address per datagram.
-    private var headers: UnsafeMutablePointer<mmsghdr>
-    private var vectors: UnsafeMutablePointer<iovec>
-    private var addresses: UnsafeMutablePointer<sockaddr_in6>
+    private let headers = MessageBatch(count: MessageBatch.maximumCount)
+    private let vectors: UnsafeMutablePointer<iovec>
+    private let addresses: UnsafeMutablePointer<sockaddr_in6>
     /// Datagrams not sent because the socket's send buffer was full (or the send failed).
     private(set) var dropped = 0
 
-    /// The most datagrams one `sendmmsg` takes (UIO_MAXIOV).
-    static let batchSize = 1024
+    /// The most datagrams one `sendmmsg` takes.
+    static let batchSize = MessageBatch.maximumCount
 
     /// Sends on `descriptor`, a UDP socket of `family` (AF_INET or AF_INET6), which it then owns.
     init(descriptor: CInt, family: sa_family_t) {
         self.descriptor = descriptor
         self.family = family
-        headers = .allocate(capacity: Self.batchSize)
         vectors = .allocate(capacity: Self.batchSize)
         addresses = .allocate(capacity: Self.batchSize)
     }
 
     deinit {
-        headers.deallocate()
         vectors.deallocate()
         addresses.deallocate()
         close(descriptor)
@@ -63,16 +61,12 @@ final class UDPBatchSender {
                 buffers[index].withUnsafeReadableBytes { bytes in
                     vectors[prepared] = iovec(iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress), iov_len: bytes.count)
                 }
-                headers[prepared] = mmsghdr(
-                    msg_hdr: msghdr(
-                        msg_name: UnsafeMutableRawPointer(addresses + prepared), msg_namelen: length, msg_iov: vectors + prepared, msg_iovlen: 1,
-                        msg_control: nil, msg_controllen: 0, msg_flags: 0),
-                    msg_len: 0)
+                headers.set(prepared, name: UnsafeMutableRawPointer(addresses + prepared), nameLength: length, iov: vectors + prepared)
                 prepared += 1
             }
             var sent = 0
             while sent < prepared {
-                let result = liveroom_sendmmsg(descriptor, headers + sent, UInt32(prepared - sent))
+                let result = send(from: sent, count: prepared - sent)
                 if result > 0 {
                     sent += Int(result)
                 } else if result < 0 && errno == EINTR {
@@ -92,6 +86,16 @@ final class UDPBatchSender {
         }
         buffers.removeAll(keepingCapacity: true)
         destinations.removeAll(keepingCapacity: true)
+    }
+
+    /// sendmmsg, or one sendto at a time where the C library has none.
+    private func send(from start: Int, count: Int) -> Int {
+        if MessageBatch.sendmmsg != nil { return Int(headers.send(on: descriptor, from: start, count: count, flags: Int32(MSG_DONTWAIT))) }
+        let length = socklen_t(addresses[start].sin6_family == sa_family_t(AF_INET) ? MemoryLayout<sockaddr_in>.size : MemoryLayout<sockaddr_in6>.size)
+        let result = UnsafeMutableRawPointer(addresses + start).withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            sendto(descriptor, vectors[start].iov_base, vectors[start].iov_len, Int32(MSG_DONTWAIT), $0, length)
+        }
+        return result < 0 ? -1 : 1
     }
 
     /// Writes `destination` as a socket address of the socket's family; its length, or nil when

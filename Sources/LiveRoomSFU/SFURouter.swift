@@ -76,6 +76,8 @@ public final class SFURouter {
         public var bytesForwarded = 0
         public var retransmitted = 0
         public var nacksForwarded = 0
+        /// NACKs the server sent publishers for video that did not arrive.
+        public var nacksSent = 0
         /// New subscribers started from the kept keyframe instead of a new one.
         public var keyframesReplayed = 0
         public var keyframeRequests = 0
@@ -106,6 +108,8 @@ public final class SFURouter {
         var ssrc: UInt32?
         var history = PacketHistory()
         var keyframeRequests = KeyframeRequestLimiter()
+        /// Video of a remote publisher: what did not arrive, asked for again at once.
+        var nacks = NackGenerator()
         var reception: ReceiveStatistics
         /// Subscriber peers receiving this track, each with its down track of this kind (held
         /// here so forwarding a packet looks nothing up).
@@ -620,6 +624,9 @@ public final class SFURouter {
                 for track in tracks where track.keyframeRequests.due(now: now) {
                     outputs += sendPLI(to: peer, track: track)
                 }
+                for track in tracks where track.videoCodec != nil {
+                    outputs += sendNACK(track.nacks.due(now: now), to: peer, track: track)
+                }
                 // A receiver report a second: loss and LSR/DLSR (the publisher's RTT) per stream.
                 if peer.reports.due(now: now) {
                     let blocks = tracks.compactMap { track in track.ssrc.flatMap { track.reception.reportBlock(ssrc: $0, now: now) } }
@@ -671,6 +678,11 @@ public final class SFURouter {
             counters.dropped += 1
             return []
         }
+        // Video that did not arrive is asked for at once, before any subscriber notices the gap.
+        var outputs: [Output] = []
+        if track.videoCodec != nil, track.ssrc == nil || track.ssrc == parsed.header.ssrc {
+            outputs = sendNACK(track.nacks.received(parsed.header.sequenceNumber, now: now), to: peer, track: track, ssrc: parsed.header.ssrc)
+        }
         // A publisher that numbers the SEI extension its own way: renumbered once, here.
         if let id = track.seiExtensionID, parsed.header.hasExtension {
             var renumbered = packet
@@ -678,10 +690,17 @@ public final class SFURouter {
                 let reparsed = try? RTPPacket.parse(ByteBuffer(bytes: renumbered))
             {
                 parsed = reparsed
-                return forward(renumbered, parsed: parsed, on: track, of: key, mirrored: false, now: now)
+                return outputs + forward(renumbered, parsed: parsed, on: track, of: key, mirrored: false, now: now)
             }
         }
-        return forward(packet, parsed: parsed, on: track, of: key, mirrored: false, now: now)
+        return outputs + forward(packet, parsed: parsed, on: track, of: key, mirrored: false, now: now)
+    }
+
+    /// A NACK to a publisher for the packets of `track` (its SSRC, or `ssrc` before it is known) that did not arrive.
+    private func sendNACK(_ lost: [UInt16], to publisher: Peer, track: UpTrack, ssrc: UInt32? = nil) -> [Output] {
+        guard !lost.isEmpty, let mediaSSRC = track.ssrc ?? ssrc else { return [] }
+        counters.nacksSent += 1
+        return sendRTCP([.genericNACK(RTCPGenericNACK(senderSSRC: feedbackSSRC, mediaSSRC: mediaSSRC, lostSequenceNumbers: lost))], to: publisher)
     }
 
     /// Forwards one packet, parsed once here: the header and payload view serve the
@@ -695,6 +714,7 @@ public final class SFURouter {
             // A new source: what was kept of the old one no longer lines up with its numbers.
             track.keyframe = nil
             track.newestSequence = nil
+            if track.ssrc != nil { track.nacks = NackGenerator() }
         }
         track.ssrc = ssrc
         track.history.store(sequenceNumber: sequence, packet: packet)

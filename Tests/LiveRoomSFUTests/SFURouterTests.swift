@@ -295,6 +295,27 @@ struct Network {
         #expect(numbers.count == 3 && numbers[2] == numbers[1] &+ 1, "numbered on from the last one sent: \(numbers)")
     }
 
+    @Test func videoThatDidNotArriveIsAskedForAtOnceAndAgainUntilItComes() throws {
+        let router = SFURouter(certificate: try DTLSCertificate(), host: "127.0.0.1", port: 7882)
+        let (network, publisher) = try connectedPublisher(router)
+        func nacks() -> [[UInt16]] {
+            publisher.rtcp.compactMap { try? RTCPPacket.parseCompound(ByteBuffer(bytes: $0)) }.joined().compactMap {
+                if case .genericNACK(let n) = $0, n.mediaSSRC == 2222 { n.lostSequenceNumbers } else { nil }
+            }
+        }
+        for seq: UInt16 in [10, 12] {
+            var packet = vp8(seq: seq, ts: 3000, keyframe: seq == 10)
+            network.send(from: publisher, [.send(try #require(publisher.transport.protectRTP(&packet)), to: publisher.address)], now: now)
+        }
+        #expect(nacks() == [[11]], "asked for as soon as 12 shows the gap, with no subscriber yet")
+        network.deliver(router: router.handleTimers(now: now + .milliseconds(130)), now: now)
+        #expect(nacks() == [[11], [11]], "asked again a round trip later")
+        var late = vp8(seq: 11, ts: 3000, keyframe: false)
+        network.send(from: publisher, [.send(try #require(publisher.transport.protectRTP(&late)), to: publisher.address)], now: now + .milliseconds(140))
+        network.deliver(router: router.handleTimers(now: now + .milliseconds(400)), now: now)
+        #expect(nacks().count == 2 && router.counters.nacksSent == 2, "not after it came")
+    }
+
     @Test func receiverReportsToPublishersCarryInterarrivalJitter() throws {
         let router = SFURouter(certificate: try DTLSCertificate(), host: "127.0.0.1", port: 7882)
         let publisher = try FakeClient(

@@ -22,7 +22,7 @@ final class ServerMetrics: Sendable {
     private let tasks: Gauge
     private let peers: Gauge
     /// The router's running totals as Prometheus counters, and the totals last added.
-    private let rtpReceived, rtpForwarded, bytesForwarded, retransmitted, nacksForwarded, keyframeRequests, keyframesReplayed, dropped: Counter
+    private let rtpReceived, rtpForwarded, bytesForwarded, retransmitted, nacksForwarded, nacksSent, keyframeRequests, keyframesReplayed, dropped: Counter
     private let lastRouterCounters = Mutex(SFURouter.Counters())
     /// Packets forwarded by each media loop, and the totals last added.
     private let loopForwarded = Mutex<[(counter: Counter, last: Int)]>([])
@@ -41,6 +41,7 @@ final class ServerMetrics: Sendable {
         bytesForwarded = registry.makeCounter(name: "liveroom_rtp_forwarded_bytes_total", help: "Bytes of RTP forwarded to subscribers.")
         retransmitted = registry.makeCounter(name: "liveroom_rtp_retransmitted_total", help: "Packets resent from the history for NACKs.")
         nacksForwarded = registry.makeCounter(name: "liveroom_nacks_forwarded_total", help: "NACKs passed on to publishers.")
+        nacksSent = registry.makeCounter(name: "liveroom_nacks_sent_total", help: "NACKs the server sent publishers for video that did not arrive.")
         keyframeRequests = registry.makeCounter(name: "liveroom_keyframe_requests_total", help: "PLIs sent to publishers.")
         keyframesReplayed = registry.makeCounter(
             name: "liveroom_keyframes_replayed_total", help: "New subscribers started from the keyframe the server keeps instead of a new one.")
@@ -64,7 +65,8 @@ final class ServerMetrics: Sendable {
             let totals: [(Counter, Int, Int)] = [
                 (rtpReceived, router.rtpReceived, last.rtpReceived), (rtpForwarded, router.rtpForwarded, last.rtpForwarded),
                 (bytesForwarded, router.bytesForwarded, last.bytesForwarded), (retransmitted, router.retransmitted, last.retransmitted),
-                (nacksForwarded, router.nacksForwarded, last.nacksForwarded), (keyframeRequests, router.keyframeRequests, last.keyframeRequests),
+                (nacksForwarded, router.nacksForwarded, last.nacksForwarded), (nacksSent, router.nacksSent, last.nacksSent),
+                (keyframeRequests, router.keyframeRequests, last.keyframeRequests),
                 (keyframesReplayed, router.keyframesReplayed, last.keyframesReplayed), (dropped, router.dropped, last.dropped),
             ]
             for (counter, now, before) in totals where now > before { counter.increment(by: Int64(now - before)) }

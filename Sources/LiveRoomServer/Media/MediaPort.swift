@@ -57,6 +57,7 @@ struct MediaStatistics: Sendable {
         counters.bytesForwarded += loop.bytesForwarded
         counters.retransmitted += loop.retransmitted
         counters.nacksForwarded += loop.nacksForwarded
+        counters.nacksSent += loop.nacksSent
         counters.keyframesReplayed += loop.keyframesReplayed
         counters.keyframeRequests += loop.keyframeRequests
         counters.dropped += loop.dropped

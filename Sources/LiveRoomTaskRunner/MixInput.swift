@@ -190,7 +190,13 @@ final class MixInput {
     /// The level of some samples, 0–100: their RMS from -60 dBFS (0) to full scale (100).
     static func level(of samples: [Int16]) -> Int {
         guard !samples.isEmpty else { return 0 }
-        let power = samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(samples.count)
+        // Exact in integers: 2^30 per sample leaves room for 2^33 samples.
+        let sum = samples.withUnsafeBufferPointer { samples in
+            var sum: Int64 = 0
+            for sample in samples { sum &+= Int64(Int32(sample) &* Int32(sample)) }
+            return sum
+        }
+        let power = Double(sum) / Double(samples.count)
         guard power > 0 else { return 0 }
         let dbfs = 10 * log10(power / (32768.0 * 32768.0))
         return max(0, min(100, Int(((dbfs + 60) / 60 * 100).rounded())))

@@ -99,6 +99,9 @@ public final class PublishTaskRunner: @unchecked Sendable {
     static let maxPendingSEI = 32
     static let maxSEIPerFrame = 8
     private let start = ContinuousClock.now
+    /// Each mixed user's volume by the current layout; nil when the config, the anchors or a
+    /// picture's size changed since it was worked out.
+    private var mixVolumes: [MixUser: Int]?
     private var nextVideo: ContinuousClock.Instant
     private var nextAudioFrame: Int64 = 0
 
@@ -276,6 +279,7 @@ public final class PublishTaskRunner: @unchecked Sendable {
     }
 
     private func reconfigure(_ newConfig: PublishTaskConfig) {
+        mixVolumes = nil
         let wasMixing = config.target.mode.isMixing
         config = newConfig
         imageLoader.keep(only: newConfig.mixingConfig?.imageURLs ?? [])
@@ -311,6 +315,7 @@ public final class PublishTaskRunner: @unchecked Sendable {
     }
 
     private func updateAnchors(_ newAnchors: [MixAnchor]) {
+        mixVolumes = nil
         anchors = newAnchors
         dropInputsNotPresent()
         // A relayed user who publishes no video: the output is audio-only.
@@ -446,8 +451,9 @@ public final class PublishTaskRunner: @unchecked Sendable {
             nextAudioFrame += 1
             let volumes: [MixUser: Int]
             if config.target.mode.isMixing {
-                let layout = currentLayout(canvas: MixSize(width: 0, height: 0))
-                volumes = Dictionary(layout.audio.map { ($0.user, $0.volume) }, uniquingKeysWith: { first, _ in first })
+                volumes = mixVolumes ?? Dictionary(
+                    currentLayout(canvas: MixSize(width: 0, height: 0)).audio.map { ($0.user, $0.volume) }, uniquingKeysWith: { first, _ in first })
+                mixVolumes = volumes
             } else {
                 volumes = config.relaySource.map { [$0.resolved(in: roomId): 100] } ?? [:]
             }
@@ -511,7 +517,9 @@ public final class PublishTaskRunner: @unchecked Sendable {
     /// Decodes an input's queued frames; one that fails asks its publisher for a keyframe.
     private func decodeQueued(_ input: MixInput) {
         guard input.hasQueuedFrames else { return }
+        let size = input.picture.map { VideoSize(width: $0.width, height: $0.height) }
         let result = input.decodeQueued()
+        if input.picture.map({ VideoSize(width: $0.width, height: $0.height) }) != size { mixVolumes = nil }
         if result.failed > 0 { requestKeyframe(input.user) }
         count {
             $0.decodedFrames += result.decoded

@@ -75,6 +75,39 @@ public struct VideoFrame: Sendable, Equatable {
         self.v = Self.copyPlane(vPlane, stride: vStride, width: cw, height: ch)
     }
 
+    /// Copies planes with arbitrary strides into `picture`, in its own storage when it has the
+    /// same size (and holds the only reference to it), so a decoder's next picture takes the
+    /// last one's place without a new allocation; otherwise into a new frame.
+    static func replace(
+        _ picture: inout VideoFrame?, width: Int, height: Int, pts: Int64,
+        yPlane: UnsafePointer<UInt8>, yStride: Int,
+        uPlane: UnsafePointer<UInt8>, uStride: Int,
+        vPlane: UnsafePointer<UInt8>, vStride: Int
+    ) {
+        guard var frame = picture, frame.width == width, frame.height == height else {
+            picture = VideoFrame(
+                width: width, height: height, pts: pts,
+                yPlane: yPlane, yStride: yStride, uPlane: uPlane, uStride: uStride, vPlane: vPlane, vStride: vStride)
+            return
+        }
+        // Let go of the caller's reference, so the planes are copied in place, not on write.
+        picture = nil
+        let cw = frame.chromaWidth, ch = frame.chromaHeight
+        Self.copyPlane(yPlane, stride: yStride, width: width, height: height, into: &frame.y)
+        Self.copyPlane(uPlane, stride: uStride, width: cw, height: ch, into: &frame.u)
+        Self.copyPlane(vPlane, stride: vStride, width: cw, height: ch, into: &frame.v)
+        frame.pts = pts
+        picture = frame
+    }
+
+    private static func copyPlane(_ source: UnsafePointer<UInt8>, stride: Int, width: Int, height: Int, into plane: inout [UInt8]) {
+        plane.withUnsafeMutableBufferPointer { buffer in
+            for row in 0..<height {
+                (buffer.baseAddress! + row * width).update(from: source + row * stride, count: width)
+            }
+        }
+    }
+
     private static func copyPlane(_ source: UnsafePointer<UInt8>, stride: Int, width: Int, height: Int) -> [UInt8] {
         [UInt8](unsafeUninitializedCapacity: width * height) { buffer, count in
             for row in 0..<height {

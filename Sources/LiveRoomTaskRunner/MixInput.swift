@@ -9,7 +9,9 @@ import NIOCore
 /// One input of a publish task: an anchor's RTP turned back into pictures and sound.
 ///
 /// Video packets are reassembled into frames (``VideoFrameAssembler``) and decoded with
-/// libvpx or libavcodec; the latest picture is kept for the compositor. Opus packets are
+/// libvpx or libavcodec; the latest picture is kept for the compositor. Complete frames wait
+/// in a short queue until the next output frame needs the picture, so each is decoded just
+/// before it is drawn, while it is still in the cache. Opus packets are
 /// decoded, converted to the task's output rate and channels, and queued until the mixer
 /// takes them. Confined to the task's thread.
 final class MixInput {
@@ -35,6 +37,8 @@ final class MixInput {
     /// The anchor's audio level now, 0–100 (for the layout-and-volume SEI).
     private(set) var audioLevel = 0
 
+    /// Complete frames not decoded yet, oldest first.
+    private var queuedFrames: [EncodedFrame] = []
     private var assembler = VideoFrameAssembler()
     private var videoCodec: VideoCodec?
     private var decoder: (any VideoDecoding)?
@@ -73,6 +77,7 @@ final class MixInput {
         if videoCodec != codec {
             videoCodec = codec
             decoder = nil
+            queuedFrames.removeAll()
             assembler = VideoFrameAssembler()
         }
         let actions = assembler.insert(packet, codec: codec, now: now)
@@ -103,6 +108,31 @@ final class MixInput {
         assembler.tick(now: now).contains(.requestKeyframe)
     }
 
+    /// Frames queued at most; past it the queue is decoded at once. Between two output frames
+    /// one or two arrive.
+    static let maximumQueuedFrames = 16
+
+    /// Keeps a frame for ``decodeQueued()``. When the queue is full it is decoded now, and
+    /// the result is returned; otherwise nothing is decoded.
+    func queue(_ frame: EncodedFrame) -> (decoded: Int, failed: Int) {
+        queuedFrames.append(frame)
+        guard queuedFrames.count > Self.maximumQueuedFrames else { return (0, 0) }
+        return decodeQueued()
+    }
+
+    /// Whether frames are waiting for ``decodeQueued()``.
+    var hasQueuedFrames: Bool { !queuedFrames.isEmpty }
+
+    /// Decodes the queued frames, oldest first, into ``picture``.
+    func decodeQueued() -> (decoded: Int, failed: Int) {
+        var decoded = 0, failed = 0
+        for frame in queuedFrames {
+            if decode(frame) { decoded += 1 } else { failed += 1 }
+        }
+        queuedFrames.removeAll(keepingCapacity: true)
+        return (decoded, failed)
+    }
+
     /// Decodes a frame into ``picture``. Returns false when it could not be decoded.
     @discardableResult
     func decode(_ frame: EncodedFrame) -> Bool {
@@ -113,10 +143,8 @@ final class MixInput {
                 case .h264: try H264Decoder()
                 }
             }
-            if let last = try decoder?.decode(EncodedVideoFrame(codec: frame.codec, data: frame.data, isKeyframe: frame.isKeyframe, pts: Int64(frame.rtpTimestamp))).last {
-                picture = last
-                decodedFrames += 1
-            }
+            let encoded = EncodedVideoFrame(codec: frame.codec, data: frame.data, isKeyframe: frame.isKeyframe, pts: Int64(frame.rtpTimestamp))
+            if try decoder?.decode(encoded, into: &picture) == true { decodedFrames += 1 }
             return true
         } catch {
             decodeErrors += 1
@@ -162,7 +190,13 @@ final class MixInput {
     /// The level of some samples, 0–100: their RMS from -60 dBFS (0) to full scale (100).
     static func level(of samples: [Int16]) -> Int {
         guard !samples.isEmpty else { return 0 }
-        let power = samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(samples.count)
+        // Exact in integers: 2^30 per sample leaves room for 2^33 samples.
+        let sum = samples.withUnsafeBufferPointer { samples in
+            var sum: Int64 = 0
+            for sample in samples { sum &+= Int64(Int32(sample) &* Int32(sample)) }
+            return sum
+        }
+        let power = Double(sum) / Double(samples.count)
         guard power > 0 else { return 0 }
         let dbfs = 10 * log10(power / (32768.0 * 32768.0))
         return max(0, min(100, Int(((dbfs + 60) / 60 * 100).rounded())))

@@ -99,6 +99,9 @@ public final class PublishTaskRunner: @unchecked Sendable {
     static let maxPendingSEI = 32
     static let maxSEIPerFrame = 8
     private let start = ContinuousClock.now
+    /// Each mixed user's volume by the current layout; nil when the config, the anchors or a
+    /// picture's size changed since it was worked out.
+    private var mixVolumes: [MixUser: Int]?
     private var nextVideo: ContinuousClock.Instant
     private var nextAudioFrame: Int64 = 0
 
@@ -276,6 +279,7 @@ public final class PublishTaskRunner: @unchecked Sendable {
     }
 
     private func reconfigure(_ newConfig: PublishTaskConfig) {
+        mixVolumes = nil
         let wasMixing = config.target.mode.isMixing
         config = newConfig
         imageLoader.keep(only: newConfig.mixingConfig?.imageURLs ?? [])
@@ -311,6 +315,7 @@ public final class PublishTaskRunner: @unchecked Sendable {
     }
 
     private func updateAnchors(_ newAnchors: [MixAnchor]) {
+        mixVolumes = nil
         anchors = newAnchors
         dropInputsNotPresent()
         // A relayed user who publishes no video: the output is audio-only.
@@ -354,12 +359,11 @@ public final class PublishTaskRunner: @unchecked Sendable {
                         continue
                     }
                     if relaySource == nil || relaySource == user { queueSEI(frame.sei) }
-                    if input.decode(frame) {
-                        decoded += 1
-                    } else {
-                        errors += 1
-                        keyframeRequests.insert(user)
-                    }
+                    // Decoded when the next output frame draws it (or now, when too many wait).
+                    let result = input.queue(frame)
+                    decoded += result.decoded
+                    errors += result.failed
+                    if result.failed > 0 { keyframeRequests.insert(user) }
                 }
             }
         }
@@ -447,8 +451,9 @@ public final class PublishTaskRunner: @unchecked Sendable {
             nextAudioFrame += 1
             let volumes: [MixUser: Int]
             if config.target.mode.isMixing {
-                let layout = currentLayout(canvas: MixSize(width: 0, height: 0))
-                volumes = Dictionary(layout.audio.map { ($0.user, $0.volume) }, uniquingKeysWith: { first, _ in first })
+                volumes = mixVolumes ?? Dictionary(
+                    currentLayout(canvas: MixSize(width: 0, height: 0)).audio.map { ($0.user, $0.volume) }, uniquingKeysWith: { first, _ in first })
+                mixVolumes = volumes
             } else {
                 volumes = config.relaySource.map { [$0.resolved(in: roomId): 100] } ?? [:]
             }
@@ -490,18 +495,35 @@ public final class PublishTaskRunner: @unchecked Sendable {
         if skipped > 0 { count { $0.skippedVideoFrames += skipped } }
         switch video {
         case .none, .passthrough:
-            return
+            break
         case .mix(let compositor, let encoder):
             compose(into: compositor)
             encode(compositor, with: encoder, timestamp: timestamp, forceKeyframe: forceKeyframe)
         case .transcodeRelay(let compositor, let encoder):
-            guard let source = config.relaySource?.resolved(in: roomId), let picture = inputs[source]?.picture else { return }
+            guard let source = config.relaySource?.resolved(in: roomId), let input = inputs[source] else { break }
+            decodeQueued(input)
+            guard let picture = input.picture else { break }
             if compositor == nil || encoder == nil {
                 startTranscodedRelay(size: VideoSize(width: picture.width & ~1, height: picture.height & ~1))
             }
-            guard case .transcodeRelay(let compositor?, let encoder?) = video else { return }
+            guard case .transcodeRelay(let compositor?, let encoder?) = video else { break }
             try? compositor.draw(picture, into: PixelRect(x: 0, y: 0, width: compositor.width, height: compositor.height))
             encode(compositor, with: encoder, timestamp: timestamp, forceKeyframe: forceKeyframe)
+        }
+        // Inputs not drawn are decoded too, so their decoders stay in step.
+        for input in inputs.values { decodeQueued(input) }
+    }
+
+    /// Decodes an input's queued frames; one that fails asks its publisher for a keyframe.
+    private func decodeQueued(_ input: MixInput) {
+        guard input.hasQueuedFrames else { return }
+        let size = input.picture.map { VideoSize(width: $0.width, height: $0.height) }
+        let result = input.decodeQueued()
+        if input.picture.map({ VideoSize(width: $0.width, height: $0.height) }) != size { mixVolumes = nil }
+        if result.failed > 0 { requestKeyframe(input.user) }
+        count {
+            $0.decodedFrames += result.decoded
+            $0.decodeErrors += result.failed
         }
     }
 
@@ -535,8 +557,22 @@ public final class PublishTaskRunner: @unchecked Sendable {
         return MixLayoutEngine.compose(config: config.effectiveMixingConfig, canvas: canvas, anchors: sized, taskRoomId: roomId, excluding: excluded)
     }
 
+    /// Draws the layout. Each input's queued frames are decoded just before its picture is
+    /// drawn; when that changes a picture's size, the layout is worked out again and drawn anew.
     private func compose(into compositor: VideoCompositor) {
+        // An input's first picture decides what the layout shows for it: decode it first.
+        for input in inputs.values where input.picture == nil { decodeQueued(input) }
         let layout = currentLayout(canvas: MixSize(width: compositor.width, height: compositor.height))
+        if !draw(layout, into: compositor) {
+            draw(currentLayout(canvas: MixSize(width: compositor.width, height: compositor.height)), into: compositor)
+        }
+    }
+
+    /// Draws `layout`; returns false when a picture decoded on the way has another size than
+    /// the layout was made for.
+    @discardableResult
+    private func draw(_ layout: MixFrameLayout, into compositor: VideoCompositor) -> Bool {
+        var sizesHeld = true
         compositor.fill(YUVColor(rgb: layout.backgroundColor))
         if let background = image(layout.backgroundImage) {
             try? compositor.draw(background, into: PixelRect(x: 0, y: 0, width: compositor.width, height: compositor.height))
@@ -546,7 +582,11 @@ public final class PublishTaskRunner: @unchecked Sendable {
             if let color = item.backgroundColor { try? compositor.fill(rect, color: YUVColor(rgb: color)) }
             switch item.content {
             case .video(let user, _, let placement):
-                if let picture = inputs[user]?.picture {
+                guard let input = inputs[user] else { break }
+                let size = input.picture.map { MixSize(width: $0.width, height: $0.height) }
+                decodeQueued(input)
+                if let picture = input.picture {
+                    if size != MixSize(width: picture.width, height: picture.height) { sizesHeld = false }
                     try? compositor.draw(picture, crop: PixelRect(placement.source), into: PixelRect(placement.destination))
                 }
             case .color(let color):
@@ -560,6 +600,7 @@ public final class PublishTaskRunner: @unchecked Sendable {
                 }
             }
         }
+        return sizesHeld
     }
 
     /// An image once it is loaded (off this thread, by the server's image rules); nil until

@@ -31,24 +31,46 @@ public final class H264Decoder: VideoDecoding {
 
     /// Decodes one Annex B access unit.
     public func decode(_ accessUnit: [UInt8], pts: Int64) throws -> [VideoFrame] {
+        var pictures: [VideoFrame] = []
+        try decode(accessUnit, pts: pts) { pictures.append(try picture(pts: $0)) }
+        return pictures
+    }
+
+    public func decode(_ frame: EncodedVideoFrame, into picture: inout VideoFrame?) throws -> Bool {
+        var decoded = false
+        var result = picture
+        picture = nil
+        defer { picture = result }
+        try decode(frame.data, pts: frame.pts) { framePTS in
+            if self.frame.isI420 {
+                self.frame.replace(&result, pts: framePTS)
+            } else {
+                result = try self.picture(pts: framePTS)
+            }
+            decoded = true
+        }
+        return decoded
+    }
+
+    /// Decodes `accessUnit` and calls `body` with each picture's pts while ``frame`` holds it.
+    private func decode(_ accessUnit: [UInt8], pts: Int64, _ body: (Int64) throws -> Void) throws {
         guard !accessUnit.isEmpty else { throw MediaFormatError("empty H.264 access unit") }
         try packet.fill(with: accessUnit)
         packet.pointer.pointee.pts = pts
         packet.pointer.pointee.dts = pts
         defer { packet.unref() }
         try context.send(packet)
-        var pictures: [VideoFrame] = []
         while try context.receive(into: frame) == .got {
             defer { frame.unref() }
-            let framePTS = frame.pointer.pointee.pts == liveroom_av_nopts_value() ? pts : frame.pointer.pointee.pts
-            if frame.isI420 {
-                pictures.append(frame.videoFrame(pts: framePTS))
-            } else {
-                let scaler = self.scaler ?? FFmpegScaler()
-                self.scaler = scaler
-                pictures.append(try scaler.convert(frame, width: Int(frame.pointer.pointee.width), height: Int(frame.pointer.pointee.height), pts: framePTS))
-            }
+            try body(frame.pointer.pointee.pts == liveroom_av_nopts_value() ? pts : frame.pointer.pointee.pts)
         }
-        return pictures
+    }
+
+    /// A copy of the picture in ``frame``, converted to I420 when it is not.
+    private func picture(pts: Int64) throws -> VideoFrame {
+        if frame.isI420 { return frame.videoFrame(pts: pts) }
+        let scaler = self.scaler ?? FFmpegScaler()
+        self.scaler = scaler
+        return try scaler.convert(frame, width: Int(frame.pointer.pointee.width), height: Int(frame.pointer.pointee.height), pts: pts)
     }
 }

@@ -7,6 +7,8 @@ public final class OpusDecoder {
     /// Number of interleaved channels.
     public let channels: Int
     private let decoder: OpaquePointer
+    /// Where packets are decoded before the samples are copied out.
+    private var scratch: [Int16] = []
     /// Longest Opus packet: 120 ms.
     private var maxFrameSize: Int { sampleRate * 120 / 1000 }
 
@@ -46,15 +48,16 @@ public final class OpusDecoder {
     }
 
     private func run(_ data: [UInt8]?, samples: Int, fec: Bool, pts: Int64) throws -> AudioFrame {
-        var pcm = [Int16](repeating: 0, count: samples * channels)
-        let decoded = pcm.withUnsafeMutableBufferPointer { out in
+        // Room for the longest packet, kept between calls: a 20 ms packet fills a sixth of it.
+        if scratch.count < samples * channels { scratch = [Int16](repeating: 0, count: samples * channels) }
+        let decoded = scratch.withUnsafeMutableBufferPointer { out in
             if let data {
                 return opus_decode(decoder, data, Int32(data.count), out.baseAddress!, Int32(samples), fec ? 1 : 0)
             }
             return opus_decode(decoder, nil, 0, out.baseAddress!, Int32(samples), 0)
         }
         guard decoded > 0 else { throw CodecError.opus(decoded, fec ? "opus_decode(fec)" : "opus_decode") }
-        pcm.removeSubrange((Int(decoded) * channels)...)
+        let pcm = Array(scratch[..<(Int(decoded) * channels)])
         return AudioFrame(validSamples: pcm, sampleRate: sampleRate, channels: channels, pts: pts)
     }
 }

@@ -14,4 +14,15 @@ public protocol VideoDecoding: AnyObject {
     var codec: VideoCodec { get }
     /// Decodes one compressed frame; returns the pictures it completes (usually one).
     func decode(_ frame: EncodedVideoFrame) throws -> [VideoFrame]
+    /// Decodes one compressed frame; the last picture it completes replaces `picture`, in
+    /// the same storage when the size has not changed. Returns false when it completes none.
+    func decode(_ frame: EncodedVideoFrame, into picture: inout VideoFrame?) throws -> Bool
+}
+
+extension VideoDecoding {
+    public func decode(_ frame: EncodedVideoFrame, into picture: inout VideoFrame?) throws -> Bool {
+        guard let last = try decode(frame).last else { return false }
+        picture = last
+        return true
+    }
 }

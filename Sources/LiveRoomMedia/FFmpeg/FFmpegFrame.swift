@@ -31,6 +31,16 @@ final class FFmpegFrame {
             vPlane: f.data.2!, vStride: Int(f.linesize.2))
     }
 
+    /// Copies an I420 picture into `picture`, in its storage when the size is the same.
+    func replace(_ picture: inout VideoFrame?, pts: Int64) {
+        let f = pointer.pointee
+        VideoFrame.replace(
+            &picture, width: Int(f.width), height: Int(f.height), pts: pts,
+            yPlane: f.data.0!, yStride: Int(f.linesize.0),
+            uPlane: f.data.1!, uStride: Int(f.linesize.1),
+            vPlane: f.data.2!, vStride: Int(f.linesize.2))
+    }
+
     /// Allocates writable I420 buffers of the given size.
     func allocateI420(width: Int, height: Int) throws {
         pointer.pointee.format = AV_PIX_FMT_YUV420P.rawValue

@@ -7,7 +7,8 @@
 // once up front with VP8Encoder (and written to a WebM file for ffmpeg). Per output frame
 // LiveRoom decodes every input with VP8Decoder, composes them in a grid on a 540x960
 // canvas with VideoCompositor (bilinear), encodes H.264 at 1300 kbps @15 (ultrafast,
-// zerolatency, baseline, 2 s GOP), mixes one tone per input with AudioMixer, encodes AAC
+// zerolatency, baseline, 2 s GOP), decodes each input's tone from the same 20 ms Opus packets
+// the runner is fed (the runner must decode them too), mixes them with AudioMixer, encodes AAC
 // 128 kbps 48 kHz stereo, and muxes FLV through RTMPPublisher into /dev/null. ffmpeg
 // does the same from the WebM files and lavfi sine sources (xstack + pad, amix, libx264,
 // aac, -f flv /dev/null). Both loop the 5 s inputs for --seconds of output.
@@ -131,6 +132,7 @@ let tones: [[AudioFrame]] = (0..<maxInputs).map { index in
     let start = ContinuousClock.now
 
     let decoders = try (0..<count).map { _ in try VP8Decoder() }
+    let opusDecoders = try (0..<count).map { _ in try OpusDecoder() }
     let compositor = try VideoCompositor(width: width, height: height)
     let video = try H264Encoder(width: width, height: height, fps: fps, bitrateKbps: bitrateKbps, gopSeconds: 2, threads: options.threads, globalHeader: true)
     let audio = try AACEncoder(sampleRate: 48_000, channels: 2, bitrateKbps: 128)
@@ -154,7 +156,10 @@ let tones: [[AudioFrame]] = (0..<maxInputs).map { index in
         }
         // Audio up to the end of this video frame, in 20 ms mixes.
         while audioIndex * 20 < (frameIndex + 1) * 1000 / fps {
-            let mixed = try mixer.mix((0..<count).map { .init(frame: tones[$0][audioIndex % 50]) }, pts: Int64(audioIndex) * 960)
+            let decoded = try (0..<count).map { input in
+                try opusDecoders[input].decode(Array(opusPayloads[input][audioIndex % 50].readableBytesView), pts: Int64(audioIndex) * 960)
+            }
+            let mixed = try mixer.mix(decoded.map { .init(frame: $0) }, pts: Int64(audioIndex) * 960)
             for frame in try audio.encode(mixed) { publisher.write(audio: frame, timestampMs: frame.ptsMilliseconds) }
             audioIndex += 1
         }

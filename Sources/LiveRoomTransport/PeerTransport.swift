@@ -141,12 +141,20 @@ public final class PeerTransport {
         case .dtls:
             return receive(dtls: datagram, from: source, now: now)
         case .rtp:
-            return receive(rtp: datagram, from: source)
+            return noteMedia(receive(rtp: datagram, from: source), now: now)
         case .rtcp:
-            return receive(rtcp: datagram, from: source)
+            return noteMedia(receive(rtcp: datagram, from: source), now: now)
         case .unknown:
             return []
         }
+    }
+
+    /// When SRTP or SRTCP from the peer last decrypted (through ``receive(_:from:now:)``).
+    public private(set) var lastMediaReceived: ContinuousClock.Instant?
+
+    private func noteMedia(_ events: [Event], now: ContinuousClock.Instant) -> [Event] {
+        if !events.isEmpty { lastMediaReceived = now }
+        return events
     }
 
     /// A DTLS record the media port classified and routed here.
@@ -231,11 +239,13 @@ public final class PeerTransport {
          ICECredentials(ufrag: remoteDescription.iceUfrag, pwd: remoteDescription.icePwd))
     }
 
-    /// Whether the controlling agent has had no answer to its checks for `interval`: the path
-    /// is gone (a network change, UDP blocked) and an ICE restart may find another.
+    /// Whether the controlling agent has had no answer to its checks, and no media from the
+    /// peer, for `interval`: the path is gone (a network change, UDP blocked) and an ICE restart
+    /// may find another. On a lossy path checks go unanswered now and then while media still
+    /// flows; that path is kept.
     public func checksUnanswered(for interval: Duration, now: ContinuousClock.Instant) -> Bool {
         guard case .controlling(let agent) = ice else { return false }
-        return now - agent.lastAnswer >= interval
+        return now - agent.lastAnswer >= interval && lastMediaReceived.map { now - $0 >= interval } ?? true
     }
 
     /// Starts the transport: the client sends its first check.

@@ -114,6 +114,19 @@ struct TransportPair {
         #expect(pair.server.isClosed)
     }
 
+    /// Checks unanswered for a while mean the path is gone only if no media came either: on a
+    /// lossy path two checks in a row can be lost while media still flows.
+    @Test func aPathThatStillCarriesMediaIsNotCalledGone() throws {
+        let now = ContinuousClock.now
+        let pair = try TransportPair(now: now)
+        _ = pair.pump(pair.client.start(now: now), from: pair.client, now: now)
+        #expect(pair.client.checksUnanswered(for: .seconds(6), now: now + .seconds(7)), "no answer and no media")
+        let rtcp = try #require(pair.server.protectRTCP([.pictureLossIndication(RTCPPictureLossIndication(senderSSRC: 1, mediaSSRC: 2))]))
+        #expect(!pair.client.receive(rtcp.datagram, from: pair.serverAddress, now: now + .seconds(5)).isEmpty)
+        #expect(!pair.client.checksUnanswered(for: .seconds(6), now: now + .seconds(7)), "media came 2 s ago")
+        #expect(pair.client.checksUnanswered(for: .seconds(6), now: now + .seconds(11)), "and then stopped too")
+    }
+
     @Test func clientGivesUpWithoutAnswers() throws {
         let now = ContinuousClock.now
         let pair = try TransportPair(now: now)

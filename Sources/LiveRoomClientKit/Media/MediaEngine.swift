@@ -88,8 +88,8 @@ final class MediaEngine {
     private var restarts: [RestartTarget: (credentials: ICECredentials, asked: ContinuousClock.Instant)] = [:]
     /// How often onStatistics is printed.
     static let statisticsInterval = Duration.seconds(2)
-    /// How long a connected path may leave consent checks unanswered (two checks) before ICE
-    /// restarts, and how long a restart waits for its answer before it is asked again.
+    /// How long a connected path may leave consent checks unanswered (two checks), with no
+    /// media coming either, before ICE restarts, and how long a restart waits for its answer before it is asked again.
     static let restartAfter = Duration.seconds(6)
 
     init(userId: String, options: MediaOptions, certificate: ClientCertificate, environment: Environment) {

@@ -7,10 +7,11 @@ For each loss rate (0, 5, 10, 20 % each way, 50 +- 30 ms delay each way) it star
 liveroom-server announcing 127.0.0.2, Tests/Tools/udp_impair.py on 127.0.0.2 in front of the
 media port, an anchor publishing testsrc (320x240, 15 fps, VP8) and an audience member recording
 it, all real processes on loopback; then counts the recorded frames with ffprobe. Prints, per
-rate, the share of the frames sent in the recording's span that arrived decodable. The baseline
+rate, the share of the frames sent in the recorded video's span (first to last video frame)
+that arrived decodable. The baseline
 is the 0 % row of the same run. BIN_DIR defaults to `swift build --show-bin-path`.
 """
-import json, os, subprocess, sys, tempfile, time
+import os, subprocess, sys, tempfile, time
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 bin_dir = sys.argv[1] if len(sys.argv) > 1 else subprocess.run(
@@ -59,14 +60,16 @@ def run(loss):
                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             processes.append(fan)
             fan.wait(timeout=seconds + 30)
+            # The video's own span, first to last frame: the file's duration also covers audio
+            # that arrived before the first keyframe.
             probe = subprocess.run(
-                ["ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
-                 "stream=nb_read_frames:format=duration", "-of", "json", f"{work}/rec/host.mkv"],
+                ["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pts_time", "-of", "csv=p=0",
+                 f"{work}/rec/host.mkv"],
                 capture_output=True, text=True, check=True)
-            result = json.loads(probe.stdout)
-            frames = int(result["streams"][0]["nb_read_frames"])
-            span = float(result["format"]["duration"])
-            return frames, span, frames / round(span * 15)
+            times = sorted(float(line) for line in probe.stdout.split() if line.strip())
+            frames = len(times)
+            span = times[-1] - times[0]
+            return frames, span, frames / (round(span * 15) + 1)
         finally:
             for process in reversed(processes):
                 if process.poll() is None:

@@ -10,15 +10,16 @@ struct LossyNetworkTests {
     static let relay = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Tools/udp_impair.py").path
 
-    /// The share of the frames sent in the recording's span that the recording holds, and the frames recorded.
+    /// The share of the frames sent in the recorded video's span (first to last video frame;
+    /// the file's own duration also covers audio that came before the first keyframe) that the
+    /// recording holds, the frames recorded, and that span in seconds.
     static func delivered(_ path: String, fps: Double) throws -> (ratio: Double, frames: Int, seconds: Double) {
         let result = try RequiredTool.ffprobe.run(
-            ["-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries", "stream=codec_name,nb_read_frames:format=duration",
-             "-of", "json", path], timeout: toolTimeout)
-        let probe = try Probe(json: result.output)
-        let frames = try #require(probe.streams.first).frames
-        let seconds = try #require(probe.format?.duration.flatMap(Double.init))
-        return (Double(frames) / (seconds * fps).rounded(), frames, seconds)
+            ["-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pts_time", "-of", "csv=p=0", path], timeout: toolTimeout)
+        let times = String(decoding: result.output, as: UTF8.self).split(whereSeparator: \.isNewline).compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }.sorted()
+        let first = try #require(times.first), last = try #require(times.last)
+        let seconds = last - first
+        return (Double(times.count) / ((seconds * fps).rounded() + 1), times.count, seconds)
     }
 
     @Test func tenPercentLossEachWayWithJitterStillDeliversNinetyFivePercentOfTheFrames() async throws {

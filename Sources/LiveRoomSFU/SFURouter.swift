@@ -219,6 +219,10 @@ public final class SFURouter {
     /// This router's place among the port's routers, and how many there are.
     public let shard: Int
     private let relaying: Bool
+    /// When set, a publisher's packets for the port's other routers go here the moment they
+    /// are decrypted, before this router serves its own subscribers, instead of into the
+    /// outputs: the other loops then fan out at the same time as this one.
+    public var packetRelay: ((Relay) -> Void)?
     /// The taps receiving each publisher's packets; they outlive a publisher's connection.
     private var taps: [PublisherKey: [TapID]] = [:]
     private var nextPeer: PeerID = 1
@@ -722,7 +726,13 @@ public final class SFURouter {
         if !mirrored {
             counters.rtpReceived += 1
             track.reception.record(sequenceNumber: sequence, timestamp: timestamp, bytes: packet.count, arrival: now)
-            if relaying { outputs.append(.relay(.packet(key, track.kind, packet), to: .mirrors)) }
+            if relaying {
+                if let packetRelay {
+                    packetRelay(.packet(key, track.kind, packet))
+                } else {
+                    outputs.append(.relay(.packet(key, track.kind, packet), to: .mirrors))
+                }
+            }
             // Most rooms have no task: skip hashing the key for every packet then.
             if !taps.isEmpty, let tapIDs = taps[key] {
                 for tap in tapIDs { outputs.append(.tapped(tap, publisher: key, codec: track.codec, packet: parsed)) }

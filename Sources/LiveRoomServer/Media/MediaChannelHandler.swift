@@ -36,7 +36,18 @@ final class MediaChannelHandler: ChannelInboundHandler {
     /// Packets not written because an ICE-TCP connection's send buffer was full.
     private(set) var tcpDropped = 0
     /// The port's other loops, when it has several; set once, before the first packet.
-    var loops: MediaLoops?
+    var loops: MediaLoops? {
+        didSet {
+            // A publisher's packets go to the other loops at once (after anything already
+            // waiting for them, so the order holds), not at the end of the read burst.
+            router.packetRelay = loops == nil ? nil : { [unowned self] relay in
+                for other in 0..<(self.loops?.count ?? 0) where other != self.router.shard {
+                    self.hand(.relay(relay), to: other)
+                    self.sendHandoffs(to: other)
+                }
+            }
+        }
+    }
     /// What this loop hands each other loop at the next flush, by loop.
     private var handoffs: [[MediaLoops.Handoff]] = []
 
@@ -215,12 +226,13 @@ final class MediaChannelHandler: ChannelInboundHandler {
         }
         for address in tcpWritten { tcp[address]?.channel.flush() }
         tcpWritten.removeAll(keepingCapacity: true)
-        if let loops {
-            for other in handoffs.indices where !handoffs[other].isEmpty {
-                loops.send(handoffs[other], from: router.shard, to: other)
-                handoffs[other] = []
-            }
-        }
+        for other in handoffs.indices { sendHandoffs(to: other) }
+    }
+
+    private func sendHandoffs(to other: Int) {
+        guard let loops, !handoffs[other].isEmpty else { return }
+        loops.send(handoffs[other], from: router.shard, to: other)
+        handoffs[other] = []
     }
 }
 

@@ -20,7 +20,13 @@ public struct SequenceRewriter: Sendable {
     /// Highest input sequence seen from the current source (by RTP's wrapping order).
     private var highestInput: UInt16 = 0
 
-    public init(clockRate: UInt32, initialSequence: UInt16 = .random(in: 0...UInt16.max), initialTimestamp: UInt32 = .random(in: 0...UInt32.max)) {
+    /// The first sequence number is random in the lower half of the range: an SRTP receiver
+    /// takes the first packet it decrypts to be in roll-over 0 (RFC 3711 §3.3.1), so one that
+    /// misses the first packets of a stream that starts just below 65535 and wraps would
+    /// never decrypt it. From the lower half, at least 32 768 packets may go missing first.
+    public static func randomInitialSequence() -> UInt16 { .random(in: 0...0x7FFF) }
+
+    public init(clockRate: UInt32, initialSequence: UInt16 = randomInitialSequence(), initialTimestamp: UInt32 = .random(in: 0...UInt32.max)) {
         self.clockRate = clockRate
         // The first output continues from these as if a packet had just been sent.
         self.lastOutputSequence = initialSequence &- 1

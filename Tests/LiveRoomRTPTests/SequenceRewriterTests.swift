@@ -19,6 +19,15 @@ import Testing
         #expect(r.sourceSequence(for: 1002) == 0)
     }
 
+    /// A subscriber whose SRTP misses the first packets must still infer roll-over 0: a stream
+    /// that started near 65535 and wrapped before its first decrypted packet never decrypts.
+    @Test func firstSequenceNumberIsInTheLowerHalfSoALateSRTPReceiverStaysInStep() {
+        for _ in 0..<1_000 {
+            var r = SequenceRewriter(clockRate: 48_000)
+            #expect(r.rewrite(ssrc: 7, sequence: 40_000, timestamp: 0, now: t0).sequence < 0x8000)
+        }
+    }
+
     @Test func newSourceContinuesAfterLastOutput() {
         var r = SequenceRewriter(clockRate: 90_000, initialSequence: 10, initialTimestamp: 0)
         _ = r.rewrite(ssrc: 1, sequence: 500, timestamp: 1_000_000, now: t0)

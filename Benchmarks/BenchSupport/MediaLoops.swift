@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import LiveRoomTransport
 import LiveRoomWire
 import NIOCore
@@ -80,16 +83,28 @@ public struct MediaLoop<Subscriber: LoopSubscriber>: Sendable {
     }
 }
 
-/// A bench's event loops: `threads` of them, each with a ``MediaLoopState``.
+/// A bench's event loops: `threads` of them, each with a ``MediaLoopState``, and optionally a
+/// loop of its own for the publisher.
 public final class MediaLoops<Subscriber: LoopSubscriber>: Sendable {
     public let group: MultiThreadedEventLoopGroup
+    /// Every loop; the publisher's is the first.
     public let loops: [MediaLoop<Subscriber>]
+    /// The loops subscribers are spread over.
+    public let subscriberLoops: [MediaLoop<Subscriber>]
 
-    public init(threads: Int) async throws {
-        group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
+    /// - Parameters:
+    ///   - publisherLoop: give the publisher a loop of its own, besides the `threads` subscriber loops.
+    ///   - idleSubscribers: run the subscriber loops at `SCHED_IDLE`, so they only take CPU no
+    ///     other process wants: on a machine the server shares with the bench, the server's
+    ///     loops are then never kept waiting by the subscribers they serve, as with subscribers
+    ///     on other machines. Linux only; elsewhere (or when refused) they stay as they are.
+    public init(threads: Int, publisherLoop: Bool = false, idleSubscribers: Bool = false) async throws {
+        group = MultiThreadedEventLoopGroup(numberOfThreads: threads + (publisherLoop ? 1 : 0))
         var loops: [MediaLoop<Subscriber>] = []
-        for eventLoop in group.makeIterator() {
+        for (index, eventLoop) in group.makeIterator().enumerated() {
+            let idle = idleSubscribers && (index > 0 || !publisherLoop)
             let state = try await eventLoop.submit {
+                if idle { Self.runThisThreadWhenIdle() }
                 let state = NIOLoopBound(MediaLoopState<Subscriber>(eventLoop: eventLoop), eventLoop: eventLoop)
                 state.value.timer = eventLoop.scheduleRepeatedTask(initialDelay: .milliseconds(20), delay: .milliseconds(20)) { _ in
                     state.value.runTimers()
@@ -99,10 +114,19 @@ public final class MediaLoops<Subscriber: LoopSubscriber>: Sendable {
             loops.append(MediaLoop(eventLoop: eventLoop, state: state))
         }
         self.loops = loops
+        subscriberLoops = publisherLoop ? Array(loops.dropFirst()) : loops
+    }
+
+    private static func runThisThreadWhenIdle() {
+        #if os(Linux)
+        var parameters = sched_param()
+        parameters.sched_priority = 0
+        _ = sched_setscheduler(0, 5 /* SCHED_IDLE */, &parameters)  // 0: the calling thread
+        #endif
     }
 
     /// The loop for the `index`-th subscriber, round robin.
-    public func loop(for index: Int) -> MediaLoop<Subscriber> { loops[index % loops.count] }
+    public func loop(for index: Int) -> MediaLoop<Subscriber> { subscriberLoops[index % subscriberLoops.count] }
 
     public func shutdown() async {
         for loop in loops {

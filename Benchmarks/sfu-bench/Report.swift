@@ -136,14 +136,14 @@ struct Report: Sendable {
         if json { progress(line) } else { Swift.print(line) }
     }
 
-    func printHeader(media: PreencodedMedia, server: ServerProcess, loops: Int, seconds: Int) {
+    func printHeader(media: PreencodedMedia, server: ServerProcess, loops: Int, subscriberPriority: SubscriberPriority, seconds: Int) {
         let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3).joined(separator: " ") ?? "?"
         out("sfu-bench: liveroom-server pid \(server.pid), 1 publisher -> N subscribers on loopback, \(seconds) s windows, medians of 1 s samples")
         out(String(format: "media: VP8 %dx%d@%d %.0f kbit/s + Opus %.1f kbit/s (pre-encoded, replayed), RTP payload <= %d bytes, send-time header extension",
                    media.width, media.height, media.fps, media.videoKbps, media.audioKbps, BenchPublisher.maxPayloadSize))
         let sizes = media.frameSizes
         out("video frames: key frame every 2 s, \(sizes.keyframe) bytes (\((sizes.keyframe + 1199) / 1200) packets); other frames \(sizes.interframe) bytes on average")
-        out("machine: \(System.coreCount) cores, load average \(load) at start; bench client loops: \(loops); SRTP \(Bench.srtpProfile.openSSLName)")
+        out("machine: \(System.coreCount) cores, load average \(load) at start; bench subscriber loops: \(loops) at \(subscriberPriority == .idle ? "SCHED_IDLE" : "normal priority") and 1 publisher loop; SRTP \(Bench.srtpProfile.openSSLName)")
         out("baseline (floor): SRTP unprotect once + N x (copy, SRTP protect, loopback UDP send via sendmmsg), CPU µs per forwarded packet in a tight loop")
         if !json {
             out("")

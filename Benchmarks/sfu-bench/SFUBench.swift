@@ -1,6 +1,7 @@
 // sfu-bench: SFU fan-out of liveroom-server. One publisher (VP8 540x960@15 at about
 // 1.3 Mbit/s plus Opus at about 48 kbit/s, pre-encoded and replayed) sends through the
-// server to N light subscribers (ICE, DTLS, SRTP unprotect, counting) in this process.
+// server to N light subscribers (ICE, DTLS, counting from the clear RTP header, decrypting
+// one packet in 16 to check it) in this process.
 // For each N it reports the server's CPU (from /proc), CPU per forwarded packet and per
 // subscriber, loss and forwarding delay, next to the baseline measured in the same run:
 // the crypto floor (SRTP unprotect once plus N x (protect + loopback UDP send)).
@@ -14,7 +15,13 @@
 // server each), so two loops are seen next to one; the share column is the busiest loop's part
 // of the forwarding (from the server's per-loop counters in /metrics).
 //
-// Usage: sfu-bench --server-binary .build/release/liveroom-server --subscribers 1,10,25,50 --seconds 10 [--transports udp,tcp] [--subscriber-rooms own,pk] [--media-loops 1,2] [--json]
+// The subscribers' loops run at SCHED_IDLE unless --subscriber-priority normal: on a machine the
+// server shares with them they then use only CPU the server leaves, as subscribers on other
+// machines would, and never keep its loops waiting (the publisher has a loop of its own at
+// normal priority). A delay is then counted when the bench gets to read the packet, which is
+// never earlier than the server sent it.
+//
+// Usage: sfu-bench --server-binary .build/release/liveroom-server --subscribers 1,10,25,50 --seconds 10 [--transports udp,tcp] [--subscriber-rooms own,pk] [--media-loops 1,2] [--subscriber-priority idle|normal] [--json]
 // Build with -c release.
 
 import ArgumentParser
@@ -58,6 +65,8 @@ struct SFUBench: AsyncParsableCommand {
     var subscriberRooms: String = "own"
     @Option(help: "The server's media loops, comma separated: the sweep runs once for each, a server each (default: the server's own default).")
     var mediaLoops: String?
+    @Option(help: "The bench's subscriber loops' CPU priority: idle (SCHED_IDLE: they take only CPU the server leaves, as subscribers on other machines would) or normal.")
+    var subscriberPriority: SubscriberPriority = .idle
     @Flag(help: "Print one JSON object per subscriber count (progress and notes go to standard error).")
     var json = false
 
@@ -116,9 +125,10 @@ struct SFUBench: AsyncParsableCommand {
             progress("liveroom-server pid \(server.pid) at \(server.httpURL), media loops: \(mediaLoops.map(String.init) ?? "default")")
             let signalSources = server.stopOnSignals()
             defer { withExtendedLifetime(signalSources) {} }
-            let loops = try await MediaLoops<BenchSubscriber>(threads: threads ?? System.coreCount)
+            let loops = try await MediaLoops<BenchSubscriber>(
+                threads: threads ?? System.coreCount, publisherLoop: true, idleSubscribers: subscriberPriority == .idle)
             let identity = BenchIdentity(sdkAppId: Bench.sdkAppId, secretKey: Bench.secretKey, certificate: try DTLSCertificate(commonName: "sfu-bench"))
-            let bench = Bench(server: server, mediaLoops: mediaLoops, loops: loops, identity: identity, media: media, logger: logger)
+            let bench = Bench(server: server, mediaLoops: mediaLoops, subscriberPriority: subscriberPriority, loops: loops, identity: identity, media: media, logger: logger)
             do {
                 try await bench.run(counts: counts, transports: transports, rooms: rooms, seconds: seconds, warmup: warmup, maxLoss: maxLoss, report: report)
             } catch {
@@ -134,6 +144,12 @@ struct SFUBench: AsyncParsableCommand {
 
 func progress(_ message: String) {
     FileHandle.standardError.write(Data(("sfu-bench: " + message + "\n").utf8))
+}
+
+/// How much CPU the bench's subscriber loops may take from the server.
+enum SubscriberPriority: String, Sendable, ExpressibleByArgument {
+    case idle
+    case normal
 }
 
 /// Where the subscribers are: in the publisher's room, or in another room linked to it by a PK.
@@ -157,6 +173,7 @@ struct Bench: Sendable {
     let server: ServerProcess
     /// The server's media loops, when the bench set them.
     let mediaLoops: Int?
+    let subscriberPriority: SubscriberPriority
     let loops: MediaLoops<BenchSubscriber>
     let identity: BenchIdentity
     let media: PreencodedMedia
@@ -174,7 +191,7 @@ struct Bench: Sendable {
             progress("room \(Self.pkRoomId) linked with \(Self.roomId) by a PK")
         }
         try await Task.sleep(for: .seconds(2))
-        report.printHeader(media: media, server: server, loops: loops.loops.count, seconds: seconds)
+        report.printHeader(media: media, server: server, loops: loops.subscriberLoops.count, subscriberPriority: subscriberPriority, seconds: seconds)
 
         // The idle server: the publisher alone (N = 0).
         let idleWindow = try await measure(subscribers: 0, seconds: seconds)
@@ -379,6 +396,15 @@ struct Bench: Sendable {
         }
         if let reason = try await loops.loops[0].run({ $0.publisher?.closedReason }) {
             throw BenchError("the publisher's connection closed: \(reason)")
+        }
+        let received = samples.last!.received - samples.first!.received
+        var duplicates = 0
+        for loop in loops.loops { duplicates += try await loop.run { $0.tally.duplicatePackets } }
+        if duplicates > 0 { progress("\(duplicates) duplicate packets so far among those checked") }
+        if received.undecryptablePackets > 0 {
+            var failures: [String: Int] = [:]
+            for loop in loops.loops { failures.merge(try await loop.run { $0.tally.failures }, uniquingKeysWith: +) }
+            throw BenchError("\(received.undecryptablePackets) of \(received.verifiedPackets) packets checked did not decrypt: \(failures)")
         }
         return Window(subscribers: n, samples: samples, delays: delays)
     }

@@ -3,10 +3,15 @@ import LiveRoomTransport
 import LiveRoomWire
 import NIOCore
 
-/// A light subscriber: ICE, DTLS and SRTP unprotect only, no depacketizing or decoding. It
-/// counts packets per stream, loss from sequence gaps per SSRC, and the forwarding delay
-/// from the publisher's send-time header extension, into its loop's ``ReceiveTally``.
-/// Confined to its event loop.
+/// A light subscriber: ICE, DTLS and SRTP, no depacketizing or decoding. It counts packets
+/// per stream, loss from sequence gaps per SSRC, and the forwarding delay from the
+/// publisher's send-time header extension, into its loop's ``ReceiveTally``.
+///
+/// SRTP leaves the RTP header and its extensions in the clear, and everything counted is
+/// there, so once connected it reads most packets as they come and decrypts one in
+/// ``verifyEvery`` (which checks the server's encryption, authentication tag included). The
+/// bench then spends its CPU on receiving, not on decrypting, and leaves the cores to the
+/// server it measures. Confined to its event loop.
 final class BenchSubscriber: LoopSubscriber {
     let channel: any Channel
     /// Whether `channel` is an ICE-TCP connection, whose packets go framed (RFC 4571).
@@ -36,10 +41,45 @@ final class BenchSubscriber: LoopSubscriber {
         channel.flush()
     }
 
+    /// One RTP packet in this many is decrypted and checked; the rest are read from their clear header.
+    static let verifyEvery = 16
+    private var rtpSeen = 0
+
     func receive(_ datagram: ByteBuffer, from source: TransportAddress, now: ContinuousClock.Instant) {
-        for event in writeSends(transport.receive(datagram, from: source, now: now), to: channel, framed: framed) {
-            if case .rtp(let packet) = event { count(packet) }
+        var verifying = false
+        if transport.isConnected, Self.isRTP(datagram) {
+            rtpSeen += 1
+            guard rtpSeen % Self.verifyEvery == 0 else {
+                datagram.withUnsafeReadableBytes { count($0) }
+                return
+            }
+            verifying = true
+            tally.verifiedPackets += 1
         }
+        var decrypted = false
+        let drops = transport.drops
+        for event in writeSends(transport.receive(datagram, from: source, now: now), to: channel, framed: framed) {
+            if case .rtp(let packet) = event {
+                decrypted = true
+                packet.withUnsafeBytes { count($0) }
+            }
+        }
+        if verifying, !decrypted {
+            // A packet SRTP has seen already is a duplicate, not a bad one.
+            let after = transport.drops
+            if after.srtpReplay > drops.srtpReplay { tally.duplicatePackets += 1 } else { tally.undecryptablePackets += 1 }
+            if after.srtpAuth > drops.srtpAuth { tally.failures["authentication", default: 0] += 1 }
+            if after.srtpOther > drops.srtpOther { tally.failures["other", default: 0] += 1 }
+            if after.beforeConnected > drops.beforeConnected { tally.failures["unexpected source", default: 0] += 1 }
+        }
+    }
+
+    /// RTP, not RTCP (RFC 5761 §4: RTCP packet types 192–223 in the second byte) nor STUN or DTLS.
+    static func isRTP(_ datagram: ByteBuffer) -> Bool {
+        guard datagram.readableBytes >= 12, let first = datagram.getInteger(at: datagram.readerIndex, as: UInt8.self),
+            let second = datagram.getInteger(at: datagram.readerIndex + 1, as: UInt8.self)
+        else { return false }
+        return first >> 6 == 2 && !(192...223).contains(second)
     }
 
     func runTimers(now: ContinuousClock.Instant) {
@@ -55,7 +95,7 @@ final class BenchSubscriber: LoopSubscriber {
         channel.close(promise: nil)
     }
 
-    private func count(_ packet: [UInt8]) {
+    private func count(_ packet: UnsafeRawBufferPointer) {
         let arrival = monotonicNanoseconds()
         guard packet.count >= 12 else { return }
         let payloadType = packet[1] & 0x7F
@@ -76,7 +116,7 @@ final class BenchSubscriber: LoopSubscriber {
 
     /// The 8-byte send time in the one-byte header extension element with id 1 (RFC 8285),
     /// read in place (this is the hot path, so no full parse).
-    static func sendTime(of packet: [UInt8]) -> UInt64? {
+    static func sendTime(of packet: UnsafeRawBufferPointer) -> UInt64? {
         guard packet[0] & 0x10 != 0 else { return nil }
         let start = 12 + 4 * Int(packet[0] & 0x0F)
         guard packet.count >= start + 4, packet[start] == 0xBE, packet[start + 1] == 0xDE else { return nil }
@@ -139,6 +179,12 @@ final class ReceiveTally {
     var videoPackets = 0
     /// Packets the sequence numbers say were sent (first packet of a stream counts as one).
     var expectedPackets = 0
+    /// RTP packets decrypted to check them, and those of them that did not decrypt.
+    var verifiedPackets = 0
+    var undecryptablePackets = 0
+    var duplicatePackets = 0
+    /// Why checked packets did not decrypt, with how often.
+    var failures: [String: Int] = [:]
     private(set) var delays = [UInt32](repeating: 0, count: ReceiveTally.bucketCount)
 
     func recordDelay(nanoseconds: UInt64) {
@@ -152,7 +198,9 @@ final class ReceiveTally {
     }
 
     var snapshot: TallySnapshot {
-        TallySnapshot(audioPackets: audioPackets, videoPackets: videoPackets, expectedPackets: expectedPackets)
+        TallySnapshot(
+            audioPackets: audioPackets, videoPackets: videoPackets, expectedPackets: expectedPackets, verifiedPackets: verifiedPackets,
+            undecryptablePackets: undecryptablePackets)
     }
 }
 
@@ -161,14 +209,20 @@ struct TallySnapshot: Sendable {
     var audioPackets = 0
     var videoPackets = 0
     var expectedPackets = 0
+    var verifiedPackets = 0
+    var undecryptablePackets = 0
 
     var receivedPackets: Int { audioPackets + videoPackets }
 
     static func + (a: TallySnapshot, b: TallySnapshot) -> TallySnapshot {
-        TallySnapshot(audioPackets: a.audioPackets + b.audioPackets, videoPackets: a.videoPackets + b.videoPackets, expectedPackets: a.expectedPackets + b.expectedPackets)
+        TallySnapshot(
+            audioPackets: a.audioPackets + b.audioPackets, videoPackets: a.videoPackets + b.videoPackets, expectedPackets: a.expectedPackets + b.expectedPackets,
+            verifiedPackets: a.verifiedPackets + b.verifiedPackets, undecryptablePackets: a.undecryptablePackets + b.undecryptablePackets)
     }
 
     static func - (a: TallySnapshot, b: TallySnapshot) -> TallySnapshot {
-        TallySnapshot(audioPackets: a.audioPackets - b.audioPackets, videoPackets: a.videoPackets - b.videoPackets, expectedPackets: a.expectedPackets - b.expectedPackets)
+        TallySnapshot(
+            audioPackets: a.audioPackets - b.audioPackets, videoPackets: a.videoPackets - b.videoPackets, expectedPackets: a.expectedPackets - b.expectedPackets,
+            verifiedPackets: a.verifiedPackets - b.verifiedPackets, undecryptablePackets: a.undecryptablePackets - b.undecryptablePackets)
     }
 }

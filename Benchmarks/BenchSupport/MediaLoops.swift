@@ -104,7 +104,7 @@ public final class MediaLoops<Subscriber: LoopSubscriber>: Sendable {
         for (index, eventLoop) in group.makeIterator().enumerated() {
             let idle = idleSubscribers && (index > 0 || !publisherLoop)
             let state = try await eventLoop.submit {
-                if idle { Self.runThisThreadWhenIdle() }
+                if idle { runThisThreadWhenIdle() }
                 let state = NIOLoopBound(MediaLoopState<Subscriber>(eventLoop: eventLoop), eventLoop: eventLoop)
                 state.value.timer = eventLoop.scheduleRepeatedTask(initialDelay: .milliseconds(20), delay: .milliseconds(20)) { _ in
                     state.value.runTimers()
@@ -115,14 +115,6 @@ public final class MediaLoops<Subscriber: LoopSubscriber>: Sendable {
         }
         self.loops = loops
         subscriberLoops = publisherLoop ? Array(loops.dropFirst()) : loops
-    }
-
-    private static func runThisThreadWhenIdle() {
-        #if os(Linux)
-        var parameters = sched_param()
-        parameters.sched_priority = 0
-        _ = sched_setscheduler(0, 5 /* SCHED_IDLE */, &parameters)  // 0: the calling thread
-        #endif
     }
 
     /// The loop for the `index`-th subscriber, round robin.
@@ -137,6 +129,15 @@ public final class MediaLoops<Subscriber: LoopSubscriber>: Sendable {
         }
         try? await group.shutdownGracefully()
     }
+}
+
+/// Lets the calling thread run only when no other wants the CPU (SCHED_IDLE).
+private func runThisThreadWhenIdle() {
+    #if os(Linux)
+    var parameters = sched_param()
+    parameters.sched_priority = 0
+    _ = sched_setscheduler(0, 5 /* SCHED_IDLE */, &parameters)  // 0: the calling thread
+    #endif
 }
 
 /// Hands each packet of an ICE-TCP connection to a closure.

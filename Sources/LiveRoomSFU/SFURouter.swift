@@ -223,6 +223,9 @@ public final class SFURouter {
     /// are decrypted, before this router serves its own subscribers, instead of into the
     /// outputs: the other loops then fan out at the same time as this one.
     public var packetRelay: ((Relay) -> Void)?
+    /// When set, forwarded RTP for UDP paths is written straight into the port's send batch
+    /// instead of a buffer and an output each (see ``DatagramSink``).
+    public var datagramSink: (any DatagramSink)?
     /// The taps receiving each publisher's packets; they outlive a publisher's connection.
     private var taps: [PublisherKey: [TapID]] = [:]
     private var nextPeer: PeerID = 1
@@ -819,7 +822,8 @@ public final class SFURouter {
         return send(packet, ssrc: ssrc, sequence: sequence, timestamp: timestamp, on: down, keyframe: keyframe, to: subscriber, now: now)
     }
 
-    /// Rewrites (in place, in a copy of the bytes) and encrypts one packet for one subscriber.
+    /// Rewrites (in place, in a copy of the bytes) and encrypts one packet for one subscriber:
+    /// into the ``datagramSink`` when there is one (nil returned), or as a `.send` output.
     private func send(
         _ packet: [UInt8], ssrc: UInt32, sequence: UInt16, timestamp: UInt32, on down: DownTrack, keyframe: Bool, to subscriber: Peer,
         now: ContinuousClock.Instant
@@ -832,29 +836,40 @@ public final class SFURouter {
             down.rewriter.sourceChanged()
         }
         let (outSequence, outTimestamp) = down.rewriter.rewrite(ssrc: ssrc, sequence: sequence, timestamp: timestamp, now: now)
-        // One copy, into the datagram's own buffer: the header is rewritten and the packet
-        // encrypted there, in place.
-        var out = Self.allocator.buffer(capacity: packet.count + SRTPSession.maximumTrailerLength)
+        var source = packet
         if let id = down.seiExtensionID, packet[0] & 0x10 != 0 {
-            var renumbered = packet
-            RTPHeaderExtension.renumber(SEIHeaderExtension.defaultID, to: id, inPacket: &renumbered)
-            out.writeBytes(renumbered)
-        } else {
-            out.writeBytes(packet)
+            RTPHeaderExtension.renumber(SEIHeaderExtension.defaultID, to: id, inPacket: &source)
         }
-        out.withUnsafeMutableReadableBytes { bytes in
+        // One copy, into the datagram's own storage: the header is rewritten and the packet
+        // encrypted there, in place.
+        let transport = subscriber.transport
+        func write(into bytes: UnsafeMutableRawBufferPointer) -> Int? {
+            source.withUnsafeBytes { bytes.copyMemory(from: $0) }
             bytes[1] = (bytes[1] & 0x80) | down.payloadType
-            bytes[2] = UInt8(outSequence >> 8)
-            bytes[3] = UInt8(truncatingIfNeeded: outSequence)
-            for i in 0..<4 {
-                bytes[4 + i] = UInt8(truncatingIfNeeded: outTimestamp >> (24 - 8 * i))
-                bytes[8 + i] = UInt8(truncatingIfNeeded: down.ssrc >> (24 - 8 * i))
+            bytes.storeBytes(of: outSequence.bigEndian, toByteOffset: 2, as: UInt16.self)
+            bytes.storeBytes(of: outTimestamp.bigEndian, toByteOffset: 4, as: UInt32.self)
+            bytes.storeBytes(of: down.ssrc.bigEndian, toByteOffset: 8, as: UInt32.self)
+            return transport.protectRTP(bytes, length: source.count)
+        }
+        let capacity = source.count + SRTPSession.maximumTrailerLength
+        var output: Output?
+        var length: Int?
+        if address.transport == .udp, let datagramSink {
+            length = datagramSink.write(to: address, capacity: capacity, write)
+        } else {
+            var out = Self.allocator.buffer(capacity: capacity)
+            out.writeWithUnsafeMutableBytes(minimumWritableBytes: capacity) { bytes in
+                write(into: UnsafeMutableRawBufferPointer(rebasing: bytes[..<capacity])) ?? 0
+            }
+            if out.readableBytes > 0 {
+                length = out.readableBytes
+                output = .send(out, to: address)
             }
         }
-        guard subscriber.transport.protectRTP(&out) else { return nil }
+        guard let length else { return nil }
         counters.rtpForwarded += 1
-        counters.bytesForwarded += out.readableBytes
-        return .send(out, to: address)
+        counters.bytesForwarded += length
+        return output
     }
 
     /// RTCP from a peer: subscribers' NACK and PLI/FIR, publishers' sender reports.
@@ -882,10 +897,12 @@ public final class SFURouter {
                             missing.append(source)
                             continue
                         }
+                        // Sent into the port's batch (no output) or as an output: counted either way.
+                        let forwarded = counters.rtpForwarded
                         if let output = send(stored, ssrc: header.ssrc, sequence: header.sequenceNumber, timestamp: header.timestamp, kind: kind, to: peer, now: now) {
-                            counters.retransmitted += 1
                             outputs.append(output)
                         }
+                        if counters.rtpForwarded > forwarded { counters.retransmitted += 1 }
                     }
                     if !missing.isEmpty, let publisher {
                         counters.nacksForwarded += 1

@@ -55,22 +55,35 @@ extension TransportAddress {
 
     /// The NIO socket address, built from the bytes (every datagram sent goes through here).
     public var socketAddress: SocketAddress? {
-        switch address {
-        case .v4(let value):
-            var raw = sockaddr_in()
-            raw.sin_family = sa_family_t(AF_INET)
-            raw.sin_port = port.bigEndian
-            raw.sin_addr.s_addr = value.bigEndian
-            return SocketAddress(raw, host: "")
-        case .v6(let high, let low):
-            var raw = sockaddr_in6()
-            raw.sin6_family = sa_family_t(AF_INET6)
-            raw.sin6_port = port.bigEndian
-            withUnsafeMutableBytes(of: &raw.sin6_addr) { bytes in
-                bytes.storeBytes(of: high.bigEndian, toByteOffset: 0, as: UInt64.self)
-                bytes.storeBytes(of: low.bigEndian, toByteOffset: 8, as: UInt64.self)
+        if let raw = ipv4SocketAddress { return SocketAddress(raw, host: "") }
+        return SocketAddress(ipv6SocketAddress, host: "")
+    }
+
+    /// The C socket address of an IPv4 address; nil for IPv6.
+    public var ipv4SocketAddress: sockaddr_in? {
+        guard case .v4(let value) = address else { return nil }
+        var raw = sockaddr_in()
+        raw.sin_family = sa_family_t(AF_INET)
+        raw.sin_port = port.bigEndian
+        raw.sin_addr.s_addr = value.bigEndian
+        return raw
+    }
+
+    /// The C socket address as IPv6; an IPv4 address as ::ffff:a.b.c.d, the form a
+    /// dual-stack socket sends to.
+    public var ipv6SocketAddress: sockaddr_in6 {
+        let (high, low): (UInt64, UInt64) =
+            switch address {
+            case .v4(let value): (0, 0xFFFF_0000_0000 | UInt64(value))
+            case .v6(let high, let low): (high, low)
             }
-            return SocketAddress(raw, host: "")
+        var raw = sockaddr_in6()
+        raw.sin6_family = sa_family_t(AF_INET6)
+        raw.sin6_port = port.bigEndian
+        withUnsafeMutableBytes(of: &raw.sin6_addr) { bytes in
+            bytes.storeBytes(of: high.bigEndian, toByteOffset: 0, as: UInt64.self)
+            bytes.storeBytes(of: low.bigEndian, toByteOffset: 8, as: UInt64.self)
         }
+        return raw
     }
 }

@@ -209,6 +209,14 @@ public final class PeerTransport {
         return true
     }
 
+    /// Encrypts the RTP packet in the first `length` bytes of `buffer` in place, appending the
+    /// SRTP trailer (`buffer` has room for ``SRTPSession/maximumTrailerLength`` more): the
+    /// datagram's length; nil until connected or when SRTP refuses it.
+    public func protectRTP(_ buffer: UnsafeMutableRawBufferPointer, length: Int) -> Int? {
+        guard let srtpOut, remoteAddress != nil else { return nil }
+        return try? srtpOut.protectRTP(buffer, length: length)
+    }
+
     /// Builds one compound RTCP packet of `packets` (RFC 3550 §6.1) and encrypts it for the
     /// peer: the datagram and where it goes; nil until connected. The SFU and the client
     /// send all their RTCP through here.

@@ -224,6 +224,51 @@ struct Network {
 
     func sequence(_ packet: [UInt8]) -> UInt16 { UInt16(packet[2]) << 8 | UInt16(packet[3]) }
 
+    /// Collects what a router writes into its sink.
+    final class RecordingSink: DatagramSink {
+        var datagrams: [(bytes: [UInt8], to: TransportAddress)] = []
+
+        func write(to destination: TransportAddress, capacity: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Int?) -> Int? {
+            var storage = [UInt8](repeating: 0, count: capacity)
+            guard let length = storage.withUnsafeMutableBytes(fill) else { return nil }
+            datagrams.append((Array(storage[..<length]), destination))
+            return length
+        }
+    }
+
+    @Test func withASinkForwardedPacketsAndRetransmissionsAreWrittenIntoItAndDecrypt() throws {
+        let router = SFURouter(certificate: try DTLSCertificate(), host: "127.0.0.1", port: 7882)
+        var (network, publisher) = try connectedPublisher(router)
+        let subscriber = try subscribe(router, &network, owner: 2, port: 40_106)
+        let sink = RecordingSink()
+        router.datagramSink = sink
+        var outputs: [SFURouter.Output] = []
+        for seq in UInt16(200)..<205 {
+            var packet = vp8(seq: seq, ts: UInt32(seq) * 3000, keyframe: seq == 200)
+            outputs += router.receive(try #require(publisher.transport.protectRTP(&packet)), from: publisher.address, now: now)
+        }
+        #expect(!outputs.contains { if case .send(_, let to) = $0 { to == subscriber.address } else { false } }, "no output per forwarded packet")
+        #expect(sink.datagrams.count == 5 && sink.datagrams.allSatisfy { $0.to == subscriber.address })
+        #expect(router.counters.rtpForwarded == 5)
+        func decrypt(_ datagrams: ArraySlice<(bytes: [UInt8], to: TransportAddress)>) -> [[UInt8]] {
+            datagrams.flatMap { datagram in
+                subscriber.transport.receive(ByteBuffer(bytes: datagram.bytes), from: network.serverAddress, now: now).compactMap {
+                    if case .rtp(let packet) = $0 { packet } else { nil }
+                }
+            }
+        }
+        let received = decrypt(sink.datagrams[...])
+        #expect(received.map { Array($0[12...]) } == (UInt16(200)..<205).map { Array(vp8(seq: $0, ts: 0, keyframe: $0 == 200)[12...]) })
+        // The subscriber misses the third: its NACK is answered from the history, into the sink.
+        let missing = sequence(received[2])
+        let nack = try #require(subscriber.transport.protectRTCP([
+            .genericNACK(RTCPGenericNACK(senderSSRC: 1, mediaSSRC: try header(received[0]).ssrc, lostSequenceNumbers: [missing]))
+        ]))
+        _ = router.receive(nack.datagram, from: subscriber.address, now: now)
+        #expect(router.counters.retransmitted == 1 && sink.datagrams.count == 6)
+        #expect(sink.datagrams.last.map { Array($0.bytes[..<4]) } == Array(sink.datagrams[2].bytes[..<4]), "the same number again")
+    }
+
     @Test func aNewSubscriberStartsFromTheKeptKeyframeWithoutAskingForANewOne() throws {
         let router = SFURouter(certificate: try DTLSCertificate(), host: "127.0.0.1", port: 7882)
         var (network, publisher) = try connectedPublisher(router)

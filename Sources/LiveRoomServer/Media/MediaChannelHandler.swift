@@ -23,8 +23,11 @@ final class MediaChannelHandler: ChannelInboundHandler {
     /// The UDP socket, once the handler is in its pipeline.
     private var udp: (any Channel)?
     /// Writes the UDP datagrams in batches itself, when the port gave the handler its socket's
-    /// descriptor; without it they go through the channel.
-    var sender: UDPBatchSender?
+    /// descriptor; without it they go through the channel. The router forwards RTP straight
+    /// into it.
+    var sender: UDPBatchSender? {
+        didSet { router.datagramSink = sender }
+    }
     private var udpWritten = false
     /// Open ICE-TCP connections by the client's address, and when each was accepted.
     private var tcp: [TransportAddress: (channel: any Channel, accepted: ContinuousClock.Instant)] = [:]

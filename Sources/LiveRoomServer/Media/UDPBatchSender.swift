@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import LiveRoomSFU
 import LiveRoomTransport
 import LiveRoomWire
 import NIOCore
@@ -9,20 +10,29 @@ import NIOCore
 /// (`sendmmsg`), instead of one channel write each through the pipeline: the datagrams of one
 /// read burst go out together when it ends. A datagram the socket has no room for is dropped
 /// and counted, as a congested path would drop it. Confined to the loop.
-final class UDPBatchSender {
+///
+/// The RTP the router forwards is written straight into slots of storage kept here from
+/// flush to flush (``DatagramSink``): no buffer is allocated or freed per forwarded packet.
+/// Other datagrams (ICE, DTLS, RTCP) come as buffers, kept until the flush sends them.
+final class UDPBatchSender: DatagramSink {
     private let descriptor: CInt
     private let family: sa_family_t
-    private var buffers: [ByteBuffer] = []
-    private var destinations: [TransportAddress] = []
-    /// Reused from flush to flush: one header, one iovec and one address per datagram.
+    /// Reused from flush to flush: one header, one iovec, one address and one slot per datagram.
     private let headers = MessageBatch(count: MessageBatch.maximumCount)
     private let vectors: UnsafeMutablePointer<iovec>
     private let addresses: UnsafeMutablePointer<sockaddr_in6>
+    private let slots: UnsafeMutableRawPointer
+    /// Datagrams queued: headers, vectors and addresses `0 ..< count`.
+    private var count = 0
+    /// The buffers queued datagrams point into, kept alive until they are sent.
+    private var buffers: [ByteBuffer] = []
     /// Datagrams not sent because the socket's send buffer was full (or the send failed).
     private(set) var dropped = 0
 
-    /// The most datagrams one `sendmmsg` takes.
+    /// The most datagrams one `sendmmsg` takes, and so one batch holds.
     static let batchSize = MessageBatch.maximumCount
+    /// The largest datagram a slot holds: more than an Ethernet MTU; a longer one goes as a buffer.
+    static let slotSize = 1_536
 
     /// Sends on `descriptor`, a UDP socket of `family` (AF_INET or AF_INET6), which it then owns.
     init(descriptor: CInt, family: sa_family_t) {
@@ -30,62 +40,92 @@ final class UDPBatchSender {
         self.family = family
         vectors = .allocate(capacity: Self.batchSize)
         addresses = .allocate(capacity: Self.batchSize)
+        slots = .allocate(byteCount: Self.batchSize * Self.slotSize, alignment: 64)
     }
 
     deinit {
         vectors.deallocate()
         addresses.deallocate()
+        slots.deallocate()
         close(descriptor)
     }
 
-    var isEmpty: Bool { buffers.isEmpty }
+    var isEmpty: Bool { count == 0 }
 
     /// Queues a datagram for the next flush.
     func append(_ datagram: ByteBuffer, to destination: TransportAddress) {
+        guard let index = nextIndex(for: destination) else { return }
         buffers.append(datagram)
-        destinations.append(destination)
+        // The kept buffer holds its storage (not written again) until the flush sends it.
+        datagram.withUnsafeReadableBytes { bytes in
+            vectors[index] = iovec(iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress), iov_len: bytes.count)
+        }
+        count += 1
+    }
+
+    func write(to destination: TransportAddress, capacity: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Int?) -> Int? {
+        guard capacity <= Self.slotSize else {
+            var buffer = ByteBufferAllocator().buffer(capacity: capacity)
+            let length = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: capacity) { bytes in
+                fill(UnsafeMutableRawBufferPointer(rebasing: bytes[..<capacity])) ?? 0
+            }
+            guard length > 0 else { return nil }
+            append(buffer, to: destination)
+            return length
+        }
+        guard let index = nextIndex(for: destination) else { return nil }
+        let slot = slots + index * Self.slotSize
+        guard let length = fill(UnsafeMutableRawBufferPointer(start: slot, count: capacity)) else { return nil }
+        vectors[index] = iovec(iov_base: slot, iov_len: length)
+        count += 1
+        return length
+    }
+
+    /// The index the next datagram to `destination` takes, its address and header set (after
+    /// a flush, when the batch is full); nil, counted, when the socket cannot reach it.
+    private func nextIndex(for destination: TransportAddress) -> Int? {
+        if count == Self.batchSize { flush() }
+        let index = count
+        let name = UnsafeMutableRawPointer(addresses + index)
+        let length: Int
+        switch Int32(family) {
+        case AF_INET:
+            guard let address = destination.ipv4SocketAddress else {
+                dropped += 1
+                return nil
+            }
+            name.storeBytes(of: address, as: sockaddr_in.self)
+            length = MemoryLayout<sockaddr_in>.size
+        default:
+            addresses[index] = destination.ipv6SocketAddress
+            length = MemoryLayout<sockaddr_in6>.size
+        }
+        headers.set(index, name: name, nameLength: socklen_t(length), iov: vectors + index)
+        return index
     }
 
     /// Sends every queued datagram.
     func flush() {
-        var start = 0
-        while start < buffers.count {
-            let count = min(Self.batchSize, buffers.count - start)
-            var prepared = 0
-            for index in start..<(start + count) {
-                guard let length = address(destinations[index], into: addresses + prepared) else {
-                    dropped += 1
-                    continue
-                }
-                // The queued buffers keep their storage alive until the call returns.
-                buffers[index].withUnsafeReadableBytes { bytes in
-                    vectors[prepared] = iovec(iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress), iov_len: bytes.count)
-                }
-                headers.set(prepared, name: UnsafeMutableRawPointer(addresses + prepared), nameLength: length, iov: vectors + prepared)
-                prepared += 1
+        var sent = 0
+        while sent < count {
+            let result = send(from: sent, count: count - sent)
+            if result > 0 {
+                sent += result
+            } else if result < 0 && errno == EINTR {
+                continue
+            } else if result < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) {
+                // The send buffer is full: the rest of this batch is lost, as on a congested link.
+                dropped += count - sent
+                break
+            } else {
+                // An error about the first datagram (an ICMP report of a closed port, a bad
+                // address): skip it and go on with the rest.
+                dropped += 1
+                sent += 1
             }
-            var sent = 0
-            while sent < prepared {
-                let result = send(from: sent, count: prepared - sent)
-                if result > 0 {
-                    sent += Int(result)
-                } else if result < 0 && errno == EINTR {
-                    continue
-                } else if result < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) {
-                    // The send buffer is full: the rest of this burst is lost, as on a congested link.
-                    dropped += prepared - sent
-                    break
-                } else {
-                    // An error about the first datagram (an ICMP report of a closed port, a bad
-                    // address): skip it and go on with the rest.
-                    dropped += 1
-                    sent += 1
-                }
-            }
-            start += count
         }
+        count = 0
         buffers.removeAll(keepingCapacity: true)
-        destinations.removeAll(keepingCapacity: true)
     }
 
     /// sendmmsg, or one sendto at a time where the C library has none.
@@ -96,39 +136,5 @@ final class UDPBatchSender {
             sendto(descriptor, vectors[start].iov_base, vectors[start].iov_len, Int32(MSG_DONTWAIT), $0, length)
         }
         return result < 0 ? -1 : 1
-    }
-
-    /// Writes `destination` as a socket address of the socket's family; its length, or nil when
-    /// the socket cannot reach it (IPv6 from an IPv4 socket).
-    private func address(_ destination: TransportAddress, into storage: UnsafeMutablePointer<sockaddr_in6>) -> socklen_t? {
-        let raw = UnsafeMutableRawPointer(storage)
-        switch (destination.address, Int32(family)) {
-        case (.v4(let value), AF_INET):
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = destination.port.bigEndian
-            address.sin_addr.s_addr = value.bigEndian
-            raw.storeBytes(of: address, as: sockaddr_in.self)
-            return socklen_t(MemoryLayout<sockaddr_in>.size)
-        case (.v4(let value), AF_INET6):
-            // An IPv4 client of a dual-stack socket: ::ffff:a.b.c.d.
-            return ipv6(high: 0, low: 0xFFFF_0000_0000 | UInt64(value), port: destination.port, into: storage)
-        case (.v6(let high, let low), AF_INET6):
-            return ipv6(high: high, low: low, port: destination.port, into: storage)
-        default:
-            return nil
-        }
-    }
-
-    private func ipv6(high: UInt64, low: UInt64, port: UInt16, into storage: UnsafeMutablePointer<sockaddr_in6>) -> socklen_t {
-        var address = sockaddr_in6()
-        address.sin6_family = sa_family_t(AF_INET6)
-        address.sin6_port = port.bigEndian
-        withUnsafeMutableBytes(of: &address.sin6_addr) { bytes in
-            bytes.storeBytes(of: high.bigEndian, toByteOffset: 0, as: UInt64.self)
-            bytes.storeBytes(of: low.bigEndian, toByteOffset: 8, as: UInt64.self)
-        }
-        storage.pointee = address
-        return socklen_t(MemoryLayout<sockaddr_in6>.size)
     }
 }

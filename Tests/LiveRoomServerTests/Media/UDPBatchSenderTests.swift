@@ -63,4 +63,39 @@ import Testing
         #expect(sender.dropped == 1, "an IPv6 destination from an IPv4 socket")
         #expect(drain(receiver) == [[2]], "the rest still goes")
     }
+
+    /// What the router forwards is written into the sender's own slots; a datagram larger than
+    /// a slot goes as a buffer, one `fill` declines sends nothing, and the order holds across
+    /// slots, buffers and batches.
+    @Test func datagramsWrittenIntoItsSlotsGoOutWithTheQueuedBuffersInOrder() throws {
+        let (receiver, port) = try boundSocket()
+        defer { close(receiver) }
+        let (socket, _) = try boundSocket()
+        let sender = UDPBatchSender(descriptor: socket, family: sa_family_t(AF_INET))
+        let destination = TransportAddress(address: .v4(0x7F00_0001), port: port)
+        let count = UDPBatchSender.batchSize + 100
+        var expected: [[UInt8]] = []
+        for index in 0..<count {
+            let payload = [UInt8(index >> 8), UInt8(index & 0xFF)] + [UInt8](repeating: 7, count: index % 3 == 0 ? 1_600 : 1_200)
+            switch index % 5 {
+            case 0:
+                sender.append(ByteBuffer(bytes: payload), to: destination)
+            case 1:
+                // Declined: nothing is queued.
+                #expect(sender.write(to: destination, capacity: 1_300) { _ in nil } == nil)
+                continue
+            default:
+                let length = sender.write(to: destination, capacity: payload.count + 16) { slot in
+                    #expect(slot.count == payload.count + 16)
+                    slot.copyBytes(from: payload)
+                    return payload.count
+                }
+                #expect(length == payload.count)
+            }
+            expected.append(payload)
+        }
+        sender.flush()
+        #expect(sender.isEmpty && sender.dropped == 0)
+        #expect(drain(receiver) == expected)
+    }
 }

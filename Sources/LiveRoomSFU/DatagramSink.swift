@@ -1,0 +1,11 @@
+import LiveRoomWire
+
+/// Where a router writes the RTP it forwards over UDP, when its port gives it one: straight
+/// into the storage the datagram is sent from, with no buffer and no output per packet.
+/// Used on the router's own loop only.
+public protocol DatagramSink: AnyObject {
+    /// Lends `fill` storage for one datagram of up to `capacity` bytes to `destination`.
+    /// `fill` writes the datagram and returns its length, or nil to send nothing. Returns what
+    /// `fill` returned: the datagram is then queued for the port's next flush.
+    func write(to destination: TransportAddress, capacity: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Int?) -> Int?
+}

@@ -23,6 +23,9 @@ public final class MediaLoopState<Subscriber: LoopSubscriber> {
     public var subscribers: [Int: Subscriber] = [:]
     public var publisher: BenchPublisher?
     public let shared = Subscriber.makeLoopShared()
+    /// For a socket bound with `kernelArrival`, when the kernel queued the datagram being
+    /// routed to it (CLOCK_MONOTONIC nanoseconds), if it says.
+    public internal(set) var kernelArrival: UInt64?
     var timer: RepeatedTask?
 
     init(eventLoop: any EventLoop) {
@@ -44,20 +47,39 @@ public struct MediaLoop<Subscriber: LoopSubscriber>: Sendable {
     let state: NIOLoopBound<MediaLoopState<Subscriber>>
 
     /// Binds a UDP socket on 127.0.0.1 whose datagrams go to `route` on this loop.
-    public func bindSocket(route: @escaping Route) async throws -> any Channel {
+    ///
+    /// With `kernelArrival`, the state's ``MediaLoopState/kernelArrival`` says when the kernel
+    /// queued each datagram (`SIOCGSTAMPNS` after each read, one datagram a read): on loopback
+    /// that is when the sender sent it, however long the bench then takes to read it.
+    public func bindSocket(kernelArrival: Bool = false, route: @escaping Route) async throws -> any Channel {
         let state = self.state
+        let descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        guard descriptor >= 0 else { throw BenchError("socket() failed: errno \(errno)") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        guard bound else {
+            close(descriptor)
+            throw BenchError("cannot bind a UDP socket on 127.0.0.1: errno \(errno)")
+        }
+        // Vector reads (STYLE §7): a keyframe arrives as a burst of packets. Kernel timestamps
+        // need one datagram a read, to ask for each one's.
+        let vector = kernelArrival ? 1 : 16
         return try await DatagramBootstrap(group: eventLoop)
-            // Vector reads (STYLE §7): a keyframe arrives as a burst of packets.
-            .channelOption(.datagramVectorReadMessageCount, value: 16)
-            .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 16 * 2048))
+            .channelOption(.datagramVectorReadMessageCount, value: vector)
+            .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: vector * 2048))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(DatagramHandler { datagram, source in
+                        if kernelArrival { state.value.kernelArrival = arrivalOfLastDatagram(on: descriptor) }
                         route(state.value, datagram, source)
                     })
                 }
             }
-            .bind(host: "127.0.0.1", port: 0).get()
+            .withBoundSocket(descriptor).get()
     }
 
     /// Opens an ICE-TCP connection to `server` whose packets (RFC 4571 frames) go to `route` on this loop.
@@ -129,6 +151,23 @@ public final class MediaLoops<Subscriber: LoopSubscriber>: Sendable {
         }
         try? await group.shutdownGracefully()
     }
+}
+
+/// When the kernel queued the last datagram read from `descriptor`, in CLOCK_MONOTONIC
+/// nanoseconds (SIOCGSTAMPNS gives CLOCK_REALTIME; the two are read together to convert).
+private func arrivalOfLastDatagram(on descriptor: CInt) -> UInt64? {
+    #if os(Linux)
+    var stamp = timespec()
+    guard ioctl(descriptor, 0x8907 /* SIOCGSTAMPNS */, &stamp) == 0 else { return nil }
+    var realtime = timespec(), monotonic = timespec()
+    clock_gettime(CLOCK_REALTIME, &realtime)
+    clock_gettime(CLOCK_MONOTONIC, &monotonic)
+    func nanoseconds(_ time: timespec) -> Int64 { Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec) }
+    let arrival = nanoseconds(stamp) - nanoseconds(realtime) + nanoseconds(monotonic)
+    return arrival > 0 ? UInt64(arrival) : nil
+    #else
+    return nil
+    #endif
 }
 
 /// Lets the calling thread run only when no other wants the CPU (SCHED_IDLE).

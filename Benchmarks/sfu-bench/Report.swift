@@ -26,6 +26,9 @@ struct Row: Sendable {
     var deliveredPercent: Double
     var delayP50Milliseconds: Double
     var delayP99Milliseconds: Double
+    /// The server's own fan-out delay (arrival to send of each copy, from its histogram).
+    var serverFanOutP50Milliseconds: Double?
+    var serverFanOutP99Milliseconds: Double?
     /// Medians of the per-second samples.
     var serverCPUPercent: Double
     var benchCPUPercent: Double
@@ -69,6 +72,8 @@ struct Row: Sendable {
         deliveredPercent = n > 0 && published > 0 ? Double(received.receivedPackets) * 100 / Double(published * n) : .nan
         delayP50Milliseconds = window.delayMilliseconds(quantile: 0.5)
         delayP99Milliseconds = window.delayMilliseconds(quantile: 0.99)
+        serverFanOutP50Milliseconds = window.serverFanOutMilliseconds(quantile: 0.5)
+        serverFanOutP99Milliseconds = window.serverFanOutMilliseconds(quantile: 0.99)
         let ticks = clockTicksPerSecond
         serverCPUPercent = median(window.perSecond { a, b, dt in Double(b.serverTicks - a.serverTicks) / ticks / dt * 100 })
         benchCPUPercent = median(window.perSecond { a, b, dt in (b.benchCPUSeconds - a.benchCPUSeconds) / dt * 100 })
@@ -106,6 +111,8 @@ struct Row: Sendable {
             "deliveredPercent": number(deliveredPercent),
             "delayP50Milliseconds": number(delayP50Milliseconds),
             "delayP99Milliseconds": number(delayP99Milliseconds),
+            "serverFanOutP50Milliseconds": number(serverFanOutP50Milliseconds),
+            "serverFanOutP99Milliseconds": number(serverFanOutP99Milliseconds),
             "serverCPUPercent": number(serverCPUPercent),
             "serverCPUPercentMean": number(serverCPUPercentMean),
             "serverMicrosecondsPerPacket": number(serverMicrosecondsPerPacket),
@@ -129,7 +136,7 @@ struct Report: Sendable {
 
     private static let columns: [(title: String, width: Int)] = [
         ("N", 4), ("path", 5), ("room", 5), ("loops", 6), ("CPU% p50", 9), ("CPU% mean", 10), ("µs/pkt", 7), ("floor µs", 9), ("ratio", 6), ("marg µs", 8), ("floor CPU%", 11), ("CPU%/sub", 9),
-        ("fwd pkt/s", 10), ("recv pkt/s", 11), ("loss%", 7), ("drops s/b", 10), ("delay p50", 10), ("p99 ms", 7), ("loop%", 6), ("share%", 7), ("wait%", 6), ("bench CPU%", 11),
+        ("fwd pkt/s", 10), ("recv pkt/s", 11), ("loss%", 7), ("drops s/b", 10), ("delay p50", 10), ("p99 ms", 7), ("srv p50", 8), ("srv p99", 8), ("loop%", 6), ("share%", 7), ("wait%", 6), ("bench CPU%", 11),
     ]
 
     private func out(_ line: String) {
@@ -166,6 +173,7 @@ struct Report: Sendable {
             f(row.floorMicrosecondsPerPacket, 2), f(row.serverToFloor, 1), f(row.marginalMicrosecondsPerPacket, 2), f(row.floorCPUPercent, 1),
             f(row.cpuPercentPerSubscriber, 3), f(row.forwardedPacketsPerSecond, 0),
             f(row.receivedPacketsPerSecond, 0), f(row.lossPercent, 2), "\(row.serverSocketDrops)/\(row.benchSocketDrops)", f(row.delayP50Milliseconds, 2), f(row.delayP99Milliseconds, 2),
+            f(row.serverFanOutP50Milliseconds, 2), f(row.serverFanOutP99Milliseconds, 2),
             f(row.serverBusiestThreadPercent, 1), f(row.busiestLoopSharePercent, 1), f(row.serverWaitPercent, 1), f(row.benchCPUPercent, 1),
         ]
         Swift.print(zip(cells, Self.columns).map { pad($0, $1.width) }.joined(separator: " "))
@@ -180,6 +188,8 @@ struct Report: Sendable {
         out("µs/pkt = server CPU per forwarded packet (publisher packets x N); marg µs = the same after subtracting the idle server (N=0)")
         out("CPU%/sub = (CPU% mean - idle CPU% mean) / N; floor CPU% = floor µs x forwarded packets/s; ratio = µs/pkt / floor µs")
         out("loops = the server's media loops (--media-loops; dflt: one per core); share% = the busiest loop's part of the packets forwarded")
+        out("delay = publisher's send time to the bench reading the copy; srv = the server's own fan-out delay, from a packet's read to each")
+        out("copy's sendmmsg (liveroom_media_fanout_delay_seconds, interpolated in its buckets)")
         out("loop% = the busiest server thread (a media event loop) in % of one core; wait% = run-queue wait of all server")
         out("threads in % of the window (/proc/<pid>/task/*/schedstat): CPU the server wanted while other processes had it")
         out("drops s/b = datagrams dropped for a full receive buffer in the window, at the server's sockets / at the bench's (/proc/net/udp)")

@@ -275,10 +275,10 @@ struct Bench: Sendable {
         let ice = ICECredentials.random()
         let (sections, local, offer) = identity.subscribeOffer(streamID: "viewer\(id)", ice: ice)
         let route: MediaLoop<BenchSubscriber>.Route = { state, datagram, source in
-            state.subscribers[id]?.receive(datagram, from: source, now: .now)
+            state.subscribers[id]?.receive(datagram, from: source, arrival: state.kernelArrival, now: .now)
         }
         // A UDP socket is bound before signaling; an ICE-TCP connection needs the answer's candidate.
-        var channel: (any Channel)? = path == .udp ? try await loop.bindSocket(route: route) : nil
+        var channel: (any Channel)? = path == .udp ? try await loop.bindSocket(kernelArrival: true, route: route) : nil
         let signaling: SignalingSession
         do {
             signaling = try await SignalingSession.open(
@@ -350,6 +350,9 @@ struct Bench: Sendable {
         var benchSocketDrops: Int
         /// Packets each media loop has forwarded (the server's /metrics; empty for a server without them).
         var loopForwarded: [Int]
+        /// The server's fan-out delay histogram: cumulative counts by upper bound in seconds
+        /// (empty for a server without it).
+        var fanOut: [(bound: Double, count: Double)]
     }
 
     private func sample() async throws -> Sample {
@@ -359,23 +362,32 @@ struct Bench: Sendable {
             let snapshot = try await loop.run { $0.tally.snapshot }
             received = received + snapshot
         }
+        let metrics = await serverMetrics()
         return Sample(
             at: .now, serverTicks: try server.cpuTicks(), benchCPUSeconds: benchCPUSeconds(), published: published, received: received,
             serverThreads: server.threadSchedStats(), serverSocketDrops: udpReceiveDrops(pid: server.pid), benchSocketDrops: udpReceiveDrops(pid: getpid()),
-            loopForwarded: await loopForwarded())
+            loopForwarded: metrics.loopForwarded, fanOut: metrics.fanOut)
     }
 
-    /// `liveroom_media_loop_rtp_forwarded_total` by loop, from the server's metrics.
-    private func loopForwarded() async -> [Int] {
-        guard let url = URL(string: server.httpURL + "/metrics"), let (data, _) = try? await URLSession.shared.data(from: url) else { return [] }
+    /// From the server's metrics: `liveroom_media_loop_rtp_forwarded_total` by loop, and the
+    /// buckets of `liveroom_media_fanout_delay_seconds`.
+    private func serverMetrics() async -> (loopForwarded: [Int], fanOut: [(bound: Double, count: Double)]) {
+        guard let url = URL(string: server.httpURL + "/metrics"), let (data, _) = try? await URLSession.shared.data(from: url) else { return ([], []) }
         var byLoop: [Int: Int] = [:]
-        let prefix = #"liveroom_media_loop_rtp_forwarded_total{loop=""#
-        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") where line.hasPrefix(prefix) {
+        var fanOut: [(bound: Double, count: Double)] = []
+        let loopPrefix = #"liveroom_media_loop_rtp_forwarded_total{loop=""#, bucketPrefix = #"liveroom_media_fanout_delay_seconds_bucket{le=""#
+        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
+            let prefix = line.hasPrefix(loopPrefix) ? loopPrefix : line.hasPrefix(bucketPrefix) ? bucketPrefix : nil
+            guard let prefix else { continue }
             let rest = line.dropFirst(prefix.count)
-            guard let quote = rest.firstIndex(of: "\""), let loop = Int(rest[..<quote]), let value = Double(rest.split(separator: " ").last ?? "") else { continue }
-            byLoop[loop] = Int(value)
+            guard let quote = rest.firstIndex(of: "\""), let value = Double(rest.split(separator: " ").last ?? "") else { continue }
+            if prefix == loopPrefix, let loop = Int(rest[..<quote]) {
+                byLoop[loop] = Int(value)
+            } else if prefix == bucketPrefix {
+                fanOut.append((rest[..<quote] == "+Inf" ? .infinity : Double(rest[..<quote]) ?? .nan, value))
+            }
         }
-        return (0..<byLoop.count).map { byLoop[$0] ?? 0 }
+        return ((0..<byLoop.count).map { byLoop[$0] ?? 0 }, fanOut)
     }
 
     /// Samples every second for `seconds`, and collects the delays of the window.
@@ -447,6 +459,26 @@ struct Window: Sendable {
         let forwarded = zip(first.loopForwarded, last.loopForwarded).map { $1 - $0 }
         let total = forwarded.reduce(0, +)
         return total > 0 ? Double(forwarded.max() ?? 0) * 100 / Double(total) : nil
+    }
+
+    /// The server's fan-out delay at quantile `q` over the window, in milliseconds, interpolated
+    /// within its histogram's buckets; nil without the histogram.
+    func serverFanOutMilliseconds(quantile q: Double) -> Double? {
+        let (start, end) = (first.fanOut, last.fanOut)
+        guard !end.isEmpty, start.count == end.count else { return nil }
+        let counts = zip(start, end).map { (bound: $1.bound, count: $1.count - $0.count) }
+        guard let total = counts.last?.count, total > 0 else { return nil }
+        let target = total * q
+        var lower = (bound: 0.0, count: 0.0)
+        for bucket in counts {
+            if bucket.count >= target {
+                guard bucket.bound.isFinite else { return lower.bound * 1000 }
+                let share = bucket.count > lower.count ? (target - lower.count) / (bucket.count - lower.count) : 1
+                return (lower.bound + (bucket.bound - lower.bound) * share) * 1000
+            }
+            lower = bucket
+        }
+        return nil
     }
 
     /// The delay at quantile `q`, in milliseconds (bucket midpoints).

@@ -45,12 +45,15 @@ final class BenchSubscriber: LoopSubscriber {
     static let verifyEvery = 16
     private var rtpSeen = 0
 
-    func receive(_ datagram: ByteBuffer, from source: TransportAddress, now: ContinuousClock.Instant) {
+    /// - Parameter arrival: when the kernel queued the datagram (CLOCK_MONOTONIC ns), if known;
+    ///   else now. The delay is counted to it, so the bench's own reading lag does not count.
+    func receive(_ datagram: ByteBuffer, from source: TransportAddress, arrival: UInt64? = nil, now: ContinuousClock.Instant) {
+        let arrival = arrival ?? monotonicNanoseconds()
         var verifying = false
         if transport.isConnected, Self.isRTP(datagram) {
             rtpSeen += 1
             guard rtpSeen % Self.verifyEvery == 0 else {
-                datagram.withUnsafeReadableBytes { count($0) }
+                datagram.withUnsafeReadableBytes { count($0, arrival: arrival) }
                 return
             }
             verifying = true
@@ -61,7 +64,7 @@ final class BenchSubscriber: LoopSubscriber {
         for event in writeSends(transport.receive(datagram, from: source, now: now), to: channel, framed: framed) {
             if case .rtp(let packet) = event {
                 decrypted = true
-                packet.withUnsafeBytes { count($0) }
+                packet.withUnsafeBytes { count($0, arrival: arrival) }
             }
         }
         if verifying, !decrypted {
@@ -95,8 +98,7 @@ final class BenchSubscriber: LoopSubscriber {
         channel.close(promise: nil)
     }
 
-    private func count(_ packet: UnsafeRawBufferPointer) {
-        let arrival = monotonicNanoseconds()
+    private func count(_ packet: UnsafeRawBufferPointer, arrival: UInt64) {
         guard packet.count >= 12 else { return }
         let payloadType = packet[1] & 0x7F
         if payloadType == audioPayloadType {

@@ -6,6 +6,10 @@ import LiveRoomWire
 public protocol DatagramSink: AnyObject {
     /// Lends `fill` storage for one datagram of up to `capacity` bytes to `destination`.
     /// `fill` writes the datagram and returns its length, or nil to send nothing. Returns what
-    /// `fill` returned: the datagram is then queued for the port's next flush.
-    func write(to destination: TransportAddress, capacity: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Int?) -> Int?
+    /// `fill` returned: the datagram is then queued for the port's next flush. `arrival` is
+    /// when the live packet it forwards reached the server (nil for a resent one), for the
+    /// fan-out delay.
+    func write(
+        to destination: TransportAddress, capacity: Int, arrival: ContinuousClock.Instant?, _ fill: (UnsafeMutableRawBufferPointer) -> Int?
+    ) -> Int?
 }

@@ -31,8 +31,10 @@ public final class SFURouter {
         /// of the same port (another loop): `shard` names it when the datagram does (the ufrag
         /// of an ICE check), else the port looks its source address up. Only with several shards.
         case unrouted(ByteBuffer, from: TransportAddress, shard: Int?)
-        /// A valid check bound `address` to one of this router's peer connections.
-        case bound(TransportAddress)
+        /// A valid check bound `address` to one of this router's peer connections; `publisher`
+        /// is its owner when that connection publishes (its packets are the ones every loop
+        /// forwards; the newest address it was bound to is the one its media comes from).
+        case bound(TransportAddress, publisher: OwnerID?)
         /// These addresses no longer lead to this router's peer connections.
         case released([TransportAddress])
         /// A message for the other routers of the port (``Relay``).
@@ -48,8 +50,8 @@ public final class SFURouter {
         case published(PublisherKey, codecs: [RTPCodec])
         /// The sending router's publisher ended.
         case ended(PublisherKey)
-        /// One RTP packet (decrypted) of the sending router's publisher.
-        case packet(PublisherKey, MediaKind, [UInt8])
+        /// One RTP packet (decrypted) of the sending router's publisher, and when it reached the server.
+        case packet(PublisherKey, MediaKind, [UInt8], arrival: ContinuousClock.Instant)
         /// A sender report of the sending router's publisher.
         case senderReport(PublisherKey, RTCPSenderReport)
         /// A mirror's subscribers need a keyframe.
@@ -514,11 +516,12 @@ public final class SFURouter {
             attachSubscribers(of: key, to: tracks)
         case .ended(let key):
             if mirrors[key]?.origin == origin { mirrors[key] = nil }
-        case .packet(let key, let kind, let packet):
+        case .packet(let key, let kind, let packet, let arrival):
             guard let mirror = mirrors[key], mirror.origin == origin, let track = mirror.tracks.first(where: { $0.kind == kind }),
                 let parsed = try? RTPPacket.parse(ByteBuffer(bytes: packet))
             else { return [] }
-            return forward(packet, parsed: parsed, on: track, of: key, mirrored: true, now: now)
+            // Forwarded as of when it reached the server, so its copies' delay counts the hand-off.
+            return forward(packet, parsed: parsed, on: track, of: key, mirrored: true, now: arrival)
         case .senderReport(let key, let report):
             guard let mirror = mirrors[key], mirror.origin == origin, let up = mirror.tracks.first(where: { $0.ssrc == report.ssrc }) else { return [] }
             return forwardSenderReport(report, on: up)
@@ -654,7 +657,10 @@ public final class SFURouter {
                 outputs.append(.send(bytes, to: to))
             case .selected(let address):
                 demux.bind(address, to: peer.id)
-                if relaying { outputs.append(.bound(address)) }
+                if relaying {
+                    let publishes = if case .publisher = peer.role { true } else { false }
+                    outputs.append(.bound(address, publisher: publishes ? peer.owner : nil))
+                }
             case .connected:
                 // A new subscriber starts from the keyframe the server keeps, or asks for one.
                 if case .subscriber(let key, _) = peer.role {
@@ -731,9 +737,9 @@ public final class SFURouter {
             track.reception.record(sequenceNumber: sequence, timestamp: timestamp, bytes: packet.count, arrival: now)
             if relaying {
                 if let packetRelay {
-                    packetRelay(.packet(key, track.kind, packet))
+                    packetRelay(.packet(key, track.kind, packet, arrival: now))
                 } else {
-                    outputs.append(.relay(.packet(key, track.kind, packet), to: .mirrors))
+                    outputs.append(.relay(.packet(key, track.kind, packet, arrival: now), to: .mirrors))
                 }
             }
             // Most rooms have no task: skip hashing the key for every packet then.
@@ -751,7 +757,7 @@ public final class SFURouter {
             }
             if track.newestSequence.map({ sequence.isNewer(than: $0) }) ?? true { track.newestSequence = sequence }
         }
-        outputs.reserveCapacity(outputs.count + track.subscribers.count)
+        if datagramSink == nil { outputs.reserveCapacity(outputs.count + track.subscribers.count) }
         for (subscriber, down) in track.subscribers {
             // A subscriber still being sent the kept keyframe gets live video behind it.
             if track.kind == .video, !subscriber.videoBacklog.isEmpty {
@@ -759,7 +765,8 @@ public final class SFURouter {
                 continue
             }
             guard subscriber.transport.isConnected,
-                let output = send(packet, ssrc: ssrc, sequence: sequence, timestamp: timestamp, on: down, keyframe: keyframe, to: subscriber, now: now)
+                let output = send(
+                    packet, ssrc: ssrc, sequence: sequence, timestamp: timestamp, on: down, keyframe: keyframe, to: subscriber, arrival: now, now: now)
             else { continue }
             outputs.append(output)
         }
@@ -819,14 +826,14 @@ public final class SFURouter {
         now: ContinuousClock.Instant
     ) -> Output? {
         guard case .subscriber(_, let tracks) = subscriber.role, let down = tracks[kind] else { return nil }
-        return send(packet, ssrc: ssrc, sequence: sequence, timestamp: timestamp, on: down, keyframe: keyframe, to: subscriber, now: now)
+        return send(packet, ssrc: ssrc, sequence: sequence, timestamp: timestamp, on: down, keyframe: keyframe, to: subscriber, arrival: nil, now: now)
     }
 
     /// Rewrites (in place, in a copy of the bytes) and encrypts one packet for one subscriber:
     /// into the ``datagramSink`` when there is one (nil returned), or as a `.send` output.
     private func send(
         _ packet: [UInt8], ssrc: UInt32, sequence: UInt16, timestamp: UInt32, on down: DownTrack, keyframe: Bool, to subscriber: Peer,
-        now: ContinuousClock.Instant
+        arrival: ContinuousClock.Instant?, now: ContinuousClock.Instant
     ) -> Output? {
         guard !down.paused, let address = subscriber.transport.remoteAddress else { return nil }
         if down.awaitingKeyframe {
@@ -855,7 +862,7 @@ public final class SFURouter {
         var output: Output?
         var length: Int?
         if address.transport == .udp, let datagramSink {
-            length = datagramSink.write(to: address, capacity: capacity, write)
+            length = datagramSink.write(to: address, capacity: capacity, arrival: arrival, write)
         } else {
             var out = Self.allocator.buffer(capacity: capacity)
             out.writeWithUnsafeMutableBytes(minimumWritableBytes: capacity) { bytes in

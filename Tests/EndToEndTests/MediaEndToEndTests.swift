@@ -337,6 +337,12 @@ struct MediaEndToEndTests {
         #expect(loop0 > 0 && loop1 > 0, "both loops forward: \(loop0), \(loop1)")
         #expect(value("liveroom_rtp_forwarded_total") == loop0 + loop1)
         #expect(value("liveroom_media_peer_connections") == 5)
+        #expect((value("liveroom_media_fanout_delay_seconds_count") ?? 0) > 0, "the fan-out delay is measured")
+        // The publisher's loop reads its packets from a socket connected to it: one socket on the
+        // media port has a remote address (/proc/net/udp, hexadecimal ports), the fans' none.
+        let sockets = try String(contentsOfFile: "/proc/net/udp", encoding: .utf8).split(separator: "\n").dropFirst().map { $0.split(separator: " ") }
+        let onPort = sockets.filter { $0.count > 2 && $0[1].hasSuffix(String(format: ":%04X", server.mediaPort)) }
+        #expect(onPort.filter { !$0[2].hasSuffix(":0000") }.count == 1, "one socket connected to the publisher: \(onPort)")
         try await Task.sleep(for: .seconds(2))
         for (index, fan) in fans.enumerated() {
             fan.send("leave")

@@ -227,11 +227,15 @@ struct Network {
     /// Collects what a router writes into its sink.
     final class RecordingSink: DatagramSink {
         var datagrams: [(bytes: [UInt8], to: TransportAddress)] = []
+        var arrivals: [ContinuousClock.Instant?] = []
 
-        func write(to destination: TransportAddress, capacity: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Int?) -> Int? {
+        func write(
+            to destination: TransportAddress, capacity: Int, arrival: ContinuousClock.Instant?, _ fill: (UnsafeMutableRawBufferPointer) -> Int?
+        ) -> Int? {
             var storage = [UInt8](repeating: 0, count: capacity)
             guard let length = storage.withUnsafeMutableBytes(fill) else { return nil }
             datagrams.append((Array(storage[..<length]), destination))
+            arrivals.append(arrival)
             return length
         }
     }
@@ -266,6 +270,7 @@ struct Network {
         ]))
         _ = router.receive(nack.datagram, from: subscriber.address, now: now)
         #expect(router.counters.retransmitted == 1 && sink.datagrams.count == 6)
+        #expect(sink.arrivals == Array(repeating: now, count: 5) + [nil], "live copies carry their packet's arrival, a resent one none")
         #expect(sink.datagrams.last.map { Array($0.bytes[..<4]) } == Array(sink.datagrams[2].bytes[..<4]), "the same number again")
     }
 

@@ -68,7 +68,7 @@ final class ShardedNetwork {
                 } else {
                     routers[shard].countDropped()
                 }
-            case .bound(let address):
+            case .bound(let address, _):
                 owners[address] = shard
             case .released(let addresses):
                 for address in addresses where owners[address] == shard { owners[address] = nil }

@@ -93,5 +93,8 @@ final class ServerMetrics: Sendable {
         buffer.reserveCapacity(4096)
         registry.emit(into: &buffer)
         return String(decoding: buffer, as: UTF8.self)
+            + media.fanOutDelays.exposition(
+                name: "liveroom_media_fanout_delay_seconds",
+                help: "From a publisher's packet reaching the server to each subscriber's copy being sent, over UDP.")
     }
 }

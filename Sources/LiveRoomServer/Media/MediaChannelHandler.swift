@@ -3,6 +3,7 @@ import LiveRoomTransport
 import LiveRoomWire
 import Logging
 import NIOCore
+import NIOPosix
 
 /// Reads one media loop's datagrams (and, through ``ICETCPConnectionHandler``, the packets of
 /// the port's ICE-TCP connections) into its router, and writes what the router returns to the
@@ -53,6 +54,14 @@ final class MediaChannelHandler: ChannelInboundHandler {
     }
     /// What this loop hands each other loop at the next flush, by loop.
     private var handoffs: [[MediaLoops.Handoff]] = []
+    /// With several loops: opens a socket on the port connected to a publisher's address
+    /// (``MediaService``). The kernel gives a connected socket the datagrams of its address
+    /// before the port's shared sockets, so a publisher's packets are read by the loop that
+    /// owns it instead of by whichever loop its address hashes to, and need no hand-off.
+    var connectSocket: ((TransportAddress) throws -> CInt)?
+    /// The connected socket of each of this loop's publishers, by owner: one each, to the
+    /// address its media comes from now (the channel nil while it opens).
+    private var publisherSockets: [SFURouter.OwnerID: (address: TransportAddress, channel: (any Channel)?)] = [:]
 
     init(
         router: SFURouter, logger: Logger, tcpLimits: ConnectionLimits = ConnectionLimits(maxTotal: 2000, maxPerAddress: 100),
@@ -71,13 +80,23 @@ final class MediaChannelHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let envelope = unwrapInboundIn(data)
+        receive(unwrapInboundIn(data))
+    }
+
+    /// A datagram from the port's socket or from a publisher's connected socket.
+    func receive(_ envelope: AddressedEnvelope<ByteBuffer>) {
         guard let source = TransportAddress(envelope.remoteAddress) else { return }
         handle(router.receive(envelope.data, from: source, now: .now))
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
         flush()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        for case let channel? in publisherSockets.values.map(\.channel) { channel.close(promise: nil) }
+        publisherSockets = [:]
+        context.fireChannelInactive()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -177,16 +196,58 @@ final class MediaChannelHandler: ChannelInboundHandler {
                     continue
                 }
                 hand(.datagram(datagram, from: source), to: owner)
-            case .bound(let address):
+            case .bound(let address, let publisher):
                 loops?.bind(address, to: router.shard)
+                if let publisher { openPublisherSocket(for: publisher, to: address) }
             case .released(let addresses):
                 loops?.release(addresses, from: router.shard)
+                for (owner, socket) in publisherSockets where addresses.contains(socket.address) {
+                    publisherSockets[owner] = nil
+                    socket.channel?.close(promise: nil)
+                }
             case .relay(let relay, .mirrors):
                 for other in 0..<(loops?.count ?? 0) where other != router.shard { hand(.relay(relay), to: other) }
             case .relay(let relay, .shard(let other)):
                 hand(.relay(relay), to: other)
             }
         }
+    }
+
+    /// Opens this loop's connected socket for the publisher of `owner` at `address` (UDP,
+    /// several loops), in place of one to an address it used before. Without one (it failed),
+    /// its packets still come, handed over by the loop that reads them.
+    private func openPublisherSocket(for owner: SFURouter.OwnerID, to address: TransportAddress) {
+        guard address.transport == .udp, publisherSockets[owner]?.address != address, let connectSocket, let eventLoop = udp?.eventLoop else { return }
+        publisherSockets.removeValue(forKey: owner)?.channel?.close(promise: nil)
+        let socket: CInt
+        do {
+            socket = try connectSocket(address)
+        } catch {
+            logger.info("No connected socket for a publisher", metadata: [LogKey.address: "\(address)", LogKey.error: "\(error)"])
+            return
+        }
+        publisherSockets[owner] = (address, nil)
+        DatagramBootstrap(group: eventLoop)
+            .channelOption(.datagramVectorReadMessageCount, value: 32)
+            .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 32 * 2048))
+            .channelInitializer { [unowned self] channel in
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(PublisherSocketReader(media: self)) }
+            }
+            .withBoundSocket(socket)
+            .whenComplete { [self] result in
+                switch result {
+                case .success(let channel):
+                    // Released or replaced while it opened: not needed any more.
+                    guard let current = publisherSockets[owner], current.address == address, current.channel == nil else {
+                        channel.close(promise: nil)
+                        return
+                    }
+                    publisherSockets[owner] = (address, channel)
+                case .failure(let error):
+                    if publisherSockets[owner]?.address == address { publisherSockets[owner] = nil }
+                    logger.info("No connected socket for a publisher", metadata: [LogKey.address: "\(address)", LogKey.error: "\(error)"])
+                }
+            }
     }
 
     private func hand(_ handoff: MediaLoops.Handoff, to other: Int) {
@@ -236,6 +297,29 @@ final class MediaChannelHandler: ChannelInboundHandler {
         guard let loops, !handoffs[other].isEmpty else { return }
         loops.send(handoffs[other], from: router.shard, to: other)
         handoffs[other] = []
+    }
+}
+
+/// The pipeline of a publisher's connected socket: its datagrams go to the loop's
+/// ``MediaChannelHandler`` like those of the port's socket.
+final class PublisherSocketReader: ChannelInboundHandler {
+    typealias InboundIn = AddressedEnvelope<ByteBuffer>
+    private unowned let media: MediaChannelHandler
+
+    init(media: MediaChannelHandler) {
+        self.media = media
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        media.receive(unwrapInboundIn(data))
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        media.flush()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // ICMP errors (the publisher's port closed): the socket stays until the address is released.
     }
 }
 

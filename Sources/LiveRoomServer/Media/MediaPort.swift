@@ -50,6 +50,8 @@ struct MediaStatistics: Sendable {
     var handoffsDropped = 0
     /// Datagrams not sent because a media socket's send buffer was full.
     var sendDropped = 0
+    /// From a live packet's arrival to the sending of each copy, all loops together.
+    var fanOutDelays = FanOutDelays()
 
     mutating func add(_ loop: SFURouter.Counters, peers: Int) {
         counters.rtpReceived += loop.rtpReceived

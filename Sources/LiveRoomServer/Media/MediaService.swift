@@ -99,6 +99,9 @@ final class MediaService: MediaPort, Service, Sendable {
                     connectTimeout: connectTimeout, consentTimeout: consentTimeout, shard: shard, shards: eventLoops.count)
                 let handler = MediaChannelHandler(router: router, logger: logger, tcpLimits: tcpLimits, onPeerClosed: onPeerClosed)
                 handler.sender = UDPBatchSender(descriptor: descriptor, family: family)
+                if eventLoops.count > 1, let local = channel.localAddress {
+                    handler.connectSocket = { remote in try Self.udpSocket(bound: local, sharedPort: true, connectedTo: remote) }
+                }
                 if shard == 0 { first.value = handler }
                 return (NIOLoopBound(router, eventLoop: eventLoop), NIOLoopBound(handler, eventLoop: eventLoop))
             }.get()
@@ -125,16 +128,29 @@ final class MediaService: MediaPort, Service, Sendable {
     }
 
     /// A non-blocking UDP socket bound to `address`; `sharedPort`: other sockets bind the same
-    /// port (SO_REUSEPORT) and the kernel spreads clients over them by their address.
-    private static func udpSocket(bound address: SocketAddress, sharedPort: Bool) throws -> CInt {
+    /// port (SO_REUSEPORT) and the kernel spreads clients over them by their address, except
+    /// those of a socket connected to them (`connectedTo`), which it gives to that one.
+    static func udpSocket(bound address: SocketAddress, sharedPort: Bool, connectedTo remote: TransportAddress? = nil) throws -> CInt {
         let socket = Glibc.socket(address.protocol.rawValue, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard socket >= 0 else { throw IOError(errnoCode: errno, reason: "socket") }
         var one: CInt = 1
         var ok = setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<CInt>.size)) == 0
         if ok, sharedPort { ok = setsockopt(socket, SOL_SOCKET, SO_REUSEPORT, &one, socklen_t(MemoryLayout<CInt>.size)) == 0 }
         if ok { ok = address.withSockAddr { Glibc.bind(socket, $0, socklen_t($1)) } == 0 }
+        if ok, let remote {
+            // The socket's own family: an IPv4 peer of an IPv6 socket as ::ffff:a.b.c.d.
+            if address.protocol == .inet, var raw = remote.ipv4SocketAddress {
+                ok = withUnsafePointer(to: &raw) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } } == 0
+            } else if address.protocol == .inet6 {
+                var raw = remote.ipv6SocketAddress
+                ok = withUnsafePointer(to: &raw) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) } } == 0
+            } else {
+                ok = false
+                errno = EAFNOSUPPORT
+            }
+        }
         guard ok else {
-            let error = IOError(errnoCode: errno, reason: "bind to \(address)")
+            let error = IOError(errnoCode: errno, reason: remote.map { "connect to \($0) from \(address)" } ?? "bind to \(address)")
             Glibc.close(socket)
             throw error
         }
@@ -326,11 +342,12 @@ final class MediaService: MediaPort, Service, Sendable {
         var statistics = MediaStatistics()
         for loop in loops {
             let (router, handler) = (loop.router, loop.handler)
-            let (counters, peers, unsent) = try await loop.eventLoop.submit {
-                (router.value.counters, router.value.peerCount, handler.value.sender?.dropped ?? 0)
+            let (counters, peers, unsent, delays) = try await loop.eventLoop.submit {
+                (router.value.counters, router.value.peerCount, handler.value.sender?.dropped ?? 0, handler.value.sender?.delays ?? FanOutDelays())
             }.get()
             statistics.add(counters, peers: peers)
             statistics.sendDropped += unsent
+            statistics.fanOutDelays = statistics.fanOutDelays + delays
         }
         statistics.handoffsDropped = shared?.dropped ?? 0
         return statistics

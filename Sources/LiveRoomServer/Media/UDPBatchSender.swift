@@ -26,6 +26,10 @@ final class UDPBatchSender: DatagramSink {
     private var count = 0
     /// The buffers queued datagrams point into, kept alive until they are sent.
     private var buffers: [ByteBuffer] = []
+    /// When the live packet each queued datagram forwards reached the server (nil: not one).
+    private var arrivals = [ContinuousClock.Instant?](repeating: nil, count: batchSize)
+    /// From arrival to `sendmmsg`, for every forwarded live packet sent.
+    private(set) var delays = FanOutDelays()
     /// Datagrams not sent because the socket's send buffer was full (or the send failed).
     private(set) var dropped = 0
 
@@ -52,31 +56,37 @@ final class UDPBatchSender: DatagramSink {
 
     var isEmpty: Bool { count == 0 }
 
-    /// Queues a datagram for the next flush.
-    func append(_ datagram: ByteBuffer, to destination: TransportAddress) {
-        guard let index = nextIndex(for: destination) else { return }
+    /// Queues a datagram for the next flush; false (counted as dropped) when the socket cannot reach `destination`.
+    @discardableResult
+    func append(_ datagram: ByteBuffer, to destination: TransportAddress) -> Bool {
+        guard let index = nextIndex(for: destination) else { return false }
         buffers.append(datagram)
+        arrivals[index] = nil
         // The kept buffer holds its storage (not written again) until the flush sends it.
         datagram.withUnsafeReadableBytes { bytes in
             vectors[index] = iovec(iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress), iov_len: bytes.count)
         }
         count += 1
+        return true
     }
 
-    func write(to destination: TransportAddress, capacity: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Int?) -> Int? {
+    func write(
+        to destination: TransportAddress, capacity: Int, arrival: ContinuousClock.Instant?, _ fill: (UnsafeMutableRawBufferPointer) -> Int?
+    ) -> Int? {
         guard capacity <= Self.slotSize else {
             var buffer = ByteBufferAllocator().buffer(capacity: capacity)
             let length = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: capacity) { bytes in
                 fill(UnsafeMutableRawBufferPointer(rebasing: bytes[..<capacity])) ?? 0
             }
-            guard length > 0 else { return nil }
-            append(buffer, to: destination)
+            guard length > 0, append(buffer, to: destination) else { return nil }
+            arrivals[count - 1] = arrival
             return length
         }
         guard let index = nextIndex(for: destination) else { return nil }
         let slot = slots + index * Self.slotSize
         guard let length = fill(UnsafeMutableRawBufferPointer(start: slot, count: capacity)) else { return nil }
         vectors[index] = iovec(iov_base: slot, iov_len: length)
+        arrivals[index] = arrival
         count += 1
         return length
     }
@@ -123,6 +133,10 @@ final class UDPBatchSender: DatagramSink {
                 dropped += 1
                 sent += 1
             }
+        }
+        let sentAt = ContinuousClock.now
+        for index in 0..<sent {
+            if let arrival = arrivals[index] { delays.record(sentAt - arrival) }
         }
         count = 0
         buffers.removeAll(keepingCapacity: true)

@@ -82,10 +82,10 @@ import Testing
                 sender.append(ByteBuffer(bytes: payload), to: destination)
             case 1:
                 // Declined: nothing is queued.
-                #expect(sender.write(to: destination, capacity: 1_300) { _ in nil } == nil)
+                #expect(sender.write(to: destination, capacity: 1_300, arrival: .now) { _ in nil } == nil)
                 continue
             default:
-                let length = sender.write(to: destination, capacity: payload.count + 16) { slot in
+                let length = sender.write(to: destination, capacity: payload.count + 16, arrival: .now - .milliseconds(3)) { slot in
                     #expect(slot.count == payload.count + 16)
                     slot.copyBytes(from: payload)
                     return payload.count
@@ -97,5 +97,9 @@ import Testing
         sender.flush()
         #expect(sender.isEmpty && sender.dropped == 0)
         #expect(drain(receiver) == expected)
+        // Every written datagram's delay is counted (3 ms and a little), no queued buffer's.
+        let written = expected.count - (0..<count).filter { $0 % 5 == 0 }.count
+        #expect(sender.delays.count == UInt64(written))
+        #expect(sender.delays.sumMicroseconds >= Int64(written) * 3_000 && sender.delays.sumMicroseconds < Int64(written) * 1_000_000)
     }
 }

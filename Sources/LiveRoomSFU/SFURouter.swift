@@ -654,7 +654,12 @@ public final class SFURouter {
         for event in events {
             switch event {
             case .send(let bytes, let to):
-                outputs.append(.send(bytes, to: to))
+                // In order with what the sink is given next (a new subscriber's kept keyframe).
+                if to.transport == .udp, let datagramSink {
+                    datagramSink.send(bytes, to: to)
+                } else {
+                    outputs.append(.send(bytes, to: to))
+                }
             case .selected(let address):
                 demux.bind(address, to: peer.id)
                 if relaying {

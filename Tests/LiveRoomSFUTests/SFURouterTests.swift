@@ -238,6 +238,51 @@ struct Network {
             arrivals.append(arrival)
             return length
         }
+
+        func send(_ datagram: ByteBuffer, to destination: TransportAddress) {
+            datagrams.append((Array(buffer: datagram), destination))
+            arrivals.append(nil)
+        }
+
+        func take() -> [(bytes: [UInt8], to: TransportAddress)] {
+            defer { (datagrams, arrivals) = ([], []) }
+            return datagrams
+        }
+    }
+
+    /// The port's order: what the router gave the sink during a call, then its outputs.
+    func exchange(_ router: SFURouter, _ sink: RecordingSink, with client: FakeClient, start events: [PeerTransport.Event]) {
+        var toRouter = events.compactMap { if case .send(let b, _) = $0 { b } else { nil } }
+        for _ in 0..<50 where !toRouter.isEmpty {
+            let outputs = toRouter.flatMap { router.receive($0, from: client.address, now: now) }
+            toRouter = []
+            let datagrams = sink.take().map(\.bytes) + outputs.compactMap { if case .send(let b, _) = $0 { Array(buffer: b) } else { nil } }
+            for datagram in datagrams {
+                for event in client.transport.receive(ByteBuffer(bytes: datagram), from: TransportAddress(address: IPAddress("127.0.0.1")!, port: 7882), now: now) {
+                    switch event {
+                    case .send(let b, _): toRouter.append(b)
+                    case .rtp(let p): client.rtp.append(p)
+                    default: break
+                    }
+                }
+            }
+        }
+    }
+
+    @Test func withASinkANewSubscribersKeptKeyframeComesAfterItsLastDTLSFlight() throws {
+        let router = SFURouter(certificate: try DTLSCertificate(), host: "127.0.0.1", port: 7882)
+        let (network, publisher) = try connectedPublisher(router)
+        var packet = vp8(seq: 300, ts: 9000, keyframe: true)
+        network.send(from: publisher, [.send(try #require(publisher.transport.protectRTP(&packet)), to: publisher.address)], now: now)
+        let sink = RecordingSink()
+        router.datagramSink = sink
+        let subscriber = try FakeClient(port: 40_107, sections: [SDPNegotiation.OfferedSection(kind: .video, direction: .recvonly, codecs: [(.vp8, 98)])], negotiate: { offer in
+            try router.subscribe(owner: 2, roomId: "room", publisherId: "anchor", offer: offer, now: now)
+        }, now: now)
+        exchange(router, sink, with: subscriber, start: subscriber.transport.start(now: now))
+        #expect(subscriber.transport.isConnected)
+        #expect(router.counters.keyframesReplayed == 1)
+        #expect(subscriber.rtp.count == 1, "the kept keyframe arrives after DTLS, not before it where it is lost")
     }
 
     @Test func withASinkForwardedPacketsAndRetransmissionsAreWrittenIntoItAndDecrypt() throws {

@@ -70,6 +70,10 @@ final class UDPBatchSender: DatagramSink {
         return true
     }
 
+    func send(_ datagram: ByteBuffer, to destination: TransportAddress) {
+        append(datagram, to: destination)
+    }
+
     func write(
         to destination: TransportAddress, capacity: Int, arrival: ContinuousClock.Instant?, _ fill: (UnsafeMutableRawBufferPointer) -> Int?
     ) -> Int? {

@@ -3,7 +3,8 @@
 // server to N light subscribers (ICE, DTLS, counting from the clear RTP header, decrypting
 // one packet in 16 to check it) in this process.
 // For each N it reports the server's CPU (from /proc), CPU per forwarded packet and per
-// subscriber, loss and forwarding delay, next to the baseline measured in the same run:
+// subscriber, loss and forwarding delay (to the kernel's receive timestamp of each copy; and
+// the server's own, from its metrics), next to the baseline measured in the same run:
 // the crypto floor (SRTP unprotect once plus N x (protect + loopback UDP send)).
 //
 // With --transports udp,tcp each subscriber count is measured with the subscribers on UDP and

@@ -5,7 +5,8 @@ import NIOCore
 
 /// A light subscriber: ICE, DTLS and SRTP, no depacketizing or decoding. It counts packets
 /// per stream, loss from sequence gaps per SSRC, and the forwarding delay from the
-/// publisher's send-time header extension, into its loop's ``ReceiveTally``.
+/// publisher's send-time header extension to the datagram's arrival (the kernel's receive
+/// timestamp on UDP), into its loop's ``ReceiveTally``.
 ///
 /// SRTP leaves the RTP header and its extensions in the clear, and everything counted is
 /// there, so once connected it reads most packets as they come and decrypts one in

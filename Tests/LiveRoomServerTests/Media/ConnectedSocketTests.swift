@@ -10,20 +10,6 @@ import Testing
 /// What the media loops rely on: in a group of sockets sharing a port (SO_REUSEPORT), one
 /// connected to a client gets all that client's datagrams, and the others get the rest.
 @Suite struct ConnectedSocketTests {
-    func clientSocket() throws -> (CInt, UInt16) {
-        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-        try #require(fd >= 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        try #require(bound)
-        return (fd, UInt16(bigEndian: address.sin_port))
-    }
-
     func send(_ byte: UInt8, from fd: CInt, toPort port: UInt16) {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -53,7 +39,7 @@ import Testing
         let second = try MediaService.udpSocket(bound: local, sharedPort: true)
         defer { close(second) }
 
-        let clients = try (0..<8).map { _ in try clientSocket() }
+        let clients = try (0..<8).map { _ in try loopbackUDPSocket() }
         defer { for (fd, _) in clients { close(fd) } }
         // Every other client gets a socket of its own, connected to it.
         var connected: [Int: CInt] = [:]

@@ -8,38 +8,10 @@ import Testing
 @testable import LiveRoomServer
 
 @Suite struct UDPBatchSenderTests {
-    /// A bound, non-blocking IPv4 UDP socket on 127.0.0.1 and its port.
-    func boundSocket() throws -> (CInt, UInt16) {
-        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-        try #require(fd >= 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        try #require(bound)
-        var size: CInt = 8 << 20
-        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<CInt>.size))
-        return (fd, UInt16(bigEndian: address.sin_port))
-    }
-
-    /// Every datagram waiting on `fd`.
-    func drain(_ fd: CInt) -> [[UInt8]] {
-        var received: [[UInt8]] = []
-        var buffer = [UInt8](repeating: 0, count: 2048)
-        while true {
-            let count = recv(fd, &buffer, buffer.count, 0)
-            guard count >= 0 else { return received }
-            received.append(Array(buffer[..<count]))
-        }
-    }
-
     @Test func aFlushSendsEveryQueuedDatagramInOrderAcrossBatches() throws {
-        let (receiver, port) = try boundSocket()
+        let (receiver, port) = try loopbackUDPSocket()
         defer { close(receiver) }
-        let (socket, _) = try boundSocket()
+        let (socket, _) = try loopbackUDPSocket()
         let sender = UDPBatchSender(descriptor: socket, family: sa_family_t(AF_INET))
         let destination = TransportAddress(address: .v4(0x7F00_0001), port: port)
         let count = UDPBatchSender.batchSize + 200
@@ -47,30 +19,30 @@ import Testing
         #expect(!sender.isEmpty)
         sender.flush()
         #expect(sender.isEmpty && sender.dropped == 0)
-        let received = drain(receiver)
+        let received = drainDatagrams(receiver)
         #expect(received.count == count, "more than one sendmmsg's worth arrives")
         #expect(received.map { Int($0[0]) << 8 | Int($0[1]) } == Array(0..<count), "in order")
     }
 
     @Test func aDestinationTheSocketCannotReachIsDroppedAndCounted() throws {
-        let (receiver, port) = try boundSocket()
+        let (receiver, port) = try loopbackUDPSocket()
         defer { close(receiver) }
-        let (socket, _) = try boundSocket()
+        let (socket, _) = try loopbackUDPSocket()
         let sender = UDPBatchSender(descriptor: socket, family: sa_family_t(AF_INET))
         sender.append(ByteBuffer(bytes: [1]), to: TransportAddress(address: IPAddress("::1")!, port: port))
         sender.append(ByteBuffer(bytes: [2]), to: TransportAddress(address: .v4(0x7F00_0001), port: port))
         sender.flush()
         #expect(sender.dropped == 1, "an IPv6 destination from an IPv4 socket")
-        #expect(drain(receiver) == [[2]], "the rest still goes")
+        #expect(drainDatagrams(receiver) == [[2]], "the rest still goes")
     }
 
     /// What the router forwards is written into the sender's own slots; a datagram larger than
     /// a slot goes as a buffer, one `fill` declines sends nothing, and the order holds across
     /// slots, buffers and batches.
     @Test func datagramsWrittenIntoItsSlotsGoOutWithTheQueuedBuffersInOrder() throws {
-        let (receiver, port) = try boundSocket()
+        let (receiver, port) = try loopbackUDPSocket()
         defer { close(receiver) }
-        let (socket, _) = try boundSocket()
+        let (socket, _) = try loopbackUDPSocket()
         let sender = UDPBatchSender(descriptor: socket, family: sa_family_t(AF_INET))
         let destination = TransportAddress(address: .v4(0x7F00_0001), port: port)
         let count = UDPBatchSender.batchSize + 100
@@ -96,7 +68,7 @@ import Testing
         }
         sender.flush()
         #expect(sender.isEmpty && sender.dropped == 0)
-        #expect(drain(receiver) == expected)
+        #expect(drainDatagrams(receiver) == expected)
         // Every written datagram's delay is counted (3 ms and a little), no queued buffer's.
         let written = expected.count - (0..<count).filter { $0 % 5 == 0 }.count
         #expect(sender.delays.count == UInt64(written))

@@ -41,6 +41,20 @@ public final class SRTPSession {
     public let replayWindowSize: Int
 
     private let session: OpaquePointer
+    /// Outgoing RTP under AEAD_AES_128_GCM goes through OpenSSL with a kept context instead of
+    /// libsrtp (``GCMRTPSealer``); nil: libsrtp protects everything.
+    private let rtpSealer: GCMRTPSealer?
+
+    /// Whether outgoing RTP goes through OpenSSL (``GCMRTPSealer``) rather than libsrtp.
+    public var sealsRTPWithOpenSSL: Bool { rtpSealer != nil }
+
+    /// Who protects an outbound session's RTP.
+    public enum Engine: Sendable {
+        /// OpenSSL (``GCMRTPSealer``) for AEAD_AES_128_GCM RTP, libsrtp for the rest.
+        case automatic
+        /// libsrtp for everything (to compare against).
+        case libsrtp
+    }
 
     /// Creates the session for one direction of a DTLS-SRTP association.
     ///
@@ -49,20 +63,20 @@ public final class SRTPSession {
     ///   - direction: outbound uses our key, inbound the peer's.
     ///   - replayWindowSize: 64 to 32767 packets.
     public convenience init(
-        keyingMaterial: SRTPKeyingMaterial, direction: Direction, replayWindowSize: Int = 1024
+        keyingMaterial: SRTPKeyingMaterial, direction: Direction, replayWindowSize: Int = 1024, engine: Engine = .automatic
     ) throws(SRTPError) {
         let outbound = direction == .outbound
         try self.init(
             profile: keyingMaterial.profile,
             masterKey: outbound ? keyingMaterial.localKey : keyingMaterial.remoteKey,
             masterSalt: outbound ? keyingMaterial.localSalt : keyingMaterial.remoteSalt,
-            direction: direction, replayWindowSize: replayWindowSize)
+            direction: direction, replayWindowSize: replayWindowSize, engine: engine)
     }
 
     /// Creates a session from an explicit master key and salt.
     public init(
         profile: SRTPProtectionProfile, masterKey: [UInt8], masterSalt: [UInt8],
-        direction: Direction, replayWindowSize: Int = 1024
+        direction: Direction, replayWindowSize: Int = 1024, engine: Engine = .automatic
     ) throws(SRTPError) {
         try SRTPLibrary.ensureInitialized()
         guard masterKey.count == profile.keyLength, masterSalt.count == profile.saltLength else {
@@ -98,6 +112,9 @@ public final class SRTPSession {
         self.direction = direction
         self.replayWindowSize = replayWindowSize
         session = created
+        rtpSealer =
+            engine == .automatic && direction == .outbound && profile == .aeadAES128GCM
+            ? GCMRTPSealer(masterKey: masterKey, masterSalt: masterSalt) : nil
     }
 
     deinit {
@@ -201,6 +218,12 @@ public final class SRTPSession {
             throw SRTPError(
                 code: .badParam, operation: operation.name,
                 detail: "packet length \(length) in a \(buffer.count)-byte buffer")
+        }
+        if operation == .protectRTP, let rtpSealer {
+            guard let sealed = rtpSealer.seal(buffer, length: length) else {
+                throw SRTPError(code: .badParam, operation: "AES-GCM seal", detail: "malformed RTP header or OpenSSL failure")
+            }
+            return sealed
         }
         var newLength = Int32(length)
         let status: srtp_err_status_t

@@ -27,10 +27,11 @@ final class GCMRTPSealer {
 
     init?(masterKey: [UInt8], masterSalt: [UInt8]) {
         guard masterKey.count == 16, masterSalt.count == 12,
-            let sessionKey = Self.derive(label: 0, length: 16, masterKey: masterKey, masterSalt: masterSalt),
+            var sessionKey = Self.derive(label: 0, length: 16, masterKey: masterKey, masterSalt: masterSalt),
             let sessionSalt = Self.derive(label: 2, length: 12, masterKey: masterKey, masterSalt: masterSalt),
             let context = EVP_CIPHER_CTX_new()
         else { return nil }
+        defer { for index in sessionKey.indices { sessionKey[index] = 0 } }  // the context keeps its own copy
         guard EVP_EncryptInit_ex(context, EVP_aes_128_gcm(), nil, sessionKey, nil) == 1 else {
             EVP_CIPHER_CTX_free(context)
             return nil

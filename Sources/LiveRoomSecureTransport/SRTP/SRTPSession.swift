@@ -1,6 +1,8 @@
 internal import CSRTP
 
-/// One direction of SRTP/SRTCP for a peer connection: a libsrtp2 session (`srtp_t`).
+/// One direction of SRTP/SRTCP for a peer connection: a libsrtp2 session (`srtp_t`), and for
+/// outgoing RTP under AEAD_AES_128_GCM an OpenSSL one (``GCMRTPSealer``) that libsrtp's
+/// output is checked against.
 ///
 /// An ``Direction/outbound`` session protects what we send with our own master key; an
 /// ``Direction/inbound`` session unprotects what the peer sends with the peer's key. Each

@@ -19,6 +19,8 @@ final class GCMRTPSealer {
     static let tagLength = 16
     private let context: OpaquePointer
     private let salt: [UInt8]
+    /// Each packet's IV is built here: kept, so sealing allocates nothing.
+    private let iv = UnsafeMutablePointer<UInt8>.allocate(capacity: 12)
     /// The highest index (ROC << 16 | SEQ) sent per SSRC.
     private var highest: [UInt32: UInt64] = [:]
     /// Bounds `highest` against a caller that invents SSRCs: past this, the oldest is forgotten.
@@ -42,6 +44,7 @@ final class GCMRTPSealer {
 
     deinit {
         EVP_CIPHER_CTX_free(context)
+        iv.deallocate()
     }
 
     /// The AES-CM PRF: `length` bytes of AES-128 counter-mode keystream under the master key,
@@ -80,7 +83,7 @@ final class GCMRTPSealer {
         let index = estimateIndex(ssrc: ssrc, sequence: sequence)
         let roc = UInt32(truncatingIfNeeded: index >> 16)
 
-        var iv = salt
+        for i in 0..<12 { iv[i] = salt[i] }
         for i in 0..<4 {
             iv[2 + i] ^= UInt8(truncatingIfNeeded: ssrc >> (24 - 8 * i))
             iv[6 + i] ^= UInt8(truncatingIfNeeded: roc >> (24 - 8 * i))

@@ -227,9 +227,7 @@ final class MediaChannelHandler: ChannelInboundHandler {
             return
         }
         publisherSockets[owner] = (address, nil)
-        DatagramBootstrap(group: eventLoop)
-            .channelOption(.datagramVectorReadMessageCount, value: 32)
-            .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 32 * 2048))
+        MediaService.mediaSocketBootstrap(on: eventLoop)
             .channelInitializer { [unowned self] channel in
                 channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(PublisherSocketReader(media: self)) }
             }

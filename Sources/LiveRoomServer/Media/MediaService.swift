@@ -73,11 +73,7 @@ final class MediaService: MediaPort, Service, Sendable {
                     throw IOError(errnoCode: errno, reason: "dup")
                 }
                 descriptors.append((descriptor, sa_family_t(address.protocol.rawValue)))
-                let channel = try await DatagramBootstrap(group: eventLoop)
-                    // Vector reads split the receive buffer among the messages: 32 datagrams of up to 2 KiB.
-                    .channelOption(.datagramVectorReadMessageCount, value: 32)
-                    .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 32 * 2048))
-                    .withBoundSocket(socket).get()
+                let channel = try await Self.mediaSocketBootstrap(on: eventLoop).withBoundSocket(socket).get()
                 channels.append(channel)
             }
             if let tcpPort {
@@ -125,6 +121,14 @@ final class MediaService: MediaPort, Service, Sendable {
             }.get()
         }
         return MediaService(loops: loops, shared: shared, tcpListener: tcpListener, port: boundPort, tcpPort: boundTCPPort)
+    }
+
+    /// How a media socket is read, the port's own and a publisher's connected one alike: vector
+    /// reads that split the receive buffer among the messages, 32 datagrams of up to 2 KiB.
+    static func mediaSocketBootstrap(on eventLoop: any EventLoop) -> DatagramBootstrap {
+        DatagramBootstrap(group: eventLoop)
+            .channelOption(.datagramVectorReadMessageCount, value: 32)
+            .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 32 * 2048))
     }
 
     /// A non-blocking UDP socket bound to `address`; `sharedPort`: other sockets bind the same

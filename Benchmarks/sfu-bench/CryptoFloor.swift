@@ -11,8 +11,15 @@ import Glibc
 /// The crypto floor: the least work any SFU must do to forward one packet to N subscribers —
 /// SRTP unprotect of the incoming packet once, then for each subscriber a copy, SRTP protect
 /// with that subscriber's session and a UDP send over loopback (batched with `sendmmsg`, as
-/// NIO batches a flush) to a socket a thread drains and discards. Timed in this thread's CPU
-/// time, in a tight loop, and reported per forwarded packet.
+/// the server batches a packet's copies). Timed in this thread's CPU time and reported per
+/// forwarded packet.
+///
+/// The copies go either to `destinations`, one socket per subscriber (the bench binds them on
+/// its own subscriber loops, so they are watched and read the way the subscribers' sockets
+/// are), with the inputs paced at the publisher's packet rate; or, without destinations, all
+/// to one socket a blocking thread drains, in a tight loop. On loopback the kernel charges
+/// the sender for delivering each copy, waking its reader included, so the first is what any
+/// SFU pays for N real subscribers and the second a lower bound that leaves that out.
 enum CryptoFloor {
     struct Figures: Sendable {
         /// Median over rounds of CPU µs per forwarded packet (per received packet when N = 0).
@@ -22,10 +29,17 @@ enum CryptoFloor {
         var batched: Bool
     }
 
-    static func measure(subscribers: Int, profile: SRTPProtectionProfile, packetSize: Int = 1_200, rounds: Int = 5) throws -> Figures {
+    /// - Parameters:
+    ///   - destinations: one per subscriber; nil: every copy to one discarding socket.
+    ///   - pace: the time between inputs (the publisher's packet interval); nil: a tight loop.
+    static func measure(
+        subscribers: Int, profile: SRTPProtectionProfile, destinations: [sockaddr_in]? = nil, pace: Duration? = nil, packetSize: Int = 1_200, rounds: Int = 5
+    ) throws -> Figures {
         let n = subscribers
+        precondition(destinations.map { $0.count == n } ?? true, "one destination per subscriber")
         let stride = packetSize + SRTPSession.maximumTrailerLength
-        let inputsPerRound = min(4_000, max(200, 20_000 / max(1, n)))
+        // Paced, a round takes inputs × pace of wall time: fewer inputs, still thousands of copies.
+        let inputsPerRound = pace == nil ? min(4_000, max(200, 20_000 / max(1, n))) : max(50, 6_000 / max(1, n))
         let totalInputs = inputsPerRound * (rounds + 1)
 
         // Sessions: the publisher's (protects the input), the SFU's inbound one, and one outbound per subscriber.
@@ -54,14 +68,15 @@ enum CryptoFloor {
             inputLengths[i] = try publisher.protectRTP(packet, length: packetSize)
         }
 
-        let sink = try DiscardingSocket()
-        defer { sink.close() }
+        let sink = destinations == nil ? try DiscardingSocket() : nil
+        defer { sink?.close() }
+        let paceMicroseconds = pace.map { UInt32(($0 / .microseconds(1)).rounded()) }
         let sender = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
         guard sender >= 0 else { throw BenchError("socket() failed: errno \(errno)") }
         defer { Glibc.close(sender) }
-        let destination = UnsafeMutablePointer<sockaddr_in>.allocate(capacity: 1)
-        destination.initialize(to: sink.address)
-        defer { destination.deallocate() }
+        let addresses = UnsafeMutablePointer<sockaddr_in>.allocate(capacity: max(1, n))
+        for s in 0..<max(1, n) { (addresses + s).initialize(to: (s < n ? destinations?[s] : nil) ?? sink?.address ?? sockaddr_in()) }
+        defer { addresses.deallocate() }
 
         // One outgoing slot, iovec and mmsghdr per subscriber, set up once.
         let outputs = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, n) * stride, alignment: 64)
@@ -71,7 +86,7 @@ enum CryptoFloor {
         let batch = MessageBatch(count: max(1, n))
         for s in 0..<n {
             iovecs[s] = iovec(iov_base: outputs.baseAddress! + s * stride, iov_len: 0)
-            batch.set(s, name: UnsafeMutableRawPointer(destination), nameLength: socklen_t(MemoryLayout<sockaddr_in>.size), iov: iovecs + s)
+            batch.set(s, name: UnsafeMutableRawPointer(addresses + s), nameLength: socklen_t(MemoryLayout<sockaddr_in>.size), iov: iovecs + s)
         }
 
         var perRound: [Double] = []
@@ -88,8 +103,9 @@ enum CryptoFloor {
                     out.storeBytes(of: UInt32(0x1000 + s).bigEndian, toByteOffset: 8, as: UInt32.self)
                     iovecs[s].iov_len = try outbound[s].protectRTP(out, length: length)
                 }
-                if n > 0 { try batch.send(on: sender, count: n, address: destination, iovecs: iovecs) }
+                if n > 0 { try batch.send(on: sender, count: n, addresses: addresses, iovecs: iovecs) }
                 input += 1
+                if let paceMicroseconds { usleep(paceMicroseconds) }
             }
             let cpu = Double(threadCPUNanoseconds() - cpuStart)
             if round > 0 { perRound.append(cpu / 1_000 / Double(inputsPerRound * max(1, n))) }  // round 0 warms up
@@ -105,8 +121,8 @@ enum CryptoFloor {
 }
 
 extension MessageBatch {
-    /// Sends the first `count` messages, with sendmmsg, or one sendto each without it.
-    func send(on fd: Int32, count: Int, address: UnsafeMutablePointer<sockaddr_in>, iovecs: UnsafeMutablePointer<iovec>) throws {
+    /// Sends the first `count` messages, with sendmmsg, or one sendto each (to `addresses[i]`) without it.
+    func send(on fd: Int32, count: Int, addresses: UnsafeMutablePointer<sockaddr_in>, iovecs: UnsafeMutablePointer<iovec>) throws {
         if Self.sendmmsg != nil {
             var sent = 0
             while sent < count {
@@ -118,10 +134,11 @@ extension MessageBatch {
                 sent += Int(result)
             }
         } else {
-            try address.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                for i in 0..<count where sendto(fd, iovecs[i].iov_base, iovecs[i].iov_len, 0, address, socklen_t(MemoryLayout<sockaddr_in>.size)) < 0 {
-                    throw BenchError("sendto failed: errno \(errno)")
+            for i in 0..<count {
+                let sent = (addresses + i).withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    sendto(fd, iovecs[i].iov_base, iovecs[i].iov_len, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
                 }
+                if sent < 0 { throw BenchError("sendto failed: errno \(errno)") }
             }
         }
     }

@@ -203,7 +203,8 @@ struct Bench: Sendable {
         var stoppedAt: Int?
         var nextID = 1
         counts: for n in counts {
-            let floor = try CryptoFloor.measure(subscribers: n, profile: Self.srtpProfile)
+            let floor = try await measureFloor(subscribers: n, packetsPerSecond: idle.publishedPacketsPerSecond)
+            let oneSocketFloor = try CryptoFloor.measure(subscribers: n, profile: Self.srtpProfile)
             for transport in transports {
                 for room in rooms {
                 progress("connecting \(n) subscribers over \(transport.rawValue) in the \(room.rawValue) room…")
@@ -216,7 +217,8 @@ struct Bench: Sendable {
                 let window = try await measure(subscribers: n, seconds: seconds)
                 await disconnect(subscribers)
                 let row = Row(
-                    subscribers: n, transport: transport, room: room, mediaLoops: mediaLoops, window: window, floor: floor, idleCPUPercent: idle.serverCPUPercentMean)
+                    subscribers: n, transport: transport, room: room, mediaLoops: mediaLoops, window: window, floor: floor, oneSocketFloor: oneSocketFloor,
+                    idleCPUPercent: idle.serverCPUPercentMean)
                 report.print(row)
                 try await Task.sleep(for: .seconds(1))
                 if row.lossPercent > maxLoss {
@@ -229,6 +231,25 @@ struct Bench: Sendable {
         report.printFooter(stoppedAt: stoppedAt, maxLoss: maxLoss)
         await pkLink?.close()
         await signaling.close()
+    }
+
+    /// The crypto floor for `n` subscribers: copies to `n` sockets bound on the bench's
+    /// subscriber loops (read there and dropped, as the subscribers read theirs), inputs paced
+    /// at the publisher's packet rate.
+    private func measureFloor(subscribers n: Int, packetsPerSecond: Double) async throws -> CryptoFloor.Figures {
+        var channels: [any Channel] = []
+        defer { for channel in channels { channel.close(promise: nil) } }
+        var destinations: [sockaddr_in] = []
+        for index in 0..<n {
+            let channel = try await loops.loop(for: index).bindSocket { _, _, _ in }
+            channels.append(channel)
+            guard let address = channel.localAddress.flatMap(TransportAddress.init)?.ipv4SocketAddress else {
+                throw BenchError("a floor socket has no IPv4 address")
+            }
+            destinations.append(address)
+        }
+        let pace = Duration.seconds(1) / max(1, packetsPerSecond)
+        return try CryptoFloor.measure(subscribers: n, profile: Self.srtpProfile, destinations: destinations, pace: pace)
     }
 
     // MARK: Publisher and subscribers

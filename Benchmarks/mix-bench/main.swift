@@ -126,7 +126,8 @@ let tones: [[AudioFrame]] = (0..<maxInputs).map { index in
 
 // MARK: - LiveRoom
 
-@MainActor func runLiveRoom(count: Int) throws -> (cpu: Double, wall: Double, dropped: Int) {
+/// - Parameter realTime: sleep until each output frame is due (as the runner does), instead of a tight loop.
+@MainActor func runLiveRoom(count: Int, realTime: Bool = false) throws -> (cpu: Double, wall: Double, dropped: Int) {
     let cells = grid(count)
     let cpuStart = cpuSeconds(RUSAGE_SELF.rawValue)
     let start = ContinuousClock.now
@@ -144,7 +145,12 @@ let tones: [[AudioFrame]] = (0..<maxInputs).map { index in
         queueCapacity: 4096)
 
     var audioIndex = 0
+    let frameInterval = Duration.nanoseconds(1_000_000_000 / Int64(fps))
     for frameIndex in 0..<outputFrames {
+        if realTime {
+            let wait = ContinuousClock.now.duration(to: start.advanced(by: frameInterval * frameIndex))
+            if wait > .zero { Thread.sleep(forTimeInterval: seconds(wait)) }
+        }
         compositor.fill(.black)
         for input in 0..<count {
             let encoded = inputs[input][frameIndex % inputs[input].count]
@@ -359,6 +365,7 @@ print("")
 var rows: [String] = []
 for count in options.inputCounts where count <= maxInputs {
     let ours = try runLiveRoom(count: count)
+    let paced = try runLiveRoom(count: count, realTime: true)
     let runner = try runTaskRunner(count: count)
     let theirs = try runFFmpeg(count: count)
     let seconds = Double(options.seconds)
@@ -370,7 +377,7 @@ for count in options.inputCounts where count <= maxInputs {
     func cell(_ value: Int, _ width: Int) -> String { cell(String(value), width) }
     let stats = runner.statistics
     rows.append([
-        cell(count, 6), cell(ours.cpu / seconds, 16), cell(seconds / ours.wall, 11), cell(ours.dropped, 7),
+        cell(count, 6), cell(ours.cpu / seconds, 16), cell(seconds / ours.wall, 11), cell(ours.dropped, 7), cell(paced.cpu / seconds, 14),
         cell(runner.cpu / seconds, 14), cell("\(stats.videoFrames)/\(outputFrames)", 13), cell(stats.skippedVideoFrames, 7),
         cell(theirs.map { $0.cpu / seconds }, 14), cell(theirs.map { seconds / $0.wall }, 9),
     ].joined(separator: " | "))
@@ -381,6 +388,6 @@ for count in options.inputCounts where count <= maxInputs {
     print("  ffmpeg " + ffmpegArguments(count: count).map(shellQuoted).joined(separator: " "))
     print("")
 }
-print("inputs | LiveRoom CPU s/s | LiveRoom RT | dropped | runner CPU s/s | runner frames | skipped | ffmpeg CPU s/s | ffmpeg RT")
-print("-------+------------------+-------------+---------+----------------+---------------+---------+----------------+----------")
+print("inputs | LiveRoom CPU s/s | LiveRoom RT | dropped | real-time s/s  | runner CPU s/s | runner frames | skipped | ffmpeg CPU s/s | ffmpeg RT")
+print("-------+------------------+-------------+---------+----------------+----------------+---------------+---------+----------------+----------")
 for row in rows { print(row) }

@@ -87,7 +87,12 @@ final class MediaChannelHandler: ChannelInboundHandler {
     func receive(_ envelope: AddressedEnvelope<ByteBuffer>) {
         guard let source = TransportAddress(envelope.remoteAddress) else { return }
         handle(router.receive(envelope.data, from: source, now: .now))
+        sender?.flush(ifAtLeast: Self.packetFlushThreshold)
     }
+
+    /// Copies queued after one packet that are sent at once, before the next packet of a read
+    /// burst is routed (fewer wait for the burst's end, the flush).
+    static let packetFlushThreshold = 64
 
     func channelReadComplete(context: ChannelHandlerContext) {
         flush()
@@ -116,6 +121,7 @@ final class MediaChannelHandler: ChannelInboundHandler {
             case .relay(let relay):
                 handle(router.receiveRelay(relay, from: origin, now: now))
             }
+            sender?.flush(ifAtLeast: Self.packetFlushThreshold)
         }
         flush()
     }

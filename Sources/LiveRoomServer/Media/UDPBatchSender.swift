@@ -23,7 +23,7 @@ final class UDPBatchSender: DatagramSink {
     private let addresses: UnsafeMutablePointer<sockaddr_in6>
     private let slots: UnsafeMutableRawPointer
     /// Datagrams queued: headers, vectors and addresses `0 ..< count`.
-    private var count = 0
+    private(set) var count = 0
     /// The buffers queued datagrams point into, kept alive until they are sent.
     private var buffers: [ByteBuffer] = []
     /// When the live packet each queued datagram forwards reached the server (nil: not one).
@@ -116,6 +116,13 @@ final class UDPBatchSender: DatagramSink {
         }
         headers.set(index, name: name, nameLength: socklen_t(length), iov: vectors + index)
         return index
+    }
+
+    /// Flushes once at least `threshold` datagrams wait: called after each packet is routed,
+    /// so a packet's copies leave as soon as they are sealed rather than waiting for the rest
+    /// of a read burst, while a few copies still share one `sendmmsg`.
+    func flush(ifAtLeast threshold: Int) {
+        if count >= threshold { flush() }
     }
 
     /// Sends every queued datagram.

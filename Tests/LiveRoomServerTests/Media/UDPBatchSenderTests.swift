@@ -24,6 +24,23 @@ import Testing
         #expect(received.map { Int($0[0]) << 8 | Int($0[1]) } == Array(0..<count), "in order")
     }
 
+    /// After each routed packet the media handler flushes once enough copies wait, so a
+    /// packet's copies do not wait for the rest of a read burst.
+    @Test func aThresholdFlushSendsOnlyOnceEnoughDatagramsWait() throws {
+        let (receiver, port) = try loopbackUDPSocket()
+        defer { close(receiver) }
+        let (socket, _) = try loopbackUDPSocket()
+        let sender = UDPBatchSender(descriptor: socket, family: sa_family_t(AF_INET))
+        let destination = TransportAddress(address: .v4(0x7F00_0001), port: port)
+        for index in 0..<3 { sender.append(ByteBuffer(bytes: [UInt8(index)]), to: destination) }
+        sender.flush(ifAtLeast: 4)
+        #expect(sender.count == 3 && drainDatagrams(receiver).isEmpty, "below the threshold nothing goes")
+        sender.append(ByteBuffer(bytes: [3]), to: destination)
+        sender.flush(ifAtLeast: 4)
+        #expect(sender.isEmpty)
+        #expect(drainDatagrams(receiver) == [[0], [1], [2], [3]])
+    }
+
     @Test func aDestinationTheSocketCannotReachIsDroppedAndCounted() throws {
         let (receiver, port) = try loopbackUDPSocket()
         defer { close(receiver) }

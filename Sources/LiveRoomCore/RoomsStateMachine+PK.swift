@@ -19,6 +19,12 @@ public struct PKLink: Sendable, Hashable {
     /// Milliseconds since 1970 when the link was made.
     public var since: Int64
 
+    public init(caller: PKEnd, callee: PKEnd, since: Int64) {
+        self.caller = caller
+        self.callee = callee
+        self.since = since
+    }
+
     /// The end in `roomId`'s view across the link: the other room's anchor.
     func remote(seenFrom roomId: String) -> PKEnd? {
         if caller.roomId == roomId { return callee }

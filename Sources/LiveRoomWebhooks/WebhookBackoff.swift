@@ -19,6 +19,8 @@ public struct WebhookBackoff: Sendable, Hashable {
         let doublings = min(max(failures - 1, 0), 16)
         var base = first * (1 << doublings)
         if base > maximum { base = maximum }
-        return base * (1 - jitter * min(max(random, 0), 1))
+        // In thousandths, so that the waits are exact.
+        let taken = Int64((jitter * min(max(random, 0), 1) * 1000).rounded())
+        return base * (1000 - min(max(taken, 0), 1000)) / 1000
     }
 }

@@ -27,12 +27,8 @@ public struct WebhookEvent: Sendable, Hashable {
     /// `{"EventGroupId":…,"EventType":…,"CallbackTs":…,"EventInfo":{"RoomId":…,"EventTs":…,"UniqueId":…,…}}`:
     /// `RoomId` is a number for a numeric room and a string for a string room, as TRTC sends it.
     public func body(callbackTs: Int64, uniqueId: UInt64) -> [UInt8] {
-        let roomId: WebhookValue = switch RoomID(key: roomKey) {
-        case .number(let number): .int(Int64(number))
-        case .string(let id): .string(id)
-        }
         let info = [
-            WebhookField("RoomId", roomId), WebhookField("EventTs", .int(at / 1000)), WebhookField("UniqueId", .unsigned(uniqueId)),
+            WebhookField("RoomId", WebhookEvents.roomIdValue(roomKey)), WebhookField("EventTs", .int(at / 1000)), WebhookField("UniqueId", .unsigned(uniqueId)),
         ] + fields
         let top = [
             WebhookField("EventGroupId", .int(Int64(group))), WebhookField("EventType", .int(Int64(type))),

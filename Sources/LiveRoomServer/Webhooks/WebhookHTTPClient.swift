@@ -122,9 +122,8 @@ struct WebhookHTTPClient: Sendable {
 /// Sends the request when the connection is up, then reads the answer: its status, and its
 /// body up to a limit. The answer is settled once: at the body's end, at the limit (the
 /// connection is then closed), or when the connection closes or fails.
-final class WebhookResponseHandler: ChannelDuplexHandler, RemovableChannelHandler {
+final class WebhookResponseHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPClientResponsePart
-    typealias OutboundIn = HTTPClientRequestPart
     typealias OutboundOut = HTTPClientRequestPart
 
     private let request: HTTPRequestHead

@@ -110,7 +110,10 @@ struct WebhookEndToEndTests {
     @Test func pendingEventsArriveAfterTheServerRestarts() async throws {
         let scope = try ProcessScope()
         defer { scope.stopAll() }
-        let port = try WebhookReceiver(key: Self.key, sdkAppId: TestServer.sdkAppId).port  // a free port, closed again
+        // A free port, closed again: the receiver is down until the server has restarted.
+        let probe = try WebhookReceiver(key: Self.key, sdkAppId: TestServer.sdkAppId)
+        let port = probe.port
+        probe.stop()
         let server = try await startServer(scope, receiverPort: port)
         for user in ["u1", "u2"] {
             let client = try await server.entered(user, room: "wh-restart", role: "anchor", in: scope)

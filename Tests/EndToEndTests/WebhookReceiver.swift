@@ -80,7 +80,8 @@ final class WebhookReceiver: Sendable {
 
     func setMode(_ mode: Mode) { state.withLock { $0.mode = mode } }
 
-    /// Stops listening and closes every open connection: the port refuses connections.
+    /// Stops listening and closes every open connection: the port refuses connections. (The
+    /// accept thread holds the receiver, so a test stops each receiver it starts.)
     func stop() {
         guard !stopped.withLock({ let was = $0; $0 = true; return was }) else { return }
         shutdown(listener, Int32(SHUT_RDWR))

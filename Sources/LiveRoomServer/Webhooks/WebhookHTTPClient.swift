@@ -131,6 +131,8 @@ final class WebhookResponseHandler: ChannelInboundHandler, RemovableChannelHandl
     private let limit: Int
     private let answer: EventLoopPromise<Int>
     private var status: Int?
+    /// The answer so far is informational (1xx): the final one follows.
+    private var informational = false
     private var bodyBytes = 0
     private var settled = false
 
@@ -152,7 +154,8 @@ final class WebhookResponseHandler: ChannelInboundHandler, RemovableChannelHandl
         guard !settled else { return }
         switch unwrapInboundIn(data) {
         case .head(let head):
-            status = Int(head.status.code)
+            informational = head.status.code < 200
+            if !informational { status = Int(head.status.code) }
         case .body(let part):
             bodyBytes += part.readableBytes
             if bodyBytes > limit {
@@ -160,6 +163,7 @@ final class WebhookResponseHandler: ChannelInboundHandler, RemovableChannelHandl
                 context.close(promise: nil)
             }
         case .end:
+            guard !informational else { return }
             settle()
             context.close(promise: nil)
         }

@@ -172,6 +172,47 @@ struct WebhookEndToEndTests {
         checkSigned(receiver)
     }
 
+    @Test func ordersSoldOutPKLinksAndBattlesAreReportedToEachRoom() async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let receiver = try WebhookReceiver(key: Self.key, sdkAppId: TestServer.sdkAppId)
+        defer { receiver.stop() }
+        let server = try await startServer(scope, receiverPort: receiver.port)
+        let hostA = try await server.entered("hostA", room: "wh-shopA", role: "anchor", in: scope)
+        let hostB = try await server.entered("hostB", room: "wh-shopB", role: "anchor", in: scope)
+        let fan = try await server.entered("fan", room: "wh-shopA", in: scope)
+        hostA.send(#"product add {"itemNumber":1,"title":"Tea","price":"2.50","itemUrl":"https://shop.example/1","stock":2}"#)
+        #expect(try await hostA.waitForEvent("onProductResult")["code"] == 0)
+        fan.send("buy 1 1")
+        let orderId = try #require(try await fan.waitForEvent("onBuyResult")["orderId"]?.stringValue)
+        let (confirmed, _) = try await server.admin("ConfirmOrder", ["SdkAppId": .number(Double(TestServer.sdkAppId)), "OrderId": .string(orderId)], in: scope)
+        #expect(confirmed["Response"]?["Order"]?["state"] == "paid", "\(confirmed.jsonText)")
+        hostA.send("connect-room wh-shopB hostB")
+        #expect(try await hostA.waitForEvent("onConnectOtherRoom")["errCode"] == 0)
+        hostA.send("pk-battle 5")
+        try await hostA.waitForEvent("onPKBattleStarted")
+        fan.send("buy 1 1")  // the last one: sold out, and room A wins
+        #expect(try await fan.waitForEvent("onBuyResult", count: 2)["code"] == 0)
+        try await hostB.waitForEvent("onPKBattleEnded", timeout: .seconds(10))
+        hostA.send("disconnect-room")
+        try await hostA.waitForEvent("onDisconnectOtherRoom")
+
+        func ours(_ room: String) -> [Int] { (receiver.eventsByRoom().rooms[room] ?? []).filter { $0 > 100_000 } }
+        try await receiver.waitUntil(timeout: .seconds(15), "the shop and PK events") { _ in ours("wh-shopA").count == 8 && ours("wh-shopB").count == 4 }
+        #expect(ours("wh-shopA") == [100201, 100202, 100301, 100303, 100201, 100205, 100304, 100302])
+        #expect(ours("wh-shopB") == [100301, 100303, 100304, 100302])
+        let delivered = receiver.snapshot.delivered.map(\.body)
+        let paid = try #require(delivered.first { $0["EventType"] == 100202 })
+        #expect(paid["EventGroupId"] == 1002 && paid["EventInfo"]?["OrderId"] == .string(orderId) && paid["EventInfo"]?["AmountMinor"] == 250, "\(paid.jsonText)")
+        #expect(paid["EventInfo"]?["Currency"]?.stringValue?.count == 3 && paid["EventInfo"]?["UserId"] == "fan")
+        let ended = delivered.filter { $0["EventType"] == 100304 }
+        #expect(ended.count == 2 && ended.allSatisfy { $0["EventInfo"]?["WinnerRoomId"] == "wh-shopA" }, "\(ended.map(\.jsonText))")
+        #expect(ended.first { $0["EventInfo"]?["RoomId"] == "wh-shopA" }?["EventInfo"]?["Won"] == true)
+        let link = try #require(delivered.first { $0["EventType"] == 100301 && $0["EventInfo"]?["RoomId"] == "wh-shopB" })
+        #expect(link["EventInfo"]?["OtherRoomId"] == "wh-shopA" && link["EventInfo"]?["OtherUserId"] == "hostA" && link["EventInfo"]?["Caller"] == false)
+        checkSigned(receiver)
+    }
+
     @Test func badWebhookSettingsAreRefusedAtStart() async throws {
         let scope = try ProcessScope()
         defer { scope.stopAll() }

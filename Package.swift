@@ -57,12 +57,17 @@ let package = Package(
         ]),
         // The admin REST API's requests (pure): each action read and range-checked.
         .target(name: "LiveRoomAdmin", dependencies: ["LiveRoomProtocol", "LiveRoomCore", "LiveRoomPublishTasks"]),
+        .target(name: "LiveRoomWebhooks", dependencies: [
+            "LiveRoomCore", "LiveRoomProtocol", "LiveRoomCommerce",
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
         // The room server: WebSocket signaling, admin REST, services.
         .target(name: "LiveRoomServer", dependencies: [
             "LiveRoomAdmin", "LiveRoomAuth", "LiveRoomCore", "LiveRoomProtocol", "LiveRoomStore", "LiveRoomSFU", "LiveRoomTransport", "LiveRoomSecureTransport", "LiveRoomWire",
-            "LiveRoomPublishTasks", "LiveRoomTaskRunner", "LiveRoomMedia", "LiveRoomCommerce",
+            "LiveRoomPublishTasks", "LiveRoomTaskRunner", "LiveRoomMedia", "LiveRoomCommerce", "LiveRoomWebhooks",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -207,6 +212,10 @@ let package = Package(
         .testTarget(name: "LiveRoomClientKitTests", dependencies: ["LiveRoomClientKit", "LiveRoomProtocol"]),
         .testTarget(name: "LiveRoomPublishTasksTests", dependencies: ["LiveRoomPublishTasks", "LiveRoomProtocol"]),
         .testTarget(name: "LiveRoomAdminTests", dependencies: ["LiveRoomAdmin", "LiveRoomProtocol"]),
+        .testTarget(name: "LiveRoomWebhooksTests", dependencies: [
+            "LiveRoomWebhooks", "LiveRoomCore", "LiveRoomProtocol", "LiveRoomCommerce", "LiveRoomStore",
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
         .testTarget(name: "LiveRoomTaskRunnerTests", dependencies: [
             "LiveRoomTaskRunner", "LiveRoomPublishTasks", "LiveRoomProtocol", "LiveRoomMedia", "LiveRoomWire", "TestTools",
             .product(name: "NIOCore", package: "swift-nio"),
@@ -222,6 +231,7 @@ let package = Package(
         .testTarget(name: "EndToEndTests", dependencies: [
             "LiveRoomAuth", "LiveRoomProtocol", "LiveRoomTransport", "LiveRoomMedia", "LiveRoomRTP", "LiveRoomWire", "LiveRoomSecureTransport",
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            .product(name: "Crypto", package: "swift-crypto"),
         ]),
     ]
 )

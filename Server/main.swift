@@ -28,7 +28,12 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
     @Option(help: "The application's secret key; without it a development key is kept in the data directory (LIVEROOM_SECRET_KEY).")
     var secretKey: String?
     @Option(help: "Directory for the SQLite database (LIVEROOM_DATA_DIR).") var dataDir: String?
-    @Option(help: "URL that room events are posted to (LIVEROOM_WEBHOOK_URL).") var webhookURL: String?
+    @Option(help: "http:// or https:// URL that room, media, publish task, commerce and PK events are posted to, signed, from a durable outbox (LIVEROOM_WEBHOOK_URL; needs --webhook-key; see docs/webhooks.md).")
+    var webhookURL: String?
+    @Option(help: "TRTC's callback key, 1 to 32 letters and digits: each webhook's Sign header is base64 of HMAC-SHA256 of the body with it (LIVEROOM_WEBHOOK_KEY).")
+    var webhookKey: String?
+    @Option(help: "Most webhooks waiting for delivery; beyond it new events are dropped and counted (LIVEROOM_MAX_PENDING_WEBHOOKS, default 100000).")
+    var maxPendingWebhooks: Int?
     @Option(help: "Most anchors one room may have (LIVEROOM_MAX_ANCHORS).") var maxAnchors: Int?
     @Option(help: "Retries of a failed RTMP connection of a publish task (LIVEROOM_TASK_RETRY_COUNT, default 5).") var taskRetryCount: Int?
     @Option(help: "Milliseconds between those retries (LIVEROOM_TASK_RETRY_INTERVAL_MS, default 1000).") var taskRetryIntervalMs: Int?
@@ -105,7 +110,9 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
             sdkAppId: try sdkAppId ?? number("LIVEROOM_SDK_APP_ID"),
             secretKey: secretKey ?? env["LIVEROOM_SECRET_KEY"],
             dataDirectory: dataDir ?? env["LIVEROOM_DATA_DIR"] ?? defaults.dataDirectory,
-            webhookURL: webhookURL ?? env["LIVEROOM_WEBHOOK_URL"],
+            webhookURL: webhookURL ?? env["LIVEROOM_WEBHOOK_URL"].flatMap { $0.isEmpty ? nil : $0 },
+            webhookKey: webhookKey ?? env["LIVEROOM_WEBHOOK_KEY"].flatMap { $0.isEmpty ? nil : $0 },
+            maxPendingWebhooks: try maxPendingWebhooks ?? number("LIVEROOM_MAX_PENDING_WEBHOOKS") ?? defaults.maxPendingWebhooks,
             maxAnchorsPerRoom: try maxAnchors ?? number("LIVEROOM_MAX_ANCHORS") ?? defaults.maxAnchorsPerRoom,
             taskRetryCount: try taskRetryCount ?? number("LIVEROOM_TASK_RETRY_COUNT") ?? defaults.taskRetryCount,
             taskRetryInterval: .milliseconds(try taskRetryIntervalMs ?? number("LIVEROOM_TASK_RETRY_INTERVAL_MS") ?? 1000),
@@ -145,6 +152,12 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
         }
         if let bad = configuration.announceAddresses.first(where: { !ServerConfiguration.isIPAddress($0) }) {
             throw ValidationError("--announce-ip takes IP addresses, not \"\(bad)\"")
+        }
+        if let problem = ServerConfiguration.webhookProblem(url: configuration.webhookURL, key: configuration.webhookKey) {
+            throw ValidationError(problem)
+        }
+        guard configuration.maxPendingWebhooks >= 1, configuration.maxPendingWebhooks <= 10_000_000 else {
+            throw ValidationError("--max-pending-webhooks must be 1 to 10000000")
         }
         guard configuration.maxAnchorsPerRoom > 0 else { throw ValidationError("--max-anchors must be at least 1") }
         guard configuration.maxConnections > 0, configuration.maxConnectionsPerAddress > 0, configuration.pingInterval > .zero,

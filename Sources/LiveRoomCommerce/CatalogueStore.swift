@@ -126,8 +126,9 @@ public protocol OrderStore: Sendable {
     /// Moves a reserved order to paid or cancelled (a cancelled one's stock goes back); returns
     /// the order and, when stock went back, the product.
     func settle(orderId: String, to state: Order.State, now: Int64) async throws -> (order: Order, product: Product?)
-    /// Expires reservations unpaid at `now`, returning their stock; returns the products whose stock came back.
-    func expireOrders(now: Int64) async throws -> [(room: String, product: Product)]
+    /// Expires reservations unpaid at `now`, returning their stock; returns the products whose
+    /// stock came back, each with the order that expired.
+    func expireOrders(now: Int64) async throws -> [(room: String, product: Product, order: Order)]
 }
 
 /// Where PK sales battles are kept. A battle's score is computed from the orders table, so a

@@ -19,6 +19,12 @@ public struct PKLink: Sendable, Hashable {
     /// Milliseconds since 1970 when the link was made.
     public var since: Int64
 
+    public init(caller: PKEnd, callee: PKEnd, since: Int64) {
+        self.caller = caller
+        self.callee = callee
+        self.since = since
+    }
+
     /// The end in `roomId`'s view across the link: the other room's anchor.
     func remote(seenFrom roomId: String) -> PKEnd? {
         if caller.roomId == roomId { return callee }
@@ -140,7 +146,7 @@ extension RoomsStateMachine {
         let before = views
         pkLinks.removeAll { links.contains($0) }
         let gone = before.subtracting(views).sorted { ($0.viewer, $0.end.userId) < ($1.viewer, $1.end.userId) }
-        let actions = gone.flatMap { withdraw($0.end, from: $0.viewer) }
+        let actions = gone.flatMap { withdraw($0.end, from: $0.viewer) } + links.map { Action.record(.pkUnlinked($0)) }
         // Forward modes between rooms no longer linked are forgotten (after the withdrawals used them).
         for (viewer, modes) in pkForward {
             let linked = linkedRooms(of: viewer)
@@ -208,9 +214,10 @@ extension RoomsStateMachine {
         if pkLinks.contains(where: { $0.has(caller) && $0.has(callee) }) { return [] }
         let newInCaller = !pkAnchors(in: caller.roomId).contains(callee)
         let newInCallee = !pkAnchors(in: callee.roomId).contains(caller)
-        pkLinks.append(PKLink(caller: caller, callee: callee, since: now.unixMillis))
+        let made = PKLink(caller: caller, callee: callee, since: now.unixMillis)
+        pkLinks.append(made)
         pkRequests.removeAll { ($0.from == caller && $0.to == callee) || ($0.from == callee && $0.to == caller) }
-        var actions: [Action] = []
+        var actions: [Action] = [.record(.pkLinked(made))]
         if newInCaller { actions += introduce(callee, to: rooms[caller.roomId]!.sessions(), in: caller.roomId) }
         if newInCallee { actions += introduce(caller, to: rooms[callee.roomId]!.sessions(), in: callee.roomId) }
         return actions

@@ -31,6 +31,13 @@ public enum RoomRecord: Sendable, Hashable {
     case userEntered(roomId: String, userId: String, role: Role, at: Int64)
     case roleChanged(roomId: String, userId: String, role: Role, at: Int64)
     case userLeft(roomId: String, userId: String, at: Int64, reason: String)
+    /// A member's video and/or audio became available or unavailable to its room (publish,
+    /// mute, unmute, stop): nil for the kind that did not change. Not recorded when the member
+    /// leaves (leaving implies it). The history does not keep it; webhooks (2xx events) do.
+    case mediaChanged(roomId: String, userId: String, video: Bool?, audio: Bool?)
+    /// A cross-room PK link was made, or ended (webhooks only; the history does not keep them).
+    case pkLinked(PKLink)
+    case pkUnlinked(PKLink)
 }
 
 /// A room as the admin API describes it.
@@ -821,6 +828,15 @@ public struct RoomsStateMachine: Sendable {
             }
         }
         tell(rooms[roomId]!.sessions(except: except ?? userId), video: true, audio: true)
+        // A replaced session's media ends with its leaving (`except` is set only then).
+        if except == nil, before.videoAvailable != after.videoAvailable || before.audioAvailable != after.audioAvailable {
+            actions.append(
+                .record(
+                    .mediaChanged(
+                        roomId: roomId, userId: userId,
+                        video: before.videoAvailable != after.videoAvailable ? after.videoAvailable : nil,
+                        audio: before.audioAvailable != after.audioAvailable ? after.audioAvailable : nil)))
+        }
         for viewer in roomsSeeing(PKEnd(roomId: roomId, userId: userId)).sorted() {
             let mode = forwardMode(from: roomId, into: viewer)
             tell(rooms[viewer]?.sessions() ?? [], video: mode.video, audio: mode.audio)

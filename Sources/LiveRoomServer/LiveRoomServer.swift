@@ -13,9 +13,15 @@ import LiveRoomStore
 import LiveRoomTaskRunner
 import Logging
 import NIOCore
+import NIOPosix
 import NIOSSL
 import ServiceLifecycle
 import Synchronization
+
+/// Webhook settings the server cannot use (``ServerConfiguration/webhookProblem(url:key:)``).
+struct WebhookSettingsError: Error, CustomStringConvertible {
+    var description: String
+}
 
 /// The room server: WebSocket signaling at `/ws`, the admin API under `/v1/` and `/v4/`.
 public struct LiveRoomServer: Sendable {
@@ -68,6 +74,15 @@ public struct LiveRoomServer: Sendable {
         let (store, credentials) = try prepare()
         let replayDirectory = try await prepareReplayDirectory(store)
         let recorder = RoomRecorder(store: store, logger: logger)
+        var webhooks: WebhookService?
+        if let url = configuration.webhookURL {
+            guard let target = WebhookTarget(url: url), let key = configuration.webhookKey else {
+                throw WebhookSettingsError(description: ServerConfiguration.webhookProblem(url: url, key: configuration.webhookKey) ?? "bad webhook settings")
+            }
+            webhooks = WebhookService(
+                store: store, client: try WebhookHTTPClient(target: target, group: MultiThreadedEventLoopGroup.singleton), key: key,
+                sdkAppId: credentials.sdkAppId, maxPending: configuration.maxPendingWebhooks, logger: logger)
+        }
         let egress = try EgressPolicy(allow: configuration.egressAllow)
         let hub = RoomHub(
             configuration: .init(
@@ -83,7 +98,7 @@ public struct LiveRoomServer: Sendable {
             egress: EgressResolver(policy: egress, insecureTLS: configuration.rtmpsInsecure), imageDirectory: configuration.imageDirectory,
             maxOutboxBytes: configuration.maxOutboxBytes, reconnectGrace: configuration.reconnectGrace, catalogue: store,
             orderReservation: configuration.orderReservation, replayDirectory: replayDirectory, maxReplayLength: configuration.maxReplayLength,
-            recorder: recorder, logger: logger)
+            recorder: recorder, webhooks: webhooks, logger: logger)
         let certificate = try DTLSCertificate()
         let advertised = AdvertisedAddresses.choose(
             bindHost: configuration.host, announced: configuration.announceAddresses, interfaces: AdvertisedAddresses.interfaces())
@@ -104,7 +119,7 @@ public struct LiveRoomServer: Sendable {
                 "tcpPort": "\(media.tcpPort.map(String.init) ?? "off")", "loops": "\(configuration.mediaLoops)",
             ])
         let auth = AdminAuth(sdkAppId: credentials.sdkAppId, secretKey: credentials.secretKey)
-        let router = makeRouter(hub: hub, admin: AdminAPI(hub: hub, store: store, sdkAppId: credentials.sdkAppId), auth: auth)
+        let router = makeRouter(hub: hub, admin: AdminAPI(hub: hub, store: store, sdkAppId: credentials.sdkAppId), auth: auth, webhooks: webhooks)
         ReplayRoutes(store: store, directory: replayDirectory, auth: auth).add(to: router)
         var server = HTTPServerBuilder.http1WebSocketUpgrade(
             webSocketRouter: router,
@@ -129,8 +144,8 @@ public struct LiveRoomServer: Sendable {
         let group = ServiceGroup(
             configuration: .init(
                 // Shut down in reverse order: rooms first (clients are told), then HTTP, then the
-                // recorder, which writes what is queued before it returns.
-                services: [
+                // recorder and the webhook outbox, which write what is queued before they return.
+                services: (webhooks.map { [ServiceGroupConfiguration.ServiceConfiguration(service: $0)] } ?? []) + [
                     .init(service: recorder),
                     .init(service: media),
                     .init(service: app),
@@ -162,7 +177,7 @@ public struct LiveRoomServer: Sendable {
         return TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem)))
     }
 
-    func makeRouter(hub: RoomHub, admin: AdminAPI, auth: AdminAuth) -> Router<RequestContext> {
+    func makeRouter(hub: RoomHub, admin: AdminAPI, auth: AdminAuth, webhooks: WebhookService? = nil) -> Router<RequestContext> {
         let router = Router(context: RequestContext.self)
         let gate = ConnectionGate(maxTotal: configuration.maxConnections, maxPerAddress: configuration.maxConnectionsPerAddress)
         let logger = self.logger
@@ -174,7 +189,7 @@ public struct LiveRoomServer: Sendable {
         router.get("/metrics") { _, _ -> Response in
             let rooms = await hub.metricsSnapshot()
             let media = try? await hub.media?.statistics()
-            let text = metrics.exposition(rooms: rooms, media: media ?? MediaStatistics())
+            let text = metrics.exposition(rooms: rooms, media: media ?? MediaStatistics(), webhooks: webhooks?.statistics ?? .init())
             return Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: text)))
         }

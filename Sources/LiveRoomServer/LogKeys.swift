@@ -12,4 +12,9 @@ enum LogKey {
     static let url = "liveroom.url"
     static let state = "liveroom.state"
     static let reason = "liveroom.reason"
+    static let webhookId = "liveroom.webhook"
+    static let webhookCount = "liveroom.webhooks"
+    static let attempt = "liveroom.attempt"
+    static let status = "liveroom.status"
+    static let limit = "liveroom.limit"
 }

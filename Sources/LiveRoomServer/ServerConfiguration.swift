@@ -1,5 +1,6 @@
 import LiveRoomPublishTasks
 import LiveRoomSFU
+import LiveRoomWebhooks
 import LiveRoomWire
 import NIOCore
 
@@ -24,8 +25,12 @@ public struct ServerConfiguration: Sendable {
     public var secretKey: String?
     /// Where the SQLite database lives.
     public var dataDirectory: String
-    /// Where room events are posted (signed), if set.
+    /// Where room events are posted (signed), if set: an http:// or https:// URL.
     public var webhookURL: String?
+    /// TRTC's callback key, which signs each webhook (`Sign`): 1–32 letters and digits.
+    public var webhookKey: String?
+    /// Most webhooks that may wait in the outbox; beyond it new events are counted as dropped.
+    public var maxPendingWebhooks: Int
     /// Most anchors one room may have.
     public var maxAnchorsPerRoom: Int
     /// Retries of a publish task's failed RTMP connection before the URL is given up.
@@ -95,7 +100,8 @@ public struct ServerConfiguration: Sendable {
     public init(
         host: String = "127.0.0.1", port: Int = 7880, mediaPort: Int = 7882, iceTCPPort: Int? = 7881, maxICETCPConnections: Int = 2000,
         sdkAppId: UInt64? = nil, secretKey: String? = nil,
-        dataDirectory: String = "liveroom-data", webhookURL: String? = nil, maxAnchorsPerRoom: Int = 50,
+        dataDirectory: String = "liveroom-data", webhookURL: String? = nil, webhookKey: String? = nil,
+        maxPendingWebhooks: Int = ServerConfiguration.defaultMaxPendingWebhooks, maxAnchorsPerRoom: Int = 50,
         taskRetryCount: Int = 5, taskRetryInterval: Duration = .milliseconds(1000), taskIdleTimeout: Duration = .seconds(30),
         maxTasksPerRoom: Int = 10, maxOutboxBytes: Int = 4 << 20, loginTimeout: Duration = .seconds(10),
         maxConnections: Int = 5000, maxConnectionsPerAddress: Int = 100, pingInterval: Duration = .seconds(20),
@@ -146,6 +152,8 @@ public struct ServerConfiguration: Sendable {
         self.secretKey = secretKey
         self.dataDirectory = dataDirectory
         self.webhookURL = webhookURL
+        self.webhookKey = webhookKey
+        self.maxPendingWebhooks = maxPendingWebhooks
         self.maxAnchorsPerRoom = maxAnchorsPerRoom
     }
 
@@ -154,6 +162,23 @@ public struct ServerConfiguration: Sendable {
 
     /// One media loop per core.
     public static var defaultMediaLoops: Int { min(System.coreCount, maximumMediaLoops) }
+
+    /// The most webhooks waiting in the outbox by default.
+    public static let defaultMaxPendingWebhooks = 100_000
+
+    /// Why the webhook settings cannot be used, or nil when they can: a URL needs a key, the URL
+    /// is http(s) with a host, the key 1–32 letters and digits.
+    public static func webhookProblem(url: String?, key: String?) -> String? {
+        if let key, !WebhookSignature.isValidKey(key) {
+            return "--webhook-key (LIVEROOM_WEBHOOK_KEY) must be 1 to 32 letters and digits, as TRTC's callback key"
+        }
+        guard let url else { return key == nil ? nil : "--webhook-key needs --webhook-url (LIVEROOM_WEBHOOK_URL)" }
+        guard WebhookTarget(url: url) != nil else {
+            return "--webhook-url (LIVEROOM_WEBHOOK_URL) must be an http:// or https:// URL with a host, not \"\(url)\""
+        }
+        guard key != nil else { return "--webhook-url needs --webhook-key (LIVEROOM_WEBHOOK_KEY), which signs every webhook" }
+        return nil
+    }
 
     /// The SDKAppID used when none is given.
     public static let developmentSdkAppId: UInt64 = 1_400_000_000

@@ -120,13 +120,15 @@ extension RoomStore: OrderStore {
         }
     }
 
-    public func expireOrders(now: Int64) async throws -> [(room: String, product: Product)] {
+    public func expireOrders(now: Int64) async throws -> [(room: String, product: Product, order: Order)] {
         try await database.write { db in
             let rows = try Row.fetchAll(db, sql: "SELECT * FROM purchase WHERE state = 'reserved' AND expiresAt <= ? LIMIT 1000", arguments: [now])
-            var returned: [(String, Product)] = []
-            for order in rows.map(Self.order) {
+            var returned: [(String, Product, Order)] = []
+            for var order in rows.map(Self.order) {
                 try db.execute(sql: "UPDATE purchase SET state = 'expired', updatedAt = ? WHERE orderId = ?", arguments: [now, order.orderId])
-                if let product = try Self.returnStock(of: order, db) { returned.append((order.roomId, product)) }
+                order.state = .expired
+                order.updatedAt = now
+                if let product = try Self.returnStock(of: order, db) { returned.append((order.roomId, product, order)) }
             }
             return returned
         }

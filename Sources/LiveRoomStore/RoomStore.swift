@@ -71,6 +71,7 @@ public final class RoomStore: Sendable {
         migrateOrders(&migrator)
         migrateReplays(&migrator)
         migrateBattles(&migrator)
+        migrateWebhooks(&migrator)
         return migrator
     }
 
@@ -142,6 +143,8 @@ public final class RoomStore: Sendable {
                     AND roomId IN (SELECT id FROM room WHERE roomId = ? AND dissolvedAt IS NULL)
                     """,
                 arguments: [at, reason, userId, roomId])
+        case .mediaChanged, .pkLinked, .pkUnlinked:
+            break
         }
     }
 

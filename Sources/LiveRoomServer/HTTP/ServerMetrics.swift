@@ -28,6 +28,9 @@ final class ServerMetrics: Sendable {
     private let loopForwarded = Mutex<[(counter: Counter, last: Int)]>([])
     private let handoffsDropped, sendDropped: Counter
     private let lastDropped = Mutex((handoffs: 0, sends: 0))
+    private let webhooksPending: Gauge
+    private let webhooksDelivered, webhookFailures, webhooksDropped: Counter
+    private let lastWebhooks = Mutex(WebhookService.Statistics())
 
     init() {
         rooms = registry.makeGauge(name: "liveroom_rooms", help: "Rooms open now.")
@@ -50,10 +53,16 @@ final class ServerMetrics: Sendable {
             name: "liveroom_media_handoffs_dropped_total", help: "Packets one media loop handed another and dropped because that loop had too many waiting.")
         sendDropped = registry.makeCounter(
             name: "liveroom_media_send_dropped_total", help: "Datagrams not sent because a media socket's send buffer was full.")
+        webhooksPending = registry.makeGauge(name: "liveroom_webhook_pending", help: "Webhooks stored in the outbox and not yet delivered.")
+        webhooksDelivered = registry.makeCounter(name: "liveroom_webhook_delivered_total", help: "Webhooks answered 2xx and deleted from the outbox.")
+        webhookFailures = registry.makeCounter(
+            name: "liveroom_webhook_failures_total", help: "Webhook attempts that failed (no connection, no answer in 5 s, not 2xx) and are retried.")
+        webhooksDropped = registry.makeCounter(
+            name: "liveroom_webhook_dropped_total", help: "Webhook events not stored because the outbox was full (or could not be written).")
     }
 
     /// The Prometheus text exposition of the values given.
-    func exposition(rooms snapshot: Rooms, media: MediaStatistics) -> String {
+    func exposition(rooms snapshot: Rooms, media: MediaStatistics, webhooks: WebhookService.Statistics = .init()) -> String {
         let (router, peerCount) = (media.counters, media.peers)
         rooms.set(Double(snapshot.rooms))
         users.set(Double(snapshot.users))
@@ -88,6 +97,13 @@ final class ServerMetrics: Sendable {
             if media.handoffsDropped > last.handoffs { handoffsDropped.increment(by: Int64(media.handoffsDropped - last.handoffs)) }
             if media.sendDropped > last.sends { sendDropped.increment(by: Int64(media.sendDropped - last.sends)) }
             last = (media.handoffsDropped, media.sendDropped)
+        }
+        webhooksPending.set(Double(webhooks.pending))
+        lastWebhooks.withLock { last in
+            if webhooks.delivered > last.delivered { webhooksDelivered.increment(by: Int64(webhooks.delivered - last.delivered)) }
+            if webhooks.failures > last.failures { webhookFailures.increment(by: Int64(webhooks.failures - last.failures)) }
+            if webhooks.dropped > last.dropped { webhooksDropped.increment(by: Int64(webhooks.dropped - last.dropped)) }
+            last = webhooks
         }
         var buffer: [UInt8] = []
         buffer.reserveCapacity(4096)

@@ -1,6 +1,7 @@
 import LiveRoomCommerce
 import LiveRoomCore
 import LiveRoomProtocol
+import LiveRoomWebhooks
 
 /// A battle the hub runs: its rooms hear the score each second until it is due.
 struct RunningBattle {
@@ -45,6 +46,7 @@ extension RoomHub {
             return send(.error(Self.catalogueError(error), requestType: "startPKBattle"), to: session)
         }
         announce(battle, "onPKBattleStarted", ["battle": battle.json])
+        webhooks?.enqueue(WebhookEvents.battleStarted(battle, at: battle.startedAt))
         while EventTime.now().unixMillis < battle.endsAt {
             try? await Task.sleep(for: Self.battleScoreInterval)
             let now = min(EventTime.now().unixMillis, battle.endsAt)
@@ -63,6 +65,7 @@ extension RoomHub {
         do {
             let finished = try await store.finishBattle(battle.battleId, endedAt: battle.endsAt)
             announce(battle, "onPKBattleEnded", ["battle": finished.json])
+            webhooks?.enqueue(WebhookEvents.battleEnded(finished, at: finished.endedAt ?? battle.endsAt))
         } catch {
             logger.warning("Finishing a PK battle failed", metadata: [LogKey.error: "\(error)"])
         }
@@ -80,7 +83,8 @@ extension RoomHub {
         do {
             let now = EventTime.now().unixMillis
             for battle in try await catalogue.unfinishedBattles() where battles[battle.battleId] == nil {
-                _ = try await catalogue.finishBattle(battle.battleId, endedAt: min(now, battle.endsAt))
+                let finished = try await catalogue.finishBattle(battle.battleId, endedAt: min(now, battle.endsAt))
+                webhooks?.enqueue(WebhookEvents.battleEnded(finished, at: finished.endedAt ?? now))
             }
         } catch {
             logger.warning("Finishing interrupted PK battles failed", metadata: [LogKey.error: "\(error)"])

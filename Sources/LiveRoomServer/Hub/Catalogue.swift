@@ -1,6 +1,7 @@
 import LiveRoomCommerce
 import LiveRoomCore
 import LiveRoomProtocol
+import LiveRoomWebhooks
 
 /// Catalogue changes waiting to be told to a room: the latest of each changed product, and the
 /// removed item numbers.
@@ -118,6 +119,9 @@ extension RoomHub {
                     orderId: order.orderId, stockLeft: product.stock, requestId: requestId),
                 to: session)
             guard !repeated else { return }
+            var events = [WebhookEvents.order(order, at: order.createdAt)]
+            if product.stock == 0 { events.append(WebhookEvents.productSoldOut(roomKey: roomId, itemNumber: order.itemNumber, at: order.createdAt)) }
+            webhooks?.enqueue(events)
             productSold(order.itemNumber, quantity: order.quantity, stockLeft: product.stock, in: roomId)
             productChanged(product, in: roomId)
         } catch {
@@ -182,6 +186,7 @@ extension RoomHub {
     func settleOrder(_ orderId: String, as state: Order.State) async throws -> Order {
         let (order, product) = try await shop().settle(orderId: orderId, to: state, now: EventTime.now().unixMillis)
         if let product { productChanged(product, in: order.roomId) }
+        webhooks?.enqueue([WebhookEvents.order(order, at: order.updatedAt)])
         return order
     }
 
@@ -208,7 +213,10 @@ extension RoomHub {
     func expireOrders() async {
         guard let catalogue else { return }
         do {
-            for (roomId, product) in try await catalogue.expireOrders(now: EventTime.now().unixMillis) { productChanged(product, in: roomId) }
+            for (roomId, product, order) in try await catalogue.expireOrders(now: EventTime.now().unixMillis) {
+                productChanged(product, in: roomId)
+                webhooks?.enqueue([WebhookEvents.order(order, at: order.updatedAt)])
+            }
         } catch {
             logger.warning("Expiring orders failed", metadata: [LogKey.error: "\(error)"])
         }

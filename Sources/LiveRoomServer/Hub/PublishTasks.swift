@@ -7,6 +7,7 @@ import LiveRoomTaskRunner
 import LiveRoomSFU
 import LiveRoomMedia
 import LiveRoomTransport
+import LiveRoomWebhooks
 import LiveRoomWire
 
 /// The hub's side of publish media stream tasks: it hands requests, room changes, runner
@@ -133,6 +134,12 @@ extension RoomHub {
                 logger.info("CDN stream state", metadata: [LogKey.task: "\(taskId)", LogKey.url: "\(url)", LogKey.state: "\(message)"])
                 if let owner {
                     send(.onCdnStreamStateChanged(taskId: taskId, cdnUrl: url, status: status, code: code, message: message), to: owner)
+                }
+                if let webhooks, let roomId = tasks.task(taskId)?.roomId {
+                    webhooks.enqueue([
+                        WebhookEvents.cdnStreamStateChanged(
+                            roomKey: roomId, taskId: taskId, url: url, status: status, code: code, message: message, at: EventTime.now().unixMillis)
+                    ])
                 }
             case .scheduleTimer(let taskId, let at):
                 Task { [weak self] in

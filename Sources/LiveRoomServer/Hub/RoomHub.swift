@@ -6,6 +6,7 @@ import LiveRoomPublishTasks
 import LiveRoomSFU
 import LiveRoomTaskRunner
 import LiveRoomTransport
+import LiveRoomWebhooks
 import LiveRoomWire
 import Logging
 
@@ -16,6 +17,8 @@ actor RoomHub {
     private var outboxes: [SessionID: ConnectionOutbox] = [:]
     private var nextSession: SessionID = 1
     private let recorder: RoomRecorder
+    /// Where webhook events go; nil when no webhook URL is set.
+    let webhooks: WebhookService?
     /// The most bytes of messages that may wait for one connection.
     private let maxOutboxBytes: Int
     /// How long a dropped signaling connection's user keeps its seat.
@@ -60,8 +63,10 @@ actor RoomHub {
         configuration: RoomsStateMachine.Configuration, tasksConfiguration: PublishTasksStateMachine.Configuration = .init(),
         egress: EgressResolver = EgressResolver(policy: EgressPolicy()), imageDirectory: String? = nil, maxOutboxBytes: Int = 4 << 20,
         reconnectGrace: Duration = .zero, catalogue: (any ShopStore)? = nil, orderReservation: Duration = .seconds(900),
-        replayDirectory: String? = nil, maxReplayLength: Duration = .seconds(600), recorder: RoomRecorder, logger: Logger
+        replayDirectory: String? = nil, maxReplayLength: Duration = .seconds(600), recorder: RoomRecorder, webhooks: WebhookService? = nil,
+        logger: Logger
     ) {
+        self.webhooks = webhooks
         self.replayDirectory = replayDirectory
         self.maxReplayLength = maxReplayLength
         self.catalogue = catalogue
@@ -305,6 +310,9 @@ actor RoomHub {
             }
         }
         recorder.record(records)
+        if let webhooks, !records.isEmpty {
+            webhooks.enqueue(WebhookEvents.events(from: records, now: EventTime.now().unixMillis))
+        }
         refreshPublishTasks()
     }
 

@@ -29,18 +29,10 @@ final class ScriptedHTTPServer: Sendable {
     let clientClosed = Mutex(0)
 
     init(_ script: Script) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        try #require(fd >= 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ok = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && listen(fd, 8) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        try #require(ok)
+        let (fd, port) = try loopbackSocket(type: Int32(SOCK_STREAM.rawValue))
+        try #require(listen(fd, 8) == 0)
         listener = fd
-        port = UInt16(bigEndian: address.sin_port)
+        self.port = port
         Thread { [self] in
             while true {
                 let connection = accept(fd, nil, nil)

@@ -19,7 +19,7 @@ struct HeadlessChromium {
             [
                 "--headless=new", "--no-sandbox", "--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1",
                 "--user-data-dir=\(profile.path)", "--autoplay-policy=no-user-gesture-required", "--allow-loopback-in-peer-connection",
-                "--disable-gpu", "--no-first-run", "--no-default-browser-check", "--disable-background-networking", "--disable-extensions",
+                "--remote-allow-origins=*", "--disable-gpu", "--no-first-run", "--no-default-browser-check", "--disable-background-networking", "--disable-extensions",
                 "--disable-dev-shm-usage", "--mute-audio", "--disable-renderer-backgrounding", "--disable-background-timer-throttling",
                 "about:blank",
             ],

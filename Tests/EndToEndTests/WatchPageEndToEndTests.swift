@@ -157,11 +157,25 @@ struct WatchPageEndToEndTests {
             let back = try await Self.playsColour(page, anchor: "hostA", shot: "5-back-to-hostA-red")
             #expect(back.r > 180 && back.g < 80 && back.b < 80, "the video's centre is \(back), not hostA's red")
 
-            // The anchor leaving: the page says so instead of showing a frozen picture.
-            hostA.stop()
-            hostB.send("disconnect-room")
+            // A network change: the browser goes offline and comes back. The page says offline,
+            // reconnects its WebSocket (entering again), makes a new WHEP session and plays again.
+            let offline: [String: JSONValue] = ["offline": true, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1]
+            try await devtools.call("Network.enable", session: page.session)
+            try await devtools.call("Network.emulateNetworkConditions", offline, session: page.session)
+            try await page.waitFor("the page says offline", "document.getElementById('state').dataset.state === 'offline'")
+            try await page.screenshot(to: Self.artifacts.appendingPathComponent("6-offline.png"))
+            var online = offline
+            online["offline"] = false
+            try await devtools.call("Network.emulateNetworkConditions", online, session: page.session)
+            let again = try await Self.playsColour(page, anchor: "hostA", shot: "7-reconnected-hostA-red")
+            #expect(again.r > 180 && again.g < 80 && again.b < 80, "the video's centre is \(again), not hostA's red")
+
+            // The anchors leaving: the page says so instead of showing a frozen picture.
+            hostA.send("leave")
+            hostB.send("leave")
             try await page.waitFor("the page waits", "document.getElementById('state').dataset.state === 'waiting'")
-            try await page.screenshot(to: Self.artifacts.appendingPathComponent("6-waiting.png"))
+            #expect(try await page.evaluate("document.querySelectorAll('#anchors button').length") == 0)
+            try await page.screenshot(to: Self.artifacts.appendingPathComponent("8-waiting.png"))
         }
         print("watch page screenshots: \(Self.artifacts.path)")
         chromium.process.stop()

@@ -21,7 +21,19 @@ export class Signaling {
     this.attempt = 0;
     this.timer = null;
     this.stopped = false;
+    // A network change: the old connection is usually dead without knowing it yet, so it is
+    // dropped at once, and the next one is made as soon as the browser is online again.
+    addEventListener('offline', () => this.networkLost());
     addEventListener('online', () => this.reconnectNow());
+  }
+
+  networkLost() {
+    if (this.stopped) return;
+    const socket = this.socket;
+    this.socket = null;
+    if (socket) { socket.onclose = null; socket.close(); }
+    this.attempt = 0;
+    this.scheduleReconnect();
   }
 
   start() { this.connect(); }

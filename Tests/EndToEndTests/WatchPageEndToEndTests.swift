@@ -180,4 +180,48 @@ struct WatchPageEndToEndTests {
         print("watch page screenshots: \(Self.artifacts.path)")
         chromium.process.stop()
     }
+
+    /// On the development credentials (no --secret-key) the page needs no UserSig in its URL: it
+    /// asks the server for one for a random viewer id. The route checks the room and the id.
+    @Test(.requires(.chromium)) func inDevelopmentModeThePageGetsItsOwnUserSig() async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let server = try scope.start(
+            "liveroom-server",
+            ["--host", "127.0.0.1", "--port", "0", "--media-port", "0", "--ice-tcp-port", "0", "--data-dir", scope.dataDirectory.path,
+             "--log-level", "warning"],
+            name: "server")
+        let line = try await server.waitForLine { $0.contains("LiveRoom server listening on ") }
+        let url = String(line[line.range(of: "listening on ")!.upperBound...]).trimmingCharacters(in: .whitespaces)
+        let secretLine = try await server.waitForLine { $0.hasPrefix("Secret key: ") }
+        let secret = String(secretLine.dropFirst("Secret key: ".count).prefix { !$0.isWhitespace })
+
+        let (status, _, body) = try await Self.http("POST", "\(url)/watch/roomD/usersig")
+        #expect(status == 200, "\(body)")
+        let answer = try JSONValue.parse(body)
+        let userId = try #require(answer["userId"]?.stringValue)
+        #expect(userId.hasPrefix("viewer-") && answer["sdkAppId"]?.intValue == 1_400_000_000)
+        #expect(throws: Never.self) {
+            try UserSig.verify(
+                answer["userSig"]?.stringValue ?? "", sdkAppId: 1_400_000_000, secretKey: secret, identifier: userId,
+                now: Int64(Date().timeIntervalSince1970))
+        }
+        #expect(try await Self.http("POST", "\(url)/watch/roomD/usersig?userId=ok_id-1").0 == 200)
+        #expect(try await Self.http("POST", "\(url)/watch/roomD/usersig?userId=no%20spaces").0 == 400)
+        #expect(try await Self.http("POST", "\(url)/watch/roomD/usersig?userId=\(String(repeating: "u", count: 33))").0 == 400)
+        #expect(try await Self.http("POST", "\(url)/watch/bad%0Aroom/usersig").0 == 400)
+
+        try FileManager.default.createDirectory(at: Self.artifacts, withIntermediateDirectories: true)
+        let chromium = try await HeadlessChromium.start(in: scope)
+        try await DevTools.connect(chromium.browserURL) { devtools in
+            let page = try await devtools.openPage()
+            try await page.navigate("\(url)/watch/roomD")
+            // Entered (nobody publishes yet) under a viewer id the server made.
+            try await page.waitFor("the page enters", "document.getElementById('state').dataset.state === 'waiting'")
+            let viewer = try await page.evaluate("document.getElementById('viewer').textContent").stringValue ?? ""
+            #expect(viewer.hasPrefix("watching as viewer-"), "\(viewer)")
+            try await page.screenshot(to: Self.artifacts.appendingPathComponent("dev-waiting.png"))
+        }
+        chromium.process.stop()
+    }
 }

@@ -146,9 +146,12 @@ struct BrowserPage: Sendable {
     let width: Int
     let height: Int
 
+    /// Opens `url` in the page and waits until its document has loaded.
     func navigate(_ url: String) async throws {
         let answer = try await devtools.call("Page.navigate", ["url": .string(url)], session: session)
         if let error = answer["errorText"]?.stringValue { throw DevTools.ProtocolError(description: "navigating to \(url): \(error)") }
+        // Page.navigate answers once the navigation starts; wait for the new document to load.
+        try await waitFor("\(url) loads", "location.protocol !== 'about:' && document.readyState === 'complete'")
     }
 
     /// Evaluates a JavaScript expression in the page (awaiting a promise) and returns its value.

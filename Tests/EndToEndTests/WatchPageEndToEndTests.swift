@@ -170,12 +170,28 @@ struct WatchPageEndToEndTests {
             let again = try await Self.playsColour(page, anchor: "hostA", shot: "7-reconnected-hostA-red")
             #expect(again.r > 180 && again.g < 80 && again.b < 80, "the video's centre is \(again), not hostA's red")
 
+            // The server ends the page's WHEP session (as a lost session would): the page sees
+            // its peer connection fail or stay disconnected and makes a new WHEP session.
+            let location = try #require(try await page.evaluate("window.liveroomWatch.whepLocation").stringValue)
+            var delete = URLRequest(url: URL(string: server.url + location)!)
+            delete.httpMethod = "DELETE"
+            delete.setValue("Bearer \(Self.userSig("fan"))", forHTTPHeaderField: "Authorization")
+            let (_, deleted) = try await URLSession.shared.data(for: delete)
+            #expect((deleted as? HTTPURLResponse)?.statusCode == 200)
+            let ended = ContinuousClock.now
+            try await page.waitFor(
+                "a new WHEP session", timeout: .seconds(40),
+                "(() => { const l = window.liveroomWatch.whepLocation; return l !== null && l !== '\(location)'; })()")
+            print("watch page: a new WHEP session \(ContinuousClock.now - ended) after the server ended the old one")
+            let remade = try await Self.playsColour(page, anchor: "hostA", shot: "8-new-whep-session-hostA-red")
+            #expect(remade.r > 180 && remade.g < 80 && remade.b < 80, "the video's centre is \(remade), not hostA's red")
+
             // The anchors leaving: the page says so instead of showing a frozen picture.
             hostA.send("leave")
             hostB.send("leave")
             try await page.waitFor("the page waits", "document.getElementById('state').dataset.state === 'waiting'")
             #expect(try await page.evaluate("document.querySelectorAll('#anchors button').length") == 0)
-            try await page.screenshot(to: Self.artifacts.appendingPathComponent("8-waiting.png"))
+            try await page.screenshot(to: Self.artifacts.appendingPathComponent("9-waiting.png"))
         }
         print("watch page screenshots: \(Self.artifacts.path)")
         chromium.process.stop()

@@ -297,7 +297,9 @@ actor RoomHub {
     /// Whether a WHIP/WHEP resource is a session in this (string) room as this user.
     func isHTTPSession(_ session: SessionID, roomId: String, userId: String) -> Bool {
         if let playback = attachedPlaybacks[session] {
-            return playback.roomKey == RoomID.string(roomId).key && playback.userId == userId && machine.membership(of: playback.owner) != nil
+            // The owner must still be that user in that room (a connection may leave and enter another).
+            return playback.roomKey == RoomID.string(roomId).key && playback.userId == userId
+                && machine.membership(of: playback.owner).map { $0 == (playback.roomKey, playback.userId) } == true
         }
         return outboxes[session] == nil && machine.membership(of: session).map { $0 == (RoomID.string(roomId).key, userId) } == true
     }

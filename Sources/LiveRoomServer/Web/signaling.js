@@ -45,6 +45,11 @@ export class Signaling {
     if (this.socket) this.socket.close(1000);
   }
 
+  /** Closes the connection as a network failure would: it is made again with the backoff. */
+  drop() {
+    if (this.socket) this.socket.close(1000);
+  }
+
   /** Sends a request; false when the connection is not open. */
   send(request) {
     if (!this.socket || this.socket.readyState !== WebSocket.OPEN) return false;

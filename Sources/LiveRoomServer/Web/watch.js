@@ -177,7 +177,10 @@ function handle(event) {
       }
       break;
     case 'onExitRoom':
-      if (event.reason === 1) { signaling.stop(); connection = 'ended'; player.stop(); showState(); }
+      // 1: this user entered from another page (or was removed): that page plays now.
+      // 2: the room was dismissed or the server stops: enter again (with the backoff) and wait.
+      if (event.reason === 1) { signaling.stop(); connection = 'ended'; current = null; player.stop(); showState(); }
+      if (event.reason === 2) signaling.drop();
       break;
     case 'onRemoteUserEnterRoom':
       if (!anchors.has(event.userId)) anchors.set(event.userId, { video: false });
@@ -236,6 +239,7 @@ async function credentials() {
 
 async function start() {
   $('room').textContent = room;
+  document.title = `${room} · LiveRoom`;
   $('buy').addEventListener('click', () => { if (popUp) buyProduct(popUp.itemNumber); });
   const video = $('video');
   $('unmute').addEventListener('click', () => { video.muted = false; $('unmute').hidden = true; });
@@ -263,6 +267,10 @@ async function start() {
 }
 
 // For tests and diagnostics: what the player decoded.
-window.liveroomWatch = { framesDecoded: () => player.framesDecoded(), get anchor() { return current; } };
+window.liveroomWatch = {
+  framesDecoded: () => player.framesDecoded(),
+  get anchor() { return current; },
+  get whepLocation() { return player.location; },
+};
 
 start();

@@ -72,6 +72,7 @@ export class WHEPPlayer {
         this.options.onState('playing', this.anchor);
         break;
       case 'failed':
+      case 'closed':
         this.options.onState('failed', 'the connection failed');
         this.scheduleRestart(generation);
         break;

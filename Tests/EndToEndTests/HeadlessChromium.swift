@@ -62,7 +62,7 @@ final class DevTools: Sendable {
         _ = try await WebSocketClient.connect(url: url, configuration: .init(maxFrameSize: maxSize), logger: Logger(label: "devtools")) {
             inbound, outbound, _ in
             let devtools = DevTools(outbound: outbound)
-            try await withThrowingTaskGroup(of: Void.self) { group in
+            await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     for try await message in inbound.messages(maxSize: maxSize) {
                         if case .text(let text) = message { devtools.deliver(text) }
@@ -87,18 +87,30 @@ final class DevTools: Sendable {
         var message: [String: JSONValue] = ["id": .number(Double(id)), "method": .string(method), "params": .object(params)]
         if let session { message["sessionId"] = .string(session) }
         let text = JSONValue.object(message).jsonText
-        return try await withCheckedThrowingContinuation { continuation in
-            pending.withLock { $0[id] = continuation }
-            Task { [outbound] in
-                do {
-                    try await outbound.write(.text(text))
-                } catch {
-                    self.finish(id, .failure(error))
-                    return
-                }
-                try? await Task.sleep(for: timeout)
-                self.finish(id, .failure(ProtocolError(description: "\(method): no answer in \(timeout)")))
+        return try await withThrowingTaskGroup(of: JSONValue.self) { group in
+            group.addTask { try await self.answer(to: id, text) }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                throw ProtocolError(description: "\(method): no answer in \(timeout)")
             }
+            defer { group.cancelAll() }
+            return try await group.next()!
+        }
+    }
+
+    /// Sends command `id` and waits for its answer; cancelled, it stops waiting.
+    private func answer(to id: Int, _ text: String) async throws -> JSONValue {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                // Registered before sending, so that no answer can come first.
+                pending.withLock { $0[id] = continuation }
+                if Task.isCancelled { finish(id, .failure(CancellationError())) }
+                Task { [outbound] in
+                    do { try await outbound.write(.text(text)) } catch { self.finish(id, .failure(error)) }
+                }
+            }
+        } onCancel: {
+            finish(id, .failure(CancellationError()))
         }
     }
 

@@ -13,6 +13,8 @@ const room = decodeURIComponent(location.pathname.split('/')[2] ?? '');
 const query = new URLSearchParams(location.search);
 let userId = query.get('userId') ?? '';
 let userSig = query.get('userSig') ?? '';
+// For servers that require PrivateMapKeys (--require-private-map-key): the viewer's key for this room.
+const privateMapKey = query.get('privateMapKey') ?? '';
 
 const anchors = new Map();     // userId -> { video: boolean }
 const products = new Map();    // itemNumber -> product
@@ -26,7 +28,7 @@ let buyCount = 0;
 let signaling = null;
 
 const player = new WHEPPlayer({
-  room, get userId() { return userId; }, userSig: () => userSig, video: $('video'),
+  room, get userId() { return userId; }, userSig: () => userSig, privateMapKey, video: $('video'),
   onState: (state) => { playback = state; showState(); },
 });
 
@@ -250,7 +252,10 @@ async function start() {
   const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
   signaling = new Signaling({
     url: `${scheme}://${location.host}/ws`,
-    enter: { type: 'enterRoom', sdkAppId, userId, userSig, strRoomId: room, role: 'audience', scene: 'live' },
+    enter: {
+      type: 'enterRoom', sdkAppId, userId, userSig, strRoomId: room, role: 'audience', scene: 'live',
+      ...(privateMapKey ? { privateMapKey } : {}),
+    },
     onEvent: handle,
     onState: (state) => {
       connection = state;

@@ -7,7 +7,8 @@ const maxRestarts = 20;
 
 export class WHEPPlayer {
   /**
-   * @param {object} options `room`, `userId`, `userSig()` (the current UserSig), `video` (the
+   * @param {object} options `room`, `userId`, `userSig()` (the current UserSig), `privateMapKey`
+   *   (empty when the server needs none), `video` (the
    *   element), `onState(state, detail)` with "negotiating" | "playing" | "failed" | "stopped".
    */
   constructor(options) {
@@ -42,7 +43,8 @@ export class WHEPPlayer {
       const offer = await pc.createOffer();
       await pc.setLocalDescription(offer);
       const { room, userId } = this.options;
-      const url = `/whep/${encodeURIComponent(room)}/${encodeURIComponent(userId)}?anchor=${encodeURIComponent(anchor)}`;
+      let url = `/whep/${encodeURIComponent(room)}/${encodeURIComponent(userId)}?anchor=${encodeURIComponent(anchor)}`;
+      if (this.options.privateMapKey) url += `&privateMapKey=${encodeURIComponent(this.options.privateMapKey)}`;
       const response = await fetch(url, {
         method: 'POST',
         headers: { 'Content-Type': 'application/sdp', Authorization: `Bearer ${this.options.userSig()}` },

@@ -76,6 +76,10 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Prometheus", package: "swift-prometheus"),
+        ], resources: [
+            // The watch page (WatchRoutes): compiled into the binary as byte arrays (PackageResources).
+            .embedInCode("Web/watch.html"), .embedInCode("Web/watch.css"), .embedInCode("Web/watch.js"),
+            .embedInCode("Web/signaling.js"), .embedInCode("Web/whep.js"),
         ]),
         // WebRTC wire formats: STUN, RTP/RTCP, SDP, VP8/H.264 payloads (pure, no I/O).
         .target(name: "LiveRoomWire", dependencies: [

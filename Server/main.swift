@@ -11,7 +11,10 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
         discussion: """
             With no options it listens on 127.0.0.1:7880 with a development SDKAppID and secret key \
             kept in ./liveroom-data, and prints them. Each option can also be set by the environment \
-            variable named in its help; an option on the command line wins.
+            variable named in its help; an option on the command line wins. Audiences watch in a \
+            browser at http://HOST:PORT/watch/ROOM?userId=USER&userSig=SIG (on the development key \
+            alone, without userId and userSig: the page gets a UserSig for a random viewer; \
+            development only).
             """)
 
     @Option(help: "Address to listen on (LIVEROOM_HOST).") var host: String?

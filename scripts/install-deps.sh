@@ -18,6 +18,8 @@ packages=(
   openssl ca-certificates python3
   # Real-network tests: network namespaces joined by veth pairs (run as root, as CI does).
   iproute2 nftables
+  # Watch page tests: a real browser (headless Chromium, driven over its DevTools protocol).
+  chromium
 )
 
 missing=()

@@ -241,16 +241,7 @@ public struct RoomsStateMachine: Sendable {
             case .unpublish:
                 actions = stopPublishing(userId, in: roomId)
             case .subscribe(let publisherId, let sdp):
-                // A PK anchor of a linked room is subscribed to in its own room.
-                guard let publisherRoom = publisherRoom(of: publisherId, seenFrom: roomId), rooms[publisherRoom]?.members[publisherId]?.publishing != nil else {
-                    throw LiveRoomError(ErrorCode.notPublishing, "user \(publisherId.quoted) is not publishing in \(Self.room(roomId))")
-                }
-                try checkMedia(of: session, offer: sdp, sending: false)
-                actions = [.media(.subscribe(session: session, roomId: publisherRoom, userId: userId, publisherId: publisherId, sdp: sdp))]
-                let mode = forwardMode(from: publisherRoom, into: roomId)
-                if publisherRoom != roomId, mode != .both {
-                    actions.append(.media(.setForwarding(sessions: [session], publisherRoomId: publisherRoom, publisherId: publisherId, audio: mode.audio, video: mode.video)))
-                }
+                actions = try subscription(of: session, to: publisherId, sdp: sdp)
             case .unsubscribe(let publisherId):
                 actions = [.media(.unsubscribe(session: session, publisherId: publisherId))]
             case .restartIce(let publisherId, let sdp):
@@ -403,6 +394,43 @@ public struct RoomsStateMachine: Sendable {
     /// The sessions of the room's anchors.
     public func anchorSessions(in roomId: String) -> [SessionID] {
         rooms[roomId]?.anchorSessions() ?? []
+    }
+
+    /// The media commands of `session`'s subscription to `publisherId`, an anchor of its own room
+    /// or a PK anchor its room sees (subscribed to in its own room, with the room's forward mode):
+    /// for signaling's `subscribe` and for WHEP, which answers the offer itself.
+    public func subscription(of session: SessionID, to publisherId: String, sdp: String) throws(LiveRoomError) -> [Action] {
+        guard let (roomId, userId) = sessions[session] else { throw LiveRoomError(ErrorCode.notInRoom, "enter a room first") }
+        guard let publisherRoom = publisherRoom(of: publisherId, seenFrom: roomId), rooms[publisherRoom]?.members[publisherId]?.publishing != nil else {
+            throw LiveRoomError(ErrorCode.notPublishing, "user \(publisherId.quoted) is not publishing in \(Self.room(roomId))")
+        }
+        try checkMedia(of: session, offer: sdp, sending: false)
+        var actions: [Action] = [.media(.subscribe(session: session, roomId: publisherRoom, userId: userId, publisherId: publisherId, sdp: sdp))]
+        let mode = forwardMode(from: publisherRoom, into: roomId)
+        if publisherRoom != roomId, mode != .both {
+            actions.append(.media(.setForwarding(sessions: [session], publisherRoomId: publisherRoom, publisherId: publisherId, audio: mode.audio, video: mode.video)))
+        }
+        return actions
+    }
+
+    /// The session of `userId` in room `roomId` (a room key), if the user is there.
+    public func session(of userId: String, in roomId: String) -> SessionID? {
+        rooms[roomId]?.members[userId]?.session
+    }
+
+    /// The publishers a member of `roomId` may play: the room's own, then the PK anchors it sees.
+    public func visiblePublishers(in roomId: String) -> [String] {
+        publishers(in: roomId) + pkAnchors(in: roomId).filter { rooms[$0.roomId]?.members[$0.userId]?.publishing != nil }.map(\.userId)
+    }
+
+    /// Whether `id` is a valid string room id (TRTC's characters, at most `maxRoomIdBytes`).
+    public func isValidStringRoomId(_ id: String) -> Bool {
+        !id.isEmpty && id.utf8.count <= configuration.maxRoomIdBytes && id.utf8.allSatisfy(Self.roomIdBytes.contains)
+    }
+
+    /// Whether `id` is a valid user id (letters, digits, `_` and `-`, at most `maxUserIdBytes`).
+    public func isValidUserId(_ id: String) -> Bool {
+        !id.isEmpty && id.utf8.count <= configuration.maxUserIdBytes && id.utf8.allSatisfy(Self.userIdBytes.contains)
     }
 
     public func publishers(in roomId: String) -> [String] {

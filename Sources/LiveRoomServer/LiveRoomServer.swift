@@ -23,7 +23,8 @@ struct WebhookSettingsError: Error, CustomStringConvertible {
     var description: String
 }
 
-/// The room server: WebSocket signaling at `/ws`, the admin API under `/v1/` and `/v4/`.
+/// The room server: WebSocket signaling at `/ws`, the admin API under `/v1/` and `/v4/`, WHIP/WHEP,
+/// replays, and the audience's watch page at `/watch/<room>`.
 public struct LiveRoomServer: Sendable {
     /// Largest signaling frame a client may send; a larger one closes that connection (1009).
     public static let maxSignalingFrameSize = 64 * 1024
@@ -121,6 +122,10 @@ public struct LiveRoomServer: Sendable {
         let auth = AdminAuth(sdkAppId: credentials.sdkAppId, secretKey: credentials.secretKey)
         let router = makeRouter(hub: hub, admin: AdminAPI(hub: hub, store: store, sdkAppId: credentials.sdkAppId), auth: auth, webhooks: webhooks)
         ReplayRoutes(store: store, directory: replayDirectory, auth: auth).add(to: router)
+        WatchRoutes(
+            hub: hub, page: WatchPage(sdkAppId: credentials.sdkAppId, isDevelopment: credentials.isDevelopment),
+            developmentSecret: credentials.isDevelopment ? credentials.secretKey : nil
+        ).add(to: router)
         var server = HTTPServerBuilder.http1WebSocketUpgrade(
             webSocketRouter: router,
             configuration: .init(

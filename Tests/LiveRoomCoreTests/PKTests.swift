@@ -38,6 +38,38 @@ import Testing
         #expect(h.machine.pkPublisherStates(in: "B").map(\.roomId) == ["A"])
     }
 
+    /// What WHEP (the watch page) plays: the room's own publishers, then the PK anchors it sees
+    /// who publish; a subscription to a PK anchor goes to its room, as signaling's does.
+    @Test func aRoomsPlayablePublishersIncludeItsPublishingPKAnchors() throws {
+        var h = linked()
+        #expect(h.machine.visiblePublishers(in: "B") == ["hostA"], "hostB does not publish")
+        _ = h.machine.publishStarted(h.sessions["hostB"]!, audio: false, video: true)
+        #expect(h.machine.visiblePublishers(in: "B") == ["hostB", "hostA"])
+        #expect(h.machine.visiblePublishers(in: "A") == ["hostA", "hostB"])
+        #expect(h.machine.session(of: "fanB", in: "B") == h.sessions["fanB"])
+        #expect(h.machine.session(of: "fanB", in: "A") == nil)
+        let actions = try h.machine.subscription(of: h.sessions["fanB"]!, to: "hostA", sdp: "o")
+        #expect(media(actions) == [.subscribe(session: h.sessions["fanB"]!, roomId: "A", userId: "fanB", publisherId: "hostA", sdp: "o")])
+        #expect(throws: LiveRoomError.self) { try h.machine.subscription(of: h.sessions["fanB"]!, to: "nobody", sdp: "o") }
+        _ = h.send(.disconnectOtherRoom, from: "hostA")
+        #expect(h.machine.visiblePublishers(in: "B") == ["hostB"])
+        #expect(throws: LiveRoomError.self) { try h.machine.subscription(of: h.sessions["fanB"]!, to: "hostA", sdp: "o") }
+    }
+
+    @Test func roomAndUserIdsAreCheckedAsTRTCChecksThem() {
+        let h = Harness()
+        for good in ["room1", "shop 1", "a!#$%&()+-:;<=.>?@[]^_{}|~,", String(repeating: "r", count: 64)] {
+            #expect(h.machine.isValidStringRoomId(good), "\(good)")
+        }
+        for bad in ["", "bad\nroom", "a/b", "é", String(repeating: "r", count: 65)] {
+            #expect(!h.machine.isValidStringRoomId(bad), "\(bad)")
+        }
+        #expect(h.machine.isValidUserId("viewer-1a_B") && h.machine.isValidUserId(String(repeating: "u", count: 32)))
+        for bad in ["", "no spaces", "<b>", String(repeating: "u", count: 33)] {
+            #expect(!h.machine.isValidUserId(bad), "\(bad)")
+        }
+    }
+
     @Test func aForwardModeHidesAKindAndPausesSubscriptions() {
         var h = linked()
         let audioOnly = h.send(.updateOtherRoomForwardMode(room: .string("A"), mode: .audio), from: "hostB")

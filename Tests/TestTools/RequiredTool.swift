@@ -1,7 +1,7 @@
 import Foundation
 
 /// An external program some tests run (ffmpeg, nginx with the RTMP module, GStreamer's
-/// webrtcbin), and the Debian packages that provide it. `scripts/install-deps.sh` installs all
+/// webrtcbin, Chromium), and the Debian packages that provide it. `scripts/install-deps.sh` installs all
 /// of them; a test names what it runs with the ``Testing/Trait/requires(_:)`` trait.
 public struct RequiredTool: Sendable {
     /// What the program is, as a failure or skip message names it.
@@ -94,6 +94,9 @@ public struct RequiredTool: Sendable {
         check.waitUntilExit()
         return check.terminationStatus == 0
     }
+
+    /// Debian's Chromium, run headless and driven over its DevTools protocol (the watch page tests).
+    public static let chromium = RequiredTool(name: "Chromium", packages: "chromium", path: onPath("chromium"))
 
     /// `Tests/Interop`, where the GStreamer scripts are.
     public static let interopDirectory = URL(fileURLWithPath: #filePath)

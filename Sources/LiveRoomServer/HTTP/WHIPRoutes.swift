@@ -27,8 +27,12 @@ struct WHIPRoutes: Sendable {
     func add(to router: Router<RequestContext>) {
         for (prefix, publish) in [("whip", true), ("whep", false)] {
             router.post("/\(prefix)/:room/:user") { request, context -> Response in
-                let room = try context.parameters.require("room")
-                let user = try context.parameters.require("user")
+                // Paths come as sent: `/whep/shop%201/…` names room "shop 1"; the Location keeps the sent form.
+                let rawRoom = try context.parameters.require("room")
+                let rawUser = try context.parameters.require("user")
+                guard let room = rawRoom.removingPercentEncoding, let user = rawUser.removingPercentEncoding else {
+                    return Self.text("the room and user in the path must be valid percent-encoded UTF-8", status: .badRequest)
+                }
                 guard request.headers[.contentType]?.lowercased().hasPrefix("application/sdp") == true else {
                     return Self.text("the body must be an SDP offer (Content-Type: application/sdp)", status: .unsupportedMediaType)
                 }
@@ -42,7 +46,7 @@ struct WHIPRoutes: Sendable {
                         publish: publish, anchor: request.uri.queryParameters.get("anchor"), offer: offer)
                     var headers = Self.cors
                     headers[.contentType] = "application/sdp"
-                    headers[.location] = "/\(prefix)/\(room)/\(user)/\(session)"
+                    headers[.location] = "/\(prefix)/\(rawRoom)/\(rawUser)/\(session)"
                     headers[.eTag] = "\"\(session)\""
                     return Response(status: .created, headers: headers, body: .init(byteBuffer: ByteBuffer(string: answer)))
                 } catch {
@@ -104,7 +108,7 @@ struct WHIPRoutes: Sendable {
     /// The session a DELETE or PATCH names, after checking the user's UserSig and that the
     /// session is that user's in that room.
     private func resource(of request: Request, _ context: RequestContext) async -> Result<UInt64, ResourceRefusal> {
-        guard let room = context.parameters.get("room"), let user = context.parameters.get("user"),
+        guard let room = context.parameters.get("room")?.removingPercentEncoding, let user = context.parameters.get("user")?.removingPercentEncoding,
             let session = context.parameters.get("resource").flatMap(UInt64.init)
         else {
             return .failure(ResourceRefusal(response: Self.text("no such session", status: .notFound)))

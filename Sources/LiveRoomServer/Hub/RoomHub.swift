@@ -178,14 +178,30 @@ actor RoomHub {
         var message: String
     }
 
+    /// A WHEP session of a user who is in the room over signaling too (the watch page): its
+    /// subscription belongs to the signaling session, which keeps the user's one seat.
+    struct AttachedPlayback: Sendable {
+        var owner: SessionID
+        var roomKey: String
+        var userId: String
+        var publisherId: String
+        var publisherRoom: String
+    }
+
+    /// The WHEP sessions attached to signaling sessions, by resource id.
+    private var attachedPlaybacks: [SessionID: AttachedPlayback] = [:]
+
     /// Enters a room for a WHIP/WHEP client (a session without a WebSocket) and negotiates
-    /// its peer connection: publish for WHIP, play the first publishing anchor (or `anchor`)
-    /// for WHEP. Returns the session, which names the WHIP/WHEP resource.
+    /// its peer connection: publish for WHIP, play the first publishing anchor (or `anchor`,
+    /// which may be a PK anchor the room sees) for WHEP. A WHEP request of a user who is in
+    /// the room over signaling does not enter again (that would replace the signaling session):
+    /// the subscription is that session's. Returns the session, which names the WHIP/WHEP resource.
     func enterForHTTP(
         roomId: String, userId: String, userSig: String, privateMapKey: String = "", publish: Bool, anchor: String?, offer: String
     ) async throws(HTTPRefusal) -> (SessionID, String) {
         guard let media else { throw HTTPRefusal(status: 503, message: "the media port is not running") }
         let session = newSession()
+        let roomKey = RoomID.string(roomId).key
         let params = EnterRoomParams(
             sdkAppId: machine.configuration.sdkAppId, userId: userId, userSig: userSig, strRoomId: roomId, role: publish ? .anchor : .audience,
             privateMapKey: privateMapKey)
@@ -193,52 +209,91 @@ actor RoomHub {
             let status = switch error.code {
             case ErrorCode.invalidUserSig, ErrorCode.userSigCheckFailed: 401
             case ErrorCode.tooManyAnchors, ErrorCode.privilegeCheckFailed: 403
+            case ErrorCode.notPublishing: 404
             default: 400
             }
             return HTTPRefusal(status: status, message: "\(error.code): \(error.message)")
         }
-        switch machine.enter(params, from: session, at: .now()) {
-        case .refused(let error):
-            throw refusal(error)
-        case .entered(let actions):
-            execute(actions)
+        // The subscription's owner: the user's signaling session, or this new session in the room.
+        var owner = session
+        if !publish, let signaling = machine.session(of: userId, in: roomKey), outboxes[signaling] != nil {
+            do throws(LiveRoomError) {
+                try machine.validate(params, now: EventTime.now().unixSeconds)
+            } catch {
+                throw refusal(error)
+            }
+            owner = signaling
+        } else {
+            switch machine.enter(params, from: session, at: .now()) {
+            case .refused(let error):
+                throw refusal(error)
+            case .entered(let actions):
+                execute(actions)
+            }
         }
-        do throws(LiveRoomError) {
-            try machine.checkMedia(of: session, offer: offer, sending: publish)
-        } catch {
-            leaveForHTTP(session)
-            throw refusal(error)
+        func fail(_ refusal: HTTPRefusal) -> HTTPRefusal {
+            if owner == session { leaveForHTTP(session) }
+            return refusal
         }
-        do {
-            if publish {
+        if publish {
+            do throws(LiveRoomError) {
+                try machine.checkMedia(of: session, offer: offer, sending: true)
+            } catch {
+                throw fail(refusal(error))
+            }
+            do {
                 let (answer, audio, video) = try await media.publish(owner: session, roomId: roomId, userId: userId, offer: offer).get()
                 published(session: session, roomId: roomId, userId: userId, answer: answer, audio: audio, video: video)
                 return (session, answer)
+            } catch {
+                throw fail(HTTPRefusal(status: 400, message: "the offer cannot be used: \(error)"))
             }
-            guard let publisherId = anchor ?? machine.publishers(in: roomId).first else {
-                throw HTTPRefusal(status: 409, message: "nobody publishes in room \(roomId.quoted) yet")
-            }
-            guard machine.publishers(in: roomId).contains(publisherId) else {
-                throw HTTPRefusal(status: 404, message: "\(publisherId.quoted) does not publish in room \(roomId.quoted)")
-            }
-            return (session, try await media.subscribe(owner: session, roomId: roomId, publisherId: publisherId, offer: offer).get())
-        } catch let refusal as HTTPRefusal {
-            leaveForHTTP(session)
-            throw refusal
-        } catch {
-            leaveForHTTP(session)
-            throw HTTPRefusal(status: 400, message: "the offer cannot be used: \(error)")
         }
+        guard let publisherId = anchor ?? machine.visiblePublishers(in: roomKey).first else {
+            throw fail(HTTPRefusal(status: 409, message: "nobody publishes in room \(roomId.quoted) yet"))
+        }
+        let actions: [RoomsStateMachine.Action]
+        do throws(LiveRoomError) {
+            actions = try machine.subscription(of: owner, to: publisherId, sdp: offer)
+        } catch {
+            throw fail(refusal(error))
+        }
+        var publisherRoom = roomKey
+        var rest: [RoomsStateMachine.Action] = []
+        for action in actions {
+            if case .media(.subscribe(_, let room, _, _, _)) = action { publisherRoom = room } else { rest.append(action) }
+        }
+        let answer: String
+        do {
+            answer = try await media.subscribe(owner: owner, roomId: publisherRoom, publisherId: publisherId, offer: offer).get()
+        } catch {
+            throw fail(HTTPRefusal(status: 400, message: "the offer cannot be used: \(error)"))
+        }
+        execute(rest)
+        if owner != session {
+            // A new subscription of the owner to the publisher replaced any earlier one; entries
+            // of owners gone from their rooms are dropped here too.
+            attachedPlaybacks = attachedPlaybacks.filter { _, playback in
+                !(playback.owner == owner && playback.publisherId == publisherId) && machine.membership(of: playback.owner) != nil
+            }
+            attachedPlaybacks[session] = AttachedPlayback(
+                owner: owner, roomKey: roomKey, userId: userId, publisherId: publisherId, publisherRoom: publisherRoom)
+        }
+        return (session, answer)
     }
 
     /// A WHIP/WHEP PATCH with the client's ICE credentials: an ICE restart when they are new,
     /// nil when they are the ones in use (a trickled candidate, which an ICE-lite server needs not).
     func restartICEForHTTP(_ session: SessionID, publishing: Bool, remote: ICECredentials) async throws(HTTPRefusal) -> SFURouter.ICERestartAnswer? {
         guard let media else { throw HTTPRefusal(status: 503, message: "the media port is not running") }
+        var owner = session
+        var target: SFURouter.ICERestartTarget = publishing ? .publishing : .subscription(publisherId: nil)
+        if !publishing, let playback = attachedPlaybacks[session] {
+            owner = playback.owner
+            target = .subscription(publisherId: playback.publisherId)
+        }
         do {
-            return try await media.restartICE(
-                owner: session, target: publishing ? .publishing : .subscription(publisherId: nil), remote: remote, fingerprint: nil
-            ).get()
+            return try await media.restartICE(owner: owner, target: target, remote: remote, fingerprint: nil).get()
         } catch {
             throw HTTPRefusal(status: 409, message: "the ICE restart cannot be done: \(error)")
         }
@@ -246,13 +301,33 @@ actor RoomHub {
 
     /// Whether a WHIP/WHEP resource is a session in this (string) room as this user.
     func isHTTPSession(_ session: SessionID, roomId: String, userId: String) -> Bool {
-        outboxes[session] == nil && machine.membership(of: session).map { $0 == (RoomID.string(roomId).key, userId) } == true
+        if let playback = attachedPlaybacks[session] {
+            // The owner must still be that user in that room (a connection may leave and enter another).
+            return playback.roomKey == RoomID.string(roomId).key && playback.userId == userId
+                && machine.membership(of: playback.owner).map { $0 == (playback.roomKey, playback.userId) } == true
+        }
+        return outboxes[session] == nil && machine.membership(of: session).map { $0 == (RoomID.string(roomId).key, userId) } == true
     }
 
-    /// Ends a WHIP/WHEP session: it leaves the room and its peer connection closes.
+    /// Ends a WHIP/WHEP session: it leaves the room and its peer connection closes. An attached
+    /// playback ends only its subscription; its signaling session stays in the room.
     func leaveForHTTP(_ session: SessionID) {
+        if let playback = attachedPlaybacks.removeValue(forKey: session) {
+            media?.unsubscribe(owner: playback.owner, publisherId: playback.publisherId, roomId: playback.publisherRoom)
+            return
+        }
         execute(machine.handle(.exitRoom, from: session, at: .now()))
         media?.close(owner: session)
+    }
+
+    /// Whether `id` is a string room id TRTC takes (the watch page's path).
+    func isValidRoomId(_ id: String) -> Bool {
+        machine.isValidStringRoomId(id)
+    }
+
+    /// Whether `id` is a user id TRTC takes.
+    func isValidUserId(_ id: String) -> Bool {
+        machine.isValidUserId(id)
     }
 
     // MARK: Admin

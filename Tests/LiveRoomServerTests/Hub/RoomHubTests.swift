@@ -208,6 +208,65 @@ struct RoomHubTests {
         #expect(h.media.calls.contains(.close(owner: session)))
     }
 
+    /// The watch page is in the room over signaling and plays over WHEP as the same user: the
+    /// WHEP session must not enter again (which would replace the signaling session), and
+    /// ending it ends only the subscription.
+    @Test func whepOfAUserInTheRoomOverSignalingIsThatSessionsSubscription() async throws {
+        let h = try await HubHarness()
+        let host = try await h.entered("host", role: .anchor)
+        host.send(.publish(sdp: "offer"))
+        try await host.next("onPublishAnswer")
+        let fan = try await h.entered("fan")
+        let (resource, answer) = try await h.hub.enterForHTTP(
+            roomId: "room1", userId: "fan", userSig: HubHarness.sig("fan"), publish: false, anchor: "host", offer: "offer")
+        #expect(answer == "answer for host")
+        #expect(h.media.calls.contains(.subscribe(owner: fan.session, roomId: "room1", publisherId: "host")))
+        #expect(resource != fan.session)
+        #expect(await h.hub.isHTTPSession(resource, roomId: "room1", userId: "fan"))
+        #expect(await !h.hub.isHTTPSession(resource, roomId: "room1", userId: "host"))
+        #expect(await h.hub.describe("room1")?.users.map(\.userId).sorted() == ["fan", "host"])
+        // A bad UserSig is refused even though the user is in the room.
+        await #expect(throws: RoomHub.HTTPRefusal.self) {
+            _ = try await h.hub.enterForHTTP(roomId: "room1", userId: "fan", userSig: "garbage", publish: false, anchor: "host", offer: "offer")
+        }
+        await h.hub.leaveForHTTP(resource)
+        #expect(h.media.calls.contains(.unsubscribe(owner: fan.session, publisherId: "host")))
+        #expect(!h.media.calls.contains(.close(owner: fan.session)))
+        #expect(await !h.hub.isHTTPSession(resource, roomId: "room1", userId: "fan"))
+        // The signaling session is still in the room and hears it.
+        host.send(.sendCustomCmdMsg(CustomCmdMsg(cmdID: 1, data: "still here")))
+        try await fan.next("onRecvCustomCmdMsg") { $0["data"] == "still here" }
+    }
+
+    /// A PK anchor the room sees plays over WHEP, subscribed to in its own room.
+    @Test func whepPlaysAPKAnchorOfALinkedRoom() async throws {
+        let h = try await HubHarness()
+        let hostA = try await h.entered("hostA", role: .anchor, room: "roomA")
+        let hostB = try await h.entered("hostB", role: .anchor, room: "roomB")
+        for host in [hostA, hostB] {
+            host.send(.publish(sdp: "offer"))
+            try await host.next("onPublishAnswer")
+        }
+        // Before the link, roomB's anchor is not roomA's to play.
+        do {
+            _ = try await h.hub.enterForHTTP(roomId: "roomA", userId: "early", userSig: HubHarness.sig("early"), publish: false, anchor: "hostB", offer: "offer")
+            Issue.record("hostB played in roomA without a link")
+        } catch {
+            #expect(error.status == 404, "\(error.message)")
+        }
+        hostA.send(.connectOtherRoom(room: .string("roomB"), userId: "hostB"))
+        let linked = try await hostA.next("onConnectOtherRoom")
+        #expect(linked["errCode"] == 0, "\(linked.jsonText)")
+        let fan = try await h.entered("fan", room: "roomA")
+        try await fan.next("onUserVideoAvailable") { $0["userId"] == "hostB" }
+        _ = try await h.hub.enterForHTTP(roomId: "roomA", userId: "fan", userSig: HubHarness.sig("fan"), publish: false, anchor: "hostB", offer: "offer")
+        #expect(h.media.calls.contains(.subscribe(owner: fan.session, roomId: "roomB", publisherId: "hostB")))
+        // A WHEP-only viewer plays it too.
+        let (viewer, _) = try await h.hub.enterForHTTP(
+            roomId: "roomA", userId: "viewer", userSig: HubHarness.sig("viewer"), publish: false, anchor: "hostB", offer: "offer")
+        #expect(h.media.calls.contains(.subscribe(owner: viewer, roomId: "roomB", publisherId: "hostB")))
+    }
+
     @Test func refusedWHIPAndWHEPEntersGetAnHTTPStatus() async throws {
         let h = try await HubHarness(maxAnchors: 1)
         _ = try await h.entered("host", role: .anchor)

@@ -87,8 +87,8 @@ struct WatchPage: Sendable {
 /// `GET /watch/<room>`: the watch page for a string room (400 for an id TRTC would refuse);
 /// `GET /watch/assets/<name>`: its scripts and style; `POST /watch/<room>/usersig`: in
 /// development mode only (the server runs on the development secret of its data directory), a
-/// UserSig for a random viewer id (or `?userId=`), so the page can be opened without one. 404
-/// otherwise.
+/// UserSig for a random viewer id, so the page can be opened without one (400 with `?userId=`).
+/// 404 otherwise.
 struct WatchRoutes: Sendable {
     let hub: RoomHub
     let page: WatchPage
@@ -121,10 +121,12 @@ struct WatchRoutes: Sendable {
             guard let room = WatchPage.decoded(try context.parameters.require("room")), await hub.isValidRoomId(room) else {
                 return Self.text("the room id is not a valid strRoomId", status: .badRequest)
             }
-            let userId = request.uri.queryParameters.get("userId") ?? "viewer-" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
-            guard await hub.isValidUserId(userId) else {
-                return Self.text("\(ErrorCode.invalidUserId): userId may hold only letters, digits, _ and - (1-32 bytes)", status: .badRequest)
+            // Only for a new random viewer: a chosen id would let anyone who reaches the server
+            // sign as an anchor of the room or as the administrator.
+            guard request.uri.queryParameters.get("userId") == nil else {
+                return Self.text("a development UserSig is only for a random viewer id: leave out userId", status: .badRequest)
             }
+            let userId = "viewer-" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
             let sig = UserSig.make(
                 sdkAppId: page.sdkAppId, secretKey: secret, identifier: userId, time: Int64(Date().timeIntervalSince1970),
                 expire: Self.developmentUserSigLifetime

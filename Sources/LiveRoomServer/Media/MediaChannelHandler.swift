@@ -7,7 +7,8 @@ import NIOPosix
 
 /// Reads one media loop's datagrams (and, through ``ICETCPConnectionHandler``, the packets of
 /// the port's ICE-TCP connections) into its router, and writes what the router returns to the
-/// UDP socket or the TCP connection it names, flushing once per read burst. With several
+/// UDP socket or the TCP connection it names, flushing after a packet with many copies and
+/// at the end of each read burst. With several
 /// loops, what belongs to another loop is handed to it in one batch per burst (``MediaLoops``).
 final class MediaChannelHandler: ChannelInboundHandler {
     typealias InboundIn = AddressedEnvelope<ByteBuffer>

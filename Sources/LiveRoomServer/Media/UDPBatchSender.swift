@@ -7,8 +7,8 @@ import LiveRoomWire
 import NIOCore
 
 /// Writes one media loop's datagrams to its UDP socket itself, up to 1024 per system call
-/// (`sendmmsg`), instead of one channel write each through the pipeline: the datagrams of one
-/// read burst go out together when it ends. A datagram the socket has no room for is dropped
+/// (`sendmmsg`), instead of one channel write each through the pipeline: a packet's copies go
+/// out together once 64 or more wait (``flush(ifAtLeast:)``), the rest at the read burst's end. A datagram the socket has no room for is dropped
 /// and counted, as a congested path would drop it. Confined to the loop.
 ///
 /// The RTP the router forwards is written straight into slots of storage kept here from

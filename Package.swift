@@ -79,7 +79,7 @@ let package = Package(
         ], resources: [
             // The watch page (WatchRoutes): compiled into the binary as byte arrays (PackageResources).
             .embedInCode("Web/watch.html"), .embedInCode("Web/watch.css"), .embedInCode("Web/watch.js"),
-            .embedInCode("Web/signaling.js"), .embedInCode("Web/whep.js"),
+            .embedInCode("Web/signaling.js"), .embedInCode("Web/whep.js"), .embedInCode("Web/sei.js"),
         ]),
         // WebRTC wire formats: STUN, RTP/RTCP, SDP, VP8/H.264 payloads (pure, no I/O).
         .target(name: "LiveRoomWire", dependencies: [

@@ -197,6 +197,44 @@ struct WatchPageEndToEndTests {
         chromium.process.stop()
     }
 
+    /// An H.264 anchor's pop-up sent as SEI only (no signaling): the page reads it from the
+    /// video's encoded frames and shows the card with the frame it rode on.
+    @Test(.requires(.chromium, .ffmpeg)) func anH264AnchorsSEIPopUpShowsOnThePage() async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        try FileManager.default.createDirectory(at: Self.artifacts, withIntermediateDirectories: true)
+        let server = try await TestServer.start(in: scope)
+        let host = try server.join(
+            "hostS", room: "roomS", role: "anchor", in: scope, extra: ["--publish", "color:00C000", "--video-codec", "h264"] + Self.small)
+        try await host.waitForEvent("onPublishAnswer", timeout: .seconds(15))
+        host.send(#"product add {"itemNumber":7,"title":"Oolong","price":"88.00","currency":"CNY","itemUrl":"https://shop.example/7","stock":5}"#)
+        try await host.waitForEvent("onProductResult")
+
+        let chromium = try await HeadlessChromium.start(in: scope)
+        try await DevTools.connect(chromium.browserURL) { devtools in
+            let page = try await devtools.openPage()
+            try await page.navigate("\(server.url)/watch/roomS?userId=fan&userSig=\(Self.userSig("fan"))")
+            let green = try await Self.playsColour(page, anchor: "hostS", shot: "sei-1-h264-green")
+            #expect(green.g > 140 && green.r < 80 && green.b < 80, "the video's centre is \(green), not hostS's green")
+            try await page.waitFor("the products are listed", "document.querySelectorAll('#products li[data-item]').length === 1")
+            #expect(try await page.evaluate("document.getElementById('popup').hidden && window.liveroomWatch.seiPopUps === 0") == true)
+
+            // TRTC's item_popup_msg as SEI on the next frames: nothing goes over signaling.
+            let popped = ContinuousClock.now
+            host.send(#"sei {"cmd":"item_popup_msg","msg":{"itemNumber":7,"itemPrice":88,"itemTitle":"Oolong","itemUrl":"https://shop.example/7"}} 3"#)
+            try await page.waitFor("the card shows from SEI", timeout: .seconds(1), "!document.getElementById('popup').hidden")
+            print("watch page: the SEI pop-up card showed \(ContinuousClock.now - popped) after the anchor's sei")
+            #expect(try await page.evaluate("window.liveroomWatch.seiPopUps") == 1, "one pop-up, however many frames carried it")
+            #expect(try await page.evaluate("document.querySelector('#popup .title').textContent") == "Oolong")
+            #expect(try await page.evaluate("document.querySelector('#popup .price').textContent") == "88.00 CNY")
+            try await page.screenshot(to: Self.artifacts.appendingPathComponent("sei-2-popup.png"))
+            // The frames still decode with the page reading them.
+            let frames = try await Self.framesDecoded(page)
+            try await page.waitFor("frames still decode", "window.liveroomWatch.framesDecoded().then(n => n > \(frames + 10))")
+        }
+        chromium.process.stop()
+    }
+
     /// On the development credentials (no --secret-key) the page needs no UserSig in its URL: it
     /// asks the server for one for a random viewer id. The route checks the room and the id.
     @Test(.requires(.chromium)) func inDevelopmentModeThePageGetsItsOwnUserSig() async throws {

@@ -30,6 +30,7 @@ struct WatchPage: Sendable {
         "watch.js": Asset(contentType: "text/javascript; charset=utf-8", bytes: PackageResources.watch_js),
         "signaling.js": Asset(contentType: "text/javascript; charset=utf-8", bytes: PackageResources.signaling_js),
         "whep.js": Asset(contentType: "text/javascript; charset=utf-8", bytes: PackageResources.whep_js),
+        "sei.js": Asset(contentType: "text/javascript; charset=utf-8", bytes: PackageResources.sei_js),
     ]
 
     /// Scripts, styles, fetches and the WebSocket from this origin only; no inline script or

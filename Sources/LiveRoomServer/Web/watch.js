@@ -25,11 +25,21 @@ let popUp = null;              // { itemNumber, title, price }
 let connection = 'connecting';
 let playback = 'stopped';
 let buyCount = 0;
+let seiPopUps = 0;             // pop-ups that came as SEI on the video
+const utf8 = new TextDecoder();
 let signaling = null;
 
 const player = new WHEPPlayer({
   room, get userId() { return userId; }, userSig: () => userSig, privateMapKey, video: $('video'),
   onState: (state) => { playback = state; showState(); },
+  onSEI: (message) => {
+    // An anchor's pop-up riding on the video (TRTC's item_popup_msg, as SEI): shown with its frame.
+    const next = parsePopUp(utf8.decode(message.data));
+    if (!next || next.itemNumber === popUp?.itemNumber) return;
+    popUp = next;
+    seiPopUps++;
+    renderPopUp();
+  },
 });
 
 /** The state line: connecting, offline, waiting (nobody publishes), playing, or an error. */
@@ -276,6 +286,7 @@ window.liveroomWatch = {
   framesDecoded: () => player.framesDecoded(),
   get anchor() { return current; },
   get whepLocation() { return player.location; },
+  get seiPopUps() { return seiPopUps; },
 };
 
 start();

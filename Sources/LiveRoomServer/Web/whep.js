@@ -1,6 +1,13 @@
 // WHEP playback (Sources/LiveRoomServer/HTTP/WHIPRoutes.swift): one peer connection at a time,
 // POST /whep/<room>/<user>?anchor=<anchor> with the offer, DELETE on its Location to end it.
-// A connection that fails, or stays disconnected for a few seconds, is made again.
+// A connection that fails, or stays disconnected for a few seconds, is made again. Where the
+// browser has encoded transforms (Chromium's createEncodedStreams), H.264 frames are read for
+// SEI messages on their way to the decoder.
+
+import { seiMessages } from './sei.js';
+
+/** Whether this browser lets the page see encoded frames. */
+const encodedStreams = typeof RTCRtpReceiver !== 'undefined' && 'createEncodedStreams' in RTCRtpReceiver.prototype;
 
 const disconnectedGraceMs = 4000;
 const maxRestarts = 20;
@@ -9,7 +16,8 @@ export class WHEPPlayer {
   /**
    * @param {object} options `room`, `userId`, `userSig()` (the current UserSig), `privateMapKey`
    *   (empty when the server needs none), `video` (the
-   *   element), `onState(state, detail)` with "negotiating" | "playing" | "failed" | "stopped".
+   *   element), `onState(state, detail)` with "negotiating" | "playing" | "failed" | "stopped",
+   *   `onSEI(message)` with each SEI message of the video (`{ payloadType, uuid, data }`).
    */
   constructor(options) {
     this.options = options;
@@ -28,11 +36,12 @@ export class WHEPPlayer {
     await this.end();
     if (generation !== this.generation) return;
     this.anchor = anchor;
-    const pc = new RTCPeerConnection({ bundlePolicy: 'max-bundle' });
+    const pc = new RTCPeerConnection({ bundlePolicy: 'max-bundle', ...(encodedStreams ? { encodedInsertableStreams: true } : {}) });
     this.pc = pc;
     pc.addTransceiver('video', { direction: 'recvonly' });
     pc.addTransceiver('audio', { direction: 'recvonly' });
     pc.ontrack = (event) => {
+      if (encodedStreams) this.readFrames(event.receiver, event.track.kind);
       const video = this.options.video;
       const stream = event.streams[0] || new MediaStream([event.track]);
       if (video.srcObject !== stream) video.srcObject = stream;
@@ -63,6 +72,30 @@ export class WHEPPlayer {
       this.options.onState('failed', String(error.message || error));
       this.scheduleRestart(generation);
     }
+  }
+
+  /**
+   * Passes a receiver's encoded frames on to its decoder (with encoded streams on, a receiver
+   * whose frames are not passed on decodes nothing), reading H.264 video frames for SEI.
+   */
+  readFrames(receiver, kind) {
+    let streams;
+    try { streams = receiver.createEncodedStreams(); } catch { return; }
+    const onSEI = kind === 'video' ? this.options.onSEI : null;
+    const transform = new TransformStream({
+      transform(frame, controller) {
+        if (onSEI) {
+          const mimeType = frame.getMetadata?.().mimeType;
+          if (mimeType === undefined || mimeType.toLowerCase() === 'video/h264') {
+            try {
+              for (const message of seiMessages(new Uint8Array(frame.data))) onSEI(message);
+            } catch { /* a frame the page cannot read still plays */ }
+          }
+        }
+        controller.enqueue(frame);
+      },
+    });
+    streams.readable.pipeThrough(transform).pipeTo(streams.writable).catch(() => {});
   }
 
   watch(pc, generation) {

@@ -6,7 +6,7 @@ import Testing
 /// page's own guarantees (no inline script, server text as text).
 @Suite struct WatchPageTests {
     @Test func everyAssetIsEmbeddedWithItsTypeAndUnknownNamesAre404() {
-        for (name, type) in [("watch.js", "text/javascript"), ("signaling.js", "text/javascript"), ("whep.js", "text/javascript"), ("watch.css", "text/css")] {
+        for (name, type) in [("watch.js", "text/javascript"), ("signaling.js", "text/javascript"), ("whep.js", "text/javascript"), ("sei.js", "text/javascript"), ("watch.css", "text/css")] {
             let (status, headers, body) = WatchPage.assetResponse(name: name, ifNoneMatch: nil)
             #expect(status == .ok, "\(name)")
             #expect(headers[.contentType]?.hasPrefix(type) == true, "\(name): \(headers[.contentType] ?? "none")")
@@ -43,7 +43,7 @@ import Testing
     }
 
     @Test func theScriptsNeverInsertServerTextAsHTML() {
-        for name in ["watch.js", "signaling.js", "whep.js"] {
+        for name in ["watch.js", "signaling.js", "whep.js", "sei.js"] {
             let script = String(decoding: WatchPage.assets[name]!.bytes, as: UTF8.self)
             for sink in ["innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function"] {
                 #expect(!script.contains(sink), "\(name) uses \(sink)")

@@ -209,11 +209,10 @@ public struct LiveRoomServer: Sendable {
             pool.cancel()
             throw ClusterStartError(description: "cannot use the cluster database \(url.redacted): \(error)")
         }
-        pool.cancel()
         logger.notice("Cluster mode", metadata: [LogKey.node: "\(nodeId)", LogKey.url: "\(url.redacted)"])
         let membership = ClusterMembership(
             store: store, nodeId: nodeId, relayToken: ClusterRouting.relayToken(secretKey: credentials.secretKey), logger: logger)
-        return Cluster(membership: membership, pool: ClusterPoolService(store: store))
+        return Cluster(membership: membership, pool: ClusterPoolService(pool: pool))
     }
 
     /// The node id kept in `<data-dir>/node-id`, made (random) on first start.
@@ -477,16 +476,15 @@ public struct ClusterStartError: Error, CustomStringConvertible {
 }
 
 /// Runs the PostgreSQL connection pool until shutdown (after the cluster service has left).
+/// (A pool runs once: it was started before the tables were made, and is stopped here.)
 struct ClusterPoolService: Service {
-    let store: PostgresClusterStore
+    let pool: Task<Void, Never>
 
     func run() async throws {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await store.run() }
-            try? await gracefulShutdown()
-            // The cluster service (started after this one, stopped before it) has left the cluster.
-            group.cancelAll()
-        }
+        try? await gracefulShutdown()
+        // The cluster service (started after this one, stopped before it) has left the cluster.
+        pool.cancel()
+        await pool.value
     }
 }
 

@@ -147,8 +147,9 @@ public struct JoinSession: Sendable {
         while true {
             state.entered.withLock { $0 = false }
             var failure: (any Error)?
+            let first = current
             for offset in 0..<urls.count {
-                let index = (current + offset) % urls.count
+                let index = (first + offset) % urls.count
                 do {
                     try await connect(url: urls[index], role: role, state: state, media: media, relay: relay, recovering: attempts > 0)
                     failure = nil

@@ -241,7 +241,7 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
         .testTarget(name: "LiveRoomServerTests", dependencies: [
-            "LiveRoomServer", "LiveRoomAuth", "LiveRoomCore", "LiveRoomProtocol", "LiveRoomPublishTasks", "LiveRoomSFU", "LiveRoomStore", "LiveRoomTransport",
+            "LiveRoomServer", "LiveRoomAuth", "LiveRoomCluster", "LiveRoomCore", "LiveRoomProtocol", "LiveRoomPublishTasks", "LiveRoomSFU", "LiveRoomStore", "LiveRoomTransport",
             "LiveRoomSecureTransport", "LiveRoomWire",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -94,6 +94,12 @@ struct ClusterEndToEndTests {
         viewer.send("custom 2 hello back")
         try await anchor.waitForEvent("onRecvCustomCmdMsg") { $0["data"] == "hello back" }
         #expect(Self.home(try await Self.clusterNodes(n1), room: "R") == "n1")
+        // The viewer is a member of the room on node 1; node 2 holds no room R of its own.
+        let (onHome, _) = try await n1.admin("DescribeRoom", ["SdkAppId": .number(Double(TestServer.sdkAppId)), "RoomId": "R"], in: scope)
+        let members = onHome["Response"]?["UserList"]?.arrayValue?.compactMap { $0["UserId"]?.stringValue } ?? []
+        #expect(Set(members) == ["anchor", "viewer"], "\(onHome.jsonText)")
+        let (onRelay, _) = try await n2.admin("DescribeRoom", ["SdkAppId": .number(Double(TestServer.sdkAppId)), "RoomId": "R"], in: scope)
+        #expect(onRelay["Response"]?["Error"]?["Code"] == "FailedOperation.RoomNotExist", "\(onRelay.jsonText)")
 
         // The CLI with a dead URL first enters through the second.
         let deadURL = "http://127.0.0.1:\(try PostgresTestServer.freeLoopbackPort())"
@@ -139,6 +145,10 @@ struct ClusterEndToEndTests {
             ("mysql://u@h/d", 64, "postgres://"),
             ("postgres://u@127.0.0.1:\(port)/d?sslmode=disable", 3, "cannot use the cluster database postgres://u@127.0.0.1:\(port)/d"),
         ]
+        // Without --cluster-db the server runs alone and says so.
+        let alone = try await TestServer.start(in: scope)
+        #expect(try await Self.clusterNodes(alone)["Error"]?["Code"] == "FailedOperation.ClusterModeOff")
+        alone.process.stop()
         for (url, status, message) in cases {
             let server = try scope.start(
                 "liveroom-server",

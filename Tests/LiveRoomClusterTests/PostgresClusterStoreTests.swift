@@ -98,6 +98,25 @@ import Testing
         }
     }
 
+    @Test func staleClaimsOfRoomsThatNeverOpenedAreReleased() async throws {
+        try await withStore { store in
+            try await store.register(registration("n1"), load: NodeLoad())
+            try await store.register(registration("n2"), load: NodeLoad())
+            _ = try await store.claim(roomKey: "open", candidate: "n1")
+            _ = try await store.claim(roomKey: "refused", candidate: "n1")
+            _ = try await store.claim(roomKey: "elsewhere", candidate: "n2")
+            // Too fresh to be stale.
+            try await store.releaseStale(nodeId: "n1", keeping: ["open"], olderThanMs: 60_000)
+            #expect(try await store.homes().count == 3)
+            try await Task.sleep(for: .milliseconds(300))
+            try await store.releaseStale(nodeId: "n1", keeping: ["open"], olderThanMs: 200)
+            #expect(try await store.homes() == [RoomHome(roomKey: "elsewhere", nodeId: "n2"), RoomHome(roomKey: "open", nodeId: "n1")])
+            // Keeping nothing (an empty array parameter) releases every old claim of the node.
+            try await store.releaseStale(nodeId: "n1", keeping: [], olderThanMs: 200)
+            #expect(try await store.homes() == [RoomHome(roomKey: "elsewhere", nodeId: "n2")])
+        }
+    }
+
     @Test func hostileRoomKeysAreDataNotSQL() async throws {
         try await withStore { store in
             try await store.register(registration("n1"), load: NodeLoad())

@@ -299,7 +299,13 @@ public struct LiveRoomServer: Sendable {
                 let loginTimeout = configuration.loginTimeout
                 let deadline = Task {
                     guard (try? await Task.sleep(for: loginTimeout)) != nil, !received.isSet else { return }
+                    let seconds = loginTimeout.components.seconds
+                    let error = ServerEvent.error(LiveRoomError(ErrorCode.loginTimeout, "no enterRoom within \(seconds) s; the connection is closed"))
+                    try? await outbound.write(.text(error.json.jsonText))
                     logger.info("Signaling connection closed: no enterRoom", metadata: [LogKey.address: "\(address)"])
+                    let closing = Task { try? await outbound.close(.policyViolation, reason: "no enterRoom within \(seconds) s") }
+                    try? await Task.sleep(for: .milliseconds(200))
+                    closing.cancel()
                     try? await channel.close()
                 }
                 first = try? await messages.next()

@@ -2,9 +2,12 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import HTTPTypes
+import HummingbirdWSClient
 import LiveRoomAuth
 import LiveRoomProtocol
 import PostgresTestSupport
+import Logging
 import TestTools
 import Testing
 
@@ -14,13 +17,13 @@ import Testing
 @Suite(.serialized, .requires(.postgreSQL), .timeLimit(.minutes(3)))
 struct ClusterEndToEndTests {
     /// Starts node `id` on the cluster database, with its own data directory.
-    static func startNode(_ id: String, database: String, in scope: ProcessScope) async throws -> TestServer {
+    static func startNode(_ id: String, database: String, in scope: ProcessScope, extra: [String] = []) async throws -> TestServer {
         let dataDirectory = scope.dataDirectory.appendingPathComponent(id).path
         let process = try scope.start(
             "liveroom-server",
             ["--host", "127.0.0.1", "--port", "0", "--media-port", "0", "--ice-tcp-port", "0", "--data-dir", dataDirectory,
              "--sdk-app-id", String(TestServer.sdkAppId), "--secret-key", TestServer.secretKey, "--log-level", "warning",
-             "--cluster-db", database, "--node-id", id],
+             "--cluster-db", database, "--node-id", id] + extra,
             name: id)
         let line = try await process.waitForLine(timeout: .seconds(20)) { $0.contains("LiveRoom server listening on ") }
         let url = String(line[line.range(of: "listening on ")!.upperBound...]).trimmingCharacters(in: .whitespaces)
@@ -135,6 +138,59 @@ struct ClusterEndToEndTests {
         try await late.waitForEvent("onRemoteUserEnterRoom") { $0["userId"] == "newcomer" }
         newcomer.send("custom 1 after the failover")
         try await late.waitForEvent("onRecvCustomCmdMsg") { $0["data"] == "after the failover" }
+    }
+
+    /// Sends `frames` on a raw WebSocket with `headers`; what comes back until the server closes
+    /// or `settle` passes.
+    static func exchange(
+        _ url: String, headers: HTTPFields, frames: [String], settle: Duration
+    ) async throws -> (events: [JSONValue], close: WebSocketCloseFrame?) {
+        let received = Locked<[JSONValue]>([])
+        let close = try await WebSocketClient.connect(
+            url: url.replacingOccurrences(of: "http://", with: "ws://") + "/ws",
+            configuration: .init(maxFrameSize: 1 << 20, additionalHeaders: headers), logger: Logger(label: "raw-client")
+        ) { inbound, outbound, _ in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for try await message in inbound.messages(maxSize: 1 << 20) {
+                        if case .text(let text) = message, let value = try? JSONValue.parse(text) { received.withLock { $0.append(value) } }
+                    }
+                }
+                for frame in frames { try await outbound.write(.text(frame)) }
+                try await Task.sleep(for: settle)
+                group.cancelAll()
+            }
+        }
+        return (received.withLock { $0 }, close)
+    }
+
+    /// A cluster node answers hand-made connections as a single node does: forged relay headers
+    /// without the token change nothing, a connection that never enters is told -7013 and closed,
+    /// a first frame that does not enter a room is answered where it arrived.
+    @Test func hostileConnectionsToAClusterNode() async throws {
+        let database = try PostgresTestServer()
+        try database.start()
+        defer { database.stop() }
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let node = try await Self.startNode("solo", database: database.url, in: scope, extra: ["--login-timeout", "1"])
+        var forged = HTTPFields()
+        forged[HTTPField.Name("x-liveroom-relay-token")!] = String(repeating: "0", count: 64)
+        forged[HTTPField.Name("x-liveroom-client-address")!] = "203.0.113.9"
+        let (silent, silentClose) = try await Self.exchange(node.url, headers: forged, frames: [], settle: .seconds(3))
+        #expect(silentClose?.closeCode == .policyViolation, "close frame: \(String(describing: silentClose))")
+        #expect(silent.compactMap { $0["errCode"]?.intValue } == [ErrorCode.loginTimeout], "\(silent)")
+
+        let (wrong, wrongClose) = try await Self.exchange(node.url, headers: forged, frames: [#"{"type":"requestMic"}"#], settle: .seconds(3))
+        #expect(wrongClose?.closeCode == .policyViolation)
+        #expect(wrong.compactMap { $0["errCode"]?.intValue } == [ErrorCode.notInRoom, ErrorCode.loginTimeout], "\(wrong)")
+
+        // A refused enter (a bad UserSig) is answered by the node, and the node still serves rooms.
+        let badEnter = RoomRequest.enterRoom(
+            EnterRoomParams(sdkAppId: TestServer.sdkAppId, userId: "mallory", userSig: "not-a-usersig", room: .string("X"), role: .anchor))
+        let (refused, _) = try await Self.exchange(node.url, headers: HTTPFields(), frames: [badEnter.json.jsonText], settle: .milliseconds(800))
+        #expect((refused.first { $0["event"] == "onEnterRoom" }?["result"]?.intValue ?? 0) < 0, "\(refused)")
+        try await node.checkServesANormalRoom(in: scope)
     }
 
     @Test func badOrUnreachableClusterDatabasesStopTheServerWithAClearError() async throws {

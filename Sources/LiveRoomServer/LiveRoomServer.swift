@@ -312,11 +312,23 @@ public struct LiveRoomServer: Sendable {
                 received.set()
                 deadline.cancel()
                 guard let first else { return }
-                if case .text(let text) = first, let roomKey = ClusterRouting.enteredRoomKey(text), let home = await cluster.home(ofRoom: roomKey) {
-                    await NodeRelay.run(
-                        first: text, messages: &messages, outbound: outbound, channel: channel, home: home, from: cluster.nodeId,
-                        token: cluster.relayToken, clientAddress: address, logger: logger)
-                    return
+                if case .text(let text) = first, let roomKey = ClusterRouting.enteredRoomKey(text) {
+                    // A home that cannot be reached is asked for again until the database takes it
+                    // for dead (3 s) and the room is claimed anew, here or on another live node.
+                    let deadline = ContinuousClock.now + .seconds(ClusterRules.deadAfterMs / 1000 + 2)
+                    while let home = await cluster.home(ofRoom: roomKey) {
+                        let outcome = await NodeRelay.run(
+                            first: text, messages: &messages, outbound: outbound, channel: channel, home: home, from: cluster.nodeId,
+                            token: cluster.relayToken, clientAddress: address, logger: logger)
+                        if outcome == .relayed { return }
+                        guard ContinuousClock.now < deadline else {
+                            let error = ServerEvent.error(LiveRoomError(ErrorCode.homeNodeUnreachable, "the room's home node cannot be reached; try again"))
+                            try? await outbound.write(.text(error.json.jsonText))
+                            try? await outbound.close(.unknown(1013), reason: "the room's home node cannot be reached")
+                            return
+                        }
+                        try? await Task.sleep(for: .milliseconds(500))
+                    }
                 }
             }
             let (session, outbox) = await hub.connect()

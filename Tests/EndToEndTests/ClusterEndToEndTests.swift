@@ -133,6 +133,11 @@ struct ClusterEndToEndTests {
         let reclaimed = try await Self.clusterNodes(n3)
         let newHome = try #require(Self.home(reclaimed, room: "R"))
         #expect(["n2", "n3"].contains(newHome))
+        // The viewer that was relayed to node 1 lost its connection and reconnected through node 2
+        // into the room's new home.
+        try await viewer.waitForEvent("onConnectionLost", timeout: .seconds(5))
+        try await viewer.waitForEvent("onConnectionRecovery", timeout: .seconds(10))
+        try await viewer.waitForEvent("onRemoteUserEnterRoom", timeout: .seconds(10)) { $0["userId"] == "newcomer" }
         // A later viewer through the other node reaches the same room.
         let late = try await n2.entered("late", room: "R", in: scope)
         try await late.waitForEvent("onRemoteUserEnterRoom") { $0["userId"] == "newcomer" }

@@ -18,33 +18,48 @@ enum NodeRelay {
     /// Largest frame the home node may send through the relay.
     static let maxHomeFrameSize = 1 << 22
 
+    /// How a relay ended.
+    enum Outcome: Sendable, Equatable {
+        /// It ran; both connections are closed.
+        case relayed
+        /// The home node could not be reached; nothing of the client's was read beyond `first`,
+        /// and the client's connection is open.
+        case unreachable
+    }
+
     /// Runs the relay until either side closes. `first` is the client's first frame (its
-    /// enterRoom), `messages` the rest of what the client sends.
+    /// enterRoom), `messages` the rest of what the client sends. The home node's WebSocket is
+    /// opened first: when it cannot be, the client is left as it was (``Outcome/unreachable``).
     static func run(
         first: String, messages: inout WebSocketInboundMessageStream.AsyncIterator, outbound: WebSocketOutboundWriter, channel: any Channel,
         home: NodeRegistration, from nodeId: String, token: String, clientAddress: String, logger: Logger
-    ) async {
+    ) async -> Outcome {
         guard let url = ClusterRouting.signalingWebSocketURL(home.signalingURL) else {
             logger.warning("Cluster home node has an unusable signaling URL", metadata: [LogKey.node: "\(home.nodeId)", LogKey.url: "\(home.signalingURL)"])
-            try? await outbound.close(.unexpectedServerError, reason: "the room's home node cannot be reached")
-            return
+            return .unreachable
         }
         var headers = HTTPFields()
         headers[HTTPField.Name(ClusterRouting.tokenHeader)!] = token
         headers[HTTPField.Name(ClusterRouting.nodeHeader)!] = nodeId
         headers[HTTPField.Name(ClusterRouting.clientAddressHeader)!] = clientAddress
         let (toHome, toHomeInput) = AsyncStream<String>.makeStream()
+        let (opened, openedInput) = AsyncStream<Bool>.makeStream()
         let pending = PendingBytes()
         toHomeInput.yield(first)
         logger.debug("Signaling relayed to the room's home node", metadata: [LogKey.node: "\(home.nodeId)", LogKey.url: "\(url)"])
 
+        // Set when the wait for the home node is given up: the client's connection is not the link's to close then.
+        let abandoned = SharedFlag()
         let link = Task {
+            let connected = SharedFlag()
             do {
                 try await WebSocketClient.connect(
                     url: url,
                     configuration: .init(maxFrameSize: maxHomeFrameSize, additionalHeaders: headers, autoPing: .enabled(timePeriod: .seconds(20))),
                     logger: logger
                 ) { homeInbound, homeOutbound, _ in
+                    connected.set()
+                    openedInput.yield(true)
                     try await withThrowingTaskGroup(of: Void.self) { group in
                         group.addTask {
                             for await text in toHome {
@@ -65,6 +80,9 @@ enum NodeRelay {
             } catch {
                 logger.info("Relay to the room's home node ended", metadata: [LogKey.node: "\(home.nodeId)", LogKey.error: "\(error)"])
             }
+            openedInput.yield(false)
+            openedInput.finish()
+            guard connected.isSet, !abandoned.isSet else { return }
             // The home side is gone: close the client's side too (it reconnects, as after any drop).
             let closing = Task { try? await outbound.close(.goingAway, reason: "the room's home node closed the connection") }
             try? await Task.sleep(for: .seconds(1))
@@ -72,11 +90,29 @@ enum NodeRelay {
             try? await channel.close()
         }
 
+        // Nothing more is read from the client until the home node answered (within 5 s).
+        let giveUp = Task {
+            try? await Task.sleep(for: .seconds(5))
+            openedInput.yield(false)
+        }
+        var isOpen = false
+        for await value in opened {
+            isOpen = value
+            break
+        }
+        giveUp.cancel()
+        guard isOpen else {
+            abandoned.set()
+            link.cancel()
+            toHomeInput.finish()
+            await link.value
+            return .unreachable
+        }
+
         do {
             while let message = try await messages.next() {
                 guard case .text(let text) = message else { continue }
-                let total = pending.add(text.utf8.count)
-                if total > maxPendingBytes {
+                if pending.add(text.utf8.count) > maxPendingBytes {
                     logger.info("Relayed client closed: it sends faster than the home node takes", metadata: [LogKey.node: "\(home.nodeId)"])
                     break
                 }
@@ -94,6 +130,7 @@ enum NodeRelay {
         await link.value
         deadline.cancel()
         try? await channel.close()
+        return .relayed
     }
 }
 

@@ -14,7 +14,9 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
             variable named in its help; an option on the command line wins. Audiences watch in a \
             browser at http://HOST:PORT/watch/ROOM?userId=USER&userSig=SIG (on the development key \
             alone, without userId and userSig: the page gets a UserSig for a random viewer; \
-            development only).
+            development only). With --cluster-db several servers share one PostgreSQL database as \
+            a cluster: each room lives on a home node, and any node relays a client's signaling \
+            there (docs/cluster.md).
             """)
 
     @Option(help: "Address to listen on (LIVEROOM_HOST).") var host: String?

@@ -26,6 +26,7 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         // C libraries, one system module each, with shims for macros and variadic calls.
@@ -61,10 +62,17 @@ let package = Package(
             "LiveRoomCore", "LiveRoomProtocol", "LiveRoomCommerce",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
+        // Cluster mode (issue 16): the nodes, their load and the rooms' home nodes in PostgreSQL;
+        // pure liveness and placement rules beside the store.
+        .target(name: "LiveRoomCluster", dependencies: [
+            .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         // The room server: WebSocket signaling, admin REST, services.
         .target(name: "LiveRoomServer", dependencies: [
             "LiveRoomAdmin", "LiveRoomAuth", "LiveRoomCore", "LiveRoomProtocol", "LiveRoomStore", "LiveRoomSFU", "LiveRoomTransport", "LiveRoomSecureTransport", "LiveRoomWire",
-            "LiveRoomPublishTasks", "LiveRoomTaskRunner", "LiveRoomMedia", "LiveRoomCommerce", "LiveRoomWebhooks",
+            "LiveRoomPublishTasks", "LiveRoomTaskRunner", "LiveRoomMedia", "LiveRoomCommerce", "LiveRoomWebhooks", "LiveRoomCluster",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -73,6 +81,8 @@ let package = Package(
             .product(name: "HummingbirdTLS", package: "hummingbird"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Prometheus", package: "swift-prometheus"),
@@ -197,6 +207,8 @@ let package = Package(
         .target(name: "TestTools", path: "Tests/TestTools"),
         // A real RTMP server (nginx with libnginx-mod-rtmp) for tests.
         .target(name: "RTMPTestSupport", dependencies: ["TestTools"], path: "Tests/RTMPTestSupport"),
+        // A real PostgreSQL server (Debian's postgresql) for the cluster tests.
+        .target(name: "PostgresTestSupport", dependencies: ["TestTools"], path: "Tests/PostgresTestSupport"),
         .testTarget(name: "LiveRoomMediaTests", dependencies: [
             "LiveRoomMedia", "LiveRoomWire", "RTMPTestSupport", "TestTools",
             .product(name: "NIOCore", package: "swift-nio"),
@@ -215,6 +227,10 @@ let package = Package(
         ]),
         .testTarget(name: "LiveRoomClientKitTests", dependencies: ["LiveRoomClientKit", "LiveRoomProtocol"]),
         .testTarget(name: "LiveRoomPublishTasksTests", dependencies: ["LiveRoomPublishTasks", "LiveRoomProtocol"]),
+        .testTarget(name: "LiveRoomClusterTests", dependencies: [
+            "LiveRoomCluster", "PostgresTestSupport", "TestTools",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "LiveRoomAdminTests", dependencies: ["LiveRoomAdmin", "LiveRoomProtocol"]),
         .testTarget(name: "LiveRoomWebhooksTests", dependencies: [
             "LiveRoomWebhooks", "LiveRoomCore", "LiveRoomProtocol", "LiveRoomCommerce", "LiveRoomStore",
@@ -225,7 +241,7 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
         .testTarget(name: "LiveRoomServerTests", dependencies: [
-            "LiveRoomServer", "LiveRoomAuth", "LiveRoomCore", "LiveRoomProtocol", "LiveRoomPublishTasks", "LiveRoomSFU", "LiveRoomStore", "LiveRoomTransport",
+            "LiveRoomServer", "LiveRoomAuth", "LiveRoomCluster", "LiveRoomCore", "LiveRoomProtocol", "LiveRoomPublishTasks", "LiveRoomSFU", "LiveRoomStore", "LiveRoomTransport",
             "LiveRoomSecureTransport", "LiveRoomWire",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -233,7 +249,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "EndToEndTests", dependencies: [
-            "LiveRoomAuth", "LiveRoomProtocol", "LiveRoomTransport", "LiveRoomMedia", "LiveRoomRTP", "LiveRoomWire", "LiveRoomSecureTransport",
+            "PostgresTestSupport", "LiveRoomAuth", "LiveRoomProtocol", "LiveRoomTransport", "LiveRoomMedia", "LiveRoomRTP", "LiveRoomWire", "LiveRoomSecureTransport",
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             .product(name: "Crypto", package: "swift-crypto"),
         ]),

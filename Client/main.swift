@@ -69,7 +69,8 @@ struct JoinCommand: AsyncParsableCommand {
         abstract: "Enter a room, print its events, and run commands read from standard input.",
         discussion: "Commands, one per line:\n" + ClientCommand.usage)
 
-    @Option(help: "Room server URL, e.g. http://127.0.0.1:7880.") var server: String
+    @Option(help: "Room server URL, e.g. http://127.0.0.1:7880; or several, comma-separated (the nodes of a cluster): the next is tried when one cannot be reached, at start and on each reconnect.")
+    var server: String
     @Option(help: "String room id (strRoomId). Give this or --room-number.") var room: String?
     @Option(help: "Numeric room id (TRTC's roomId, 1-4294967295). --room-number 123 and --room 123 are different rooms.") var roomNumber: UInt32?
     @Option(help: "Your user id.") var userId: String

@@ -14,7 +14,9 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
             variable named in its help; an option on the command line wins. Audiences watch in a \
             browser at http://HOST:PORT/watch/ROOM?userId=USER&userSig=SIG (on the development key \
             alone, without userId and userSig: the page gets a UserSig for a random viewer; \
-            development only).
+            development only). With --cluster-db several servers share one PostgreSQL database as \
+            a cluster: each room lives on a home node, and any node relays a client's signaling \
+            there (docs/cluster.md).
             """)
 
     @Option(help: "Address to listen on (LIVEROOM_HOST).") var host: String?
@@ -87,6 +89,12 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
     @Option(help: "PEM private key of --tls-cert (LIVEROOM_TLS_KEY).") var tlsKey: String?
     @Flag(help: "Entering a room needs a PrivateMapKey for the user and room; its privileges decide creating, entering, sending and receiving (LIVEROOM_REQUIRE_PRIVATE_MAP_KEY=1).")
     var requirePrivateMapKey = false
+    @Option(help: "Cluster mode: the PostgreSQL database the nodes share, postgres://user:password@host:5432/database[?sslmode=disable|prefer|require] (LIVEROOM_CLUSTER_DB; see docs/cluster.md). Without it the server runs alone on SQLite.")
+    var clusterDb: String?
+    @Option(help: "This node's id in the cluster, 1 to 64 letters, digits, '.', '_' or '-' (LIVEROOM_NODE_ID; default: a random id kept in the data directory).")
+    var nodeId: String?
+    @Option(help: "The http(s)://host:port other nodes reach this node's signaling at (LIVEROOM_NODE_URL; default: the first media address and the HTTP port).")
+    var nodeUrl: String?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical (LIVEROOM_LOG_LEVEL).") var logLevel: String?
 
     func validate() throws {
@@ -144,7 +152,10 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
             maxReplayLength: .seconds(try replayMaxSeconds ?? number("LIVEROOM_REPLAY_MAX_SECONDS") ?? 600),
             maxPKRooms: try maxPkRooms ?? number("LIVEROOM_MAX_PK_ROOMS") ?? 3, maxPKAnchorsPerRoom: try maxPkAnchors ?? number("LIVEROOM_MAX_PK_ANCHORS") ?? 10,
             pkRequestTimeout: .seconds(try pkRequestTimeout ?? number("LIVEROOM_PK_REQUEST_TIMEOUT") ?? 30),
-            mediaLoops: try mediaLoops ?? number("LIVEROOM_MEDIA_LOOPS") ?? defaults.mediaLoops)
+            mediaLoops: try mediaLoops ?? number("LIVEROOM_MEDIA_LOOPS") ?? defaults.mediaLoops,
+            clusterDatabase: clusterDb ?? env["LIVEROOM_CLUSTER_DB"].flatMap { $0.isEmpty ? nil : $0 },
+            nodeId: nodeId ?? env["LIVEROOM_NODE_ID"].flatMap { $0.isEmpty ? nil : $0 },
+            nodeURL: nodeUrl ?? env["LIVEROOM_NODE_URL"].flatMap { $0.isEmpty ? nil : $0 })
         let levelText = logLevel ?? env["LIVEROOM_LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelText) else { throw ValidationError("unknown log level \(levelText)") }
         guard (configuration.tlsCertificate == nil) == (configuration.tlsKey == nil) else {
@@ -192,6 +203,12 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
             throw ValidationError("--task-retry-count must be at least 0; --task-retry-interval-ms, --task-idle-timeout, --max-tasks-per-room, --max-tasks-per-user and --max-tasks at least 1, --encoding-budget at least 0")
         }
 
+        if let problem = ServerConfiguration.clusterProblem(
+            database: configuration.clusterDatabase, nodeId: configuration.nodeId, nodeURL: configuration.nodeURL)
+        {
+            throw ValidationError(problem)
+        }
+
         LoggingSystem.bootstrap { label in
             var handler = EscapingLogHandler(StreamLogHandler.standardError(label: label))
             handler.logLevel = level
@@ -204,6 +221,16 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
             _ = setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &files)
         }
         let server = LiveRoomServer(configuration: configuration, logger: Logger(label: "liveroom-server"))
+        do {
+            try await run(server, configuration: configuration)
+        } catch let error as ClusterStartError {
+            // A clear line and exit code 3 (not 1): scripts can tell "the database is down" apart.
+            FileHandle.standardError.write(Data("liveroom-server: \(error.description)\n".utf8))
+            throw ExitCode(3)
+        }
+    }
+
+    private func run(_ server: LiveRoomServer, configuration: ServerConfiguration) async throws {
         try await server.run { credentials, address, ports in
             let scheme = configuration.tlsCertificate == nil ? "http" : "https"
             var lines = ["LiveRoom server listening on \(scheme)://\(configuration.host):\(address.port ?? configuration.port)"]

@@ -20,6 +20,9 @@ packages=(
   iproute2 nftables
   # Watch page tests: a real browser (headless Chromium, driven over its DevTools protocol).
   chromium
+  # Cluster tests: a real PostgreSQL server, started unprivileged by the tests in a temporary
+  # directory on a free loopback port (initdb and pg_ctl from /usr/lib/postgresql/N/bin).
+  postgresql
 )
 
 missing=()

@@ -99,6 +99,9 @@ public enum ErrorCode {
     /// (Client) SEI rides on video: the sender publishes none now (not publishing yet, video
     /// muted, or no --publish).
     public static let seiNeedsVideo = -7022
+    /// (Cluster mode) The room lives on another node, which could not be reached and was not
+    /// yet taken for dead within a few seconds; the connection is closed (1013): try again.
+    public static let homeNodeUnreachable = -7023
 
     // MARK: -7100…-7199: reading requests (signaling, the admin API)
 

@@ -5,6 +5,7 @@ import HummingbirdCore
 import HummingbirdTLS
 import HummingbirdWebSocket
 import LiveRoomAdmin
+import LiveRoomCluster
 import LiveRoomCore
 import LiveRoomProtocol
 import LiveRoomPublishTasks
@@ -84,6 +85,7 @@ public struct LiveRoomServer: Sendable {
                 store: store, client: try WebhookHTTPClient(target: target, group: MultiThreadedEventLoopGroup.singleton), key: key,
                 sdkAppId: credentials.sdkAppId, maxPending: configuration.maxPendingWebhooks, logger: logger)
         }
+        let cluster = try await prepareCluster(credentials: credentials)
         let egress = try EgressPolicy(allow: configuration.egressAllow)
         let hub = RoomHub(
             configuration: .init(
@@ -113,6 +115,10 @@ public struct LiveRoomServer: Sendable {
             Task { await hub.peerLost(session: owner, wasPublishing: publisher != nil) }
         }
         await hub.attach(media)
+        if let cluster {
+            await hub.attach(cluster.membership)
+            await cluster.membership.attach(hub)
+        }
         logger.notice(
             "Media candidates",
             metadata: [
@@ -120,7 +126,9 @@ public struct LiveRoomServer: Sendable {
                 "tcpPort": "\(media.tcpPort.map(String.init) ?? "off")", "loops": "\(configuration.mediaLoops)",
             ])
         let auth = AdminAuth(sdkAppId: credentials.sdkAppId, secretKey: credentials.secretKey)
-        let router = makeRouter(hub: hub, admin: AdminAPI(hub: hub, store: store, sdkAppId: credentials.sdkAppId), auth: auth, webhooks: webhooks)
+        let router = makeRouter(
+            hub: hub, admin: AdminAPI(hub: hub, store: store, sdkAppId: credentials.sdkAppId), auth: auth, webhooks: webhooks,
+            cluster: cluster?.membership)
         ReplayRoutes(store: store, directory: replayDirectory, auth: auth).add(to: router)
         WatchRoutes(
             hub: hub, page: WatchPage(sdkAppId: credentials.sdkAppId, isDevelopment: credentials.isDevelopment),
@@ -141,7 +149,16 @@ public struct LiveRoomServer: Sendable {
             server: server,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "liveroom-server"),
             onServerRunning: { channel in
-                if let address = channel.localAddress { await onRunning(credentials, address, MediaPorts(udp: media.port, tcp: media.tcpPort)) }
+                guard let address = channel.localAddress else { return }
+                if let cluster {
+                    let port = address.port ?? configuration.port
+                    let scheme = configuration.tlsCertificate == nil ? "http" : "https"
+                    let host = advertised.first ?? configuration.host
+                    let url = configuration.nodeURL ?? "\(scheme)://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+                    await cluster.membership.register(
+                        signalingURL: url, mediaAddresses: advertised.map { "\($0.contains(":") ? "[\($0)]" : $0):\(media.port)" })
+                }
+                await onRunning(credentials, address, MediaPorts(udp: media.port, tcp: media.tcpPort))
             },
             logger: logger
         )
@@ -150,7 +167,8 @@ public struct LiveRoomServer: Sendable {
             configuration: .init(
                 // Shut down in reverse order: rooms first (clients are told), then HTTP, then the
                 // recorder and the webhook outbox, which write what is queued before they return.
-                services: (webhooks.map { [ServiceGroupConfiguration.ServiceConfiguration(service: $0)] } ?? []) + [
+                services: (webhooks.map { [ServiceGroupConfiguration.ServiceConfiguration(service: $0)] } ?? [])
+                    + (cluster.map { [.init(service: $0.pool), .init(service: ClusterService(membership: $0.membership))] } ?? []) + [
                     .init(service: recorder),
                     .init(service: media),
                     .init(service: app),
@@ -160,6 +178,53 @@ public struct LiveRoomServer: Sendable {
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
         try await group.run()
+    }
+
+    /// The cluster parts of a node: the membership and the connection pool it needs running.
+    struct Cluster: Sendable {
+        let membership: ClusterMembership
+        let pool: ClusterPoolService
+    }
+
+    /// In cluster mode (`--cluster-db`): the node id (given, or a random one kept in the data
+    /// directory), the PostgreSQL store with its tables made; nil without `--cluster-db`, when
+    /// no PostgreSQL code runs. An unreachable database is an error here, before anything listens.
+    func prepareCluster(credentials: Credentials) async throws -> Cluster? {
+        guard let text = configuration.clusterDatabase else { return nil }
+        let url: ClusterDatabaseURL
+        do {
+            url = try ClusterDatabaseURL(text)
+        } catch {
+            throw ClusterStartError(description: error.description)
+        }
+        let nodeId = try configuration.nodeId ?? Self.keptNodeId(dataDirectory: configuration.dataDirectory)
+        guard ClusterRules.isValidNodeId(nodeId) else {
+            throw ClusterStartError(description: "--node-id must be 1 to 64 letters, digits, '.', '_' or '-', not \"\(nodeId)\"")
+        }
+        let store = PostgresClusterStore(url: url, logger: logger)
+        let pool = Task { await store.run() }
+        do {
+            try await store.prepare(timeout: .seconds(10))
+        } catch {
+            pool.cancel()
+            throw ClusterStartError(description: "cannot use the cluster database \(url.redacted): \(error)")
+        }
+        logger.notice("Cluster mode", metadata: [LogKey.node: "\(nodeId)", LogKey.url: "\(url.redacted)"])
+        let membership = ClusterMembership(
+            store: store, nodeId: nodeId, relayToken: ClusterRouting.relayToken(secretKey: credentials.secretKey), logger: logger)
+        return Cluster(membership: membership, pool: ClusterPoolService(pool: pool))
+    }
+
+    /// The node id kept in `<data-dir>/node-id`, made (random) on first start.
+    static func keptNodeId(dataDirectory: String) throws -> String {
+        let path = (dataDirectory as NSString).appendingPathComponent("node-id")
+        if let kept = try? String(contentsOfFile: path, encoding: .utf8) {
+            let id = kept.trimmingCharacters(in: .whitespacesAndNewlines)
+            if ClusterRules.isValidNodeId(id) { return id }
+        }
+        let id = ClusterRules.randomNodeId()
+        try (id + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        return id
     }
 
     /// `<data-dir>/replays`, the server's user's only, cleared of files no replay owns (a
@@ -182,7 +247,9 @@ public struct LiveRoomServer: Sendable {
         return TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem)))
     }
 
-    func makeRouter(hub: RoomHub, admin: AdminAPI, auth: AdminAuth, webhooks: WebhookService? = nil) -> Router<RequestContext> {
+    func makeRouter(
+        hub: RoomHub, admin: AdminAPI, auth: AdminAuth, webhooks: WebhookService? = nil, cluster: ClusterMembership? = nil
+    ) -> Router<RequestContext> {
         let router = Router(context: RequestContext.self)
         let gate = ConnectionGate(maxTotal: configuration.maxConnections, maxPerAddress: configuration.maxConnectionsPerAddress)
         let logger = self.logger
@@ -203,8 +270,17 @@ public struct LiveRoomServer: Sendable {
             .upgrade([:])
         } onUpgrade: { inbound, outbound, context in
             let connectedAt = ContinuousClock.now
+            // A connection another node relays (cluster mode) counts against its client's address.
+            let relayed =
+                cluster.map {
+                    ClusterRouting.isRelayToken(context.request.headers[HTTPField.Name(ClusterRouting.tokenHeader)!], expected: $0.relayToken)
+                } ?? false
             // Counted from the upgrade to the close; over a limit the client is told why.
-            let address = ConnectionLimits.key(context.requestContext.remoteAddress)
+            let address =
+                relayed
+                ? ClusterRouting.forwardedAddress(context.request.headers[HTTPField.Name(ClusterRouting.clientAddressHeader)!])
+                    ?? ConnectionLimits.key(context.requestContext.remoteAddress)
+                : ConnectionLimits.key(context.requestContext.remoteAddress)
             if let refusal = gate.admit(address) {
                 let text = ServerEvent.error(refusal).json.jsonText
                 try? await outbound.write(.text(text))
@@ -213,6 +289,48 @@ public struct LiveRoomServer: Sendable {
                 return
             }
             defer { gate.release(address) }
+            var messages = inbound.messages(maxSize: Self.maxSignalingFrameSize).makeAsyncIterator()
+            // Cluster mode: the first frame (enterRoom) decides where the connection is served.
+            // A room homed on another node is relayed there; a relayed connection is served here.
+            var first: WebSocketMessage?
+            if let cluster, !relayed {
+                let received = SharedFlag()
+                let channel = context.requestContext.channel
+                let loginTimeout = configuration.loginTimeout
+                let deadline = Task {
+                    guard (try? await Task.sleep(for: loginTimeout)) != nil, !received.isSet else { return }
+                    let seconds = loginTimeout.components.seconds
+                    let error = ServerEvent.error(LiveRoomError(ErrorCode.loginTimeout, "no enterRoom within \(seconds) s; the connection is closed"))
+                    try? await outbound.write(.text(error.json.jsonText))
+                    logger.info("Signaling connection closed: no enterRoom", metadata: [LogKey.address: "\(address)"])
+                    let closing = Task { try? await outbound.close(.policyViolation, reason: "no enterRoom within \(seconds) s") }
+                    try? await Task.sleep(for: .milliseconds(200))
+                    closing.cancel()
+                    try? await channel.close()
+                }
+                first = try? await messages.next()
+                received.set()
+                deadline.cancel()
+                guard let first else { return }
+                if case .text(let text) = first, let roomKey = ClusterRouting.enteredRoomKey(text) {
+                    // A home that cannot be reached is asked for again until the database takes it
+                    // for dead (3 s) and the room is claimed anew, here or on another live node.
+                    let deadline = ContinuousClock.now + .seconds(ClusterRules.deadAfterMs / 1000 + 2)
+                    while let home = await cluster.home(ofRoom: roomKey) {
+                        let outcome = await NodeRelay.run(
+                            first: text, messages: &messages, outbound: outbound, channel: channel, home: home, from: cluster.nodeId,
+                            token: cluster.relayToken, clientAddress: address, logger: logger)
+                        if outcome == .relayed { return }
+                        guard ContinuousClock.now < deadline else {
+                            let error = ServerEvent.error(LiveRoomError(ErrorCode.homeNodeUnreachable, "the room's home node cannot be reached; try again"))
+                            try? await outbound.write(.text(error.json.jsonText))
+                            try? await outbound.close(.unknown(1013), reason: "the room's home node cannot be reached")
+                            return
+                        }
+                        try? await Task.sleep(for: .milliseconds(500))
+                    }
+                }
+            }
             let (session, outbox) = await hub.connect()
             logger.debug("Signaling connection opened", metadata: [LogKey.session: "\(session)"])
             // Sends a close frame (1008) if it goes out within a moment, then closes the socket: a
@@ -250,7 +368,15 @@ public struct LiveRoomServer: Sendable {
                     }
                 }
                 do {
-                    for try await message in inbound.messages(maxSize: Self.maxSignalingFrameSize) {
+                    while true {
+                        let message: WebSocketMessage
+                        if let pending = first {
+                            first = nil
+                            message = pending
+                        } else {
+                            guard let next = try await messages.next() else { break }
+                            message = next
+                        }
                         switch message {
                         case .text(let text):
                             await hub.receive(text, from: session, connectedAt: connectedAt)
@@ -279,6 +405,11 @@ public struct LiveRoomServer: Sendable {
             let body = try await request.body.collect(upTo: AdminRequest.maxBodyBytes)
             logger.info("Admin call", metadata: [LogKey.action: "\(action)"])
             return Self.json(await admin.call(action, body: String(buffer: body)))
+        }
+
+        router.get("/v1/cluster/nodes") { request, _ -> Response in
+            if let refusal = Self.refusal(request, auth: auth, body: AdminAPI.authFailure) { return refusal }
+            return Self.json(await ClusterAdmin.describe(cluster, hub: hub))
         }
 
         WHIPRoutes(hub: hub, auth: auth).add(to: router)
@@ -354,6 +485,24 @@ struct ExpiryService: Service {
                 await hub.expirePKRequests()
             }
         }
+    }
+}
+
+/// Cluster mode could not start: a bad `--cluster-db` or `--node-id`, or the database cannot be reached.
+public struct ClusterStartError: Error, CustomStringConvertible {
+    public var description: String
+}
+
+/// Runs the PostgreSQL connection pool until shutdown (after the cluster service has left).
+/// (A pool runs once: it was started before the tables were made, and is stopped here.)
+struct ClusterPoolService: Service {
+    let pool: Task<Void, Never>
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        // The cluster service (started after this one, stopped before it) has left the cluster.
+        pool.cancel()
+        await pool.value
     }
 }
 

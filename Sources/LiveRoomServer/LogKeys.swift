@@ -2,6 +2,7 @@
 enum LogKey {
     static let session = "liveroom.session"
     static let room = "liveroom.room"
+    static let node = "liveroom.node"
     static let user = "liveroom.user"
     static let request = "liveroom.request"
     static let action = "liveroom.action"

@@ -1,3 +1,4 @@
+import LiveRoomCluster
 import LiveRoomPublishTasks
 import LiveRoomSFU
 import LiveRoomWebhooks
@@ -97,6 +98,14 @@ public struct ServerConfiguration: Sendable {
     /// How long a connected peer may send no ICE check before it is dropped (RFC 7675 says 30 s).
     public var consentTimeout: Duration
 
+    /// The cluster database (`postgres://…`): cluster mode on; nil runs alone, with no PostgreSQL code.
+    public var clusterDatabase: String?
+    /// This node's id in the cluster; nil: a random one kept in the data directory.
+    public var nodeId: String?
+    /// The `http(s)://host:port` other nodes relay signaling to; nil: the first advertised
+    /// address and the HTTP port.
+    public var nodeURL: String?
+
     public init(
         host: String = "127.0.0.1", port: Int = 7880, mediaPort: Int = 7882, iceTCPPort: Int? = 7881, maxICETCPConnections: Int = 2000,
         sdkAppId: UInt64? = nil, secretKey: String? = nil,
@@ -111,8 +120,11 @@ public struct ServerConfiguration: Sendable {
         requirePrivateMapKey: Bool = false, announceAddresses: [String] = [], tlsCertificate: String? = nil, tlsKey: String? = nil,
         reconnectGrace: Duration = .seconds(15), orderReservation: Duration = .seconds(900),
         maxReplayLength: Duration = .seconds(600), maxPKRooms: Int = 3, maxPKAnchorsPerRoom: Int = 10, pkRequestTimeout: Duration = .seconds(30),
-        mediaLoops: Int = ServerConfiguration.defaultMediaLoops
+        mediaLoops: Int = ServerConfiguration.defaultMediaLoops, clusterDatabase: String? = nil, nodeId: String? = nil, nodeURL: String? = nil
     ) {
+        self.clusterDatabase = clusterDatabase
+        self.nodeId = nodeId
+        self.nodeURL = nodeURL
         self.mediaLoops = mediaLoops
         self.maxPKRooms = maxPKRooms
         self.maxPKAnchorsPerRoom = maxPKAnchorsPerRoom
@@ -177,6 +189,27 @@ public struct ServerConfiguration: Sendable {
             return "--webhook-url (LIVEROOM_WEBHOOK_URL) must be an http:// or https:// URL with a host, not \"\(url)\""
         }
         guard key != nil else { return "--webhook-url needs --webhook-key (LIVEROOM_WEBHOOK_KEY), which signs every webhook" }
+        return nil
+    }
+
+    /// Why the cluster settings cannot be used, or nil when they can (or cluster mode is off):
+    /// the database URL must parse, the node id be plain, the node URL http(s); `--node-id`
+    /// and `--node-url` need `--cluster-db`.
+    public static func clusterProblem(database: String?, nodeId: String?, nodeURL: String?) -> String? {
+        guard let database else {
+            return nodeId != nil || nodeURL != nil ? "--node-id and --node-url need --cluster-db (LIVEROOM_CLUSTER_DB)" : nil
+        }
+        do {
+            _ = try ClusterDatabaseURL(database)
+        } catch {
+            return error.description
+        }
+        if let nodeId, !ClusterRules.isValidNodeId(nodeId) {
+            return "--node-id (LIVEROOM_NODE_ID) must be 1 to 64 letters, digits, '.', '_' or '-', not \"\(nodeId)\""
+        }
+        if let nodeURL, !(nodeURL.hasPrefix("http://") || nodeURL.hasPrefix("https://")) || (nodeURL.count > 300) {
+            return "--node-url (LIVEROOM_NODE_URL) must be an http:// or https:// URL, not \"\(nodeURL)\""
+        }
         return nil
     }
 

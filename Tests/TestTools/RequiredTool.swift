@@ -98,6 +98,21 @@ public struct RequiredTool: Sendable {
     /// Debian's Chromium, run headless and driven over its DevTools protocol (the watch page tests).
     public static let chromium = RequiredTool(name: "Chromium", packages: "chromium", path: onPath("chromium"))
 
+    /// Debian's PostgreSQL server (`initdb`, `pg_ctl`, `postgres` in /usr/lib/postgresql/N/bin,
+    /// the newest N), which the cluster tests start in a temporary directory.
+    public static let postgreSQL = RequiredTool(
+        name: "PostgreSQL server", packages: "postgresql", path: postgreSQLBinDirectory + "/pg_ctl"
+    ) { pgCtl in
+        FileManager.default.isExecutableFile(atPath: pgCtl) && FileManager.default.isExecutableFile(atPath: postgreSQLBinDirectory + "/initdb")
+    }
+
+    /// `/usr/lib/postgresql/<newest version>/bin` (which may not exist).
+    public static let postgreSQLBinDirectory: String = {
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
+        let newest = versions.compactMap { Int($0) }.max().map(String.init) ?? "15"
+        return "/usr/lib/postgresql/\(newest)/bin"
+    }()
+
     /// `Tests/Interop`, where the GStreamer scripts are.
     public static let interopDirectory = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Interop")

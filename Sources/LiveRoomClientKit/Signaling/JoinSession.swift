@@ -9,7 +9,9 @@ import Synchronization
 
 /// What `liveroom join` was asked to do.
 public struct JoinOptions: Sendable {
-    /// `http://HOST:PORT` of the room server.
+    /// `http://HOST:PORT` of the room server, or several comma-separated (the nodes of a
+    /// cluster): the session connects to the first it can reach and, when a connection
+    /// cannot be made (at start or on a reconnect), tries the next.
     public var server: String
     /// The room to enter: a numeric room (`roomId`) or a string room (`strRoomId`), two different rooms.
     public var room: RoomID
@@ -46,6 +48,23 @@ public struct JoinOptions: Sendable {
         self.userSig = userSig
         self.duration = duration
         self.media = media
+    }
+
+    /// Most URLs `--server` may list.
+    public static let maxServers = 16
+
+    /// The signaling WebSocket URLs of a comma-separated `--server` list, in its order.
+    public static func signalingURLs(server: String) throws(LiveRoomError) -> [String] {
+        let parts = server.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        guard parts.count <= maxServers else {
+            throw LiveRoomError(ErrorCode.invalidField, "--server lists \(parts.count) URLs; at most \(maxServers)")
+        }
+        guard !parts.contains(where: \.isEmpty) else {
+            throw LiveRoomError(ErrorCode.invalidField, "--server has an empty URL in \"\(server)\" (URLs are separated by single commas)")
+        }
+        var urls: [String] = []
+        for part in parts { urls.append(try signalingURL(server: part)) }
+        return urls
     }
 
     /// The signaling WebSocket URL for an `http(s)://` server URL.
@@ -114,7 +133,9 @@ public struct JoinSession: Sendable {
     /// for its reconnect grace) and publishes and subscribes anew. After the last attempt it
     /// gives up with `onError` -3308.
     public func run(commands: AsyncStream<String>) async throws -> Outcome {
-        let url = try JoinOptions.signalingURL(server: options.server)
+        let urls = try JoinOptions.signalingURLs(server: options.server)
+        // The URL that worked last; a connection that cannot be made moves on to the next.
+        var current = 0
         let state = State(media: MediaSignalingStateMachine(userId: options.userId, wantsToPublish: options.media.publish != nil))
         let options = self.options
         let printer = self.printer
@@ -125,14 +146,30 @@ public struct JoinSession: Sendable {
         var everEntered = false
         while true {
             state.entered.withLock { $0 = false }
-            do {
-                try await connect(url: url, role: role, state: state, media: media, relay: relay, recovering: attempts > 0)
-            } catch {
-                if !everEntered {
-                    relay.stop()
-                    await media.shutdown()
-                    throw error
+            var failure: (any Error)?
+            let first = current
+            for offset in 0..<urls.count {
+                let index = (first + offset) % urls.count
+                do {
+                    try await connect(url: urls[index], role: role, state: state, media: media, relay: relay, recovering: attempts > 0)
+                    failure = nil
+                } catch {
+                    failure = error
                 }
+                // Reached (it answered, or the room was entered before the connection failed): stay with it.
+                if failure == nil || state.entered.withLock({ $0 }) {
+                    current = index
+                    break
+                }
+                if offset + 1 < urls.count {
+                    logger.info("Server cannot be reached; trying the next", metadata: ["url": "\(urls[index])", "error": "\(failure!)"])
+                }
+                current = (index + 1) % urls.count
+            }
+            if let failure, !everEntered, !state.entered.withLock({ $0 }) {
+                relay.stop()
+                await media.shutdown()
+                throw failure
             }
             relay.detach()
             if state.entered.withLock({ $0 }) {

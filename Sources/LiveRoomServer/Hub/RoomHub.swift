@@ -85,6 +85,19 @@ actor RoomHub {
 
     var sdkAppId: UInt64 { machine.configuration.sdkAppId }
 
+    /// This node's cluster membership (cluster mode); nil on a single node.
+    private(set) var cluster: ClusterMembership?
+
+    /// Joins the cluster: rooms that empty here are released for their next enter.
+    func attach(_ cluster: ClusterMembership) {
+        self.cluster = cluster
+    }
+
+    /// The keys of the rooms held here now.
+    func roomKeys() -> [String] {
+        Array(machine.roomIds)
+    }
+
     /// Connects the media port; until then media requests get an error.
     func attach(_ media: any MediaPort) {
         self.media = media
@@ -385,6 +398,11 @@ actor RoomHub {
             }
         }
         recorder.record(records)
+        if let cluster {
+            for case .roomDissolved(let roomId, _, _) in records {
+                Task { await cluster.release(roomKey: roomId) }
+            }
+        }
         if let webhooks, !records.isEmpty {
             webhooks.enqueue(WebhookEvents.events(from: records, now: EventTime.now().unixMillis))
         }

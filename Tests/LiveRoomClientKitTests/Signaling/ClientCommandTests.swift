@@ -141,6 +141,18 @@ import Testing
         #expect(throws: LiveRoomError.self) { try JoinOptions.signalingURL(server: "127.0.0.1:7880") }
     }
 
+    @Test func severalServersAreTriedInTheirOrder() throws {
+        #expect(
+            try JoinOptions.signalingURLs(server: "http://10.0.0.1:7880, http://10.0.0.2:7880/,ws://10.0.0.3:7880")
+                == ["ws://10.0.0.1:7880/ws", "ws://10.0.0.2:7880/ws", "ws://10.0.0.3:7880/ws"])
+        #expect(try JoinOptions.signalingURLs(server: "http://127.0.0.1:7880") == ["ws://127.0.0.1:7880/ws"])
+        #expect(throws: LiveRoomError.self) { try JoinOptions.signalingURLs(server: "http://a:1,,http://b:1") }
+        #expect(throws: LiveRoomError.self) { try JoinOptions.signalingURLs(server: "http://a:1,") }
+        #expect(throws: LiveRoomError.self) { try JoinOptions.signalingURLs(server: "http://a:1,b:1") }
+        let many = Array(repeating: "http://a:1", count: JoinOptions.maxServers + 1).joined(separator: ",")
+        #expect(throws: LiveRoomError.self) { try JoinOptions.signalingURLs(server: many) }
+    }
+
     @Test func readableEvents() {
         let line = EventPrinter.readable(["event": "onRecvCustomCmdMsg", "userId": "a", "cmdID": 1, "seq": 2, "data": "hi there"])
         #expect(line == #"onRecvCustomCmdMsg cmdID=1 data="hi there" seq=2 userId=a"#)

@@ -1,0 +1,144 @@
+import HTTPTypes
+import HummingbirdWSClient
+import HummingbirdWebSocket
+import LiveRoomCluster
+import Logging
+import NIOCore
+import Synchronization
+
+/// Relays one client's signaling connection to its room's home node over a node-to-node
+/// WebSocket: every text frame both ways, unchanged, so the client talks to the home node's
+/// room as if connected there. The two connections close together. What waits to go to the
+/// home node is bounded (``maxPendingBytes``); what goes to the client is written with
+/// backpressure, so a client that does not read stops the relay reading from the home node,
+/// whose own outbox limit then closes the relay.
+enum NodeRelay {
+    /// Most bytes of client frames that may wait for the home node; past it the client is closed.
+    static let maxPendingBytes = 1 << 20
+    /// Largest frame the home node may send through the relay.
+    static let maxHomeFrameSize = 1 << 22
+
+    /// How a relay ended.
+    enum Outcome: Sendable, Equatable {
+        /// It ran; both connections are closed.
+        case relayed
+        /// The home node could not be reached; nothing of the client's was read beyond `first`,
+        /// and the client's connection is open.
+        case unreachable
+    }
+
+    /// Runs the relay until either side closes. `first` is the client's first frame (its
+    /// enterRoom), `messages` the rest of what the client sends. The home node's WebSocket is
+    /// opened first: when it cannot be, the client is left as it was (``Outcome/unreachable``).
+    static func run(
+        first: String, messages: inout WebSocketInboundMessageStream.AsyncIterator, outbound: WebSocketOutboundWriter, channel: any Channel,
+        home: NodeRegistration, from nodeId: String, token: String, clientAddress: String, logger: Logger
+    ) async -> Outcome {
+        guard let url = ClusterRouting.signalingWebSocketURL(home.signalingURL) else {
+            logger.warning("Cluster home node has an unusable signaling URL", metadata: [LogKey.node: "\(home.nodeId)", LogKey.url: "\(home.signalingURL)"])
+            return .unreachable
+        }
+        var headers = HTTPFields()
+        headers[HTTPField.Name(ClusterRouting.tokenHeader)!] = token
+        headers[HTTPField.Name(ClusterRouting.nodeHeader)!] = nodeId
+        headers[HTTPField.Name(ClusterRouting.clientAddressHeader)!] = clientAddress
+        let (toHome, toHomeInput) = AsyncStream<String>.makeStream()
+        let (opened, openedInput) = AsyncStream<Bool>.makeStream()
+        let pending = PendingBytes()
+        toHomeInput.yield(first)
+        logger.debug("Signaling relayed to the room's home node", metadata: [LogKey.node: "\(home.nodeId)", LogKey.url: "\(url)"])
+
+        // Set when the wait for the home node is given up: the client's connection is not the link's to close then.
+        let abandoned = SharedFlag()
+        let link = Task {
+            let connected = SharedFlag()
+            do {
+                try await WebSocketClient.connect(
+                    url: url,
+                    configuration: .init(maxFrameSize: maxHomeFrameSize, additionalHeaders: headers, autoPing: .enabled(timePeriod: .seconds(20))),
+                    logger: logger
+                ) { homeInbound, homeOutbound, _ in
+                    connected.set()
+                    openedInput.yield(true)
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        group.addTask {
+                            for await text in toHome {
+                                pending.remove(text.utf8.count)
+                                try await homeOutbound.write(.text(text))
+                            }
+                            try? await homeOutbound.close(.normalClosure, reason: "the client closed")
+                        }
+                        group.addTask {
+                            for try await message in homeInbound.messages(maxSize: maxHomeFrameSize) {
+                                if case .text(let text) = message { try await outbound.write(.text(text)) }
+                            }
+                        }
+                        _ = try await group.next()
+                        group.cancelAll()
+                    }
+                }
+            } catch {
+                logger.info("Relay to the room's home node ended", metadata: [LogKey.node: "\(home.nodeId)", LogKey.error: "\(error)"])
+            }
+            openedInput.yield(false)
+            openedInput.finish()
+            guard connected.isSet, !abandoned.isSet else { return }
+            // The home side is gone: close the client's side too (it reconnects, as after any drop).
+            let closing = Task { try? await outbound.close(.goingAway, reason: "the room's home node closed the connection") }
+            try? await Task.sleep(for: .seconds(1))
+            closing.cancel()
+            try? await channel.close()
+        }
+
+        // Nothing more is read from the client until the home node answered (within 5 s).
+        let giveUp = Task {
+            try? await Task.sleep(for: .seconds(5))
+            openedInput.yield(false)
+        }
+        var isOpen = false
+        for await value in opened {
+            isOpen = value
+            break
+        }
+        giveUp.cancel()
+        guard isOpen else {
+            abandoned.set()
+            link.cancel()
+            toHomeInput.finish()
+            await link.value
+            return .unreachable
+        }
+
+        do {
+            while let message = try await messages.next() {
+                guard case .text(let text) = message else { continue }
+                if pending.add(text.utf8.count) > maxPendingBytes {
+                    logger.info("Relayed client closed: it sends faster than the home node takes", metadata: [LogKey.node: "\(home.nodeId)"])
+                    break
+                }
+                toHomeInput.yield(text)
+            }
+        } catch {
+            logger.debug("Relayed client connection failed", metadata: [LogKey.error: "\(error)"])
+        }
+        toHomeInput.finish()
+        // The client is gone (or over its limit): the home side closes too, within a bound.
+        let deadline = Task {
+            try? await Task.sleep(for: .seconds(5))
+            link.cancel()
+        }
+        await link.value
+        deadline.cancel()
+        try? await channel.close()
+        return .relayed
+    }
+}
+
+/// Bytes of client frames waiting for the home node, shared by the two directions of a relay.
+final class PendingBytes: Sendable {
+    private let bytes = Mutex(0)
+
+    /// Adds `count`; the total now.
+    func add(_ count: Int) -> Int { bytes.withLock { $0 += count; return $0 } }
+    func remove(_ count: Int) { bytes.withLock { $0 -= count } }
+}

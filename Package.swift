@@ -242,7 +242,7 @@ let package = Package(
         ]),
         .testTarget(name: "LiveRoomServerTests", dependencies: [
             "LiveRoomServer", "LiveRoomAuth", "LiveRoomCluster", "LiveRoomCore", "LiveRoomProtocol", "LiveRoomPublishTasks", "LiveRoomSFU", "LiveRoomStore", "LiveRoomTransport",
-            "LiveRoomSecureTransport", "LiveRoomWire",
+            "LiveRoomSecureTransport", "LiveRoomWire", "TestTools",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),

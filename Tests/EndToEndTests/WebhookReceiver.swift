@@ -49,27 +49,18 @@ final class WebhookReceiver: Sendable {
     private let state = Locked(State())
     private let connections = Locked<Set<Int32>>([])
     private let stopped = Locked(false)
+    private let listenerClosed = DispatchSemaphore(value: 0)
 
     /// Listens on 127.0.0.1:`port` (0: a free one).
     init(key: String, sdkAppId: UInt64, port: UInt16 = 0, mode: Mode = .ok) throws {
         self.key = key
         self.sdkAppId = sdkAppId
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TimedOut(description: "socket() failed") }
-        var yes: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        guard bound == 0, listen(fd, 64) == 0 else {
+        let (fd, bound) = try bindLoopback(type: Int32(SOCK_STREAM.rawValue), port: port, reuseAddress: true)
+        guard listen(fd, 64) == 0 else {
             close(fd)
             throw TimedOut(description: "cannot listen on port \(port): errno \(errno)")
         }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        self.port = UInt16(bigEndian: address.sin_port)
+        self.port = bound
         listener = fd
         state.withLock { $0.mode = mode }
         let thread = Thread { [self] in acceptLoop() }
@@ -84,14 +75,20 @@ final class WebhookReceiver: Sendable {
     /// accept thread holds the receiver, so a test stops each receiver it starts.)
     func stop() {
         guard !stopped.withLock({ let was = $0; $0 = true; return was }) else { return }
+        // The accept thread closes the listener as it ends: closed here, its number could be
+        // reused by another test's socket before that thread's next accept.
         shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
+        _ = listenerClosed.wait(timeout: .now() + 5)
         for fd in connections.withLock({ $0 }) { shutdown(fd, Int32(SHUT_RDWR)) }
     }
 
     deinit { stop() }
 
     private func acceptLoop() {
+        defer {
+            close(listener)
+            listenerClosed.signal()
+        }
         while !stopped.withLock({ $0 }) {
             let fd = accept(listener, nil, nil)
             if fd < 0 {

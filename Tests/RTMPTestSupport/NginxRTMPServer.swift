@@ -128,21 +128,9 @@ public final class NginxRTMPServer: @unchecked Sendable {
         public var description: String { message }
     }
 
-    /// A port no one listens on now: bind 127.0.0.1:0, read the port, close.
+    /// A port no one listens on now (TestTools' ``freeLoopbackPort()``).
     public static func freeLoopbackPort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw NginxError(message: "socket: errno \(errno)") }
-        defer { close(fd) }
-        var address = loopback(port: 0)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0 else { throw NginxError(message: "bind: errno \(errno)") }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
+        try TestTools.freeLoopbackPort()
     }
 
     public static func canConnect(port: Int) -> Bool {

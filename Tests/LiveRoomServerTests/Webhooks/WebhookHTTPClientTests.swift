@@ -1,6 +1,7 @@
 import Foundation
 import NIOPosix
 import Synchronization
+import TestTools
 import Testing
 
 @testable import LiveRoomServer
@@ -27,16 +28,23 @@ final class ScriptedHTTPServer: Sendable {
     let written = Mutex<[Int]>([])
     /// Set when a silent connection saw the client close it.
     let clientClosed = Mutex(0)
+    private let listenerClosed = DispatchSemaphore(value: 0)
 
     init(_ script: Script) throws {
-        let (fd, port) = try loopbackSocket(type: Int32(SOCK_STREAM.rawValue))
+        let (fd, port) = try bindLoopback(type: Int32(SOCK_STREAM.rawValue))
         try #require(listen(fd, 8) == 0)
         listener = fd
         self.port = port
         Thread { [self] in
             while true {
                 let connection = accept(fd, nil, nil)
-                guard connection >= 0 else { return }
+                guard connection >= 0 else {
+                    // Closed here, not in stop(): there its number could be reused by another
+                    // test's socket before this thread's next accept.
+                    close(fd)
+                    listenerClosed.signal()
+                    return
+                }
                 Thread { [self] in
                     serve(connection, script)
                     close(connection)
@@ -47,7 +55,7 @@ final class ScriptedHTTPServer: Sendable {
 
     func stop() {
         shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
+        _ = listenerClosed.wait(timeout: .now() + 5)
     }
 
     private func serve(_ fd: Int32, _ script: Script) {

@@ -423,14 +423,14 @@ public struct RoomsStateMachine: Sendable {
         publishers(in: roomId) + pkAnchors(in: roomId).filter { rooms[$0.roomId]?.members[$0.userId]?.publishing != nil }.map(\.userId)
     }
 
-    /// Whether `id` is a valid string room id (TRTC's characters, at most `maxRoomIdBytes`).
+    /// Whether `id` is a valid string room id (``checkStringRoomId(_:)`` passes).
     public func isValidStringRoomId(_ id: String) -> Bool {
-        !id.isEmpty && id.utf8.count <= configuration.maxRoomIdBytes && id.utf8.allSatisfy(Self.roomIdBytes.contains)
+        (try? checkStringRoomId(id)) != nil
     }
 
-    /// Whether `id` is a valid user id (letters, digits, `_` and `-`, at most `maxUserIdBytes`).
+    /// Whether `id` is a valid user id (``checkUserId(_:)`` passes).
     public func isValidUserId(_ id: String) -> Bool {
-        !id.isEmpty && id.utf8.count <= configuration.maxUserIdBytes && id.utf8.allSatisfy(Self.userIdBytes.contains)
+        (try? checkUserId(id)) != nil
     }
 
     public func publishers(in roomId: String) -> [String] {
@@ -462,6 +462,29 @@ public struct RoomsStateMachine: Sendable {
     /// `!#$%&()+-:;<=.>?@[]^_{}|~,`. No control characters, so no id can forge a log line.
     static let roomIdBytes = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 !#$%&()+-:;<=.>?@[]^_{}|~,".utf8)
 
+    /// Checks a string room id as TRTC checks strRoomId: not empty, at most `maxRoomIdBytes`, TRTC's characters.
+    public func checkStringRoomId(_ strRoomId: String) throws(LiveRoomError) {
+        guard !strRoomId.isEmpty else { throw LiveRoomError(ErrorCode.invalidRoomId, "strRoomId is empty and roomId is not set") }
+        guard strRoomId.utf8.count <= configuration.maxRoomIdBytes else {
+            throw LiveRoomError(ErrorCode.invalidRoomId, "strRoomId is longer than \(configuration.maxRoomIdBytes) bytes")
+        }
+        guard strRoomId.utf8.allSatisfy(Self.roomIdBytes.contains) else {
+            throw LiveRoomError(
+                ErrorCode.invalidRoomId, "strRoomId may hold only letters, digits, space and !#$%&()+-:;<=.>?@[]^_{}|~,")
+        }
+    }
+
+    /// Checks a user id as TRTC does: not empty, at most `maxUserIdBytes`, letters, digits, `_` and `-`.
+    public func checkUserId(_ userId: String) throws(LiveRoomError) {
+        guard !userId.isEmpty else { throw LiveRoomError(ErrorCode.invalidUserId, "userId is empty") }
+        guard userId.utf8.count <= configuration.maxUserIdBytes else {
+            throw LiveRoomError(ErrorCode.invalidUserId, "userId is longer than \(configuration.maxUserIdBytes) bytes")
+        }
+        guard userId.utf8.allSatisfy(Self.userIdBytes.contains) else {
+            throw LiveRoomError(ErrorCode.invalidUserId, "userId may hold only letters, digits, _ and -")
+        }
+    }
+
     /// Checks enterRoom's parameters as TRTC does, in TRTC's order. Returns what the user's
     /// PrivateMapKey allows when the server requires keys (nil otherwise).
     @discardableResult
@@ -470,23 +493,8 @@ public struct RoomsStateMachine: Sendable {
             throw LiveRoomError(ErrorCode.invalidSdkAppId, "unknown SDKAppID \(params.sdkAppId)")
         }
         // A numeric room (roomId) is valid by its type; a string room is checked as TRTC checks strRoomId.
-        if case .string(let strRoomId) = params.room {
-            guard !strRoomId.isEmpty else { throw LiveRoomError(ErrorCode.invalidRoomId, "strRoomId is empty and roomId is not set") }
-            guard strRoomId.utf8.count <= configuration.maxRoomIdBytes else {
-                throw LiveRoomError(ErrorCode.invalidRoomId, "strRoomId is longer than \(configuration.maxRoomIdBytes) bytes")
-            }
-            guard strRoomId.utf8.allSatisfy(Self.roomIdBytes.contains) else {
-                throw LiveRoomError(
-                    ErrorCode.invalidRoomId, "strRoomId may hold only letters, digits, space and !#$%&()+-:;<=.>?@[]^_{}|~,")
-            }
-        }
-        guard !params.userId.isEmpty else { throw LiveRoomError(ErrorCode.invalidUserId, "userId is empty") }
-        guard params.userId.utf8.count <= configuration.maxUserIdBytes else {
-            throw LiveRoomError(ErrorCode.invalidUserId, "userId is longer than \(configuration.maxUserIdBytes) bytes")
-        }
-        guard params.userId.utf8.allSatisfy(Self.userIdBytes.contains) else {
-            throw LiveRoomError(ErrorCode.invalidUserId, "userId may hold only letters, digits, _ and -")
-        }
+        if case .string(let strRoomId) = params.room { try checkStringRoomId(strRoomId) }
+        try checkUserId(params.userId)
         do {
             try UserSig.verify(
                 params.userSig, sdkAppId: configuration.sdkAppId, secretKey: configuration.secretKey,

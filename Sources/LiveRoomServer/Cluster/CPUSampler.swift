@@ -1,4 +1,5 @@
 import Foundation
+import LiveRoomWire
 
 /// The server process's CPU use between two samples, from `/proc/self/stat` (user and system
 /// time in clock ticks), in percent of one core.
@@ -11,8 +12,7 @@ struct CPUSampler {
         let now = ContinuousClock.now
         defer { last = (ticks, now) }
         guard let last, ticks >= last.ticks else { return 0 }
-        let elapsed = now - last.at
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = (now - last.at).inSeconds
         guard seconds > 0 else { return 0 }
         return Double(ticks - last.ticks) / ticksPerSecond / seconds * 100
     }

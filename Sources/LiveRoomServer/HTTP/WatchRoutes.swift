@@ -53,11 +53,14 @@ struct WatchPage: Sendable {
 
     let sdkAppId: UInt64
     let isDevelopment: Bool
-
     /// The page itself, with the application's SDKAppID and the development flag filled in
-    /// (both are ours, not the client's: numbers and a boolean).
-    var html: String {
-        String(decoding: PackageResources.watch_html, as: UTF8.self)
+    /// (both are ours, not the client's: numbers and a boolean), made once.
+    let html: String
+
+    init(sdkAppId: UInt64, isDevelopment: Bool) {
+        self.sdkAppId = sdkAppId
+        self.isDevelopment = isDevelopment
+        html = String(decoding: PackageResources.watch_html, as: UTF8.self)
             .replacingOccurrences(of: "{{sdkAppId}}", with: String(sdkAppId))
             .replacingOccurrences(of: "{{development}}", with: isDevelopment ? "true" : "false")
     }

@@ -338,11 +338,6 @@ actor RoomHub {
         machine.isValidStringRoomId(id)
     }
 
-    /// Whether `id` is a user id TRTC takes.
-    func isValidUserId(_ id: String) -> Bool {
-        machine.isValidUserId(id)
-    }
-
     // MARK: Admin
 
     func dismissRoom(_ roomId: String) throws(LiveRoomError) {

@@ -1,3 +1,5 @@
+import LiveRoomWire
+
 /// How long forwarded packets took from reaching the server to leaving it: from the read of
 /// the publisher's datagram (on the loop that read it) to the `sendmmsg` of each copy, in
 /// fixed buckets. One per media loop, confined to it; the port adds them up for metrics
@@ -16,8 +18,7 @@ struct FanOutDelays: Sendable, Equatable {
     var count: UInt64 { counts.reduce(0, +) }
 
     mutating func record(_ delay: Duration) {
-        let (seconds, attoseconds) = delay.components
-        let microseconds = max(0, seconds &* 1_000_000 &+ attoseconds / 1_000_000_000_000)
+        let microseconds = max(0, delay.ticks(rate: 1_000_000))
         var bucket = 0
         while bucket < Self.bounds.count, microseconds > Self.bounds[bucket] { bucket += 1 }
         counts[bucket] += 1

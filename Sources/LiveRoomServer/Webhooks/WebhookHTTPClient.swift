@@ -72,9 +72,9 @@ struct WebhookHTTPClient: Sendable {
         let loop = group.next()
         let answer = loop.makePromise(of: Int.self)
         let (tlsContext, target, limit) = (self.tlsContext, self.target, maxResponseBytes)
-        let serverName = target.tls && !Self.isIPAddress(target.host) ? target.host : nil
+        let serverName = target.tls && !ServerConfiguration.isIPAddress(target.host) ? target.host : nil
         let started = ContinuousClock.now
-        let connectTimeout = TimeAmount.nanoseconds(Self.nanoseconds(timeout))
+        let connectTimeout = TimeAmount(timeout)
         let bootstrap = ClientBootstrap(group: loop)
             .connectTimeout(connectTimeout)
             .channelInitializer { channel in
@@ -97,7 +97,7 @@ struct WebhookHTTPClient: Sendable {
         // What is left of the attempt's time closes the connection; the handler then fails the
         // answer if no status line came.
         let left = timeout - (ContinuousClock.now - started)
-        let deadline = channel.eventLoop.scheduleTask(in: .nanoseconds(max(0, Self.nanoseconds(left)))) {
+        let deadline = channel.eventLoop.scheduleTask(in: TimeAmount(max(.zero, left))) {
             channel.close(promise: nil)
         }
         defer { deadline.cancel() }
@@ -106,16 +106,6 @@ struct WebhookHTTPClient: Sendable {
         } onCancel: {
             channel.close(promise: nil)
         }
-    }
-
-    static func nanoseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
-    }
-
-    static func isIPAddress(_ host: String) -> Bool {
-        var v4 = in_addr()
-        var v6 = in6_addr()
-        return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
     }
 }
 

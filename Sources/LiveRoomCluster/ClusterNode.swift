@@ -57,14 +57,22 @@ public struct ClusterNode: Sendable, Hashable {
 public struct ClusterView: Sendable, Hashable {
     public var nodes: [ClusterNode]
     public var nowMs: Int64
+    /// When the database server last started, on its clock (see ``ClusterRules/isAlive(lastHeartbeatMs:nowMs:databaseStartedMs:)``).
+    public var databaseStartedMs: Int64
 
-    public init(nodes: [ClusterNode], nowMs: Int64) {
+    public init(nodes: [ClusterNode], nowMs: Int64, databaseStartedMs: Int64 = 0) {
         self.nodes = nodes
         self.nowMs = nowMs
+        self.databaseStartedMs = databaseStartedMs
+    }
+
+    /// Whether `node` is alive at ``nowMs``.
+    public func isAlive(_ node: ClusterNode) -> Bool {
+        ClusterRules.isAlive(lastHeartbeatMs: node.lastHeartbeatMs, nowMs: nowMs, databaseStartedMs: databaseStartedMs)
     }
 
     /// The nodes alive at ``nowMs``.
-    public var alive: [ClusterNode] { nodes.filter { ClusterRules.isAlive(lastHeartbeatMs: $0.lastHeartbeatMs, nowMs: nowMs) } }
+    public var alive: [ClusterNode] { nodes.filter(isAlive) }
 
     public func node(_ id: String) -> ClusterNode? { nodes.first { $0.nodeId == id } }
 }

@@ -8,9 +8,12 @@ public enum ClusterRules {
     public static let deadAfterMs: Int64 = 3000
 
     /// Whether a node that last heartbeated at `lastHeartbeatMs` is alive at `nowMs` (both on
-    /// the database's clock). A heartbeat from the future (clock step) counts as fresh.
-    public static func isAlive(lastHeartbeatMs: Int64, nowMs: Int64) -> Bool {
-        nowMs &- lastHeartbeatMs < deadAfterMs
+    /// the database's clock). A heartbeat from the future (clock step) counts as fresh. The
+    /// database cannot have heard a node while it was down: a node is not judged dead until
+    /// the dead interval has passed since the database (re)started at `databaseStartedMs`, so a
+    /// restart of PostgreSQL does not make every node look dead and its rooms claimable.
+    public static func isAlive(lastHeartbeatMs: Int64, nowMs: Int64, databaseStartedMs: Int64 = 0) -> Bool {
+        nowMs &- max(lastHeartbeatMs, databaseStartedMs) < deadAfterMs
     }
 
     /// The node a new room should live on, chosen among the live nodes by load: fewest rooms

@@ -102,28 +102,25 @@ public final class PostgresClusterStore: ClusterStore {
             """
             SELECT n.node_id, n.signaling_url, n.media_addresses, n.rooms, n.peers, n.tasks, n.cpu_percent,
                 (extract(epoch FROM n.heartbeat_at) * 1000)::bigint,
-                (SELECT count(*) FROM liveroom_rooms r WHERE r.home_node = n.node_id),
-                (extract(epoch FROM now()) * 1000)::bigint
+                (SELECT count(*) FROM liveroom_rooms r WHERE r.home_node = n.node_id)
             FROM liveroom_nodes n ORDER BY n.node_id LIMIT \(Self.maxRows)
             """, logger: logger)
         var nodes: [ClusterNode] = []
-        var nowMs: Int64?
-        for try await (id, url, media, rooms, peers, tasks, cpu, heartbeat, homed, now) in rows.decode(
-            (String, String, [String], Int32, Int32, Int32, Double, Int64, Int64, Int64).self)
+        for try await (id, url, media, rooms, peers, tasks, cpu, heartbeat, homed) in rows.decode(
+            (String, String, [String], Int32, Int32, Int32, Double, Int64, Int64).self)
         {
             nodes.append(
                 ClusterNode(
                     registration: NodeRegistration(nodeId: id, signalingURL: url, mediaAddresses: media),
                     load: NodeLoad(rooms: Int(rooms), peers: Int(peers), tasks: Int(tasks), cpuPercent: cpu), homedRooms: Int(homed),
                     lastHeartbeatMs: heartbeat))
-            nowMs = now
         }
-        if nowMs == nil {
-            for try await now in try await client.query("SELECT (extract(epoch FROM now()) * 1000)::bigint", logger: logger).decode(Int64.self) {
-                nowMs = now
-            }
+        let clock = try await client.query(
+            "SELECT (extract(epoch FROM now()) * 1000)::bigint, (extract(epoch FROM pg_postmaster_start_time()) * 1000)::bigint", logger: logger)
+        for try await (now, started) in clock.decode((Int64, Int64).self) {
+            return ClusterView(nodes: nodes, nowMs: now, databaseStartedMs: started)
         }
-        return ClusterView(nodes: nodes, nowMs: nowMs ?? 0)
+        throw ClusterStoreError(description: "the database did not tell its time")
     }
 
     public func claim(roomKey: String, candidate: String) async throws -> String {
@@ -131,14 +128,15 @@ public final class PostgresClusterStore: ClusterStore {
         for _ in 0..<5 {
             // One conditional write: a new room, or a room whose home has not heartbeated for
             // the dead interval, goes to the candidate; a room with a live home is left alone
-            // (and RETURNING gives nothing). Concurrent claims serialise on the row.
+            // (and RETURNING gives nothing). Concurrent claims serialise on the row. As in
+            // ClusterRules.isAlive, the database's own start counts as a heartbeat of every node.
             let claimed = try await client.query(
                 """
                 INSERT INTO liveroom_rooms AS r (room_key, home_node, claimed_at) VALUES (\(roomKey), \(candidate), now())
                 ON CONFLICT (room_key) DO UPDATE SET home_node = EXCLUDED.home_node, claimed_at = now()
                 WHERE NOT EXISTS (
                     SELECT 1 FROM liveroom_nodes n
-                    WHERE n.node_id = r.home_node AND n.heartbeat_at > now() - \(Self.deadInterval)::interval)
+                    WHERE n.node_id = r.home_node AND greatest(n.heartbeat_at, pg_postmaster_start_time()) > now() - \(Self.deadInterval)::interval)
                 RETURNING r.home_node
                 """, logger: logger)
             for try await home in claimed.decode(String.self) { return home }
@@ -190,14 +188,23 @@ extension ClusterStore {
     /// ``prepare()`` that gives up after `timeout`: an unreachable database is an error at
     /// start, not a hang (the pool keeps retrying connections otherwise).
     public func prepare(timeout: Duration) async throws {
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await self.prepare() }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                throw ClusterStoreError(description: "no answer within \(timeout.components.seconds) s")
-            }
-            defer { group.cancelAll() }
-            try await group.next()
+        try await withTimeout(timeout) { try await self.prepare() }
+    }
+}
+
+/// `body`'s result, or ``ClusterStoreError`` once `timeout` has passed (`body` is cancelled):
+/// a database call waiting for a connection the pool cannot make does not hold up its caller.
+public func withTimeout<T: Sendable>(_ timeout: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: timeout)
+            return nil
         }
+        defer { group.cancelAll() }
+        guard case let result?? = try await group.next() else {
+            throw ClusterStoreError(description: "no answer within \(timeout)")
+        }
+        return result
     }
 }

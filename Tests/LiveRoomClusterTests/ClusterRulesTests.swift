@@ -21,6 +21,17 @@ private func node(_ id: String, rooms: Int = 0, peers: Int = 0, tasks: Int = 0, 
         #expect(ClusterRules.isAlive(lastHeartbeatMs: 5000, nowMs: 4000))
     }
 
+    @Test func noNodeIsDeadUntilTheDeadIntervalHasPassedSinceTheDatabaseStarted() {
+        // The database restarted at 20 s after being down for 10: it heard nobody meanwhile.
+        #expect(ClusterRules.isAlive(lastHeartbeatMs: 10_000, nowMs: 22_999, databaseStartedMs: 20_000))
+        #expect(!ClusterRules.isAlive(lastHeartbeatMs: 10_000, nowMs: 23_000, databaseStartedMs: 20_000))
+        // A node that heartbeats after the restart is judged on that heartbeat.
+        #expect(ClusterRules.isAlive(lastHeartbeatMs: 22_000, nowMs: 24_999, databaseStartedMs: 20_000))
+        let view = ClusterView(nodes: [node("a", heartbeat: 10_000), node("b", heartbeat: 21_000)], nowMs: 22_000, databaseStartedMs: 20_000)
+        #expect(view.alive.map(\.nodeId) == ["a", "b"])
+        #expect(ClusterView(nodes: view.nodes, nowMs: 23_500, databaseStartedMs: 20_000).alive.map(\.nodeId) == ["b"])
+    }
+
     @Test func theViewListsOnlyLiveNodesAsAlive() {
         let view = ClusterView(nodes: [node("a", heartbeat: 9000), node("b", heartbeat: 6000), node("c", heartbeat: 7001)], nowMs: 10_000)
         #expect(view.alive.map(\.nodeId) == ["a", "c"])

@@ -83,6 +83,47 @@ import Testing
         }
     }
 
+    /// PostgreSQL down for 4 s and started again: the pool reconnects, and no node is judged
+    /// dead (nor its rooms claimable) before the dead interval has passed since the restart,
+    /// though nobody could heartbeat meanwhile.
+    @Test func aDatabaseRestartDoesNotMakeEveryNodeDead() async throws {
+        let database = try PostgresTestServer()
+        try database.start()
+        defer { database.stop() }
+        let store = PostgresClusterStore(url: try ClusterDatabaseURL(database.url), logger: Logger(label: "cluster-test"))
+        let pool = Task { await store.run() }
+        defer { pool.cancel() }
+        try await store.prepare()
+        try await store.register(registration("n1"), load: NodeLoad())
+        try await store.register(registration("n2"), load: NodeLoad())
+        #expect(try await store.claim(roomKey: "R", candidate: "n1") == "n1")
+
+        database.stop(fast: true)
+        await #expect(throws: (any Error).self) { try await store.prepare(timeout: .seconds(2)) }
+        try await Task.sleep(for: .seconds(2))
+        try database.start()
+        // The pool finds the server again (bounded: 10 s).
+        var view: ClusterView?
+        let deadline = ContinuousClock.now + .seconds(10)
+        while view == nil, ContinuousClock.now < deadline {
+            view = try? await store.view()
+            if view == nil { try await Task.sleep(for: .milliseconds(200)) }
+        }
+        let restarted = try #require(view, "the store did not reconnect within 10 s")
+        #expect(restarted.nowMs - restarted.databaseStartedMs < ClusterRules.deadAfterMs)
+        #expect(restarted.alive.map(\.nodeId) == ["n1", "n2"], "last heartbeats are older than 4 s, but the database just started")
+        #expect(try await store.claim(roomKey: "R", candidate: "n2") == "n1")
+
+        // n2 heartbeats again, n1 does not: n1 is dead 3 s after the restart, and R goes to n2.
+        let after = ContinuousClock.now + .seconds(3.3)
+        while ContinuousClock.now < after {
+            try await store.heartbeat(nodeId: "n2", load: NodeLoad())
+            try await Task.sleep(for: .milliseconds(500))
+        }
+        #expect(try await store.view().alive.map(\.nodeId) == ["n2"])
+        #expect(try await store.claim(roomKey: "R", candidate: "n2") == "n2")
+    }
+
     @Test func aRestartedNodeForgetsItsRoomsAndALeavingNodeIsRemoved() async throws {
         try await withStore { store in
             try await store.register(registration("n1"), load: NodeLoad())

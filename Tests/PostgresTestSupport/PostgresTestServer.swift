@@ -65,10 +65,12 @@ public final class PostgresTestServer: @unchecked Sendable {
         lock.withLock { running = true }
     }
 
-    /// Stops the server at once (`pg_ctl -m immediate`); nothing when it is not running.
-    public func stop() {
+    /// Stops the server (`pg_ctl -m immediate`, at once, or `fast`, a clean shutdown: the
+    /// tests run with `synchronous_commit=off`, so only a clean one keeps the last commits for a
+    /// restart); nothing when it is not running.
+    public func stop(fast: Bool = false) {
         guard lock.withLock({ let was = running; running = false; return was }) else { return }
-        try? run("pg_ctl", ["-D", directory + "/data", "-m", "immediate", "-w", "-t", "30", "stop"], timeout: 40)
+        try? run("pg_ctl", ["-D", directory + "/data", "-m", fast ? "fast" : "immediate", "-w", "-t", "30", "stop"], timeout: 40)
     }
 
     /// Runs one of PostgreSQL's programs, as the unprivileged user when we are root; throws

@@ -20,7 +20,7 @@ enum ClusterAdmin {
     /// The answer's fields (pure): `NodeId` (the node answering), `Nodes` and `Rooms`.
     static func body(view: ClusterView, homes: [RoomHome], nodeId: String) -> [String: JSONValue] {
         let nodes: [JSONValue] = view.nodes.map { node in
-            let alive = ClusterRules.isAlive(lastHeartbeatMs: node.lastHeartbeatMs, nowMs: view.nowMs)
+            let alive = view.isAlive(node)
             return [
                 "NodeId": .string(node.nodeId),
                 "Alive": .bool(alive),

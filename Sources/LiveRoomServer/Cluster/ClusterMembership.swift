@@ -4,7 +4,9 @@ import ServiceLifecycle
 
 /// This node's part in the cluster: its registration and heartbeat, the home of each room it
 /// is asked to enter, and releasing rooms that emptied here. Every database call that fails
-/// is logged and the node goes on serving: a room whose home cannot be learnt is served here.
+/// is logged and the node goes on serving. While the database cannot be reached, a room goes
+/// where it was last known to live (``knownHomes``), so rooms keep their one home through a
+/// PostgreSQL restart; only a room this node never heard of is served here.
 actor ClusterMembership {
     let store: any ClusterStore
     let nodeId: String
@@ -14,6 +16,9 @@ actor ClusterMembership {
     private var registration: NodeRegistration?
     private var cpu = CPUSampler()
     private weak var hub: RoomHub?
+    /// The rooms' homes as last read from the database (every few seconds, and at each
+    /// enter), for when it cannot be reached: at most ``PostgresClusterStore/maxRows``.
+    private var knownHomes: [String: NodeRegistration] = [:]
 
     init(store: any ClusterStore, nodeId: String, relayToken: String, logger: Logger) {
         self.store = store
@@ -66,45 +71,73 @@ actor ClusterMembership {
             return
         }
         guard registration != nil else { return }
+        let (store, nodeId, load) = (self.store, self.nodeId, await load())
         do {
-            try await store.heartbeat(nodeId: nodeId, load: await load())
+            try await withTimeout(Self.databaseTimeout) { try await store.heartbeat(nodeId: nodeId, load: load) }
         } catch {
             logger.warning("Cluster heartbeat failed", metadata: [LogKey.node: "\(nodeId)", LogKey.error: "\(error)"])
         }
     }
 
-    /// Claims left for this node that it has no room for, older than 10 s.
+    /// Claims left for this node that it has no room for, older than 10 s; then the rooms'
+    /// homes are read again for ``knownHomes``.
     func releaseStaleClaims() async {
         guard let hub else { return }
         let open = Set(await hub.roomKeys())
         do {
             try await store.releaseStale(nodeId: nodeId, keeping: open, olderThanMs: 10_000)
+            let (view, homes) = try await describe()
+            knownHomes = Self.homes(homes, in: view)
         } catch {
             logger.debug("Cluster stale claim release failed", metadata: [LogKey.error: "\(error)"])
         }
+    }
+
+    /// Each room's home node, for the rooms whose home is in `view`.
+    static func homes(_ homes: [RoomHome], in view: ClusterView) -> [String: NodeRegistration] {
+        let nodes = Dictionary(view.nodes.map { ($0.nodeId, $0.registration) }, uniquingKeysWith: { first, _ in first })
+        var known: [String: NodeRegistration] = [:]
+        for home in homes.prefix(PostgresClusterStore.maxRows) { known[home.roomKey] = nodes[home.nodeId] }
+        return known
     }
 
     /// Where a connection entering `roomKey` is served: nil for this node, or the home node
     /// to relay to. A room with a live home stays there; otherwise the least loaded live node
     /// claims it (this node on a tie).
     func home(ofRoom roomKey: String) async -> NodeRegistration? {
+        let (store, nodeId) = (self.store, self.nodeId)
         do {
-            let view = try await store.view()
-            let candidate = ClusterRules.chooseHome(in: view, askingNode: nodeId) ?? nodeId
-            let home = try await store.claim(roomKey: roomKey, candidate: candidate)
-            guard home != nodeId else { return nil }
-            if let node = view.node(home) { return node.registration }
-            return try await store.view().node(home)?.registration
+            let (home, registration) = try await withTimeout(Self.databaseTimeout) {
+                let view = try await store.view()
+                let candidate = ClusterRules.chooseHome(in: view, askingNode: nodeId) ?? nodeId
+                let home = try await store.claim(roomKey: roomKey, candidate: candidate)
+                var registration = view.node(home)?.registration
+                if registration == nil { registration = try await store.view().node(home)?.registration }
+                return (home, registration)
+            }
+            if knownHomes.count < PostgresClusterStore.maxRows || knownHomes[roomKey] != nil { knownHomes[roomKey] = registration }
+            return home == nodeId ? nil : registration
         } catch {
+            if let known = knownHomes[roomKey] {
+                logger.warning(
+                    "Cluster placement failed; the room goes to its last known home",
+                    metadata: [LogKey.room: "\(roomKey)", LogKey.node: "\(known.nodeId)", LogKey.error: "\(error)"])
+                return known.nodeId == nodeId ? nil : known
+            }
             logger.warning(
                 "Cluster placement failed; the room is served here", metadata: [LogKey.room: "\(roomKey)", LogKey.error: "\(error)"])
             return nil
         }
     }
 
+    /// How long a placement waits for the database before it goes by what the node knows: a
+    /// client's enterRoom must not wait for a pool retrying connections to a database that is down.
+    static let databaseTimeout: Duration = .seconds(2)
+
     /// The room emptied here: it has no home until its next enter.
     func release(roomKey: String) async {
         do {
+            if knownHomes[roomKey]?.nodeId == nodeId { knownHomes[roomKey] = nil }
             try await store.release(roomKey: roomKey, nodeId: nodeId)
         } catch {
             logger.warning("Cluster room release failed", metadata: [LogKey.room: "\(roomKey)", LogKey.error: "\(error)"])

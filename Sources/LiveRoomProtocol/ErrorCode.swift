@@ -102,6 +102,10 @@ public enum ErrorCode {
     /// (Cluster mode) The room lives on another node, which could not be reached and was not
     /// yet taken for dead within a few seconds; the connection is closed (1013): try again.
     public static let homeNodeUnreachable = -7023
+    /// (Cluster mode) The room was opened on this node while it could not reach the cluster
+    /// database, and lives on another node: the connection is closed (1012) so that the client
+    /// reconnects and reaches the room's home.
+    public static let roomMovedToAnotherNode = -7024
 
     // MARK: -7100…-7199: reading requests (signaling, the admin API)
 

@@ -338,9 +338,11 @@ public struct LiveRoomServer: Sendable {
             let channel = context.requestContext.channel
             // Whether the server ended the connection (a policy, not the network): no reconnect grace then.
             let closedByServer = SharedFlag()
-            @Sendable func hangUp(reason: String) async {
+            /// Closes the connection: for a policy violation (1008), or, `restart`, for a service
+            /// restart (1012), after which the client should reconnect.
+            @Sendable func hangUp(reason: String, restart: Bool = false) async {
                 closedByServer.set()
-                let closing = Task { try? await outbound.close(.policyViolation, reason: reason) }
+                let closing = Task { try? await outbound.close(restart ? .unknown(1012) : .policyViolation, reason: reason) }
                 try? await Task.sleep(for: .milliseconds(200))
                 closing.cancel()
                 try? await channel.close()
@@ -361,10 +363,16 @@ public struct LiveRoomServer: Sendable {
                     try? await outbox.drain { text in try await outbound.write(.text(text)) }
                 }
                 group.addTask {
-                    // A client that does not read what its room sends is closed, not buffered for.
-                    if await outbox.ended() == .overflowed {
+                    switch await outbox.ended() {
+                    case .overflowed:
+                        // A client that does not read what its room sends is closed, not buffered for.
                         logger.info("Signaling connection closed: it does not read", metadata: [LogKey.session: "\(session)"])
                         await hangUp(reason: "more than \(outbox.maxBytes) bytes of messages wait for this client; read faster")
+                    case .hungUp(let reason):
+                        try? await Task.sleep(for: .milliseconds(100))  // lets the writer send what is queued first
+                        await hangUp(reason: reason, restart: true)
+                    case .closed:
+                        break
                     }
                 }
                 do {

@@ -95,9 +95,10 @@ struct ClusterFaultsEndToEndTests {
         #expect(recovered < .seconds(20), "video came back \(recovered) after the kill")
     }
 
-    /// PostgreSQL stops for 5 s and starts again: the room goes on (messages both ways, a new
-    /// viewer through another node still reaches the room's home, not a copy of the room), and
-    /// afterwards every node is alive and the room has the home it had.
+    /// PostgreSQL stops for a few seconds and starts again: the room goes on (messages both
+    /// ways, a new viewer through another node still reaches the room's home, not a copy of the
+    /// room), and afterwards every node is alive and the room has the home it had. A room first
+    /// entered during the outage through two nodes becomes one room once the database is back.
     @Test func postgreSQLRestartingLeavesRoomsWhereTheyAre() async throws {
         let database = try PostgresTestServer()
         try database.start()
@@ -122,7 +123,9 @@ struct ClusterFaultsEndToEndTests {
         try await late.waitForEvent("onRemoteUserEnterRoom") { $0["userId"] == "anchor" }
         viewer.send("custom 2 hello from node 2")
         try await late.waitForEvent("onRecvCustomCmdMsg") { $0["data"] == "hello from node 2" }
-        try await Task.sleep(for: .seconds(2))
+        // A room nobody knew of yet, entered through two nodes: each serves its own copy for now.
+        let q2 = try await Self.join("q2", room: "Q", role: "anchor", servers: [n2], in: scope)
+        let q3 = try await Self.join("q3", room: "Q", role: "anchor", servers: [n3], in: scope)
 
         try database.start()
         let after = try await ClusterEndToEndTests.waitForCluster(n2, timeout: .seconds(15), "three live nodes after the restart") { answer in
@@ -135,6 +138,14 @@ struct ClusterFaultsEndToEndTests {
         #expect(Set(members) == ["anchor", "viewer", "late"], "\(onHome.jsonText)")
         let (onThree, _) = try await n3.admin("DescribeRoom", ["SdkAppId": .number(Double(TestServer.sdkAppId)), "RoomId": "R"], in: scope)
         #expect(onThree["Response"]?["Error"]?["Code"] == "FailedOperation.RoomNotExist", "\(onThree.jsonText)")
+        // After the restart the two copies of Q become one: one node claims it, the other closes
+        // its copy (-7024), and that copy's anchor reconnects into the one room.
+        try await q2.waitForEvent("onRemoteUserEnterRoom", timeout: .seconds(20)) { $0["userId"] == "q3" }
+        try await q3.waitForEvent("onRemoteUserEnterRoom", timeout: .seconds(5)) { $0["userId"] == "q2" }
+        let moved = (q2.events(named: "onError") + q3.events(named: "onError")).filter { $0["errCode"]?.intValue == ErrorCode.roomMovedToAnotherNode }
+        #expect(moved.count == 1, "one copy of Q moves: \(moved)")
+        let homeOfQ = try #require(ClusterEndToEndTests.home(try await ClusterEndToEndTests.clusterNodes(n1), room: "Q"))
+        #expect(["n2", "n3"].contains(homeOfQ))
         // And a new room still gets placed.
         _ = try await Self.join("fresh", room: "new", role: "anchor", servers: [n2], in: scope)
         #expect(ClusterEndToEndTests.home(try await ClusterEndToEndTests.clusterNodes(n1), room: "new") != nil)

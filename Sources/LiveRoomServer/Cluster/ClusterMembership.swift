@@ -79,17 +79,29 @@ actor ClusterMembership {
         }
     }
 
-    /// Claims left for this node that it has no room for, older than 10 s; then the rooms'
-    /// homes are read again for ``knownHomes``.
-    func releaseStaleClaims() async {
+    /// Every few seconds: releases claims left for this node that it has no room for (older
+    /// than 10 s), reads the rooms' homes again for ``knownHomes``, and settles rooms open here
+    /// that are not homed here (opened while the database could not be reached): each is
+    /// claimed for this node, or, when another live node holds it, moved out (its clients
+    /// reconnect and reach that node).
+    func reconcile() async {
         guard let hub else { return }
         let open = Set(await hub.roomKeys())
+        let (store, nodeId) = (self.store, self.nodeId)
         do {
-            try await store.releaseStale(nodeId: nodeId, keeping: open, olderThanMs: 10_000)
-            let (view, homes) = try await describe()
+            let (view, homes) = try await withTimeout(Self.databaseTimeout) {
+                try await store.releaseStale(nodeId: nodeId, keeping: open, olderThanMs: 10_000)
+                return (try await store.view(), try await store.homes())
+            }
             knownHomes = Self.homes(homes, in: view)
+            let homed = Set(homes.filter { $0.nodeId == nodeId }.map(\.roomKey))
+            for roomKey in open.subtracting(homed) {
+                let home = try await withTimeout(Self.databaseTimeout) { try await store.claim(roomKey: roomKey, candidate: nodeId) }
+                guard home != nodeId, await hub.roomKeys().contains(roomKey) else { continue }
+                await hub.moveOut(roomKey)
+            }
         } catch {
-            logger.debug("Cluster stale claim release failed", metadata: [LogKey.error: "\(error)"])
+            logger.debug("Cluster reconciliation failed", metadata: [LogKey.error: "\(error)"])
         }
     }
 
@@ -169,7 +181,7 @@ struct ClusterService: Service {
             while !Task.isCancelled {
                 await membership.beat()
                 beats += 1
-                if beats % 5 == 0 { await membership.releaseStaleClaims() }
+                if beats % 5 == 0 { await membership.reconcile() }
                 try await Task.sleep(for: ClusterRules.heartbeatInterval)
             }
         }

@@ -15,6 +15,8 @@ final class ConnectionOutbox: Sendable {
         case closed
         /// More than `maxBytes` waited to be written: the client does not keep up.
         case overflowed
+        /// ``hangUp(reason:)``: the server closes the connection after what is queued.
+        case hungUp(reason: String)
     }
 
     private struct State {
@@ -72,6 +74,14 @@ final class ConnectionOutbox: Sendable {
     func close() {
         state.withLock { $0.closed = true }
         wake.finish()
+        end.finish()
+    }
+
+    /// No more messages; the connection is to be closed once what is queued is written.
+    func hangUp(reason: String) {
+        state.withLock { $0.closed = true }
+        wake.finish()
+        end.yield(.hungUp(reason: reason))
         end.finish()
     }
 

@@ -367,6 +367,22 @@ actor RoomHub {
             signalingConnections: outboxes.count, publishTasks: runners.count)
     }
 
+    /// The room lives on another node (it was opened here while the cluster database could not
+    /// be reached): each connection in it is told -7024 and closed, so that its client
+    /// reconnects and reaches the room's home; WHIP/WHEP sessions and the room's tasks end.
+    func moveOut(_ roomId: String) {
+        logger.warning("Room lives on another node; its connections here are closed", metadata: [LogKey.room: "\(roomId)"])
+        perform(tasks.roomDismissed(roomId))
+        for session in machine.sessions(in: roomId) {
+            if let outbox = outboxes[session] {
+                send(.error(LiveRoomError(ErrorCode.roomMovedToAnotherNode, "the room lives on another node; reconnect to reach it")), to: session)
+                outbox.hangUp(reason: "the room lives on another node")
+            } else {
+                leaveForHTTP(session)
+            }
+        }
+    }
+
     /// Tells every connection the server is going away: each user in a room gets onExitRoom(2).
     func shutdown() {
         perform(tasks.shutdown())

@@ -28,4 +28,15 @@ import Testing
         #expect(written.withLock { $0 } == ["high", "normal"])
         #expect(outbox.queuedBytes == 0)
     }
+
+    @Test func aHungUpOutboxWritesWhatIsQueuedThenSaysWhy() async throws {
+        let outbox = ConnectionOutbox(maxBytes: 10_000)
+        outbox.push("moved", priority: .high)
+        outbox.hangUp(reason: "the room lives on another node")
+        outbox.push("too late", priority: .high)
+        let written = Mutex<[String]>([])
+        try await outbox.drain { text in written.withLock { $0.append(text) } }
+        #expect(written.withLock { $0 } == ["moved"])
+        #expect(await outbox.ended() == .hungUp(reason: "the room lives on another node"))
+    }
 }

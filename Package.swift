@@ -169,7 +169,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], path: "Benchmarks/BenchSupport"),
         .executableTarget(name: "sfu-bench", dependencies: [
-            "BenchSupport", "LiveRoomTransport", "LiveRoomWire", "LiveRoomSecureTransport", "LiveRoomMedia", "LiveRoomAuth", "LiveRoomProtocol",
+            "BenchSupport", "PostgresTestSupport", "LiveRoomTransport", "LiveRoomWire", "LiveRoomSecureTransport", "LiveRoomMedia", "LiveRoomAuth", "LiveRoomProtocol",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOPosix", package: "swift-nio"),

@@ -135,6 +135,73 @@ struct Row: Sendable {
     }
 }
 
+/// Cluster mode: each node's part of one window (nodes in order, the room's home first), and
+/// the figures against one node.
+struct ClusterRow: Sendable {
+    struct Node: Sendable {
+        var subscribers: Int
+        /// Window mean, % of one core.
+        var cpuPercent: Double
+        /// (CPU − the node's idle CPU) ÷ its subscribers.
+        var cpuPercentPerSubscriber: Double?
+        var delayP50Milliseconds: Double
+        var delayP99Milliseconds: Double
+    }
+
+    var nodeRows: [Node]
+    /// Each node's CPU per subscriber ÷ one node's at the same N (same run).
+    var toSingleNode: [Double?]
+    /// Delay of the subscribers on the other nodes minus that of those on the home, p50 and p99.
+    var relayExtraP50Milliseconds: Double?
+    var relayExtraP99Milliseconds: Double?
+    /// What each node beyond the first costs the home: (home CPU − its idle CPU − its
+    /// subscribers × one node's CPU per subscriber) ÷ (nodes − 1), % of one core.
+    var homeCPUPercentPerExtraNode: Double?
+
+    init(window: Window, subscribersByNode: [Int], idle: ClusterRow?, singleNodeCPUPerSubscriber: Double?) {
+        let elapsed = window.elapsedSeconds
+        nodeRows = subscribersByNode.indices.map { index in
+            let ticks = Double(window.last.nodeTicks[index] &- window.first.nodeTicks[index])
+            let cpu = ticks / clockTicksPerSecond / elapsed * 100
+            let subscribers = subscribersByNode[index]
+            let delays = index < window.nodeDelays.count ? window.nodeDelays[index] : []
+            return Node(
+                subscribers: subscribers, cpuPercent: cpu,
+                cpuPercentPerSubscriber: idle.flatMap { subscribers > 0 ? (cpu - $0.nodeRows[index].cpuPercent) / Double(subscribers) : nil },
+                delayP50Milliseconds: Window.delayMilliseconds(delays, quantile: 0.5), delayP99Milliseconds: Window.delayMilliseconds(delays, quantile: 0.99))
+        }
+        toSingleNode = nodeRows.map { row in singleNodeCPUPerSubscriber.flatMap { single in row.cpuPercentPerSubscriber.map { $0 / single } } }
+        if nodeRows.count > 1 {
+            let others = Window.sum(window.nodeDelays.dropFirst())
+            let home = window.nodeDelays.first ?? []
+            relayExtraP50Milliseconds = Window.delayMilliseconds(others, quantile: 0.5) - Window.delayMilliseconds(home, quantile: 0.5)
+            relayExtraP99Milliseconds = Window.delayMilliseconds(others, quantile: 0.99) - Window.delayMilliseconds(home, quantile: 0.99)
+            if let idle, let single = singleNodeCPUPerSubscriber {
+                let home = nodeRows[0]
+                homeCPUPercentPerExtraNode = (home.cpuPercent - idle.nodeRows[0].cpuPercent - Double(home.subscribers) * single) / Double(nodeRows.count - 1)
+            }
+        }
+    }
+
+    var json: JSONValue {
+        func number(_ value: Double?) -> JSONValue {
+            guard let value, value.isFinite else { return .null }
+            return .number((value * 1000).rounded() / 1000)
+        }
+        return .object([
+            "cluster": .array(zip(nodeRows, toSingleNode).enumerated().map { index, pair in
+                .object([
+                    "node": .number(Double(index + 1)), "subscribers": .number(Double(pair.0.subscribers)), "cpuPercent": number(pair.0.cpuPercent),
+                    "cpuPercentPerSubscriber": number(pair.0.cpuPercentPerSubscriber), "toSingleNode": number(pair.1),
+                    "delayP50Milliseconds": number(pair.0.delayP50Milliseconds), "delayP99Milliseconds": number(pair.0.delayP99Milliseconds),
+                ])
+            }),
+            "relayExtraP50Milliseconds": number(relayExtraP50Milliseconds), "relayExtraP99Milliseconds": number(relayExtraP99Milliseconds),
+            "homeCPUPercentPerExtraNode": number(homeCPUPercentPerExtraNode),
+        ])
+    }
+}
+
 /// Prints the table (or JSON lines) as rows come in.
 struct Report: Sendable {
     let json: Bool
@@ -186,6 +253,30 @@ struct Report: Sendable {
         fflush(nil)
     }
 
+    /// The lines of a cluster window, under its row.
+    func print(_ cluster: ClusterRow) {
+        if json {
+            Swift.print(cluster.json.jsonText)
+            fflush(nil)
+            return
+        }
+        func f(_ value: Double?, _ digits: Int) -> String {
+            guard let value, value.isFinite else { return "-" }
+            return String(format: "%.\(digits)f", value)
+        }
+        for (index, node) in cluster.nodeRows.enumerated() {
+            Swift.print(
+                "    node n\(index + 1)\(index == 0 ? " (home)" : ""): \(node.subscribers) subscribers, CPU% \(f(node.cpuPercent, 1)), CPU%/sub \(f(node.cpuPercentPerSubscriber, 3))"
+                    + " (x\(f(cluster.toSingleNode[index], 2)) one node's), delay p50 \(f(node.delayP50Milliseconds, 2)) ms, p99 \(f(node.delayP99Milliseconds, 2)) ms")
+        }
+        if cluster.nodeRows.count > 1 {
+            Swift.print(
+                "    relay: extra delay p50 \(f(cluster.relayExtraP50Milliseconds, 2)) ms, p99 \(f(cluster.relayExtraP99Milliseconds, 2)) ms;"
+                    + " home CPU% per extra node \(f(cluster.homeCPUPercentPerExtraNode, 2))")
+        }
+        fflush(nil)
+    }
+
     func printFooter(stoppedAt: Int?, maxLoss: Double) {
         if let stoppedAt {
             out(String(format: "stopped after N=%d: loss above %.1f%%", stoppedAt, maxLoss))
@@ -202,6 +293,10 @@ struct Report: Sendable {
         out("N=0 is the idle server (publisher only): its µs/pkt and floor are per received publisher packet")
         out("path = the subscribers' transport: udp, or tcp (ICE-TCP, RFC 4571 framing); the publisher is on UDP; drops count UDP only")
         out("room = where the subscribers are: own (the publisher's room) or pk (another room linked to it by connectOtherRoom)")
+        out("cluster mode (--nodes): under each row, each node's subscribers, CPU (window mean), CPU%/sub = (CPU - the node's idle CPU) / its")
+        out("subscribers, x one node's = that / CPU%/sub of the run on one node at the same N; relay extra delay = delay of the subscribers on")
+        out("the other nodes minus that of those on the home; home CPU% per extra node = (home CPU - home idle - its subscribers x one")
+        out("node's CPU%/sub) / (nodes - 1); the CPU% columns of the row are the home's")
     }
 
     private func pad(_ text: String, _ width: Int) -> String {

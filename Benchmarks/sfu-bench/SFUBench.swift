@@ -22,7 +22,15 @@
 // normal priority). A delay is then counted when the bench gets to read the packet, which is
 // never earlier than the server sent it.
 //
-// Usage: sfu-bench --server-binary .build/release/liveroom-server --subscribers 1,10,25,50 --seconds 10 [--transports udp,tcp] [--subscriber-rooms own,pk] [--media-loops 1,2] [--subscriber-priority idle|normal] [--json]
+// With --nodes 1,2,3 the servers run in cluster mode on a PostgreSQL server the bench starts
+// (Debian's postgresql; as the postgres user when run as root): for each count K, K nodes, the
+// publisher on the first (the room's home), the subscribers spread over the K nodes in turn
+// (each connects its signaling and gets its media where it connected). Each row is followed by
+// one line per node (its subscribers, CPU, CPU per subscriber, delay) and a summary against the
+// same N on one node: CPU per subscriber per node, the relay's extra delay (subscribers on
+// other nodes against those on the home), and what each extra node costs the home.
+//
+// Usage: sfu-bench --server-binary .build/release/liveroom-server --subscribers 1,10,25,50 --seconds 10 [--transports udp,tcp] [--subscriber-rooms own,pk] [--media-loops 1,2] [--nodes 1,2,3] [--subscriber-priority idle|normal] [--json]
 // Build with -c release.
 
 import ArgumentParser
@@ -39,6 +47,7 @@ import LiveRoomWire
 import Logging
 import NIOCore
 import NIOPosix
+import PostgresTestSupport
 
 @main
 struct SFUBench: AsyncParsableCommand {
@@ -66,6 +75,8 @@ struct SFUBench: AsyncParsableCommand {
     var subscriberRooms: String = "own"
     @Option(help: "The server's media loops, comma separated: the sweep runs once for each, a server each (default: the server's own default).")
     var mediaLoops: String?
+    @Option(help: "Cluster mode: node counts, comma separated; for each, that many servers on one PostgreSQL, subscribers spread over them.")
+    var nodes: String?
     @Option(help: "The bench's subscriber loops' CPU priority: idle (SCHED_IDLE: they take only CPU the server leaves, as subscribers on other machines would) or normal.")
     var subscriberPriority: SubscriberPriority = .idle
     @Flag(help: "Print one JSON object per subscriber count (progress and notes go to standard error).")
@@ -77,6 +88,15 @@ struct SFUBench: AsyncParsableCommand {
         guard (try? rooms()) != nil else { throw ValidationError("--subscriber-rooms must be own and/or pk, separated by commas") }
         guard seconds >= 2 else { throw ValidationError("--seconds must be at least 2") }
         guard (try? loopCounts()) != nil else { throw ValidationError("--media-loops must be positive integers separated by commas") }
+        guard (try? nodeCounts()) != nil else { throw ValidationError("--nodes must be integers from 1 to 8 separated by commas") }
+    }
+
+    /// nil: no cluster, one server alone.
+    func nodeCounts() throws -> [Int]? {
+        guard let nodes else { return nil }
+        let counts = nodes.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
+        guard !counts.isEmpty, counts.allSatisfy({ (1...8).contains($0 ?? 0) }) else { throw ValidationError("bad --nodes") }
+        return counts.map { $0! }
     }
 
     /// nil: the server's default.
@@ -117,28 +137,55 @@ struct SFUBench: AsyncParsableCommand {
         let media = try PreencodedMedia.make(width: 540, height: 960, fps: 15, videoKbps: videoKbps, seconds: 4, audioKbps: 56, audioFrameCount: 200)
         progress(String(format: "replayed media: VP8 %.0f kbit/s, Opus %.1f kbit/s (codec payload)", media.videoKbps, media.audioKbps))
 
+        // Cluster mode: one PostgreSQL for the whole run (nodes stopped with SIGTERM leave it).
+        let database: PostgresTestServer?
+        if try nodeCounts() != nil {
+            progress("starting PostgreSQL (initdb, pg_ctl)…")
+            let server = try PostgresTestServer()
+            try server.start()
+            database = server
+        } else {
+            database = nil
+        }
+        defer { database?.stop() }
+        var singleNode: [Int: Double] = [:]
         for mediaLoops in try loopCounts() {
-            // Every subscriber is a WebSocket from 127.0.0.1: lift the per-address cap above the largest N.
-            let server = try await ServerProcess.start(
-                binary: serverBinary, sdkAppId: Bench.sdkAppId, secretKey: Bench.secretKey,
-                extraArguments: ["--max-connections-per-address", String(max(100, (counts.max() ?? 0) + 10))]
-                    + (mediaLoops.map { ["--media-loops", String($0)] } ?? []))
-            progress("liveroom-server pid \(server.pid) at \(server.httpURL), media loops: \(mediaLoops.map(String.init) ?? "default")")
-            let signalSources = server.stopOnSignals()
-            defer { withExtendedLifetime(signalSources) {} }
-            let loops = try await MediaLoops<BenchSubscriber>(
-                threads: threads ?? System.coreCount, publisherLoop: true, idleSubscribers: subscriberPriority == .idle)
-            let identity = BenchIdentity(sdkAppId: Bench.sdkAppId, secretKey: Bench.secretKey, certificate: try DTLSCertificate(commonName: "sfu-bench"))
-            let bench = Bench(server: server, mediaLoops: mediaLoops, subscriberPriority: subscriberPriority, loops: loops, identity: identity, media: media, logger: logger)
-            do {
-                try await bench.run(counts: counts, transports: transports, rooms: rooms, seconds: seconds, warmup: warmup, maxLoss: maxLoss, report: report)
-            } catch {
+            for nodeCount in try nodeCounts() ?? [1] {
+                // Every subscriber is a WebSocket from 127.0.0.1: lift the per-address cap above the largest N.
+                var arguments = ["--max-connections-per-address", String(max(100, (counts.max() ?? 0) + 10))] + (mediaLoops.map { ["--media-loops", String($0)] } ?? [])
+                var nodes: [ServerProcess] = []
+                if let database {
+                    arguments += ["--cluster-db", database.url]
+                    for index in 1...nodeCount {
+                        nodes.append(try await ServerProcess.start(
+                            binary: serverBinary, sdkAppId: Bench.sdkAppId, secretKey: Bench.secretKey, extraArguments: arguments + ["--node-id", "n\(index)"]))
+                    }
+                    progress("\(nodeCount) cluster node(s): " + nodes.map { "pid \($0.pid) at \($0.httpURL)" }.joined(separator: ", "))
+                } else {
+                    nodes = [try await ServerProcess.start(binary: serverBinary, sdkAppId: Bench.sdkAppId, secretKey: Bench.secretKey, extraArguments: arguments)]
+                }
+                let server = nodes[0]
+                progress("liveroom-server pid \(server.pid) at \(server.httpURL), media loops: \(mediaLoops.map(String.init) ?? "default")")
+                let signalSources = nodes.map { $0.stopOnSignals() }
+                defer { withExtendedLifetime(signalSources) {} }
+                let loops = try await MediaLoops<BenchSubscriber>(
+                    threads: threads ?? System.coreCount, publisherLoop: true, idleSubscribers: subscriberPriority == .idle)
+                let identity = BenchIdentity(sdkAppId: Bench.sdkAppId, secretKey: Bench.secretKey, certificate: try DTLSCertificate(commonName: "sfu-bench"))
+                let bench = Bench(
+                    server: server, nodes: database == nil ? [] : nodes, mediaLoops: mediaLoops, subscriberPriority: subscriberPriority, loops: loops,
+                    identity: identity, media: media, logger: logger)
+                do {
+                    try await bench.run(
+                        counts: counts, transports: transports, rooms: rooms, seconds: seconds, warmup: warmup, maxLoss: maxLoss, report: report,
+                        singleNode: &singleNode)
+                } catch {
+                    await loops.shutdown()
+                    for node in nodes { await node.stop() }
+                    throw error
+                }
                 await loops.shutdown()
-                await server.stop()
-                throw error
+                for node in nodes { await node.stop() }
             }
-            await loops.shutdown()
-            await server.stop()
         }
     }
 }
@@ -172,6 +219,8 @@ struct Bench: Sendable {
     static let srtpProfile = SRTPProtectionProfile.aeadAES128GCM
 
     let server: ServerProcess
+    /// In cluster mode, every node, ``server`` (the room's home) first; empty otherwise.
+    let nodes: [ServerProcess]
     /// The server's media loops, when the bench set them.
     let mediaLoops: Int?
     let subscriberPriority: SubscriberPriority
@@ -180,7 +229,12 @@ struct Bench: Sendable {
     let media: PreencodedMedia
     let logger: Logger
 
-    func run(counts: [Int], transports: [TransportProtocol], rooms: [SubscriberRoom], seconds: Int, warmup: Double, maxLoss: Double, report: Report) async throws {
+    /// Runs the sweep. `singleNode` has CPU % per subscriber by N of a cluster run on one node,
+    /// filled by that run and read by those on more nodes.
+    func run(
+        counts: [Int], transports: [TransportProtocol], rooms: [SubscriberRoom], seconds: Int, warmup: Double, maxLoss: Double, report: Report,
+        singleNode: inout [Int: Double]
+    ) async throws {
         let signaling = try await startPublisher()
         progress("publisher connected; sending")
         // An anchor of the PK room links it with the publisher's room.
@@ -199,6 +253,9 @@ struct Bench: Sendable {
         let idleFloor = try CryptoFloor.measure(subscribers: 0, profile: Self.srtpProfile)
         let idle = Row(subscribers: 0, transport: .udp, room: .own, mediaLoops: mediaLoops, window: idleWindow, floor: idleFloor, idleCPUPercent: nil)
         report.print(idle)
+        let idleNodes = nodes.isEmpty
+            ? nil : ClusterRow(window: idleWindow, subscribersByNode: Array(repeating: 0, count: nodes.count), idle: nil, singleNodeCPUPerSubscriber: nil)
+        if let idleNodes { report.print(idleNodes) }
 
         var stoppedAt: Int?
         var nextID = 1
@@ -220,6 +277,13 @@ struct Bench: Sendable {
                     subscribers: n, transport: transport, room: room, mediaLoops: mediaLoops, window: window, floor: floor, oneSocketFloor: oneSocketFloor,
                     idleCPUPercent: idle.serverCPUPercentMean)
                 report.print(row)
+                if let idleNodes {
+                    var byNode = Array(repeating: 0, count: nodes.count)
+                    for subscriber in subscribers { byNode[node(ofSubscriber: subscriber.id)] += 1 }
+                    let cluster = ClusterRow(window: window, subscribersByNode: byNode, idle: idleNodes, singleNodeCPUPerSubscriber: singleNode[n])
+                    report.print(cluster)
+                    if nodes.count == 1, let perSubscriber = cluster.nodeRows.first?.cpuPercentPerSubscriber { singleNode[n] = perSubscriber }
+                }
                 try await Task.sleep(for: .seconds(1))
                 if row.lossPercent > maxLoss {
                     stoppedAt = n
@@ -292,8 +356,15 @@ struct Bench: Sendable {
         }
     }
 
+    /// The node subscriber `id` connects to (0 without a cluster): the nodes in turn.
+    func node(ofSubscriber id: Int) -> Int {
+        nodes.isEmpty ? 0 : id % nodes.count
+    }
+
     private func connectSubscriber(id: Int, transport path: TransportProtocol, room: SubscriberRoom) async throws -> ConnectedSubscriber {
         let loop = loops.loop(for: id)
+        let node = node(ofSubscriber: id)
+        let signalingURL = nodes.isEmpty ? server.signalingURL : nodes[node].signalingURL
         let ice = ICECredentials.random()
         let (sections, local, offer) = identity.subscribeOffer(streamID: "viewer\(id)", ice: ice)
         let route: MediaLoop<BenchSubscriber>.Route = { state, datagram, source in
@@ -304,7 +375,7 @@ struct Bench: Sendable {
         let signaling: SignalingSession
         do {
             signaling = try await SignalingSession.open(
-                url: server.signalingURL, enter: identity.enterParams(userId: "viewer\(id)", role: .audience, room: room == .pk ? Self.pkRoomId : Self.roomId),
+                url: signalingURL, enter: identity.enterParams(userId: "viewer\(id)", role: .audience, room: room == .pk ? Self.pkRoomId : Self.roomId),
                 request: .subscribe(userId: Self.anchorId, sdp: offer), logger: logger)
             if path == .tcp {
                 let candidate = try serverCandidate(in: signaling.answer, transport: .tcp)
@@ -319,7 +390,7 @@ struct Bench: Sendable {
             try await loop.run { state in
                 let (transport, tracks) = try makeClientTransport(
                     answer: signaling.answer, offered: sections, local: local, ice: ice, certificate: certificate, transport: path, now: .now)
-                let subscriber = BenchSubscriber(channel: connected, framed: path == .tcp, transport: transport, tracks: tracks, tally: state.tally)
+                let subscriber = BenchSubscriber(channel: connected, framed: path == .tcp, transport: transport, tracks: tracks, tally: state.tally, node: node)
                 state.subscribers[id] = subscriber
                 subscriber.start(now: .now)
             }
@@ -363,6 +434,8 @@ struct Bench: Sendable {
     struct Sample: Sendable {
         var at: ContinuousClock.Instant
         var serverTicks: UInt64
+        /// Each node's CPU ticks, in cluster mode (``nodes``' order).
+        var nodeTicks: [UInt64]
         var benchCPUSeconds: Double
         var published: PublishedCounts
         var received: TallySnapshot
@@ -386,7 +459,7 @@ struct Bench: Sendable {
         }
         let metrics = await serverMetrics()
         return Sample(
-            at: .now, serverTicks: try server.cpuTicks(), benchCPUSeconds: benchCPUSeconds(), published: published, received: received,
+            at: .now, serverTicks: try server.cpuTicks(), nodeTicks: try nodes.map { try $0.cpuTicks() }, benchCPUSeconds: benchCPUSeconds(), published: published, received: received,
             serverThreads: server.threadSchedStats(), serverSocketDrops: udpReceiveDrops(pid: server.pid), benchSocketDrops: udpReceiveDrops(pid: getpid()),
             loopForwarded: metrics.loopForwarded, fanOut: metrics.fanOut)
     }
@@ -414,7 +487,7 @@ struct Bench: Sendable {
 
     /// Samples every second for `seconds`, and collects the delays of the window.
     private func measure(subscribers n: Int, seconds: Int) async throws -> Window {
-        guard server.isRunning else { throw BenchError("liveroom-server exited") }
+        guard server.isRunning, nodes.allSatisfy(\.isRunning) else { throw BenchError("liveroom-server exited") }
         progress("measuring N=\(n) for \(seconds) s")
         for loop in loops.loops { try await loop.run { $0.tally.resetDelays() } }
         var samples = [try await sample()]
@@ -423,10 +496,12 @@ struct Bench: Sendable {
             try await Task.sleep(until: start + .seconds(second), clock: .continuous)
             samples.append(try await sample())
         }
-        var delays = [UInt64](repeating: 0, count: ReceiveTally.bucketCount)
+        var nodeDelays = [[UInt64]](repeating: [UInt64](repeating: 0, count: ReceiveTally.bucketCount), count: max(1, nodes.count))
         for loop in loops.loops {
-            let histogram = try await loop.run { $0.tally.delays }
-            for (i, count) in histogram.enumerated() { delays[i] += UInt64(count) }
+            let histograms = try await loop.run { $0.tally.nodeDelays }
+            for (node, histogram) in histograms.enumerated() where node < nodeDelays.count {
+                for (i, count) in histogram.enumerated() where count > 0 { nodeDelays[node][i] += UInt64(count) }
+            }
         }
         if let reason = try await loops.loops[0].run({ $0.publisher?.closedReason }) {
             throw BenchError("the publisher's connection closed: \(reason)")
@@ -440,7 +515,7 @@ struct Bench: Sendable {
             for loop in loops.loops { failures.merge(try await loop.run { $0.tally.failures }, uniquingKeysWith: +) }
             throw BenchError("\(received.undecryptablePackets) of \(received.verifiedPackets) packets checked did not decrypt: \(failures)")
         }
-        return Window(subscribers: n, samples: samples, delays: delays)
+        return Window(subscribers: n, samples: samples, nodeDelays: nodeDelays)
     }
 }
 
@@ -448,8 +523,19 @@ struct Bench: Sendable {
 struct Window: Sendable {
     var subscribers: Int
     var samples: [Bench.Sample]
-    /// Forwarding delays, ``ReceiveTally`` buckets.
-    var delays: [UInt64]
+    /// Forwarding delays, ``ReceiveTally`` buckets, by the node the subscribers get their media from.
+    var nodeDelays: [[UInt64]]
+
+    /// Forwarding delays of every subscriber.
+    var delays: [UInt64] { Self.sum(nodeDelays) }
+
+    static func sum(_ histograms: some Collection<[UInt64]>) -> [UInt64] {
+        guard var total = histograms.first else { return [] }
+        for histogram in histograms.dropFirst() {
+            for (i, count) in histogram.enumerated() where count > 0 { total[i] += count }
+        }
+        return total
+    }
 
     var first: Bench.Sample { samples.first! }
     var last: Bench.Sample { samples.last! }
@@ -505,6 +591,11 @@ struct Window: Sendable {
 
     /// The delay at quantile `q`, in milliseconds (bucket midpoints).
     func delayMilliseconds(quantile q: Double) -> Double {
+        Self.delayMilliseconds(delays, quantile: q)
+    }
+
+    /// The delay at quantile `q` of a histogram, in milliseconds (bucket midpoints).
+    static func delayMilliseconds(_ delays: [UInt64], quantile q: Double) -> Double {
         let total = delays.reduce(0, +)
         guard total > 0 else { return .nan }
         let target = UInt64((Double(total) * q).rounded(.up))

@@ -19,17 +19,20 @@ final class BenchSubscriber: LoopSubscriber {
     let framed: Bool
     let transport: PeerTransport
     private let tally: ReceiveTally
+    /// The node (of a cluster run) whose media port this subscriber's media comes from.
+    private let node: Int
     private let audioPayloadType: UInt8?
     private let videoPayloadType: UInt8?
     private var streams: [UInt32: SequenceTracker] = [:]
     private(set) var audioPackets = 0
     private(set) var videoPackets = 0
 
-    init(channel: any Channel, framed: Bool = false, transport: PeerTransport, tracks: [NegotiatedTrack], tally: ReceiveTally) {
+    init(channel: any Channel, framed: Bool = false, transport: PeerTransport, tracks: [NegotiatedTrack], tally: ReceiveTally, node: Int = 0) {
         self.channel = channel
         self.framed = framed
         self.transport = transport
         self.tally = tally
+        self.node = node
         audioPayloadType = tracks.first { $0.kind == .audio }?.payloadType
         videoPayloadType = tracks.first { $0.kind == .video }?.payloadType
     }
@@ -113,7 +116,7 @@ final class BenchSubscriber: LoopSubscriber {
         let ssrc = UInt32(packet[8]) << 24 | UInt32(packet[9]) << 16 | UInt32(packet[10]) << 8 | UInt32(packet[11])
         tally.expectedPackets += streams[ssrc, default: SequenceTracker()].add(sequence)
         if let sent = Self.sendTime(of: packet) {
-            tally.recordDelay(nanoseconds: arrival &- sent)
+            tally.recordDelay(nanoseconds: arrival &- sent, node: node)
         }
     }
 
@@ -172,8 +175,9 @@ struct SequenceTracker {
     }
 }
 
-/// What the subscribers of one loop received: cumulative packet counts, and a histogram of
-/// forwarding delays (10 µs buckets up to 2 s) that ``resetDelays()`` restarts.
+/// What the subscribers of one loop received: cumulative packet counts, and histograms of
+/// forwarding delays (10 µs buckets up to 2 s), one per node the subscribers get their media
+/// from, that ``resetDelays()`` restarts.
 final class ReceiveTally {
     static let bucketNanoseconds: UInt64 = 10_000
     static let bucketCount = 200_000
@@ -188,16 +192,20 @@ final class ReceiveTally {
     var duplicatePackets = 0
     /// Why checked packets did not decrypt, with how often.
     var failures: [String: Int] = [:]
-    private(set) var delays = [UInt32](repeating: 0, count: ReceiveTally.bucketCount)
+    /// By node (index 0 alone outside a cluster run).
+    private(set) var nodeDelays = [[UInt32](repeating: 0, count: ReceiveTally.bucketCount)]
 
-    func recordDelay(nanoseconds: UInt64) {
+    func recordDelay(nanoseconds: UInt64, node: Int = 0) {
         // A negative delay (impossible on one clock) wraps to huge and lands in the last bucket.
         let bucket = min(Int(truncatingIfNeeded: min(nanoseconds / Self.bucketNanoseconds, UInt64(Int.max))), Self.bucketCount - 1)
-        delays[bucket] &+= 1
+        while node >= nodeDelays.count { nodeDelays.append([UInt32](repeating: 0, count: Self.bucketCount)) }
+        nodeDelays[node][bucket] &+= 1
     }
 
     func resetDelays() {
-        for i in delays.indices { delays[i] = 0 }
+        for node in nodeDelays.indices {
+            for i in nodeDelays[node].indices { nodeDelays[node][i] = 0 }
+        }
     }
 
     var snapshot: TallySnapshot {

@@ -1,0 +1,90 @@
+import Foundation
+import LiveRoomProtocol
+import PostgresTestSupport
+import TestTools
+import Testing
+
+/// The shop shared in PostgreSQL by three nodes: a flash sale with buyers entering through
+/// every node sells exactly the stock, every node sees the same orders, and when the room's
+/// home node is killed the room, entered again through another node, still has its catalogue
+/// and its orders.
+@Suite(.serialized, .requires(.postgreSQL), .timeLimit(.minutes(4)))
+struct ClusterShopEndToEndTests {
+    static func orders(_ server: TestServer, in scope: ProcessScope) async throws -> JSONValue {
+        try await CatalogueEndToEndTests.admin(server, "DescribeOrders", ["RoomId": "room1", "Limit": 100], in: scope)
+    }
+
+    static func products(_ server: TestServer, in scope: ProcessScope) async throws -> [JSONValue] {
+        try await CatalogueEndToEndTests.admin(server, "DescribeProducts", ["RoomId": "room1"], in: scope)["Products"]?.arrayValue ?? []
+    }
+
+    @Test func aFlashSaleOnThreeNodesSellsExactlyTheStockAndOutlivesTheHomeNode() async throws {
+        let database = try PostgresTestServer()
+        try database.start()
+        defer { database.stop() }
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let n1 = try await ClusterEndToEndTests.startNode("n1", database: database.url, in: scope)
+        let n2 = try await ClusterEndToEndTests.startNode("n2", database: database.url, in: scope)
+        let n3 = try await ClusterEndToEndTests.startNode("n3", database: database.url, in: scope)
+        _ = try await ClusterEndToEndTests.waitForCluster(n1, timeout: .seconds(5), "three live nodes") { answer in
+            ["n1", "n2", "n3"].allSatisfy { ClusterEndToEndTests.node(answer, $0)?["Alive"] == true }
+        }
+
+        // The anchor's room is homed on node 1; the catalogue is stocked there: 5 in stock.
+        _ = try await n1.entered("host", role: "anchor", in: scope)
+        let stocked = #"{"itemNumber":1,"title":"Flash tea","price":"9.90","itemUrl":"https://shop.example/1","stock":5}"#
+        let (added, status) = try await CatalogueEndToEndTests.product(n1, ["add", stocked], in: scope)
+        #expect(status == 0 && added["Response"]?["Product"]?["stock"] == 5, "\(added.jsonText)")
+
+        // Two buyers through each node, each asking for one unit twice: 12 requests for 5 units.
+        var buyers: [ChildProcess] = []
+        for (index, node) in [n1, n2, n3, n1, n2, n3].enumerated() {
+            buyers.append(try await node.entered("buyer\(index)", in: scope))
+        }
+        for (index, buyer) in buyers.enumerated() {
+            buyer.send("buy 1 1 a\(index)")
+            buyer.send("buy 1 1 b\(index)")
+        }
+        var codes: [Int: Int] = [:]
+        for buyer in buyers {
+            _ = try await buyer.waitForEvent("onBuyResult", count: 2, timeout: .seconds(20))
+            for result in buyer.events(named: "onBuyResult") { codes[result["code"]?.intValue ?? -1, default: 0] += 1 }
+        }
+        #expect(codes == [0: 5, ErrorCode.soldOut: 7], "\(codes)")
+
+        // Every node answers the same orders and stock: they are in PostgreSQL.
+        for node in [n1, n2, n3] {
+            let orders = try await Self.orders(node, in: scope)
+            #expect(orders["Total"] == 5, "\(orders.jsonText)")
+            #expect(try await Self.products(node, in: scope).first?["stock"] == 0)
+        }
+        let sold = Set(try await Self.orders(n2, in: scope)["Orders"]?.arrayValue?.compactMap { $0["orderId"]?.stringValue } ?? [])
+        #expect(sold.count == 5)
+
+        // The home node is killed; once it is dead, the room entered through node 3 is claimed
+        // by a live node and still has its catalogue and its orders.
+        n1.process.crash()
+        _ = try await ClusterEndToEndTests.waitForCluster(n2, timeout: .seconds(6), "n1 reported dead") { answer in
+            ClusterEndToEndTests.node(answer, "n1")?["Alive"] == false
+        }
+        let newcomer = try await n3.entered("host2", role: "anchor", in: scope)
+        newcomer.send("product list")
+        let list = try await newcomer.waitForEvent("onProductList", timeout: .seconds(10))
+        let listed = list["products"]?.arrayValue ?? []
+        #expect(listed.count == 1 && listed.first?["stock"] == 0 && listed.first?["title"] == "Flash tea", "\(list.jsonText)")
+        let home = try #require(ClusterEndToEndTests.home(try await ClusterEndToEndTests.clusterNodes(n3), room: "room1"))
+        #expect(["n2", "n3"].contains(home))
+        let newHome = home == "n2" ? n2 : n3
+        let kept = try await Self.orders(newHome, in: scope)
+        #expect(Set(kept["Orders"]?.arrayValue?.compactMap { $0["orderId"]?.stringValue } ?? []) == sold, "\(kept.jsonText)")
+
+        // The shop goes on from the new home: restocked, a buyer there gets the next unit.
+        let (edited, editStatus) = try await CatalogueEndToEndTests.product(newHome, ["edit", "1", #"{"stock":1,"version":\#(listed.first?["version"]?.intValue ?? 0)}"#], in: scope)
+        #expect(editStatus == 0, "\(edited.jsonText)")
+        let late = try await newHome.entered("late", in: scope)
+        late.send("buy 1 1 late")
+        #expect(try await late.waitForEvent("onBuyResult", timeout: .seconds(10))["code"] == 0)
+        #expect(try await Self.orders(n2, in: scope)["Total"] == 6)
+    }
+}

@@ -87,4 +87,74 @@ struct ClusterShopEndToEndTests {
         #expect(try await late.waitForEvent("onBuyResult", timeout: .seconds(10))["code"] == 0)
         #expect(try await Self.orders(n2, in: scope)["Total"] == 6)
     }
+
+    /// Webhooks a node stored and could not deliver before it was killed are delivered by a
+    /// live node, which adopts them once the killed node is dead.
+    @Test func aKilledNodesStoredWebhooksAreDeliveredByALiveNode() async throws {
+        let database = try PostgresTestServer()
+        try database.start()
+        defer { database.stop() }
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        // The receiver refuses everything until the node that stored the events is killed.
+        let receiver = try WebhookReceiver(key: WebhookEndToEndTests.key, sdkAppId: TestServer.sdkAppId, mode: .fail(count: 1_000_000))
+        defer { receiver.stop() }
+        let hooks = ["--webhook-url", "http://127.0.0.1:\(receiver.port)/hooks", "--webhook-key", WebhookEndToEndTests.key]
+        let n1 = try await ClusterEndToEndTests.startNode("n1", database: database.url, in: scope, extra: hooks)
+        _ = try await ClusterEndToEndTests.startNode("n2", database: database.url, in: scope, extra: hooks)
+        _ = try await n1.entered("anchor", room: "W", role: "anchor", in: scope)
+        try await receiver.waitUntil(timeout: .seconds(10), "a refused attempt") { $0.snapshot.refusedWith500 >= 1 }
+        #expect(receiver.eventsByRoom().rooms["W"] == nil)
+
+        n1.process.crash()
+        receiver.setMode(.ok)
+        // Dead after 3 s, adopted within 2 s more, then delivered.
+        try await receiver.waitUntil(timeout: .seconds(12), "room W's events from the killed node") {
+            $0.eventsByRoom().rooms["W"]?.starts(with: [101, 103]) == true
+        }
+        #expect(receiver.snapshot.badSignatures.isEmpty)
+    }
+
+    /// PostgreSQL stopping under a running node: a purchase is answered with a code within the
+    /// store's 5 s, the room keeps serving, and once the database is back the shop goes on with
+    /// every order it had.
+    @Test func aShopCallWhileTheDatabaseIsDownIsAnsweredWithACodeAndTheRoomGoesOn() async throws {
+        let database = try PostgresTestServer()
+        try database.start()
+        defer { database.stop() }
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let node = try await ClusterEndToEndTests.startNode("n1", database: database.url, in: scope)
+        let host = try await node.entered("host", role: "anchor", in: scope)
+        let stocked = #"{"itemNumber":1,"title":"Tea","price":"1.00","itemUrl":"https://shop.example/1","stock":5}"#
+        let (added, status) = try await CatalogueEndToEndTests.product(node, ["add", stocked], in: scope)
+        #expect(status == 0, "\(added.jsonText)")
+        let fan = try await node.entered("fan", in: scope)
+        fan.send("buy 1 1 first")
+        #expect(try await fan.waitForEvent("onBuyResult")["code"] == 0)
+
+        database.stop()
+        let asked = ContinuousClock.now
+        fan.send("buy 1 1 second")
+        let refused = try await fan.waitForEvent("onBuyResult", count: 2, timeout: .seconds(10))
+        let code = refused["code"]?.intValue
+        #expect(code == ErrorCode.shopStoreNoAnswer || code == ErrorCode.catalogueUnavailable, "\(refused.jsonText)")
+        #expect(ContinuousClock.now - asked < .seconds(7))
+        // The room is served meanwhile.
+        host.send("custom 1 still here")
+        try await fan.waitForEvent("onRecvCustomCmdMsg") { $0["data"] == "still here" }
+
+        try database.start()
+        // The pool reconnects; the same request is carried out once.
+        var sold: JSONValue = .null
+        for attempt in 3...12 {
+            fan.send("buy 1 1 second")
+            sold = try await fan.waitForEvent("onBuyResult", count: attempt, timeout: .seconds(10))
+            if sold["code"] == 0 { break }
+            try await Task.sleep(for: .seconds(1))
+        }
+        #expect(sold["code"] == 0, "\(sold.jsonText)")
+        let orders = try await Self.orders(node, in: scope)
+        #expect(orders["Total"] == 2, "\(orders.jsonText)")
+    }
 }

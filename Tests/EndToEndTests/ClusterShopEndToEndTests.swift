@@ -1,5 +1,6 @@
 import Foundation
 import LiveRoomProtocol
+import LiveRoomAuth
 import PostgresTestSupport
 import TestTools
 import Testing
@@ -156,5 +157,43 @@ struct ClusterShopEndToEndTests {
         #expect(sold["code"] == 0, "\(sold.jsonText)")
         let orders = try await Self.orders(node, in: scope)
         #expect(orders["Total"] == 2, "\(orders.jsonText)")
+    }
+
+    /// A replay's file stays on the node that recorded it: another node redirects there while it
+    /// is alive, and answers 503 once it is dead.
+    @Test func aReplayRecordedOnOneNodeIsServedThroughAnotherByRedirect() async throws {
+        let database = try PostgresTestServer()
+        try database.start()
+        defer { database.stop() }
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let n1 = try await ClusterEndToEndTests.startNode("n1", database: database.url, in: scope)
+        let n2 = try await ClusterEndToEndTests.startNode("n2", database: database.url, in: scope)
+        let host = try await n1.enteredWithMedia("host", role: "anchor", media: ["--publish", "testsrc"] + MediaEndToEndTests.small, in: scope)
+        try await host.waitForEvent("onPublishAnswer")
+        host.send("product add \(ReplayEndToEndTests.tea)")
+        #expect(try await host.waitForEvent("onProductResult")["code"] == 0)
+        host.send("pop 1 custom")
+        try await Task.sleep(for: .seconds(3))
+        host.send("unpop")
+        let replay = try #require(try await ReplayEndToEndTests.replays(host, count: 1).first)
+        let path = try #require(replay["url"]?.stringValue)
+        let sig = UserSig.make(
+            sdkAppId: TestServer.sdkAppId, secretKey: TestServer.secretKey, identifier: "viewer", time: Int64(Date().timeIntervalSince1970), expire: 600
+        ).encoded()
+
+        // Through node 2 (which has no file): redirected to node 1, which serves it.
+        let (status, data, response) = try await ReplayEndToEndTests.get(n2, path, userSig: sig)
+        #expect(status == 200 && data.count == replay["bytes"]?.intValue, "\(status), \(data.count) bytes")
+        #expect(response?.url?.absoluteString.hasPrefix(n1.url + path) == true, "\(String(describing: response?.url))")
+        #expect(try await ReplayEndToEndTests.get(n2, path, userSig: nil).0 == 401, "no UserSig, no redirect")
+
+        // Node 1 killed: node 2 says where the file is and that it is down.
+        n1.process.crash()
+        _ = try await ClusterEndToEndTests.waitForCluster(n2, timeout: .seconds(6), "n1 reported dead") { answer in
+            ClusterEndToEndTests.node(answer, "n1")?["Alive"] == false
+        }
+        let (downStatus, body, _) = try await ReplayEndToEndTests.get(n2, path, userSig: sig)
+        #expect(downStatus == 503 && String(decoding: body, as: UTF8.self).contains("n1"), "\(downStatus)")
     }
 }

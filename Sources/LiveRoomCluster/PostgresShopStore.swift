@@ -681,17 +681,27 @@ extension PostgresShopStore: OrderStore {
         return (result.order, result.product)
     }
 
+    /// How late a reservation of a room homed on another node is expired here: its home
+    /// expires it on time (and its clients hear the stock come back); past this the home is
+    /// taken to be gone (or the room empty) and any node does it.
+    public static let foreignExpiryGraceMs: Int64 = 10_000
+
     public func expireOrders(now: Int64) async throws -> [(room: String, product: Product, order: Order)] {
+        let nodeId = self.nodeId
+        let late = now - Self.foreignExpiryGraceMs
         let returned = try await call { connection -> [OrderAndProduct] in
             // Rows another node is expiring right now are skipped (it returns their stock), and
             // the state is checked again as it is written: each order's stock comes back once.
+            // A node expires its own rooms' reservations on time, other rooms' ones late.
             let expired = try await Self.orders(
                 try await connection.query(
                     """
                     UPDATE liveroom_orders SET state = 'expired', updated_at = \(now)
                     WHERE order_id IN (
-                        SELECT order_id FROM liveroom_orders WHERE state = 'reserved' AND expires_at <= \(now)
-                        ORDER BY expires_at LIMIT 1000 FOR UPDATE SKIP LOCKED)
+                        SELECT o.order_id FROM liveroom_orders o WHERE o.state = 'reserved' AND o.expires_at <= \(now)
+                        AND (o.expires_at <= \(late)
+                            OR EXISTS (SELECT 1 FROM liveroom_rooms r WHERE r.room_key = o.room_id AND r.home_node = \(nodeId)))
+                        ORDER BY o.expires_at LIMIT 1000 FOR UPDATE SKIP LOCKED)
                     AND state = 'reserved'
                     RETURNING \(unescaped: Self.orderColumns)
                     """, logger: self.logger))

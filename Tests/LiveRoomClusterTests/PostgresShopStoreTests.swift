@@ -44,7 +44,9 @@ import Testing
     }
 
     @Test func theChecksEveryShopStorePasses() async throws {
-        try await withDatabase { url, _ in
+        try await withDatabase { url, cluster in
+            // The checks' rooms are homed on this store's node, which expires their orders on time.
+            for room in ["shop", "*7", "big", "small", "other", "a", "b", "c", "z"] { _ = try await cluster.claim(roomKey: room, candidate: "n1") }
             try await withStore(url) { store in
                 for (name, check) in ShopStoreChecks.all {
                     // Each check starts from empty tables.
@@ -122,7 +124,8 @@ import Testing
     }
 
     @Test func twoNodesExpiringAtOnceReturnEachOrdersStockOnce() async throws {
-        try await withDatabase { url, _ in
+        try await withDatabase { url, cluster in
+            _ = try await cluster.claim(roomKey: "shop", candidate: "n1")
             try await withStore(url, nodeId: "n1") { n1 in
                 try await withStore(url, nodeId: "n2") { n2 in
                     var product = Self.tea
@@ -133,6 +136,9 @@ import Testing
                             itemNumber: 1, quantity: 1, userId: "u\(n)", requestId: nil, room: "shop", now: 1_000, reservation: .seconds(60))
                     }
                     #expect(try await n1.product(1, room: "shop")?.stock == 800)
+                    // The room's home (n1) expires its reservations on time; another node only
+                    // once they are overdue by the grace.
+                    #expect(try await n2.expireOrders(now: 61_000 + PostgresShopStore.foreignExpiryGraceMs - 1).isEmpty)
                     let nodes = [n1, n2]
                     let expired = try await withThrowingTaskGroup(of: [String].self) { group in
                         for n in 0..<6 {

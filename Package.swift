@@ -65,6 +65,7 @@ let package = Package(
         // Cluster mode (issue 16): the nodes, their load and the rooms' home nodes in PostgreSQL;
         // pure liveness and placement rules beside the store.
         .target(name: "LiveRoomCluster", dependencies: [
+            "LiveRoomCommerce", "LiveRoomProtocol", "LiveRoomStore", "LiveRoomCore",
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "Logging", package: "swift-log"),
@@ -193,7 +194,7 @@ let package = Package(
         .testTarget(name: "LiveRoomAuthTests", dependencies: ["LiveRoomAuth"]),
         .testTarget(name: "LiveRoomProtocolTests", dependencies: ["LiveRoomProtocol"]),
         .testTarget(name: "LiveRoomCoreTests", dependencies: ["LiveRoomCore", "LiveRoomProtocol"]),
-        .testTarget(name: "LiveRoomStoreTests", dependencies: ["LiveRoomStore", "LiveRoomCommerce", "LiveRoomProtocol"]),
+        .testTarget(name: "LiveRoomStoreTests", dependencies: ["LiveRoomStore", "LiveRoomCommerce", "LiveRoomProtocol", "ShopStoreChecks"]),
         .testTarget(name: "LiveRoomCommerceTests", dependencies: ["LiveRoomCommerce", "LiveRoomProtocol"]),
         .testTarget(name: "LiveRoomWireTests", dependencies: [
             "LiveRoomWire",
@@ -209,6 +210,8 @@ let package = Package(
         .target(name: "RTMPTestSupport", dependencies: ["TestTools"], path: "Tests/RTMPTestSupport"),
         // A real PostgreSQL server (Debian's postgresql) for the cluster tests.
         .target(name: "PostgresTestSupport", dependencies: ["TestTools"], path: "Tests/PostgresTestSupport"),
+        // The behaviours every shop store must have, run against SQLite and PostgreSQL.
+        .target(name: "ShopStoreChecks", dependencies: ["LiveRoomCommerce", "LiveRoomProtocol"], path: "Tests/ShopStoreChecks"),
         .testTarget(name: "LiveRoomMediaTests", dependencies: [
             "LiveRoomMedia", "LiveRoomWire", "RTMPTestSupport", "TestTools",
             .product(name: "NIOCore", package: "swift-nio"),
@@ -228,7 +231,8 @@ let package = Package(
         .testTarget(name: "LiveRoomClientKitTests", dependencies: ["LiveRoomClientKit", "LiveRoomProtocol"]),
         .testTarget(name: "LiveRoomPublishTasksTests", dependencies: ["LiveRoomPublishTasks", "LiveRoomProtocol"]),
         .testTarget(name: "LiveRoomClusterTests", dependencies: [
-            "LiveRoomCluster", "PostgresTestSupport", "TestTools",
+            "LiveRoomCluster", "PostgresTestSupport", "TestTools", "ShopStoreChecks", "LiveRoomCommerce", "LiveRoomProtocol", "LiveRoomStore",
+            "LiveRoomCore", .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "LiveRoomAdminTests", dependencies: ["LiveRoomAdmin", "LiveRoomProtocol"]),

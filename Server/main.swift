@@ -15,8 +15,9 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
             browser at http://HOST:PORT/watch/ROOM?userId=USER&userSig=SIG (on the development key \
             alone, without userId and userSig: the page gets a UserSig for a random viewer; \
             development only). With --cluster-db several servers share one PostgreSQL database as \
-            a cluster: each room lives on a home node, and any node relays a client's signaling \
-            there (docs/cluster.md).
+            a cluster: each room lives on a home node, any node relays a client's signaling \
+            there, and the shops, orders, room history and webhook outbox are kept in PostgreSQL \
+            (docs/cluster.md).
             """)
 
     @Option(help: "Address to listen on (LIVEROOM_HOST).") var host: String?
@@ -89,7 +90,7 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
     @Option(help: "PEM private key of --tls-cert (LIVEROOM_TLS_KEY).") var tlsKey: String?
     @Flag(help: "Entering a room needs a PrivateMapKey for the user and room; its privileges decide creating, entering, sending and receiving (LIVEROOM_REQUIRE_PRIVATE_MAP_KEY=1).")
     var requirePrivateMapKey = false
-    @Option(help: "Cluster mode: the PostgreSQL database the nodes share, postgres://user:password@host:5432/database[?sslmode=disable|prefer|require] (LIVEROOM_CLUSTER_DB; see docs/cluster.md). Without it the server runs alone on SQLite.")
+    @Option(help: "Cluster mode: the PostgreSQL database the nodes share, postgres://user:password@host:5432/database[?sslmode=disable|prefer|require] (LIVEROOM_CLUSTER_DB; see docs/cluster.md); the shops, orders, room history and webhook outbox are kept there. Without it the server runs alone on SQLite.")
     var clusterDb: String?
     @Option(help: "This node's id in the cluster, 1 to 64 letters, digits, '.', '_' or '-' (LIVEROOM_NODE_ID; default: a random id kept in the data directory).")
     var nodeId: String?

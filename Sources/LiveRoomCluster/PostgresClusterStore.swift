@@ -15,6 +15,9 @@ public final class PostgresClusterStore: ClusterStore {
     let logger: Logger
     /// Most rows `view()` and `homes()` read: a bound on what a hostile or broken table costs.
     public static let maxRows = 100_000
+    /// The advisory lock under which the tables are made, one node at a time (the shop's
+    /// tables too).
+    static let migrationLock: Int64 = 1600016
 
     public init(url: ClusterDatabaseURL, logger: Logger) {
         let tls: PostgresClient.Configuration.TLS =
@@ -44,7 +47,7 @@ public final class PostgresClusterStore: ClusterStore {
             // One node creates the tables at a time: CREATE TABLE IF NOT EXISTS can still race.
             _ = try await connection.query("BEGIN", logger: logger)
             do {
-                _ = try await connection.query("SELECT pg_advisory_xact_lock(1600016)", logger: logger)
+                _ = try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: logger)
                 _ = try await connection.query(
                     """
                     CREATE TABLE IF NOT EXISTS liveroom_nodes (

@@ -220,6 +220,10 @@ public enum ErrorCode {
     public static let catalogueUnavailable = -7305
     /// No replay with that id in the room.
     public static let replayNotFound = -7306
+    /// Cluster mode: the shop's database (PostgreSQL) did not answer in time, or failed while
+    /// committing. Unlike -7305 the request may have been carried out: list again, retry a
+    /// purchase with the same requestId.
+    public static let shopStoreNoAnswer = -7307
     /// Not enough stock left for the quantity asked.
     public static let soldOut = -7310
     /// The product is off the shelf: it cannot be popped or bought now.
@@ -278,6 +282,7 @@ public enum ErrorCode {
         case productExists: "FailedOperation.ProductExists"
         case tooManyProducts: "LimitExceeded.Product"
         case catalogueUnavailable: "InternalError"
+        case shopStoreNoAnswer: "FailedOperation.ShopDatabaseTimeout"
         case replayNotFound: "FailedOperation.ReplayNotExist"
         case orderNotFound: "FailedOperation.OrderNotExist"
         case orderNotReserved: "FailedOperation.OrderNotReserved"

@@ -6,6 +6,7 @@ import HummingbirdTLS
 import HummingbirdWebSocket
 import LiveRoomAdmin
 import LiveRoomCluster
+import LiveRoomCommerce
 import LiveRoomCore
 import LiveRoomProtocol
 import LiveRoomPublishTasks
@@ -73,7 +74,11 @@ public struct LiveRoomServer: Sendable {
 
     /// Runs until SIGTERM or SIGINT. `onRunning` gets the HTTP address and the media ports once they listen.
     public func run(onRunning: @escaping @Sendable (Credentials, SocketAddress, MediaPorts) async -> Void = { _, _, _ in }) async throws {
-        let (store, credentials) = try prepare()
+        let (local, credentials) = try prepare()
+        let cluster = try await prepareCluster(credentials: credentials)
+        // The shop, room history and webhook outbox: this node's SQLite database, or in cluster
+        // mode PostgreSQL, shared by the nodes (settings stay in SQLite either way).
+        let store: any ShopStore & RoomHistoryStore & WebhookOutbox = cluster?.shop ?? local
         let replayDirectory = try await prepareReplayDirectory(store)
         let recorder = RoomRecorder(store: store, logger: logger)
         var webhooks: WebhookService?
@@ -85,7 +90,6 @@ public struct LiveRoomServer: Sendable {
                 store: store, client: try WebhookHTTPClient(target: target, group: MultiThreadedEventLoopGroup.singleton), key: key,
                 sdkAppId: credentials.sdkAppId, maxPending: configuration.maxPendingWebhooks, logger: logger)
         }
-        let cluster = try await prepareCluster(credentials: credentials)
         let egress = try EgressPolicy(allow: configuration.egressAllow)
         let hub = RoomHub(
             configuration: .init(
@@ -129,7 +133,7 @@ public struct LiveRoomServer: Sendable {
         let router = makeRouter(
             hub: hub, admin: AdminAPI(hub: hub, store: store, sdkAppId: credentials.sdkAppId), auth: auth, webhooks: webhooks,
             cluster: cluster?.membership)
-        ReplayRoutes(store: store, directory: replayDirectory, auth: auth).add(to: router)
+        ReplayRoutes(store: store, directory: replayDirectory, auth: auth, elsewhere: cluster.map { Self.replayLocator($0) }).add(to: router)
         WatchRoutes(
             hub: hub, page: WatchPage(sdkAppId: credentials.sdkAppId, isDevelopment: credentials.isDevelopment),
             developmentSecret: credentials.isDevelopment ? credentials.secretKey : nil
@@ -167,13 +171,15 @@ public struct LiveRoomServer: Sendable {
             configuration: .init(
                 // Shut down in reverse order: rooms first (clients are told), then HTTP, then the
                 // recorder and the webhook outbox, which write what is queued before they return.
-                services: (webhooks.map { [ServiceGroupConfiguration.ServiceConfiguration(service: $0)] } ?? [])
+                // The shop's pool first, so it stops last: the outbox and the recorder write to it.
+                services: (cluster.map { [ServiceGroupConfiguration.ServiceConfiguration(service: $0.shopPool)] } ?? [])
+                    + (webhooks.map { [ServiceGroupConfiguration.ServiceConfiguration(service: $0)] } ?? [])
                     + (cluster.map { [.init(service: $0.pool), .init(service: ClusterService(membership: $0.membership))] } ?? []) + [
                     .init(service: recorder),
                     .init(service: media),
                     .init(service: app),
                     .init(service: hubService),
-                    .init(service: ExpiryService(hub: hub)),
+                    .init(service: ExpiryService(hub: hub, sharedShop: cluster != nil)),
                 ],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
@@ -184,6 +190,21 @@ public struct LiveRoomServer: Sendable {
     struct Cluster: Sendable {
         let membership: ClusterMembership
         let pool: ClusterPoolService
+        /// The shop, room history and webhook outbox in PostgreSQL, with its own pool.
+        let shop: PostgresShopStore
+        let shopPool: ClusterPoolService
+    }
+
+    /// Where a replay's file is in cluster mode: here, on another live node (its URL), or on
+    /// a node that is down.
+    static func replayLocator(_ cluster: Cluster) -> @Sendable (String) async -> ReplayRoutes.ReplayLocation {
+        { replayId in
+            guard let (_, node) = try? await cluster.shop.replayAndNode(replayId), node != cluster.shop.nodeId else { return .here }
+            guard let view = try? await cluster.membership.store.view(), let holder = view.alive.first(where: { $0.nodeId == node }) else {
+                return .nodeDown(nodeId: node)
+            }
+            return .node(baseURL: holder.registration.signalingURL)
+        }
     }
 
     /// In cluster mode (`--cluster-db`): the node id (given, or a random one kept in the data
@@ -209,10 +230,20 @@ public struct LiveRoomServer: Sendable {
             pool.cancel()
             throw ClusterStartError(description: "cannot use the cluster database \(url.redacted): \(error)")
         }
+        let shop = PostgresShopStore(url: url, nodeId: nodeId, timeout: PostgresShopStore.defaultTimeout, logger: logger)
+        let shopPool = Task { await shop.run() }
+        do {
+            try await shop.prepare()
+            try await shop.closeUnfinished(at: Int64(Date().timeIntervalSince1970 * 1000), reason: "server restarted")
+        } catch {
+            pool.cancel()
+            shopPool.cancel()
+            throw ClusterStartError(description: "cannot use the cluster database \(url.redacted): \(error)")
+        }
         logger.notice("Cluster mode", metadata: [LogKey.node: "\(nodeId)", LogKey.url: "\(url.redacted)"])
         let membership = ClusterMembership(
             store: store, nodeId: nodeId, relayToken: ClusterRouting.relayToken(secretKey: credentials.secretKey), logger: logger)
-        return Cluster(membership: membership, pool: ClusterPoolService(pool: pool))
+        return Cluster(membership: membership, pool: ClusterPoolService(pool: pool), shop: shop, shopPool: ClusterPoolService(pool: shopPool))
     }
 
     /// The node id kept in `<data-dir>/node-id`, made (random) on first start.
@@ -229,7 +260,7 @@ public struct LiveRoomServer: Sendable {
 
     /// `<data-dir>/replays`, the server's user's only, cleared of files no replay owns (a
     /// recording cut short by a crash).
-    func prepareReplayDirectory(_ store: RoomStore) async throws -> String {
+    func prepareReplayDirectory(_ store: any CatalogueStore) async throws -> String {
         let directory = (configuration.dataDirectory as NSString).appendingPathComponent("replays")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let owned = try await store.replayFileNames()
@@ -481,16 +512,24 @@ struct RoomHubService: Service {
 
 /// Finishes the PK battles a stop interrupted; then, once a second, expires unpaid
 /// reservations (returning their stock) and unanswered PK requests.
+///
+/// In cluster mode (`sharedShop`) a battle may be running on another node, so only battles
+/// overdue by ``overdueGrace`` (their node died) are finished, at start and every 10 s.
 struct ExpiryService: Service {
     let hub: RoomHub
+    var sharedShop = false
+    static let overdueGrace = Duration.seconds(10)
 
     func run() async throws {
-        await hub.finishInterruptedBattles()
+        await hub.finishInterruptedBattles(overdueBy: sharedShop ? Self.overdueGrace : nil)
         try? await cancelWhenGracefulShutdown {
+            var ticks = 0
             while !Task.isCancelled {
                 try await Task.sleep(for: .seconds(1))
                 await hub.expireOrders()
                 await hub.expirePKRequests()
+                ticks += 1
+                if sharedShop, ticks % 10 == 0 { await hub.finishInterruptedBattles(overdueBy: Self.overdueGrace) }
             }
         }
     }

@@ -2,6 +2,7 @@ import Foundation
 import LiveRoomCommerce
 import LiveRoomCore
 import LiveRoomProtocol
+import ShopStoreChecks
 import Testing
 
 @testable import LiveRoomStore
@@ -253,5 +254,13 @@ import Testing
         let gone = try await store.removeProduct(1, room: "shop")
         #expect(gone.count == Replay.maxPerProduct - 1)
         #expect(try await store.replayFileNames().isEmpty)
+    }
+}
+
+/// The checks every shop store passes (`ShopStoreChecks`, run against PostgreSQL too), here on SQLite.
+@Suite struct SharedShopStoreChecksOnSQLite {
+    @Test(arguments: ShopStoreChecks.all.map(\.name)) func check(_ name: String) async throws {
+        let check = try #require(ShopStoreChecks.all.first { $0.name == name }?.check)
+        try await check(try RoomStore())
     }
 }

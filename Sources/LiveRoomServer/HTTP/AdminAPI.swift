@@ -12,7 +12,8 @@ import LiveRoomStore
 /// (`{"Response": {…, "RequestId"}}`) and IM REST (`{"ActionStatus", "ErrorCode", "ErrorInfo"}`).
 struct AdminAPI: Sendable {
     let hub: RoomHub
-    let store: RoomStore
+    /// The shop and the room history: this node's SQLite database, or PostgreSQL in cluster mode.
+    let store: any ShopStore & RoomHistoryStore
     let sdkAppId: UInt64
 
     /// Runs one `/v1/<Action>` call; the result is the `Response` object's fields.
@@ -77,7 +78,7 @@ struct AdminAPI: Sendable {
             let total: Int
             let rooms: [RoomHistoryEntry]
             do {
-                (total, rooms) = try store.roomHistory(
+                (total, rooms) = try await store.roomHistory(
                     from: Int64(start) * 1000, to: Int64(end) * 1000 + 999, roomId: requested?.key, offset: pageNumber * pageSize, limit: pageSize)
             } catch {
                 throw CloudAPIError("InternalError", "the room history cannot be read")

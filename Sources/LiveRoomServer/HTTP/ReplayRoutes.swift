@@ -12,9 +12,19 @@ import NIOCore
 /// app has one). Range requests are answered 206, so a browser can seek. The name is checked
 /// against the replay's own and the file path is made from the stored id, never from the URL.
 struct ReplayRoutes: Sendable {
-    let store: RoomStore
+    let store: any CatalogueStore
     let directory: String
     let auth: AdminAuth
+    /// Cluster mode: where a replay whose file another node holds is, as that node's base URL
+    /// (nil when that node is not alive); the request is redirected there (307).
+    var elsewhere: (@Sendable (_ replayId: String) async -> ReplayLocation)? = nil
+
+    /// Where a replay's file is.
+    enum ReplayLocation: Sendable {
+        case here
+        case node(baseURL: String)
+        case nodeDown(nodeId: String)
+    }
 
     func add(to router: Router<RequestContext>) {
         router.get("/replays/:name") { request, context -> Response in
@@ -30,6 +40,18 @@ struct ReplayRoutes: Sendable {
             }
             guard let id = Replay.replayId(fromFileName: name), let replay = try? await store.replay(id), replay.fileName == name else {
                 return Self.text("no such replay", status: .notFound)
+            }
+            if let elsewhere {
+                switch await elsewhere(id) {
+                case .here:
+                    break
+                case .node(let base):
+                    // The file is where it was recorded: the client asks that node, with the same query.
+                    let query = request.uri.query.map { "?" + $0 } ?? ""
+                    return Response(status: .temporaryRedirect, headers: [.location: base + "/replays/" + replay.fileName + query, .accessControlAllowOrigin: "*"])
+                case .nodeDown(let node):
+                    return Self.text("the replay's file is on node \(node), which is down", status: .serviceUnavailable)
+                }
             }
             let path = (directory as NSString).appendingPathComponent(replay.fileName)
             guard let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int), size > 0 else {

@@ -77,12 +77,15 @@ extension RoomHub {
     }
 
     /// Battles that were running when the server stopped are finished from the orders, as of
-    /// when they were due (or now, if that is earlier).
-    func finishInterruptedBattles() async {
+    /// when they were due (or now, if that is earlier). With `overdueBy` (cluster mode, where
+    /// another node may be running a battle) only those due that long ago are.
+    func finishInterruptedBattles(overdueBy: Duration? = nil) async {
         guard let catalogue else { return }
         do {
             let now = EventTime.now().unixMillis
+            let overdueMs = overdueBy.map { $0.components.seconds * 1000 }
             for battle in try await catalogue.unfinishedBattles() where battles[battle.battleId] == nil {
+                if let overdueMs, battle.endsAt + overdueMs > now { continue }
                 let finished = try await catalogue.finishBattle(battle.battleId, endedAt: min(now, battle.endsAt))
                 webhooks?.enqueue(WebhookEvents.battleEnded(finished, at: finished.endedAt ?? now))
             }

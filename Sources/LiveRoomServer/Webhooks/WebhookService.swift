@@ -23,7 +23,8 @@ final class WebhookService: Service {
         var dropped = 0
     }
 
-    private let store: RoomStore
+    /// This node's SQLite outbox, or in cluster mode the shared one in PostgreSQL.
+    private let store: any WebhookOutbox
     private let client: WebhookHTTPClient
     private let key: String
     private let sdkAppId: UInt64
@@ -36,7 +37,7 @@ final class WebhookService: Service {
     private let wakeContinuation: AsyncStream<Void>.Continuation
     private let totals = Mutex(Statistics())
 
-    init(store: RoomStore, client: WebhookHTTPClient, key: String, sdkAppId: UInt64, maxPending: Int, maxInFlight: Int = 8, logger: Logger) {
+    init(store: any WebhookOutbox, client: WebhookHTTPClient, key: String, sdkAppId: UInt64, maxPending: Int, maxInFlight: Int = 8, logger: Logger) {
         self.store = store
         self.client = client
         self.key = key
@@ -88,6 +89,10 @@ final class WebhookService: Service {
         await withGracefulShutdownHandler {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await self.writeQueued(to: eventsContinuation) }
+                if store.isShared {
+                    // Cluster mode: rows a dead node stored are delivered from here.
+                    group.addTask { await self.adoptOrphans(to: eventsContinuation) }
+                }
                 var actions = machine.stored(resumed.map { .init(id: $0.id, roomKey: $0.roomKey) })
                 var iterator = events.makeAsyncIterator()
                 while true {
@@ -106,6 +111,24 @@ final class WebhookService: Service {
             }
         } onGracefulShutdown: {
             self.wakeContinuation.finish()
+        }
+    }
+
+    /// How often a node looks for webhooks a dead node left (cluster mode).
+    static let adoptionInterval = Duration.seconds(2)
+
+    /// Takes over dead nodes' webhooks every ``adoptionInterval`` until the service stops.
+    private func adoptOrphans(to events: AsyncStream<DeliveryEvent>.Continuation) async {
+        while !Task.isCancelled {
+            guard (try? await Task.sleep(for: Self.adoptionInterval)) != nil else { return }
+            do {
+                let rows = try await store.adoptOrphanedWebhooks()
+                guard !rows.isEmpty else { continue }
+                logger.notice("Delivering webhooks a dead node stored", metadata: [LogKey.webhookCount: "\(rows.count)"])
+                events.yield(.stored(rows))
+            } catch {
+                logger.warning("Cannot look for webhooks of dead nodes", metadata: [LogKey.error: "\(error)"])
+            }
         }
     }
 

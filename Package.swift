@@ -107,6 +107,7 @@ let package = Package(
         .target(name: "LiveRoomSFU", dependencies: [
             "LiveRoomWire", "LiveRoomRTP", "LiveRoomTransport", "LiveRoomSecureTransport",
             .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // Media: frames, synthetic and file sources, VP8/H.264/Opus codecs, Matroska recording.
         .target(name: "LiveRoomMedia", dependencies: [
@@ -224,6 +225,7 @@ let package = Package(
         .testTarget(name: "LiveRoomSFUTests", dependencies: [
             "LiveRoomSFU", "LiveRoomRTP", "LiveRoomTransport", "LiveRoomWire", "LiveRoomSecureTransport",
             .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .testTarget(name: "LiveRoomClientKitTests", dependencies: ["LiveRoomClientKit", "LiveRoomProtocol"]),
         .testTarget(name: "LiveRoomPublishTasksTests", dependencies: ["LiveRoomPublishTasks", "LiveRoomProtocol"]),

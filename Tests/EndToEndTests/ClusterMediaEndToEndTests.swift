@@ -1,0 +1,107 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import PostgresTestSupport
+import TestTools
+import Testing
+
+/// The node relay with a real PostgreSQL server and three nodes: an anchor publishing on node
+/// 1, viewers entering through nodes 2 and 3 get their media from the node they connected to,
+/// which mirrors the anchor once however many viewers it serves.
+@Suite(.serialized, .requires(.postgreSQL), .timeLimit(.minutes(3)))
+struct ClusterMediaEndToEndTests {
+    /// `GET /metrics` of `server`, by series.
+    static func metrics(_ server: TestServer) async throws -> [String: Double] {
+        let (data, _) = try await URLSession.shared.data(from: try #require(URL(string: server.url + "/metrics")))
+        var values: [String: Double] = [:]
+        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") where !line.hasPrefix("#") {
+            let parts = line.split(separator: " ")
+            if parts.count == 2, let value = Double(parts[1]) { values[String(parts[0])] = value }
+        }
+        return values
+    }
+
+    /// Polls `server`'s metrics until `condition` holds; the last values.
+    static func waitForMetrics(_ server: TestServer, timeout: Duration, _ what: String, _ condition: ([String: Double]) -> Bool) async throws -> [String: Double] {
+        let deadline = ContinuousClock.now + timeout
+        var last: [String: Double] = [:]
+        while ContinuousClock.now < deadline {
+            last = try await metrics(server)
+            if condition(last) { return last }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        throw TimedOut(description: "metrics: \(what) within \(timeout); last: \(last.filter { $0.key.contains("relay") || $0.key.contains("peer") })")
+    }
+
+    /// The UDP ports of the host candidates in an SDP.
+    static func candidatePorts(_ sdp: String) -> Set<UInt16> {
+        Set(sdp.split(whereSeparator: \.isNewline).compactMap { line -> UInt16? in
+            let fields = line.split(separator: " ")
+            guard line.hasPrefix("a=candidate:"), fields.count > 7, fields[2].lowercased() == "udp" else { return nil }
+            return UInt16(fields[5])
+        })
+    }
+
+    @Test(.requires(.ffprobe)) func viewersOnOtherNodesGetTheirMediaThereFromOneCopyPerNode() async throws {
+        let database = try PostgresTestServer()
+        try database.start()
+        defer { database.stop() }
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let n1 = try await ClusterEndToEndTests.startNode("n1", database: database.url, in: scope)
+        let n2 = try await ClusterEndToEndTests.startNode("n2", database: database.url, in: scope)
+        let n3 = try await ClusterEndToEndTests.startNode("n3", database: database.url, in: scope)
+        _ = try await ClusterEndToEndTests.waitForCluster(n1, timeout: .seconds(5), "three live nodes") { answer in
+            ["n1", "n2", "n3"].allSatisfy { ClusterEndToEndTests.node(answer, $0)?["Alive"] == true }
+        }
+        // Every node has seen the others alive (the node relay takes requests only from live nodes).
+        try await Task.sleep(for: .seconds(1.5))
+
+        let anchor = try await n1.enteredWithMedia("anchor", room: "R", role: "anchor", media: ["--publish", "testsrc"] + MediaEndToEndTests.small, in: scope)
+        try await anchor.waitForEvent("onPublishAnswer")
+        #expect(ClusterEndToEndTests.home(try await ClusterEndToEndTests.clusterNodes(n1), room: "R") == "n1")
+
+        // Two viewers through node 2, one through node 3, each recording.
+        var viewers: [(name: String, client: ChildProcess, node: TestServer)] = []
+        for (name, node) in [("v2a", n2), ("v2b", n2), ("v3", n3)] {
+            let recordings = scope.dataDirectory.appendingPathComponent(name).path
+            viewers.append((name, try await node.enteredWithMedia(name, room: "R", media: ["--record", recordings], in: scope), node))
+        }
+        for viewer in viewers {
+            let answer = try await viewer.client.waitForEvent("onSubscribeAnswer", timeout: .seconds(15))
+            let ports = Self.candidatePorts(answer["sdp"]?.stringValue ?? "")
+            // The answer names the media port of the node the viewer connected to, not the anchor's.
+            #expect(ports == [viewer.node.mediaPort], "\(viewer.name): candidates \(ports), node \(viewer.node.mediaPort), anchor's node \(n1.mediaPort)")
+            try await viewer.client.waitForEvent("onFirstVideoFrame", timeout: .seconds(15)) { $0["userId"] == "anchor" }
+        }
+
+        // Node 1 sends one copy to each of the two other nodes, not one per viewer, and serves
+        // only the anchor's own peer connection.
+        let home = try await Self.waitForMetrics(n1, timeout: .seconds(5), "two copies") { $0["liveroom_cluster_relay_exports"] == 2 }
+        #expect(home["liveroom_media_peer_connections"] == 1, "\(home)")
+        #expect((home["liveroom_cluster_relay_packets_sent_total"] ?? 0) > 0)
+        let second = try await Self.metrics(n2)
+        #expect(second["liveroom_cluster_relay_mirrors"] == 1 && second["liveroom_cluster_relay_mirror_viewers"] == 2, "\(second)")
+        #expect(second["liveroom_media_peer_connections"] == 2)
+        #expect((second["liveroom_rtp_forwarded_total"] ?? 0) > 0)
+        let third = try await Self.metrics(n3)
+        #expect(third["liveroom_cluster_relay_mirrors"] == 1 && third["liveroom_cluster_relay_mirror_viewers"] == 1, "\(third)")
+        #expect((third["liveroom_cluster_relay_datagrams_refused_total"] ?? 0) == 0)
+
+        try await Task.sleep(for: .seconds(2))
+        for viewer in viewers {
+            viewer.client.send("leave")
+            #expect(try await viewer.client.waitForExit(timeout: .seconds(10)) == 0)
+            let streams = try probe(scope.dataDirectory.appendingPathComponent("\(viewer.name)/anchor.mkv").path)
+            let video = try #require(streams.first { $0.width != nil })
+            #expect(video.frames >= 30, "\(viewer.name) recorded at least 2 s of 15 fps video: \(video)")
+            let audio = try #require(streams.first { $0.codec == "opus" })
+            #expect(audio.frames >= 100, "\(viewer.name) recorded at least 2 s of Opus: \(audio)")
+        }
+
+        // With its viewers gone, each node stops its mirror after the grace, and node 1 its copies.
+        _ = try await Self.waitForMetrics(n2, timeout: .seconds(10), "node 2's mirror stopped") { $0["liveroom_cluster_relay_mirrors"] == 0 }
+        _ = try await Self.waitForMetrics(n1, timeout: .seconds(10), "node 1 sends no copy") { $0["liveroom_cluster_relay_exports"] == 0 }
+    }
+}

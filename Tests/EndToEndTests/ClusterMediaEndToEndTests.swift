@@ -43,15 +43,17 @@ struct ClusterMediaEndToEndTests {
         })
     }
 
-    @Test(.requires(.ffprobe)) func viewersOnOtherNodesGetTheirMediaThereFromOneCopyPerNode() async throws {
+    /// With one media loop per node, and with two (the node relay's messages then reach every loop).
+    @Test(.requires(.ffprobe), arguments: [1, 2]) func viewersOnOtherNodesGetTheirMediaThereFromOneCopyPerNode(loops: Int) async throws {
         let database = try PostgresTestServer()
         try database.start()
         defer { database.stop() }
         let scope = try ProcessScope()
         defer { scope.stopAll() }
-        let n1 = try await ClusterEndToEndTests.startNode("n1", database: database.url, in: scope)
-        let n2 = try await ClusterEndToEndTests.startNode("n2", database: database.url, in: scope)
-        let n3 = try await ClusterEndToEndTests.startNode("n3", database: database.url, in: scope)
+        let extra = ["--media-loops", String(loops)]
+        let n1 = try await ClusterEndToEndTests.startNode("n1", database: database.url, in: scope, extra: extra)
+        let n2 = try await ClusterEndToEndTests.startNode("n2", database: database.url, in: scope, extra: extra)
+        let n3 = try await ClusterEndToEndTests.startNode("n3", database: database.url, in: scope, extra: extra)
         _ = try await ClusterEndToEndTests.waitForCluster(n1, timeout: .seconds(5), "three live nodes") { answer in
             ["n1", "n2", "n3"].allSatisfy { ClusterEndToEndTests.node(answer, $0)?["Alive"] == true }
         }

@@ -10,6 +10,8 @@ struct NodeMediaFrame: Codable, Sendable, Equatable {
     enum Kind: String, Codable, Sendable {
         /// Home → relay: make `owner`'s subscription to `publisherId` of `roomId` from `sdp`.
         case subscribe
+        /// Home → relay: restart ICE on the subscription to `publisherId` with the client's offer `sdp`.
+        case restartIce
         /// Relay → home: the answer to request `id` (`sdp`), or why not (`error`).
         case answer
         /// Home → relay: stop the subscription to `publisherId` (of `roomId`, when given).

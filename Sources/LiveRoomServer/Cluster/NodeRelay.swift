@@ -3,6 +3,8 @@ import HummingbirdWSClient
 import HummingbirdWebSocket
 import LiveRoomCluster
 import LiveRoomSFU
+import LiveRoomTransport
+import LiveRoomWire
 import Logging
 import NIOCore
 import Synchronization
@@ -70,6 +72,22 @@ enum NodeRelay {
                         toHomeNode(NodeMediaFrame(kind: .answer, id: id, sdp: answer))
                     } catch {
                         logger.info("Mirrored subscription failed", metadata: [LogKey.node: "\(home.nodeId)", LogKey.error: "\(error)"])
+                        toHomeNode(NodeMediaFrame(kind: .answer, id: id, error: "\(error)"))
+                    }
+                }
+            case .restartIce:
+                guard let id = frame.id, let publisherId = frame.publisherId, let sdp = frame.sdp else { return }
+                Task {
+                    do {
+                        let offer = try TransportDescription(of: try SessionDescription.parse(sdp))
+                        guard let answer = try await media.restartICE(
+                            owner: owner, target: .subscription(publisherId: publisherId),
+                            remote: ICECredentials(ufrag: offer.iceUfrag, pwd: offer.icePwd), fingerprint: offer.fingerprint
+                        ).get() else {
+                            throw NegotiationError("an ICE restart needs new ICE credentials; the offer keeps ice-ufrag \(offer.iceUfrag)")
+                        }
+                        toHomeNode(NodeMediaFrame(kind: .answer, id: id, sdp: answer.sdp))
+                    } catch {
                         toHomeNode(NodeMediaFrame(kind: .answer, id: id, error: "\(error)"))
                     }
                 }

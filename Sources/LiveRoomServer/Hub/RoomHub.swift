@@ -101,7 +101,7 @@ actor RoomHub {
     /// Connections another node relays here (cluster mode): that node makes their subscriptions.
     private var relayedSessions: Set<SessionID> = []
     /// Subscriptions asked of a relaying node and not yet answered, by request id.
-    private var nodeRequests: [Int: (session: SessionID, publisherId: String)] = [:]
+    private var nodeRequests: [Int: (session: SessionID, publisherId: String, restart: Bool)] = [:]
     private var nextNodeRequest = 1
     /// How long a relaying node has to answer a subscription.
     static let nodeAnswerTimeout = Duration.seconds(10)
@@ -117,11 +117,17 @@ actor RoomHub {
             let request = nodeRequests[id], request.session == session
         else { return }
         nodeRequests[id] = nil
-        if let sdp = frame.sdp {
+        switch (frame.sdp, request.restart) {
+        case (let sdp?, false):
             send(.onSubscribeAnswer(userId: request.publisherId, sdp: sdp), to: session)
-        } else {
+        case (let sdp?, true):
+            send(.onIceRestartAnswer(userId: request.publisherId, sdp: sdp), to: session)
+        case (nil, false):
             let reason = frame.error ?? "the node the client is connected to could not subscribe"
             send(.error(LiveRoomError(ErrorCode.badSessionDescription, "subscribe offer refused: \(reason)"), requestType: "subscribe"), to: session)
+        case (nil, true):
+            let reason = frame.error ?? "the node the client is connected to could not restart ICE"
+            send(.error(LiveRoomError(ErrorCode.badSessionDescription, "ICE restart refused: \(reason)"), requestType: "restartIce"), to: session)
         }
     }
 
@@ -130,11 +136,12 @@ actor RoomHub {
     }
 
     /// Asks the relaying node to make a subscription; the client gets its answer (or an error) when it comes.
-    private func subscribeThroughRelay(session: SessionID, roomId: String, publisherId: String, sdp: String) {
+    /// With `restart`, an ICE restart of that subscription instead.
+    private func subscribeThroughRelay(session: SessionID, roomId: String?, publisherId: String, sdp: String, restart: Bool = false) {
         let id = nextNodeRequest
         nextNodeRequest += 1
-        nodeRequests[id] = (session, publisherId)
-        sendNodeFrame(NodeMediaFrame(kind: .subscribe, id: id, roomId: roomId, publisherId: publisherId, sdp: sdp), to: session)
+        nodeRequests[id] = (session, publisherId, restart)
+        sendNodeFrame(NodeMediaFrame(kind: restart ? .restartIce : .subscribe, id: id, roomId: roomId, publisherId: publisherId, sdp: sdp), to: session)
         Task { [weak self] in
             try? await Task.sleep(for: Self.nodeAnswerTimeout)
             await self?.nodeRequestTimedOut(id)
@@ -143,9 +150,11 @@ actor RoomHub {
 
     private func nodeRequestTimedOut(_ id: Int) {
         guard let request = nodeRequests.removeValue(forKey: id) else { return }
-        send(
-            .error(LiveRoomError(ErrorCode.badSessionDescription, "subscribe offer refused: the node the client is connected to did not answer"), requestType: "subscribe"),
-            to: request.session)
+        let error =
+            request.restart
+            ? LiveRoomError(ErrorCode.badSessionDescription, "ICE restart refused: the node the client is connected to did not answer")
+            : LiveRoomError(ErrorCode.badSessionDescription, "subscribe offer refused: the node the client is connected to did not answer")
+        send(.error(error, requestType: request.restart ? "restartIce" : "subscribe"), to: request.session)
     }
 
     /// Connects the media port; until then media requests get an error.
@@ -488,6 +497,9 @@ actor RoomHub {
                     self.send(.error(LiveRoomError(ErrorCode.badSessionDescription, "subscribe offer refused: \(error)"), requestType: "subscribe"), to: session)
                 }
             }
+        case .restartIce(let session, let publisherId?, let sdp) where relayedSessions.contains(session):
+            // The subscription lives on the relaying node.
+            subscribeThroughRelay(session: session, roomId: nil, publisherId: publisherId, sdp: sdp, restart: true)
         case .restartIce(let session, let publisherId, let sdp):
             Task {
                 do {

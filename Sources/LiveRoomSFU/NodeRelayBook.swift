@@ -64,7 +64,9 @@ public struct MirrorBook {
         }
         guard mirrors[key] != nil || mirrors.count < maximumMirrors else { throw .tooManyMirrors }
         let origin = try origin(of: home)
-        mirrors[key] = Mirror(home: home, origin: origin, codecs: nil, viewers: [viewer], idleSince: nil, lastAsked: now)
+        // The viewers of a mirror from an earlier home follow the publisher to its new one.
+        let viewers = (mirrors[key]?.viewers ?? []).union([viewer])
+        mirrors[key] = Mirror(home: home, origin: origin, codecs: nil, viewers: viewers, idleSince: nil, lastAsked: now)
         return true
     }
 

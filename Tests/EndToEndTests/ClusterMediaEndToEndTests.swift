@@ -105,5 +105,16 @@ struct ClusterMediaEndToEndTests {
         // With its viewers gone, each node stops its mirror after the grace, and node 1 its copies.
         _ = try await Self.waitForMetrics(n2, timeout: .seconds(10), "node 2's mirror stopped") { $0["liveroom_cluster_relay_mirrors"] == 0 }
         _ = try await Self.waitForMetrics(n1, timeout: .seconds(10), "node 1 sends no copy") { $0["liveroom_cluster_relay_exports"] == 0 }
+
+        // A viewer node killed while it mirrors: node 1 stops sending it within a few seconds.
+        let late = try await n3.enteredWithMedia("late", room: "R", media: [], in: scope)
+        try await late.waitForEvent("onFirstVideoFrame", timeout: .seconds(15)) { $0["userId"] == "anchor" }
+        _ = try await Self.waitForMetrics(n1, timeout: .seconds(5), "a copy to node 3") { $0["liveroom_cluster_relay_exports"] == 1 }
+        n3.process.crash()
+        let killed = ContinuousClock.now
+        _ = try await Self.waitForMetrics(n1, timeout: .seconds(10), "no copy to the dead node") { $0["liveroom_cluster_relay_exports"] == 0 }
+        #expect(ContinuousClock.now - killed < .seconds(7))
+        // The anchor publishes on undisturbed.
+        #expect((try await Self.metrics(n1))["liveroom_publishers"] == 1)
     }
 }

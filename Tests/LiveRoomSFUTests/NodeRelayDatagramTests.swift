@@ -195,6 +195,18 @@ import Testing
         #expect(result187)
     }
 
+    @Test func aPublisherWhoseRoomMovedIsMirroredFromItsNewHomeForEveryViewer() throws {
+        var book = MirrorBook()
+        let now = ContinuousClock.now
+        _ = try book.want(key, from: home, viewer: 1, now: now)
+        _ = book.published(key, codecs: [.vp8], from: home)
+        #expect(try book.want(key, from: otherHome, viewer: 2, now: now))
+        #expect(book.mirrors[key]?.home == otherHome && book.mirrors[key]?.viewers == [1, 2])
+        #expect(!book.isLive(key, from: home) && !book.isLive(key, from: otherHome))
+        let taken = book.published(key, codecs: [.vp8], from: otherHome)
+        #expect(taken)
+    }
+
     @Test func mirrorsAreBoundedAndEachHomeHasItsOrigin() throws {
         var book = MirrorBook(maximumMirrors: 2)
         let now = ContinuousClock.now

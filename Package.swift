@@ -252,6 +252,7 @@ let package = Package(
         ]),
         .testTarget(name: "EndToEndTests", dependencies: [
             "PostgresTestSupport", "LiveRoomAuth", "LiveRoomProtocol", "LiveRoomTransport", "LiveRoomMedia", "LiveRoomRTP", "LiveRoomWire", "LiveRoomSecureTransport",
+            "LiveRoomSFU",
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             .product(name: "Crypto", package: "swift-crypto"),
         ]),

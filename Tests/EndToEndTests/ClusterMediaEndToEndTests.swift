@@ -1,7 +1,11 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import LiveRoomSFU
 import PostgresTestSupport
 import TestTools
 import Testing
@@ -43,6 +47,22 @@ struct ClusterMediaEndToEndTests {
         })
     }
 
+    /// Sends `datagrams` from a loopback UDP socket of the test's own (no node's) to `port`.
+    static func sendUDP(_ datagrams: [[UInt8]], to port: UInt16) throws {
+        let (fd, _) = try bindLoopback(type: Int32(SOCK_DGRAM.rawValue))
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        for var datagram in datagrams {
+            let sent = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, &datagram, datagram.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            #expect(sent == datagram.count)
+        }
+    }
+
     /// With one media loop per node, and with two (the node relay's messages then reach every loop).
     @Test(.requires(.ffprobe), arguments: [1, 2]) func viewersOnOtherNodesGetTheirMediaThereFromOneCopyPerNode(loops: Int) async throws {
         let database = try PostgresTestServer()
@@ -63,6 +83,18 @@ struct ClusterMediaEndToEndTests {
         let anchor = try await n1.enteredWithMedia("anchor", room: "R", role: "anchor", media: ["--publish", "testsrc"] + MediaEndToEndTests.small, in: scope)
         try await anchor.waitForEvent("onPublishAnswer")
         #expect(ClusterEndToEndTests.home(try await ClusterEndToEndTests.clusterNodes(n1), room: "R") == "n1")
+
+        // Node relay datagrams from the test, not a node: a forged one is refused, an authentic
+        // mirror request from an address no live node has is dropped, a replay refused; all counted.
+        var sealer = NodeRelaySealer(secret: NodeRelayDatagram.secret(fromSecretKey: TestServer.secretKey))
+        let request = try sealer.seal(.mirror(.init(roomId: "R", userId: "anchor")))
+        var forged = request
+        forged[forged.count - 1] ^= 1
+        try Self.sendUDP([forged, request, request, [NodeRelayDatagram.marker]], to: n1.mediaPort)
+        let hostile = try await Self.waitForMetrics(n1, timeout: .seconds(5), "hostile datagrams counted") {
+            $0["liveroom_cluster_relay_datagrams_refused_total"] == 3 && $0["liveroom_cluster_relay_unknown_source_total"] == 1
+        }
+        #expect(hostile["liveroom_cluster_relay_exports"] == 0)
 
         // Two viewers through node 2, one through node 3, each recording.
         var viewers: [(name: String, client: ChildProcess, node: TestServer)] = []

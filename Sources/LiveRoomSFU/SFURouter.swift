@@ -560,6 +560,8 @@ public final class SFURouter {
         case .published(let key, let codecs):
             // A publisher of this router's own is the newer one.
             guard publishers[key] == nil, localPublishers[key] == nil else { return [] }
+            // Another node's answer repeated (a loop may have taken it already): the mirror stays, with its history.
+            if Self.isNodeOrigin(origin), let mirror = mirrors[key], mirror.origin == origin, mirror.tracks.map(\.codec) == codecs { return [] }
             let tracks = codecs.map { UpTrack(kind: $0.kind, codec: $0, payloadType: 0) }
             mirrors[key] = (origin, tracks)
             attachSubscribers(of: key, to: tracks)

@@ -57,12 +57,16 @@ import Testing
         let retry = relays(viewerNode.handleTimers(now: now + .milliseconds(200)))
         #expect(retry.contains { if case (.nack(key, .video, [4]), .shard(origin)) = $0 { true } else { false } }, "\(retry)")
 
+        // The same answer again (a loop that took it already) keeps the mirror and its history.
+        _ = viewerNode.receiveRelay(.published(key, codecs: [.vp8, .opus]), from: origin, now: now)
+        #expect(relays(viewerNode.handleTimers(now: now + .milliseconds(330))).contains { if case (.nack(key, .video, [4]), _) = $0 { true } else { false } })
+
         // The origin resends it from its history; what it never had is missing.
         let (packets, missing) = home.storedPackets(of: key, kind: .video, sequences: [4, 900])
         #expect(packets == [sent[2]] && missing == [900])
         // V's copy takes the resent packet and asks no more.
         _ = viewerNode.receiveRelay(.packet(key, .video, packets[0], arrival: now), from: origin, now: now)
-        #expect(relays(viewerNode.handleTimers(now: now + .milliseconds(400))).isEmpty)
+        #expect(relays(viewerNode.handleTimers(now: now + .milliseconds(500))).isEmpty)
         // A mirror never resends for others: only the publisher's own router does.
         #expect(viewerNode.storedPackets(of: key, kind: .video, sequences: [2]).packets.isEmpty)
 

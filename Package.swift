@@ -108,6 +108,7 @@ let package = Package(
         .target(name: "LiveRoomSFU", dependencies: [
             "LiveRoomWire", "LiveRoomRTP", "LiveRoomTransport", "LiveRoomSecureTransport",
             .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // Media: frames, synthetic and file sources, VP8/H.264/Opus codecs, Matroska recording.
         .target(name: "LiveRoomMedia", dependencies: [
@@ -227,6 +228,7 @@ let package = Package(
         .testTarget(name: "LiveRoomSFUTests", dependencies: [
             "LiveRoomSFU", "LiveRoomRTP", "LiveRoomTransport", "LiveRoomWire", "LiveRoomSecureTransport",
             .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .testTarget(name: "LiveRoomClientKitTests", dependencies: ["LiveRoomClientKit", "LiveRoomProtocol"]),
         .testTarget(name: "LiveRoomPublishTasksTests", dependencies: ["LiveRoomPublishTasks", "LiveRoomProtocol"]),
@@ -254,6 +256,7 @@ let package = Package(
         ]),
         .testTarget(name: "EndToEndTests", dependencies: [
             "PostgresTestSupport", "LiveRoomAuth", "LiveRoomProtocol", "LiveRoomTransport", "LiveRoomMedia", "LiveRoomRTP", "LiveRoomWire", "LiveRoomSecureTransport",
+            "LiveRoomSFU",
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             .product(name: "Crypto", package: "swift-crypto"),
         ]),

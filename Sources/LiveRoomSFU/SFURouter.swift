@@ -64,9 +64,22 @@ public final class SFURouter {
     public enum RelayDestination: Sendable, Hashable {
         /// Every other router of the port (an origin to its mirrors).
         case mirrors
-        /// One router (a mirror to its origin).
+        /// One router (a mirror to its origin); an origin from ``nodeOrigin(_:)`` is another
+        /// node's media port (the node relay).
         case shard(Int)
+        /// Every node that mirrors the publisher (the node relay; ``setExported(_:_:)``).
+        case nodes
     }
+
+    /// How many other nodes' media ports a router may mirror publishers of.
+    public static let maximumNodeOrigins = 1024
+
+    /// The origin by which a router knows the relays of the `index`th other node: past the
+    /// port's own routers.
+    public static func nodeOrigin(_ index: Int) -> Int { maximumShards + index }
+
+    /// Whether `origin` is another node rather than a router of the port.
+    public static func isNodeOrigin(_ origin: Int) -> Bool { origin >= maximumShards }
 
     /// Identifies a receiver of publishers' RTP inside the server (a publish task's mixer).
     public typealias TapID = UInt64
@@ -228,6 +241,9 @@ public final class SFURouter {
     /// When set, forwarded RTP for UDP paths is written straight into the port's send batch
     /// instead of a buffer and an output each (see ``DatagramSink``).
     public var datagramSink: (any DatagramSink)?
+    /// Publishers other nodes mirror: their packets, sender reports and end also go to
+    /// ``RelayDestination/nodes`` from the router that has them.
+    private var exported: Set<PublisherKey> = []
     /// The taps receiving each publisher's packets; they outlive a publisher's connection.
     private var taps: [PublisherKey: [TapID]] = [:]
     private var nextPeer: PeerID = 1
@@ -494,8 +510,41 @@ public final class SFURouter {
 
     /// Ends a local publisher.
     public func stopLocal(_ key: PublisherKey) -> [Output] {
-        guard localPublishers.removeValue(forKey: key) != nil, relaying else { return [] }
-        return [.relay(.ended(key), to: .mirrors)]
+        guard localPublishers.removeValue(forKey: key) != nil else { return [] }
+        var outputs: [Output] = []
+        if relaying { outputs.append(.relay(.ended(key), to: .mirrors)) }
+        if exported.contains(key) { outputs.append(.relay(.ended(key), to: .nodes)) }
+        return outputs
+    }
+
+    // MARK: The node relay
+
+    /// Whether other nodes mirror `key`: its packets then also go to ``RelayDestination/nodes``.
+    public func setExported(_ key: PublisherKey, _ isExported: Bool) {
+        if isExported { exported.insert(key) } else { exported.remove(key) }
+    }
+
+    /// The tracks of `key` when it publishes on this router (not a mirror): what a node that
+    /// asks to mirror it is answered.
+    public func ownTracks(of key: PublisherKey) -> [RTPCodec]? {
+        if let peer = publishers[key].flatMap({ peers[$0] }), case .publisher(_, let tracks) = peer.role { return tracks.map(\.codec) }
+        return localPublishers[key]?.map(\.codec)
+    }
+
+    /// Whether `key` has tracks here (published, local or mirrored).
+    public func hasTracks(of key: PublisherKey) -> Bool { upTracks(of: key) != nil }
+
+    /// Packets of this router's own publisher `key` kept in its history, for a node whose copy
+    /// lost them; `missing` are those no longer (or never) kept.
+    public func storedPackets(of key: PublisherKey, kind: MediaKind, sequences: [UInt16]) -> (packets: [[UInt8]], missing: [UInt16]) {
+        guard mirrors[key] == nil, let track = upTracks(of: key)?.first(where: { $0.kind == kind }) else { return ([], []) }
+        var packets: [[UInt8]] = []
+        var missing: [UInt16] = []
+        for sequence in sequences {
+            if let stored = track.history.packet(sequenceNumber: sequence) { packets.append(stored) } else { missing.append(sequence) }
+        }
+        counters.retransmitted += packets.count
+        return (packets, missing)
     }
 
     /// Tells the other routers of the port about a publisher (remote or local) that just
@@ -511,6 +560,8 @@ public final class SFURouter {
         case .published(let key, let codecs):
             // A publisher of this router's own is the newer one.
             guard publishers[key] == nil, localPublishers[key] == nil else { return [] }
+            // Another node's answer repeated (a loop may have taken it already): the mirror stays, with its history.
+            if Self.isNodeOrigin(origin), let mirror = mirrors[key], mirror.origin == origin, mirror.tracks.map(\.codec) == codecs { return [] }
             let tracks = codecs.map { UpTrack(kind: $0.kind, codec: $0, payloadType: 0) }
             mirrors[key] = (origin, tracks)
             attachSubscribers(of: key, to: tracks)
@@ -520,8 +571,17 @@ public final class SFURouter {
             guard let mirror = mirrors[key], mirror.origin == origin, let track = mirror.tracks.first(where: { $0.kind == kind }),
                 let parsed = try? RTPPacket.parse(ByteBuffer(bytes: packet))
             else { return [] }
+            var outputs: [Output] = []
+            if Self.isNodeOrigin(origin) {
+                // Another node's packets cross a network: what did not arrive is asked for again.
+                counters.rtpReceived += 1
+                if track.videoCodec != nil, track.ssrc == nil || track.ssrc == parsed.header.ssrc {
+                    let lost = track.nacks.received(parsed.header.sequenceNumber, now: now)
+                    if !lost.isEmpty { outputs.append(.relay(.nack(key, kind, lost), to: .shard(origin))) }
+                }
+            }
             // Forwarded as of when it reached the server, so its copies' delay counts the hand-off.
-            return forward(packet, parsed: parsed, on: track, of: key, mirrored: true, now: arrival)
+            return outputs + forward(packet, parsed: parsed, on: track, of: key, mirrored: true, now: arrival)
         case .senderReport(let key, let report):
             guard let mirror = mirrors[key], mirror.origin == origin, let up = mirror.tracks.first(where: { $0.ssrc == report.ssrc }) else { return [] }
             return forwardSenderReport(report, on: up)
@@ -646,6 +706,13 @@ public final class SFURouter {
                 }
             }
         }
+        // Mirrors of other nodes' video: what is still missing is asked for again.
+        for (key, mirror) in mirrors where Self.isNodeOrigin(mirror.origin) {
+            for track in mirror.tracks where track.videoCodec != nil {
+                let lost = track.nacks.due(now: now)
+                if !lost.isEmpty { outputs.append(.relay(.nack(key, track.kind, lost), to: .shard(mirror.origin))) }
+            }
+        }
         return outputs
     }
 
@@ -747,6 +814,7 @@ public final class SFURouter {
                     outputs.append(.relay(.packet(key, track.kind, packet, arrival: now), to: .mirrors))
                 }
             }
+            if !exported.isEmpty, exported.contains(key) { outputs.append(.relay(.packet(key, track.kind, packet, arrival: now), to: .nodes)) }
             // Most rooms have no task: skip hashing the key for every packet then.
             if !taps.isEmpty, let tapIDs = taps[key] {
                 for tap in tapIDs { outputs.append(.tapped(tap, publisher: key, codec: track.codec, packet: parsed)) }
@@ -937,6 +1005,7 @@ public final class SFURouter {
                 up.reception.receivedSenderReport(report, at: now)
                 outputs += forwardSenderReport(report, on: up)
                 if relaying { outputs.append(.relay(.senderReport(key, report), to: .mirrors)) }
+                if exported.contains(key) { outputs.append(.relay(.senderReport(key, report), to: .nodes)) }
             }
         }
         return outputs
@@ -1025,6 +1094,7 @@ public final class SFURouter {
             if publishers[key] == id {
                 publishers[key] = nil
                 if relaying { outputs.append(.relay(.ended(key), to: .mirrors)) }
+                if exported.contains(key) { outputs.append(.relay(.ended(key), to: .nodes)) }
             }
         case .subscriber(let key, _):
             for track in upTracks(of: key) ?? [] { track.subscribers.removeAll { $0.peer.id == id } }

@@ -114,7 +114,7 @@ public struct LiveRoomServer: Sendable {
             tcpLimits: ConnectionLimits(maxTotal: configuration.maxICETCPConnections, maxPerAddress: configuration.maxConnectionsPerAddress),
             advertisedHosts: advertised,
             certificate: certificate, connectTimeout: configuration.mediaConnectTimeout, consentTimeout: configuration.consentTimeout,
-            loopCount: configuration.mediaLoops, logger: logger
+            loopCount: configuration.mediaLoops, nodeRelay: cluster == nil ? nil : NodeMediaRelay(secretKey: credentials.secretKey), logger: logger
         ) { owner, publisher, _ in
             Task { await hub.peerLost(session: owner, wasPublishing: publisher != nil) }
         }
@@ -122,6 +122,10 @@ public struct LiveRoomServer: Sendable {
         if let cluster {
             await hub.attach(cluster.membership)
             await cluster.membership.attach(hub)
+            // The node relay takes mirror requests only from the media ports of live nodes.
+            await cluster.membership.watchPeers { addresses in
+                media.setRelayPeers(Set(addresses.compactMap(NodeMediaRelay.address)))
+            }
         }
         logger.notice(
             "Media candidates",
@@ -132,7 +136,7 @@ public struct LiveRoomServer: Sendable {
         let auth = AdminAuth(sdkAppId: credentials.sdkAppId, secretKey: credentials.secretKey)
         let router = makeRouter(
             hub: hub, admin: AdminAPI(hub: hub, store: store, sdkAppId: credentials.sdkAppId), auth: auth, webhooks: webhooks,
-            cluster: cluster?.membership)
+            cluster: cluster?.membership, media: media)
         ReplayRoutes(store: store, directory: replayDirectory, auth: auth, elsewhere: cluster.map { Self.replayLocator($0) }).add(to: router)
         WatchRoutes(
             hub: hub, page: WatchPage(sdkAppId: credentials.sdkAppId, isDevelopment: credentials.isDevelopment),
@@ -279,7 +283,8 @@ public struct LiveRoomServer: Sendable {
     }
 
     func makeRouter(
-        hub: RoomHub, admin: AdminAPI, auth: AdminAuth, webhooks: WebhookService? = nil, cluster: ClusterMembership? = nil
+        hub: RoomHub, admin: AdminAPI, auth: AdminAuth, webhooks: WebhookService? = nil, cluster: ClusterMembership? = nil,
+        media: MediaService? = nil
     ) -> Router<RequestContext> {
         let router = Router(context: RequestContext.self)
         let gate = ConnectionGate(maxTotal: configuration.maxConnections, maxPerAddress: configuration.maxConnectionsPerAddress)
@@ -350,7 +355,7 @@ public struct LiveRoomServer: Sendable {
                     while let home = await cluster.home(ofRoom: roomKey) {
                         let outcome = await NodeRelay.run(
                             first: text, messages: &messages, outbound: outbound, channel: channel, home: home, from: cluster.nodeId,
-                            token: cluster.relayToken, clientAddress: address, logger: logger)
+                            token: cluster.relayToken, clientAddress: address, media: media, logger: logger)
                         if outcome == .relayed { return }
                         guard ContinuousClock.now < deadline else {
                             let error = ServerEvent.error(LiveRoomError(ErrorCode.homeNodeUnreachable, "the room's home node cannot be reached; try again"))
@@ -363,6 +368,7 @@ public struct LiveRoomServer: Sendable {
                 }
             }
             let (session, outbox) = await hub.connect()
+            if relayed { await hub.markRelayed(session) }
             logger.debug("Signaling connection opened", metadata: [LogKey.session: "\(session)"])
             // Sends a close frame (1008) if it goes out within a moment, then closes the socket: a
             // client that does not read would otherwise keep the connection (and its writes) forever.
@@ -417,6 +423,8 @@ public struct LiveRoomServer: Sendable {
                             message = next
                         }
                         switch message {
+                        case .text(let text) where relayed && NodeMediaFrame.isNodeFrame(text):
+                            await hub.nodeFrame(text, from: session)
                         case .text(let text):
                             await hub.receive(text, from: session, connectedAt: connectedAt)
                         case .binary:

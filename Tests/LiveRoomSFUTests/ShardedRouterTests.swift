@@ -76,7 +76,7 @@ final class ShardedNetwork {
                 for other in routers.indices where other != shard { queue.append(.relay(other, relay, from: shard)) }
             case .relay(let relay, .shard(let other)):
                 queue.append(.relay(other, relay, from: shard))
-            case .peerClosed, .tapped, .localKeyframeRequest:
+            case .peerClosed, .tapped, .localKeyframeRequest, .relay(_, .nodes):
                 break
             }
         }

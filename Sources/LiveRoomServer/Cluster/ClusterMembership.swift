@@ -46,6 +46,12 @@ actor ClusterMembership {
     }
 
     private var pendingRegistration: NodeRegistration?
+    /// Told the other live nodes' media addresses after each heartbeat (the node relay's peers).
+    private var onPeers: (@Sendable ([String]) -> Void)?
+
+    func watchPeers(_ onPeers: @escaping @Sendable ([String]) -> Void) {
+        self.onPeers = onPeers
+    }
 
     /// The node's load now.
     func load() async -> NodeLoad {
@@ -76,6 +82,9 @@ actor ClusterMembership {
             try await withTimeout(Self.databaseTimeout) { try await store.heartbeat(nodeId: nodeId, load: load) }
         } catch {
             logger.warning("Cluster heartbeat failed", metadata: [LogKey.node: "\(nodeId)", LogKey.error: "\(error)"])
+        }
+        if let onPeers, let view = try? await store.view() {
+            onPeers(view.alive.filter { $0.nodeId != nodeId }.flatMap(\.registration.mediaAddresses))
         }
     }
 

@@ -2,6 +2,9 @@ import HTTPTypes
 import HummingbirdWSClient
 import HummingbirdWebSocket
 import LiveRoomCluster
+import LiveRoomSFU
+import LiveRoomTransport
+import LiveRoomWire
 import Logging
 import NIOCore
 import Synchronization
@@ -32,7 +35,7 @@ enum NodeRelay {
     /// opened first: when it cannot be, the client is left as it was (``Outcome/unreachable``).
     static func run(
         first: String, messages: inout WebSocketInboundMessageStream.AsyncIterator, outbound: WebSocketOutboundWriter, channel: any Channel,
-        home: NodeRegistration, from nodeId: String, token: String, clientAddress: String, logger: Logger
+        home: NodeRegistration, from nodeId: String, token: String, clientAddress: String, media: MediaService? = nil, logger: Logger
     ) async -> Outcome {
         guard let url = ClusterRouting.signalingWebSocketURL(home.signalingURL) else {
             logger.warning("Cluster home node has an unusable signaling URL", metadata: [LogKey.node: "\(home.nodeId)", LogKey.url: "\(home.signalingURL)"])
@@ -46,6 +49,62 @@ enum NodeRelay {
         let (opened, openedInput) = AsyncStream<Bool>.makeStream()
         let pending = PendingBytes()
         toHomeInput.yield(first)
+        // The client's media connections on this node, made when the home node asks (NodeMediaFrame).
+        let owner = media?.newRelayOwner() ?? 0
+        let homeMedia = home.mediaAddresses.lazy.compactMap(NodeMediaRelay.address).first
+        @Sendable func toHomeNode(_ frame: NodeMediaFrame) {
+            let text = frame.text
+            _ = pending.add(text.utf8.count)
+            toHomeInput.yield(text)
+        }
+        @Sendable func carryOut(_ frame: NodeMediaFrame, media: MediaService) {
+            switch frame.kind {
+            case .subscribe:
+                guard let id = frame.id, let roomId = frame.roomId, let publisherId = frame.publisherId, let sdp = frame.sdp else { return }
+                guard let homeMedia else {
+                    toHomeNode(NodeMediaFrame(kind: .answer, id: id, error: "the home node has no usable media address"))
+                    return
+                }
+                Task {
+                    do {
+                        let answer = try await media.subscribeMirrored(
+                            owner: owner, key: SFURouter.PublisherKey(roomId: roomId, userId: publisherId), offer: sdp, home: homeMedia)
+                        toHomeNode(NodeMediaFrame(kind: .answer, id: id, sdp: answer))
+                    } catch {
+                        logger.info("Mirrored subscription failed", metadata: [LogKey.node: "\(home.nodeId)", LogKey.error: "\(error)"])
+                        toHomeNode(NodeMediaFrame(kind: .answer, id: id, error: "\(error)"))
+                    }
+                }
+            case .restartIce:
+                guard let id = frame.id, let publisherId = frame.publisherId, let sdp = frame.sdp else { return }
+                Task {
+                    do {
+                        let offer = try TransportDescription(of: try SessionDescription.parse(sdp))
+                        guard let answer = try await media.restartICE(
+                            owner: owner, target: .subscription(publisherId: publisherId),
+                            remote: ICECredentials(ufrag: offer.iceUfrag, pwd: offer.icePwd), fingerprint: offer.fingerprint
+                        ).get() else {
+                            throw NegotiationError("an ICE restart needs new ICE credentials; the offer keeps ice-ufrag \(offer.iceUfrag)")
+                        }
+                        toHomeNode(NodeMediaFrame(kind: .answer, id: id, sdp: answer.sdp))
+                    } catch {
+                        toHomeNode(NodeMediaFrame(kind: .answer, id: id, error: "\(error)"))
+                    }
+                }
+            case .unsubscribe:
+                guard let publisherId = frame.publisherId else { return }
+                media.unsubscribe(owner: owner, publisherId: publisherId, roomId: frame.roomId)
+            case .forwarding:
+                guard let roomId = frame.roomId, let publisherId = frame.publisherId else { return }
+                media.setForwarding(
+                    owners: [owner], publisher: SFURouter.PublisherKey(roomId: roomId, userId: publisherId), audio: frame.audio ?? true, video: frame.video ?? true)
+            case .close:
+                media.close(owner: owner)
+            case .answer:
+                break
+            }
+        }
+        defer { media?.close(owner: owner) }
         logger.debug("Signaling relayed to the room's home node", metadata: [LogKey.node: "\(home.nodeId)", LogKey.url: "\(url)"])
 
         // Set when the wait for the home node is given up: the client's connection is not the link's to close then.
@@ -70,7 +129,12 @@ enum NodeRelay {
                         }
                         group.addTask {
                             for try await message in homeInbound.messages(maxSize: maxHomeFrameSize) {
-                                if case .text(let text) = message { try await outbound.write(.text(text)) }
+                                guard case .text(let text) = message else { continue }
+                                if let media, NodeMediaFrame.isNodeFrame(text) {
+                                    if let frame = NodeMediaFrame.parse(text) { carryOut(frame, media: media) }
+                                    continue
+                                }
+                                try await outbound.write(.text(text))
                             }
                         }
                         _ = try await group.next()
@@ -111,7 +175,8 @@ enum NodeRelay {
 
         do {
             while let message = try await messages.next() {
-                guard case .text(let text) = message else { continue }
+                // Only the home node speaks for this node's media.
+                guard case .text(let text) = message, !NodeMediaFrame.isNodeFrame(text) else { continue }
                 if pending.add(text.utf8.count) > maxPendingBytes {
                     logger.info("Relayed client closed: it sends faster than the home node takes", metadata: [LogKey.node: "\(home.nodeId)"])
                     break

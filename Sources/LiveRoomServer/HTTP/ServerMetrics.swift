@@ -112,5 +112,6 @@ final class ServerMetrics: Sendable {
             + media.fanOutDelays.exposition(
                 name: "liveroom_media_fanout_delay_seconds",
                 help: "From a publisher's packet reaching the server to each subscriber's copy being sent, over UDP.")
+            + (media.relay?.exposition() ?? "")
     }
 }

@@ -98,6 +98,65 @@ actor RoomHub {
         Array(machine.roomIds)
     }
 
+    /// Connections another node relays here (cluster mode): that node makes their subscriptions.
+    private var relayedSessions: Set<SessionID> = []
+    /// Subscriptions asked of a relaying node and not yet answered, by request id.
+    private var nodeRequests: [Int: (session: SessionID, publisherId: String, restart: Bool)] = [:]
+    private var nextNodeRequest = 1
+    /// How long a relaying node has to answer a subscription.
+    static let nodeAnswerTimeout = Duration.seconds(10)
+
+    /// The connection is relayed from another node: its subscriptions' media is served there.
+    func markRelayed(_ session: SessionID) {
+        relayedSessions.insert(session)
+    }
+
+    /// A frame of the relaying node on a relayed connection (``NodeMediaFrame``).
+    func nodeFrame(_ text: String, from session: SessionID) {
+        guard relayedSessions.contains(session), let frame = NodeMediaFrame.parse(text), frame.kind == .answer, let id = frame.id,
+            let request = nodeRequests[id], request.session == session
+        else { return }
+        nodeRequests[id] = nil
+        switch (frame.sdp, request.restart) {
+        case (let sdp?, false):
+            send(.onSubscribeAnswer(userId: request.publisherId, sdp: sdp), to: session)
+        case (let sdp?, true):
+            send(.onIceRestartAnswer(userId: request.publisherId, sdp: sdp), to: session)
+        case (nil, false):
+            let reason = frame.error ?? "the node the client is connected to could not subscribe"
+            send(.error(LiveRoomError(ErrorCode.badSessionDescription, "subscribe offer refused: \(reason)"), requestType: "subscribe"), to: session)
+        case (nil, true):
+            let reason = frame.error ?? "the node the client is connected to could not restart ICE"
+            send(.error(LiveRoomError(ErrorCode.badSessionDescription, "ICE restart refused: \(reason)"), requestType: "restartIce"), to: session)
+        }
+    }
+
+    private func sendNodeFrame(_ frame: NodeMediaFrame, to session: SessionID) {
+        outboxes[session]?.push(frame.text, priority: .high)
+    }
+
+    /// Asks the relaying node to make a subscription; the client gets its answer (or an error) when it comes.
+    /// With `restart`, an ICE restart of that subscription instead.
+    private func subscribeThroughRelay(session: SessionID, roomId: String?, publisherId: String, sdp: String, restart: Bool = false) {
+        let id = nextNodeRequest
+        nextNodeRequest += 1
+        nodeRequests[id] = (session, publisherId, restart)
+        sendNodeFrame(NodeMediaFrame(kind: restart ? .restartIce : .subscribe, id: id, roomId: roomId, publisherId: publisherId, sdp: sdp), to: session)
+        Task { [weak self] in
+            try? await Task.sleep(for: Self.nodeAnswerTimeout)
+            await self?.nodeRequestTimedOut(id)
+        }
+    }
+
+    private func nodeRequestTimedOut(_ id: Int) {
+        guard let request = nodeRequests.removeValue(forKey: id) else { return }
+        let error =
+            request.restart
+            ? LiveRoomError(ErrorCode.badSessionDescription, "ICE restart refused: the node the client is connected to did not answer")
+            : LiveRoomError(ErrorCode.badSessionDescription, "subscribe offer refused: the node the client is connected to did not answer")
+        send(.error(error, requestType: request.restart ? "restartIce" : "subscribe"), to: request.session)
+    }
+
     /// Connects the media port; until then media requests get an error.
     func attach(_ media: any MediaPort) {
         self.media = media
@@ -138,6 +197,8 @@ actor RoomHub {
     func disconnect(_ session: SessionID) {
         execute(machine.disconnected(session, at: .now()))
         outboxes.removeValue(forKey: session)?.close()
+        relayedSessions.remove(session)
+        nodeRequests = nodeRequests.filter { $0.value.session != session }
     }
 
     /// The connection dropped without exitRoom (a network change, a dead link): its user keeps
@@ -440,6 +501,8 @@ actor RoomHub {
                     self.send(.error(LiveRoomError(ErrorCode.badSessionDescription, "publish offer refused: \(error)"), requestType: "publish"), to: session)
                 }
             }
+        case .subscribe(let session, let roomId, _, let publisherId, let sdp) where relayedSessions.contains(session):
+            subscribeThroughRelay(session: session, roomId: roomId, publisherId: publisherId, sdp: sdp)
         case .subscribe(let session, let roomId, _, let publisherId, let sdp):
             let answer = media.subscribe(owner: session, roomId: roomId, publisherId: publisherId, offer: sdp)
             Task {
@@ -450,6 +513,9 @@ actor RoomHub {
                     self.send(.error(LiveRoomError(ErrorCode.badSessionDescription, "subscribe offer refused: \(error)"), requestType: "subscribe"), to: session)
                 }
             }
+        case .restartIce(let session, let publisherId?, let sdp) where relayedSessions.contains(session):
+            // The subscription lives on the relaying node.
+            subscribeThroughRelay(session: session, roomId: nil, publisherId: publisherId, sdp: sdp, restart: true)
         case .restartIce(let session, let publisherId, let sdp):
             Task {
                 do {
@@ -467,12 +533,19 @@ actor RoomHub {
             }
         case .unsubscribe(let session, let publisherId, let roomId):
             media.unsubscribe(owner: session, publisherId: publisherId, roomId: roomId)
+            if relayedSessions.contains(session) {
+                sendNodeFrame(NodeMediaFrame(kind: .unsubscribe, roomId: roomId, publisherId: publisherId), to: session)
+            }
         case .setForwarding(let sessions, let roomId, let publisherId, let audio, let video):
+            for session in sessions where relayedSessions.contains(session) {
+                sendNodeFrame(NodeMediaFrame(kind: .forwarding, roomId: roomId, publisherId: publisherId, audio: audio, video: video), to: session)
+            }
             media.setForwarding(owners: sessions, publisher: SFURouter.PublisherKey(roomId: roomId, userId: publisherId), audio: audio, video: video)
         case .stopPublishing(let roomId, let userId):
             media.stopPublishing(roomId: roomId, userId: userId)
         case .closeSession(let session):
             media.close(owner: session)
+            if relayedSessions.contains(session) { sendNodeFrame(NodeMediaFrame(kind: .close), to: session) }
         }
     }
 

@@ -63,6 +63,16 @@ final class MediaChannelHandler: ChannelInboundHandler {
     /// The connected socket of each of this loop's publishers, by owner: one each, to the
     /// address its media comes from now (the channel nil while it opens).
     private var publisherSockets: [SFURouter.OwnerID: (address: TransportAddress, channel: (any Channel)?)] = [:]
+    /// Cluster mode: the port's node relay, and this loop's sealer of node relay datagrams.
+    var nodeRelay: NodeMediaRelay? {
+        didSet { sealer = nodeRelay.map { NodeRelaySealer(secret: NodeRelayDatagram.secret(fromSecretKey: $0.secretKey)) } }
+    }
+    private var sealer: NodeRelaySealer?
+    /// The nodes that mirror each publisher (of this loop's router or not: the publisher's own router sends).
+    private var exportTargets: [SFURouter.PublisherKey: Set<TransportAddress>] = [:]
+    private var nextNodeTick: ContinuousClock.Instant?
+    /// How often the first loop asks again for mirrors and expires exports.
+    static let nodeTickInterval = Duration.milliseconds(200)
 
     init(
         router: SFURouter, logger: Logger, tcpLimits: ConnectionLimits = ConnectionLimits(maxTotal: 2000, maxPerAddress: 100),
@@ -87,6 +97,10 @@ final class MediaChannelHandler: ChannelInboundHandler {
     /// A datagram from the port's socket or from a publisher's connected socket.
     func receive(_ envelope: AddressedEnvelope<ByteBuffer>) {
         guard let source = TransportAddress(envelope.remoteAddress) else { return }
+        if let nodeRelay, let first = envelope.data.getInteger(at: envelope.data.readerIndex, as: UInt8.self), NodeRelayDatagram.isRelay(firstByte: first) {
+            if let action = nodeRelay.receive(Array(envelope.data.readableBytesView), from: source, now: .now) { broadcast(action) }
+            return
+        }
         handle(router.receive(envelope.data, from: source, now: .now))
         sender?.flush(ifAtLeast: Self.packetFlushThreshold)
     }
@@ -121,6 +135,8 @@ final class MediaChannelHandler: ChannelInboundHandler {
                 send(bytes, to: address)
             case .relay(let relay):
                 handle(router.receiveRelay(relay, from: origin, now: now))
+            case .node(let action):
+                perform(action, now: now)
             }
             sender?.flush(ifAtLeast: Self.packetFlushThreshold)
         }
@@ -131,6 +147,12 @@ final class MediaChannelHandler: ChannelInboundHandler {
     func runTimers() {
         let now = ContinuousClock.now
         handle(router.handleTimers(now: now))
+        if router.shard == 0, let nodeRelay, nextNodeTick.map({ now >= $0 }) ?? true {
+            nextNodeTick = now + Self.nodeTickInterval
+            let (messages, actions) = nodeRelay.tick(now: now)
+            for (message, address) in messages { sendNode(message, to: address) }
+            for action in actions { broadcast(action) }
+        }
         if nextSweep.map({ now >= $0 }) ?? true {
             nextSweep = now + .seconds(1)
             sweepTCP(now: now)
@@ -214,8 +236,12 @@ final class MediaChannelHandler: ChannelInboundHandler {
                 }
             case .relay(let relay, .mirrors):
                 for other in 0..<(loops?.count ?? 0) where other != router.shard { hand(.relay(relay), to: other) }
+            case .relay(let relay, .shard(let origin)) where SFURouter.isNodeOrigin(origin):
+                if let home = nodeRelay?.home(ofOrigin: origin) { sendNode(NodeRelayMessage(relay), to: home) }
             case .relay(let relay, .shard(let other)):
                 hand(.relay(relay), to: other)
+            case .relay(let relay, .nodes):
+                for node in exportTargets[NodeRelayMessage(relay).key] ?? [] { sendNode(NodeRelayMessage(relay), to: node) }
             }
         }
     }
@@ -253,6 +279,52 @@ final class MediaChannelHandler: ChannelInboundHandler {
                     logger.info("No connected socket for a publisher", metadata: [LogKey.address: "\(address)", LogKey.error: "\(error)"])
                 }
             }
+    }
+
+    // MARK: The node relay
+
+    /// Carries out `action` here and hands it to the port's other loops.
+    func broadcast(_ action: NodeMediaRelay.Action) {
+        perform(action, now: .now)
+        for other in 0..<(loops?.count ?? 0) where other != router.shard { hand(.node(action), to: other) }
+    }
+
+    private func perform(_ action: NodeMediaRelay.Action, now: ContinuousClock.Instant) {
+        switch action {
+        case .export(let key, let node, let isNew):
+            exportTargets[key, default: []].insert(node)
+            router.setExported(key, true)
+            // The publisher's own router answers, and asks for a keyframe for the new copy.
+            guard let codecs = router.ownTracks(of: key) else { return }
+            sendNode(.published(key, codecs: codecs), to: node)
+            if isNew { handle(router.receiveRelay(.keyframeRequest(key), from: SFURouter.nodeOrigin(0), now: now)) }
+        case .unexport(let key, let node):
+            exportTargets[key]?.remove(node)
+            if exportTargets[key]?.isEmpty == true {
+                exportTargets[key] = nil
+                router.setExported(key, false)
+            }
+        case .relay(let relay, let origin):
+            handle(router.receiveRelay(relay, from: origin, now: now))
+        case .resend(let key, let kind, let lost, let node, let origin):
+            let (packets, missing) = router.storedPackets(of: key, kind: kind, sequences: lost)
+            for packet in packets { sendNode(.packet(key, kind, packet), to: node) }
+            if !missing.isEmpty { handle(router.receiveRelay(.nack(key, kind, missing), from: origin, now: now)) }
+        }
+    }
+
+    /// Seals `message` and writes it to the media port at `address`.
+    func sendNode(_ message: NodeRelayMessage, to address: TransportAddress) {
+        guard sealer != nil, let bytes = try? sealer!.seal(message) else { return }
+        send(ByteBuffer(bytes: bytes), to: address)
+        if case .packet = message { nodeRelay?.countSent(packet: true) } else { nodeRelay?.countSent(packet: false) }
+    }
+
+    /// Makes sure this loop's router mirrors `key` (the node relay answered before the
+    /// hand-off of its answer reached this loop), for a subscription made now.
+    func ensureMirror(_ key: SFURouter.PublisherKey, codecs: [RTPCodec], origin: Int) {
+        guard !router.hasTracks(of: key) else { return }
+        handle(router.receiveRelay(.published(key, codecs: codecs), from: origin, now: .now))
     }
 
     private func hand(_ handoff: MediaLoops.Handoff, to other: Int) {

@@ -20,6 +20,8 @@ final class MediaLoops: Sendable {
         case write(ByteBuffer, to: TransportAddress)
         /// A message from the other loop's router.
         case relay(SFURouter.Relay)
+        /// What a node relay datagram (or the node relay's timer) asks of every loop.
+        case node(NodeMediaRelay.Action)
 
         /// Whether a full queue may drop it: media may go, what keeps the routers' view of
         /// publishers in step may not.
@@ -27,6 +29,7 @@ final class MediaLoops: Sendable {
             switch self {
             case .datagram, .write, .relay(.packet): true
             case .relay: false
+            case .node(let action): action.isMedia
             }
         }
     }

@@ -52,6 +52,8 @@ struct MediaStatistics: Sendable {
     var sendDropped = 0
     /// From a live packet's arrival to the sending of each copy, all loops together.
     var fanOutDelays = FanOutDelays()
+    /// Cluster mode: the node relay's numbers.
+    var relay: NodeRelayStatistics?
 
     mutating func add(_ loop: SFURouter.Counters, peers: Int) {
         counters.rtpReceived += loop.rtpReceived

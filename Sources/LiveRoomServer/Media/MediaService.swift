@@ -44,6 +44,11 @@ final class MediaService: MediaPort, Service, Sendable {
     let tcpPort: Int?
     /// The loop the next peer connection goes to.
     private let nextLoop = Mutex(0)
+    /// Cluster mode: publishers mirrored from and to other nodes.
+    let nodeRelay: NodeMediaRelay?
+    /// Owners of the peer connections made for connections this node relays to another
+    /// node (ids far above the hub's sessions).
+    private let nextRelayOwner = Atomic<UInt64>(1 << 62)
 
     /// Binds the media port. `port` 0 picks a free one; `tcpPort` is the ICE-TCP port (0 picks a
     /// free one, nil listens on none); `advertisedHosts` are the addresses put in SDP candidates,
@@ -51,7 +56,7 @@ final class MediaService: MediaPort, Service, Sendable {
     /// `loopCount` event loops serve the port (1 to ``SFURouter/maximumShards``).
     static func bind(
         host: String, port: Int, tcpPort: Int?, tcpLimits: ConnectionLimits, advertisedHosts: [String], certificate: DTLSCertificate,
-        connectTimeout: Duration, consentTimeout: Duration, loopCount: Int = 1,
+        connectTimeout: Duration, consentTimeout: Duration, loopCount: Int = 1, nodeRelay: NodeMediaRelay? = nil,
         logger: Logger, onPeerClosed: @escaping @Sendable (SFURouter.OwnerID, SFURouter.PublisherKey?, String) -> Void
     ) async throws -> MediaService {
         let eventLoops = Array(Self.group(loopCount).makeIterator())
@@ -95,6 +100,7 @@ final class MediaService: MediaPort, Service, Sendable {
                     connectTimeout: connectTimeout, consentTimeout: consentTimeout, shard: shard, shards: eventLoops.count)
                 let handler = MediaChannelHandler(router: router, logger: logger, tcpLimits: tcpLimits, onPeerClosed: onPeerClosed)
                 handler.sender = UDPBatchSender(descriptor: descriptor, family: family)
+                handler.nodeRelay = nodeRelay
                 if eventLoops.count > 1, let local = channel.localAddress {
                     handler.connectSocket = { remote in try Self.udpSocket(bound: local, sharedPort: true, connectedTo: remote) }
                 }
@@ -120,7 +126,7 @@ final class MediaService: MediaPort, Service, Sendable {
                 }
             }.get()
         }
-        return MediaService(loops: loops, shared: shared, tcpListener: tcpListener, port: boundPort, tcpPort: boundTCPPort)
+        return MediaService(loops: loops, shared: shared, tcpListener: tcpListener, port: boundPort, tcpPort: boundTCPPort, nodeRelay: nodeRelay)
     }
 
     /// How a media socket is read, the port's own and a publisher's connected one alike: vector
@@ -200,7 +206,8 @@ final class MediaService: MediaPort, Service, Sendable {
         }
     }
 
-    private init(loops: [Loop], shared: MediaLoops?, tcpListener: (any Channel)?, port: Int, tcpPort: Int?) {
+    private init(loops: [Loop], shared: MediaLoops?, tcpListener: (any Channel)?, port: Int, tcpPort: Int?, nodeRelay: NodeMediaRelay?) {
+        self.nodeRelay = nodeRelay
         self.loops = loops
         self.shared = shared
         self.tcpListener = tcpListener
@@ -212,6 +219,68 @@ final class MediaService: MediaPort, Service, Sendable {
         try? await gracefulShutdown()
         try? await tcpListener?.close()
         for loop in loops { try? await loop.channel.close() }
+    }
+
+    // MARK: The node relay (cluster mode)
+
+    /// A new owner for the peer connections of a signaling connection relayed to another node.
+    func newRelayOwner() -> UInt64 {
+        nextRelayOwner.add(1, ordering: .relaxed).newValue
+    }
+
+    /// A subscription, made here, to a publisher of the node whose media port is `home`: this
+    /// node mirrors the publisher (one copy, asked for once however many viewers) and the
+    /// viewer's peer connection is served from the mirror.
+    func subscribeMirrored(owner: UInt64, key: SFURouter.PublisherKey, offer: String, home: TransportAddress) async throws -> String {
+        guard let nodeRelay else { throw NegotiationError("this node relays no media") }
+        if try nodeRelay.want(key, from: home, viewer: owner, now: .now) { askMirror(key, from: home) }
+        let deadline = ContinuousClock.now + NodeMediaRelay.answerTimeout
+        var asked = ContinuousClock.now
+        var mirrored = nodeRelay.mirrored(key)
+        while mirrored == nil {
+            guard ContinuousClock.now < deadline else {
+                nodeRelay.release(viewer: owner, now: .now) { $0 == key }
+                nodeRelay.countFailed()
+                throw NegotiationError("the publisher's node did not answer: \(key.userId) is not publishing there")
+            }
+            try await Task.sleep(for: .milliseconds(50))
+            if ContinuousClock.now - asked >= .milliseconds(500) {
+                asked = .now
+                askMirror(key, from: home)
+            }
+            mirrored = nodeRelay.mirrored(key)
+        }
+        let (codecs, origin) = mirrored!
+        let loop = nextPeerLoop()
+        for other in loops where other.eventLoop !== loop.eventLoop {
+            other.run { router in
+                router.unsubscribe(owner: owner, publisherId: key.userId, roomId: key.roomId)
+                return []
+            }
+        }
+        let (router, handler) = (loop.router, loop.handler)
+        do {
+            return try await loop.eventLoop.submit {
+                handler.value.ensureMirror(key, codecs: codecs, origin: origin)
+                return try router.value.subscribe(owner: owner, roomId: key.roomId, publisherId: key.userId, offer: offer, now: .now)
+            }.get()
+        } catch {
+            nodeRelay.release(viewer: owner, now: .now) { $0 == key }
+            throw error
+        }
+    }
+
+    private func askMirror(_ key: SFURouter.PublisherKey, from home: TransportAddress) {
+        let handler = loops[0].handler
+        loops[0].eventLoop.execute {
+            handler.value.sendNode(.mirror(key), to: home)
+            handler.value.flush()
+        }
+    }
+
+    /// The media addresses of the other live nodes (the only ones a mirror is sent to).
+    func setRelayPeers(_ addresses: Set<TransportAddress>) {
+        nodeRelay?.setPeers(addresses)
     }
 
     /// The loop the next peer connection goes to: each in turn.
@@ -275,6 +344,7 @@ final class MediaService: MediaPort, Service, Sendable {
     }
 
     func unsubscribe(owner: UInt64, publisherId: String, roomId: String?) {
+        nodeRelay?.release(viewer: owner, now: .now) { $0.userId == publisherId && (roomId == nil || $0.roomId == roomId) }
         everywhere { router in
             router.unsubscribe(owner: owner, publisherId: publisherId, roomId: roomId)
             return []
@@ -292,6 +362,7 @@ final class MediaService: MediaPort, Service, Sendable {
     }
 
     func close(owner: UInt64) {
+        nodeRelay?.release(viewer: owner, now: .now)
         everywhere { $0.close(owner: owner) }
     }
 
@@ -354,6 +425,7 @@ final class MediaService: MediaPort, Service, Sendable {
             statistics.fanOutDelays = statistics.fanOutDelays + delays
         }
         statistics.handoffsDropped = shared?.dropped ?? 0
+        statistics.relay = nodeRelay?.statistics
         return statistics
     }
 }

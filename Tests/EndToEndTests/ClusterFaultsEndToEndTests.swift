@@ -115,7 +115,7 @@ struct ClusterFaultsEndToEndTests {
         // Node 3 learns R's home from its periodic read of the homes (every 5 s).
         try await Task.sleep(for: .seconds(6))
 
-        database.stop(fast: true)
+        database.stop()
         anchor.send("custom 1 during the outage")
         try await viewer.waitForEvent("onRecvCustomCmdMsg") { $0["data"] == "during the outage" }
         // A viewer through node 3, which cannot ask the database, goes to R's last known home.

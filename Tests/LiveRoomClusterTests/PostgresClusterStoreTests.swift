@@ -98,7 +98,7 @@ import Testing
         try await store.register(registration("n2"), load: NodeLoad())
         #expect(try await store.claim(roomKey: "R", candidate: "n1") == "n1")
 
-        database.stop(fast: true)
+        database.stop()
         await #expect(throws: (any Error).self) { try await store.prepare(timeout: .seconds(2)) }
         try await Task.sleep(for: .seconds(2))
         try database.start()

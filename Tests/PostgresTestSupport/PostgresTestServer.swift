@@ -59,18 +59,18 @@ public final class PostgresTestServer: @unchecked Sendable {
         try run(
             "pg_ctl",
             ["-D", directory + "/data", "-l", directory + "/server.log", "-w", "-t", "60",
-             "-o", "-c listen_addresses=127.0.0.1 -p \(port) -k \(directory) -c fsync=off -c synchronous_commit=off -c full_page_writes=off",
+             "-o", "-c listen_addresses=127.0.0.1 -p \(port) -k \(directory) -c fsync=off -c full_page_writes=off",
              "start"],
             timeout: 90)
         lock.withLock { running = true }
     }
 
-    /// Stops the server (`pg_ctl -m immediate`, at once, or `fast`, a clean shutdown: the
-    /// tests run with `synchronous_commit=off`, so only a clean one keeps the last commits for a
-    /// restart); nothing when it is not running.
-    public func stop(fast: Bool = false) {
+    /// Stops the server at once (`pg_ctl -m immediate`, as a crash would); nothing when it is
+    /// not running. Commits are written to the operating system before they are answered
+    /// (`synchronous_commit` stays on; only `fsync` is off), so a restart finds every commit.
+    public func stop() {
         guard lock.withLock({ let was = running; running = false; return was }) else { return }
-        try? run("pg_ctl", ["-D", directory + "/data", "-m", fast ? "fast" : "immediate", "-w", "-t", "30", "stop"], timeout: 40)
+        try? run("pg_ctl", ["-D", directory + "/data", "-m", "immediate", "-w", "-t", "30", "stop"], timeout: 40)
     }
 
     /// Runs one of PostgreSQL's programs, as the unprivileged user when we are root; throws

@@ -46,6 +46,22 @@ public enum AdminRequest: Sendable {
     /// The newest `limit` (1–100) PK battles the room fought in, with their results.
     case describePKBattles(room: RoomID, limit: Int)
 
+    /// The room whose live state the call reads or changes (its members, its tasks, the events
+    /// its clients get), so that a cluster carries the call out on the room's home node; nil
+    /// for calls on stored state only, and for those that name an order or a task.
+    public var liveRoom: RoomID? {
+        switch self {
+        case .dismissRoom(let room), .removeUsers(let room, _), .describeRoom(let room), .addProduct(let room, _), .modifyProduct(let room, _, _),
+            .removeProduct(let room, _), .removeReplay(let room, _):
+            room
+        case .startPublishCdnStream(let request, _):
+            RoomID(key: request.roomId)
+        case .describeRoomInfo, .updatePublishCdnStream, .stopPublishCdnStream, .describeProducts, .describeOrders, .confirmOrder, .cancelOrder,
+            .describePKBattles:
+            nil
+        }
+    }
+
     /// The actions this API knows.
     public static let actions = [
         "DismissRoom", "DismissRoomByStrRoomId", "RemoveUser", "RemoveUserByStrRoomId", "DescribeRoom", "DescribeRoomInfo",

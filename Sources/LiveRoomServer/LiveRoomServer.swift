@@ -83,11 +83,11 @@ public struct LiveRoomServer: Sendable {
         let recorder = RoomRecorder(store: store, logger: logger)
         var webhooks: WebhookService?
         if let url = configuration.webhookURL {
-            guard let target = WebhookTarget(url: url), let key = configuration.webhookKey else {
+            guard let target = HTTPTarget(url: url), let key = configuration.webhookKey else {
                 throw WebhookSettingsError(description: ServerConfiguration.webhookProblem(url: url, key: configuration.webhookKey) ?? "bad webhook settings")
             }
             webhooks = WebhookService(
-                store: store, client: try WebhookHTTPClient(target: target, group: MultiThreadedEventLoopGroup.singleton), key: key,
+                store: store, client: try HTTPPostClient(target: target, group: MultiThreadedEventLoopGroup.singleton), key: key,
                 sdkAppId: credentials.sdkAppId, maxPending: configuration.maxPendingWebhooks, logger: logger)
         }
         let egress = try EgressPolicy(allow: configuration.egressAllow)
@@ -136,7 +136,10 @@ public struct LiveRoomServer: Sendable {
         let auth = AdminAuth(sdkAppId: credentials.sdkAppId, secretKey: credentials.secretKey)
         let router = makeRouter(
             hub: hub, admin: AdminAPI(hub: hub, store: store, sdkAppId: credentials.sdkAppId), auth: auth, webhooks: webhooks,
-            cluster: cluster?.membership, media: media)
+            cluster: cluster?.membership, media: media,
+            forwarding: cluster.map {
+                AdminForwarding(membership: $0.membership, orders: store, sdkAppId: credentials.sdkAppId, group: MultiThreadedEventLoopGroup.singleton, logger: logger)
+            })
         ReplayRoutes(store: store, directory: replayDirectory, auth: auth, elsewhere: cluster.map { Self.replayLocator($0) }).add(to: router)
         WatchRoutes(
             hub: hub, page: WatchPage(sdkAppId: credentials.sdkAppId, isDevelopment: credentials.isDevelopment),
@@ -284,7 +287,7 @@ public struct LiveRoomServer: Sendable {
 
     func makeRouter(
         hub: RoomHub, admin: AdminAPI, auth: AdminAuth, webhooks: WebhookService? = nil, cluster: ClusterMembership? = nil,
-        media: MediaService? = nil
+        media: MediaService? = nil, forwarding: AdminForwarding? = nil
     ) -> Router<RequestContext> {
         let router = Router(context: RequestContext.self)
         let gate = ConnectionGate(maxTotal: configuration.maxConnections, maxPerAddress: configuration.maxConnectionsPerAddress)
@@ -451,6 +454,10 @@ public struct LiveRoomServer: Sendable {
             if let refusal = Self.refusal(request, auth: auth, body: AdminAPI.authFailure) { return refusal }
             let body = try await request.body.collect(upTo: AdminRequest.maxBodyBytes)
             logger.info("Admin call", metadata: [LogKey.action: "\(action)"])
+            if let forwarding, !forwarding.isForwarded(request), let home = await forwarding.home(ofCall: action, body: String(buffer: body)) {
+                if let answer = await forwarding.forward(uri: request.uri.string, body: body, to: home) { return answer }
+                return Self.json(AdminAPI.homeUnreachable(home.nodeId))
+            }
             return Self.json(await admin.call(action, body: String(buffer: body)))
         }
 
@@ -464,6 +471,10 @@ public struct LiveRoomServer: Sendable {
         router.post("/v4/group_open_http_svc/send_group_msg") { request, _ -> Response in
             if let refusal = Self.refusal(request, auth: auth, body: AdminAPI.imAuthFailure) { return refusal }
             let body = try await request.body.collect(upTo: AdminRequest.maxBodyBytes)
+            if let forwarding, !forwarding.isForwarded(request), let home = await forwarding.home(ofGroupMessage: String(buffer: body)) {
+                if let answer = await forwarding.forward(uri: request.uri.string, body: body, to: home) { return answer }
+                return Self.json(AdminAPI.imHomeUnreachable(home.nodeId))
+            }
             return Self.json(await admin.sendGroupMessage(body: String(buffer: body)))
         }
         return router

@@ -185,7 +185,7 @@ public struct ServerConfiguration: Sendable {
             return "--webhook-key (LIVEROOM_WEBHOOK_KEY) must be 1 to 32 letters and digits, as TRTC's callback key"
         }
         guard let url else { return key == nil ? nil : "--webhook-key needs --webhook-url (LIVEROOM_WEBHOOK_URL)" }
-        guard WebhookTarget(url: url) != nil else {
+        guard HTTPTarget(url: url) != nil else {
             return "--webhook-url (LIVEROOM_WEBHOOK_URL) must be an http:// or https:// URL with a host, not \"\(url)\""
         }
         guard key != nil else { return "--webhook-url needs --webhook-key (LIVEROOM_WEBHOOK_KEY), which signs every webhook" }

@@ -69,4 +69,61 @@ struct ClusterEventsEndToEndTests {
         guard let data = event["data"]?.stringValue, data.hasPrefix("m") else { return false }
         return Int(data.dropFirst()) != nil
     }
+
+    /// Admin calls reach any node (a load balancer picks one): those about a room's live state
+    /// are carried out by its home, so the room's clients on every node hear of them.
+    @Test func adminCallsThroughAnyNodeActOnTheRoomsHome() async throws {
+        let database = try PostgresTestServer()
+        try database.start()
+        defer { database.stop() }
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let n1 = try await ClusterEndToEndTests.startNode("n1", database: database.url, in: scope)
+        let n2 = try await ClusterEndToEndTests.startNode("n2", database: database.url, in: scope)
+        let n3 = try await ClusterEndToEndTests.startNode("n3", database: database.url, in: scope)
+        let anchor = try await ClusterFaultsEndToEndTests.join("anchor", room: "shop", role: "anchor", servers: [n1], in: scope)
+        let viewer = try await ClusterFaultsEndToEndTests.join("viewer", room: "shop", servers: [n3], in: scope)
+        try await viewer.waitForEvent("onRemoteUserEnterRoom") { $0["userId"] == "anchor" }
+
+        // Through node 2, which holds no room: the home's view of the room.
+        let (described, _) = try await n2.admin("DescribeRoom", ["SdkAppId": .number(Double(TestServer.sdkAppId)), "RoomId": "shop"], in: scope)
+        let members = described["Response"]?["UserList"]?.arrayValue?.compactMap { $0["UserId"]?.stringValue } ?? []
+        #expect(Set(members) == ["anchor", "viewer"], "\(described.jsonText)")
+
+        // A product added through node 2 reaches the viewer connected to node 3.
+        let (added, _) = try await n2.admin(
+            "AddProduct",
+            ["SdkAppId": .number(Double(TestServer.sdkAppId)), "RoomId": "shop", "Product": ["itemNumber": 4, "title": "Cup", "price": "5.00", "stock": 3]],
+            in: scope)
+        #expect(added["Response"]?["Error"] == nil, "\(added.jsonText)")
+        try await viewer.waitForEvent("onProductChanged") { ($0["products"]?.arrayValue ?? []).contains { $0["itemNumber"] == 4 } }
+
+        // A group message through node 2 reaches both.
+        let (sent, _) = try await n2.admin(
+            "v4/group_open_http_svc/send_group_msg",
+            ["GroupId": "shop", "Random": 7, "MsgBody": [["MsgType": "TIMCustomElem", "MsgContent": ["Data": "from the backend"]]]], in: scope)
+        #expect(sent["ActionStatus"] == "OK", "\(sent.jsonText)")
+        for client in [anchor, viewer] { try await client.waitForEvent("onRecvCustomCmdMsg") { $0["data"] == "from the backend" } }
+
+        // An order cancelled through node 2 puts its stock back, and the viewer hears it.
+        viewer.send("buy 4 2 cup-order")
+        let bought = try await viewer.waitForEvent("onBuyResult")
+        let orderId = try #require(bought["orderId"]?.stringValue, "\(bought.jsonText)")
+        let (cancelled, _) = try await n2.admin("CancelOrder", ["SdkAppId": .number(Double(TestServer.sdkAppId)), "OrderId": .string(orderId)], in: scope)
+        #expect(cancelled["Response"]?["Error"] == nil, "\(cancelled.jsonText)")
+        try await viewer.waitForEvent("onProductChanged") { ($0["products"]?.arrayValue ?? []).contains { $0["itemNumber"] == 4 && $0["stock"] == 3 } }
+
+        // Bad credentials are refused by the node asked, before anything is forwarded.
+        let forged = try scope.start(
+            "liveroom",
+            ["admin", "--server", n2.url, "--sdk-app-id", String(TestServer.sdkAppId), "--secret-key", "wrong", "DismissRoomByStrRoomId", #"{"RoomId":"shop"}"#],
+            name: "forged admin")
+        _ = try await forged.waitForExit()
+        #expect(forged.output.joined().contains("AuthFailure"), "\(forged.output)")
+        // The home node gone, a call about its room says so.
+        n1.process.crash()
+        let (orphan, _) = try await n2.admin("DismissRoomByStrRoomId", ["SdkAppId": .number(Double(TestServer.sdkAppId)), "RoomId": "shop"], in: scope)
+        let code = orphan["Response"]?["Error"]?["Code"]?.stringValue
+        #expect(code == "FailedOperation.HomeNodeUnreachable" || code == "FailedOperation.RoomNotExist", "\(orphan.jsonText)")
+    }
 }

@@ -151,6 +151,23 @@ actor ClusterMembership {
         }
     }
 
+    /// The live node other than this one where `roomKey` lives now; nil when it lives here,
+    /// has no home, or its home is dead. Claims nothing. Without the database, its last known home.
+    func liveHome(ofRoom roomKey: String) async -> NodeRegistration? {
+        let (store, nodeId) = (self.store, self.nodeId)
+        do {
+            return try await withTimeout(Self.databaseTimeout) { () async throws -> NodeRegistration? in
+                guard let home = try await store.home(of: roomKey), home != nodeId else { return nil }
+                let view = try await store.view()
+                guard let node = view.node(home), view.isAlive(node) else { return nil }
+                return node.registration
+            }
+        } catch {
+            guard let known = knownHomes[roomKey], known.nodeId != nodeId else { return nil }
+            return known
+        }
+    }
+
     /// How long a placement waits for the database before it goes by what the node knows: a
     /// client's enterRoom must not wait for a pool retrying connections to a database that is down.
     static let databaseTimeout: Duration = .seconds(2)

@@ -29,6 +29,21 @@ struct AdminAPI: Sendable {
         return ["Response": .object(response)]
     }
 
+    /// Cluster mode: the room lives on `node`, which did not answer the call forwarded to it.
+    static func homeUnreachable(_ node: String) -> JSONValue {
+        [
+            "Response": [
+                "Error": ["Code": "FailedOperation.HomeNodeUnreachable", "Message": .string("the room lives on node \(node), which did not answer; try again")],
+                "RequestId": .string(UUID().uuidString.lowercased()),
+            ]
+        ]
+    }
+
+    /// ``homeUnreachable(_:)`` in IM's format (error 10010, as for a room that cannot be reached).
+    static func imHomeUnreachable(_ node: String) -> JSONValue {
+        ["ActionStatus": "FAIL", "ErrorCode": 10010, "ErrorInfo": .string("the room lives on node \(node), which did not answer; try again")]
+    }
+
     static func authFailure(_ failure: AdminAuth.Failure) -> JSONValue {
         let code = if case .missing = failure { "AuthFailure.MissingCredentials" } else { "AuthFailure.SignatureFailure" }
         return ["Response": ["Error": ["Code": .string(code), "Message": .string(failure.message)], "RequestId": .string(UUID().uuidString.lowercased())]]

@@ -25,7 +25,7 @@ final class WebhookService: Service {
 
     /// This node's SQLite outbox, or in cluster mode the shared one in PostgreSQL.
     private let store: any WebhookOutbox
-    private let client: WebhookHTTPClient
+    private let client: HTTPPostClient
     private let key: String
     private let sdkAppId: UInt64
     private let maxPending: Int
@@ -37,7 +37,7 @@ final class WebhookService: Service {
     private let wakeContinuation: AsyncStream<Void>.Continuation
     private let totals = Mutex(Statistics())
 
-    init(store: any WebhookOutbox, client: WebhookHTTPClient, key: String, sdkAppId: UInt64, maxPending: Int, maxInFlight: Int = 8, logger: Logger) {
+    init(store: any WebhookOutbox, client: HTTPPostClient, key: String, sdkAppId: UInt64, maxPending: Int, maxInFlight: Int = 8, logger: Logger) {
         self.store = store
         self.client = client
         self.key = key
@@ -196,7 +196,7 @@ final class WebhookService: Service {
         }
         let metadata: Logger.Metadata = [LogKey.room: "\(entry.roomKey)", LogKey.webhookId: "\(entry.id)", LogKey.attempt: "\(attempt)"]
         do {
-            let status = try await client.post(body, headers: [("Sign", WebhookSignature.sign(body, key: key)), ("SdkAppId", String(sdkAppId))])
+            let status = try await client.post(body, headers: [("Sign", WebhookSignature.sign(body, key: key)), ("SdkAppId", String(sdkAppId))]).status
             if (200..<300).contains(status) {
                 logger.debug("Webhook delivered", metadata: metadata)
                 return true

@@ -4,8 +4,8 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 
-/// Where webhooks are posted: the parts of `--webhook-url` (http or https).
-struct WebhookTarget: Sendable, Hashable {
+/// Where requests are posted: the parts of an http or https URL (`--webhook-url`, a node's URL).
+struct HTTPTarget: Sendable, Hashable {
     var tls: Bool
     var host: String
     var port: Int
@@ -35,22 +35,29 @@ struct WebhookTarget: Sendable, Hashable {
     }
 }
 
-/// Posts one webhook per connection, hand-written on SwiftNIO: connect, send, read the answer's
-/// status line and at most ``maxResponseBytes`` of its body, close. An attempt has
-/// ``timeout`` in all (connecting included).
-struct WebhookHTTPClient: Sendable {
+/// Posts one request per connection (webhooks; admin calls forwarded to a room's home node),
+/// hand-written on SwiftNIO: connect, send, read the answer's status line and at most
+/// ``maxResponseBytes`` of its body, close. An attempt has ``timeout`` in all (connecting included).
+struct HTTPPostClient: Sendable {
     /// Why an attempt did not get an answer.
     struct Failure: Error, CustomStringConvertible {
         var description: String
     }
 
-    let target: WebhookTarget
+    /// The answer: its status and its body, whole unless `truncated` (past ``maxResponseBytes``).
+    struct Answer: Sendable {
+        var status: Int
+        var body: ByteBuffer
+        var truncated: Bool
+    }
+
+    let target: HTTPTarget
     let group: any EventLoopGroup
     let timeout: Duration
     let maxResponseBytes: Int
     private let tlsContext: NIOSSLContext?
 
-    init(target: WebhookTarget, group: any EventLoopGroup, timeout: Duration = .seconds(5), maxResponseBytes: Int = 64 * 1024) throws {
+    init(target: HTTPTarget, group: any EventLoopGroup, timeout: Duration = .seconds(5), maxResponseBytes: Int = 64 * 1024) throws {
         self.target = target
         self.group = group
         self.timeout = timeout
@@ -59,8 +66,9 @@ struct WebhookHTTPClient: Sendable {
     }
 
     /// Posts `body` with `headers` (besides Host, Content-Type, Content-Length and Connection)
-    /// and returns the answer's status code, or throws ``Failure``.
-    func post(_ body: [UInt8], headers extra: [(String, String)]) async throws -> Int {
+    /// to the target's path, or to `path` (with its query) on the target's host, and returns
+    /// the answer, or throws ``Failure``.
+    func post(_ body: [UInt8], headers extra: [(String, String)], path: String? = nil) async throws -> Answer {
         var headers = HTTPHeaders()
         headers.add(name: "Host", value: target.hostHeader)
         headers.add(name: "User-Agent", value: "liveroom-server")
@@ -68,9 +76,9 @@ struct WebhookHTTPClient: Sendable {
         headers.add(name: "Content-Length", value: String(body.count))
         headers.add(name: "Connection", value: "close")
         for (name, value) in extra { headers.add(name: name, value: value) }
-        let head = HTTPRequestHead(version: .http1_1, method: .POST, uri: target.path, headers: headers)
+        let head = HTTPRequestHead(version: .http1_1, method: .POST, uri: path ?? target.path, headers: headers)
         let loop = group.next()
-        let answer = loop.makePromise(of: Int.self)
+        let answer = loop.makePromise(of: Answer.self)
         let (tlsContext, target, limit) = (self.tlsContext, self.target, maxResponseBytes)
         let serverName = target.tls && !ServerConfiguration.isIPAddress(target.host) ? target.host : nil
         let started = ContinuousClock.now
@@ -84,7 +92,7 @@ struct WebhookHTTPClient: Sendable {
                     }
                     try channel.pipeline.syncOperations.addHTTPClientHandlers()
                     try channel.pipeline.syncOperations.addHandler(
-                        WebhookResponseHandler(request: head, body: ByteBuffer(bytes: body), limit: limit, answer: answer))
+                        HTTPPostAnswerHandler(request: head, body: ByteBuffer(bytes: body), limit: limit, answer: answer))
                 }
             }
         let channel: any Channel
@@ -112,21 +120,22 @@ struct WebhookHTTPClient: Sendable {
 /// Sends the request when the connection is up, then reads the answer: its status, and its
 /// body up to a limit. The answer is settled once: at the body's end, at the limit (the
 /// connection is then closed), or when the connection closes or fails.
-final class WebhookResponseHandler: ChannelInboundHandler, RemovableChannelHandler {
+final class HTTPPostAnswerHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPClientResponsePart
     typealias OutboundOut = HTTPClientRequestPart
 
     private let request: HTTPRequestHead
     private let body: ByteBuffer
     private let limit: Int
-    private let answer: EventLoopPromise<Int>
+    private let answer: EventLoopPromise<HTTPPostClient.Answer>
     private var status: Int?
     /// The answer so far is informational (1xx): the final one follows.
     private var informational = false
-    private var bodyBytes = 0
+    private var received = ByteBuffer()
+    private var truncated = false
     private var settled = false
 
-    init(request: HTTPRequestHead, body: ByteBuffer, limit: Int, answer: EventLoopPromise<Int>) {
+    init(request: HTTPRequestHead, body: ByteBuffer, limit: Int, answer: EventLoopPromise<HTTPPostClient.Answer>) {
         self.request = request
         self.body = body
         self.limit = limit
@@ -146,11 +155,16 @@ final class WebhookResponseHandler: ChannelInboundHandler, RemovableChannelHandl
         case .head(let head):
             informational = head.status.code < 200
             if !informational { status = Int(head.status.code) }
-        case .body(let part):
-            bodyBytes += part.readableBytes
-            if bodyBytes > limit {
+        case .body(var part):
+            guard !informational else { return }
+            if received.readableBytes + part.readableBytes > limit {
+                part.moveWriterIndex(to: part.readerIndex + (limit - received.readableBytes))
+                received.writeBuffer(&part)
+                truncated = true
                 settle()
                 context.close(promise: nil)
+            } else {
+                received.writeBuffer(&part)
             }
         case .end:
             guard !informational else { return }
@@ -165,7 +179,7 @@ final class WebhookResponseHandler: ChannelInboundHandler, RemovableChannelHandl
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if status == nil { settle(WebhookHTTPClient.Failure(description: "\(error)")) }
+        if status == nil { settle(HTTPPostClient.Failure(description: "\(error)")) }
         context.close(promise: nil)
     }
 
@@ -173,9 +187,9 @@ final class WebhookResponseHandler: ChannelInboundHandler, RemovableChannelHandl
         guard !settled else { return }
         settled = true
         if let status, error == nil {
-            answer.succeed(status)
+            answer.succeed(HTTPPostClient.Answer(status: status, body: received, truncated: truncated))
         } else {
-            answer.fail(error ?? WebhookHTTPClient.Failure(description: "no answer (the connection closed or the time ran out)"))
+            answer.fail(error ?? HTTPPostClient.Failure(description: "no answer (the connection closed or the time ran out)"))
         }
     }
 }

@@ -97,17 +97,17 @@ final class ScriptedHTTPServer: Sendable {
     }
 }
 
-@Suite(.timeLimit(.minutes(1))) struct WebhookHTTPClientTests {
-    func client(_ port: UInt16, timeout: Duration = .seconds(5), path: String = "/hook?x=1") throws -> WebhookHTTPClient {
-        try WebhookHTTPClient(
-            target: try #require(WebhookTarget(url: "http://127.0.0.1:\(port)\(path)")), group: MultiThreadedEventLoopGroup.singleton, timeout: timeout)
+@Suite(.timeLimit(.minutes(1))) struct HTTPPostClientTests {
+    func client(_ port: UInt16, timeout: Duration = .seconds(5), path: String = "/hook?x=1") throws -> HTTPPostClient {
+        try HTTPPostClient(
+            target: try #require(HTTPTarget(url: "http://127.0.0.1:\(port)\(path)")), group: MultiThreadedEventLoopGroup.singleton, timeout: timeout)
     }
 
     @Test func postsTheBodyWithItsHeadersAndReturnsTheStatus() async throws {
         let server = try ScriptedHTTPServer(.answer("HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n"))
         defer { server.stop() }
         let body = Array(#"{"EventType":103}"#.utf8)
-        let status = try await client(server.port).post(body, headers: [("Sign", "c2lnbg=="), ("SdkAppId", "1400000000")])
+        let status = try await client(server.port).post(body, headers: [("Sign", "c2lnbg=="), ("SdkAppId", "1400000000")]).status
         #expect(status == 204)
         let request = try #require(server.requests.withLock { $0.first })
         #expect(request.hasPrefix("POST /hook?x=1 HTTP/1.1\r\n"), "\(request)")
@@ -120,28 +120,39 @@ final class ScriptedHTTPServer: Sendable {
     @Test func aContinueBeforeTheAnswerIsSkippedAndAnErrorStatusComesBack() async throws {
         let server = try ScriptedHTTPServer(.answer("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
         defer { server.stop() }
-        #expect(try await client(server.port).post([1], headers: []) == 200)
+        let answer = try await client(server.port).post([1], headers: [])
+        #expect(answer.status == 200 && String(buffer: answer.body) == "ok" && !answer.truncated)
         let failing = try ScriptedHTTPServer(.answer("HTTP/1.1 503 Busy\r\nContent-Length: 0\r\n\r\n"))
         defer { failing.stop() }
-        #expect(try await client(failing.port).post([1], headers: []) == 503)
+        #expect(try await client(failing.port).post([1], headers: []).status == 503)
     }
 
     @Test func anEndlessAnswerIsReadUpToTheLimitAndClosed() async throws {
         let server = try ScriptedHTTPServer(.endless(head: "HTTP/1.1 200 OK\r\nContent-Length: 99999999999\r\n\r\n"))
         defer { server.stop() }
         let started = ContinuousClock.now
-        #expect(try await client(server.port).post([1], headers: []) == 200, "the status line decides")
+        let answer = try await client(server.port).post([1], headers: [])
+        #expect(answer.status == 200, "the status line decides")
+        #expect(answer.truncated && answer.body.readableBytes == 64 * 1024, "\(answer.body.readableBytes) bytes kept")
         #expect(ContinuousClock.now - started < .seconds(4), "closed at the limit, not at the deadline")
         try await waitFor { server.written.withLock { !$0.isEmpty } }
         let written = server.written.withLock { $0 }
         #expect(written.allSatisfy { $0 < 64 << 20 }, "the client read to the end: \(written)")
     }
 
+    @Test func aCallMayNameItsOwnPathOnTheTargetsHost() async throws {
+        let server = try ScriptedHTTPServer(.answer("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"))
+        defer { server.stop() }
+        _ = try await client(server.port).post([1], headers: [], path: "/v1/DescribeRoom?sdkappid=1&usersig=a%2Bb")
+        let request = try #require(server.requests.withLock { $0.first })
+        #expect(request.hasPrefix("POST /v1/DescribeRoom?sdkappid=1&usersig=a%2Bb HTTP/1.1\r\n"), "\(request)")
+    }
+
     @Test func noAnswerInTimeIsAFailureAndTheConnectionIsClosed() async throws {
         let server = try ScriptedHTTPServer(.silent)
         defer { server.stop() }
         let started = ContinuousClock.now
-        await #expect(throws: WebhookHTTPClient.Failure.self) { try await client(server.port, timeout: .milliseconds(400)).post([1], headers: []) }
+        await #expect(throws: HTTPPostClient.Failure.self) { try await client(server.port, timeout: .milliseconds(400)).post([1], headers: []) }
         let took = ContinuousClock.now - started
         #expect(took >= .milliseconds(350) && took < .seconds(3), "\(took)")
         try await waitFor { server.clientClosed.withLock { $0 } == 1 }
@@ -150,22 +161,22 @@ final class ScriptedHTTPServer: Sendable {
     @Test func garbageAndRefusedConnectionsAreFailures() async throws {
         let garbage = try ScriptedHTTPServer(.endless(head: "NOT HTTP AT ALL\r\n"))
         defer { garbage.stop() }
-        await #expect(throws: WebhookHTTPClient.Failure.self) { try await client(garbage.port).post([1], headers: []) }
+        await #expect(throws: HTTPPostClient.Failure.self) { try await client(garbage.port).post([1], headers: []) }
         let closed = try ScriptedHTTPServer(.silent)
         let port = closed.port
         closed.stop()
-        await #expect(throws: WebhookHTTPClient.Failure.self) { try await client(port).post([1], headers: []) }
+        await #expect(throws: HTTPPostClient.Failure.self) { try await client(port).post([1], headers: []) }
     }
 
     @Test func targetsAreHttpOrHttpsWithAHost() throws {
-        let https = try #require(WebhookTarget(url: "https://shop.example.com/cb"))
+        let https = try #require(HTTPTarget(url: "https://shop.example.com/cb"))
         #expect(https.tls && https.port == 443 && https.path == "/cb" && https.hostHeader == "shop.example.com")
-        let plain = try #require(WebhookTarget(url: "http://10.0.0.5:8080"))
+        let plain = try #require(HTTPTarget(url: "http://10.0.0.5:8080"))
         #expect(!plain.tls && plain.port == 8080 && plain.path == "/" && plain.hostHeader == "10.0.0.5:8080")
-        let v6 = try #require(WebhookTarget(url: "http://[::1]:9000/a?b=c%20d"))
+        let v6 = try #require(HTTPTarget(url: "http://[::1]:9000/a?b=c%20d"))
         #expect(v6.host == "::1" && v6.hostHeader == "[::1]:9000" && v6.path == "/a?b=c%20d")
         for bad in ["ftp://x/y", "http://", "/relative", "http://user:pw@host/", "javascript:alert(1)", "http://host:70000/", ""] {
-            #expect(WebhookTarget(url: bad) == nil, "\(bad) was taken")
+            #expect(HTTPTarget(url: bad) == nil, "\(bad) was taken")
         }
     }
 

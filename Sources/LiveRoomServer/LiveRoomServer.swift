@@ -138,7 +138,7 @@ public struct LiveRoomServer: Sendable {
             hub: hub, admin: AdminAPI(hub: hub, store: store, sdkAppId: credentials.sdkAppId), auth: auth, webhooks: webhooks,
             cluster: cluster?.membership, media: media,
             forwarding: cluster.map {
-                AdminForwarding(membership: $0.membership, orders: store, sdkAppId: credentials.sdkAppId, group: MultiThreadedEventLoopGroup.singleton, logger: logger)
+                ClusterForwarding(membership: $0.membership, orders: store, sdkAppId: credentials.sdkAppId, group: MultiThreadedEventLoopGroup.singleton, logger: logger)
             })
         ReplayRoutes(store: store, directory: replayDirectory, auth: auth, elsewhere: cluster.map { Self.replayLocator($0) }).add(to: router)
         WatchRoutes(
@@ -287,7 +287,7 @@ public struct LiveRoomServer: Sendable {
 
     func makeRouter(
         hub: RoomHub, admin: AdminAPI, auth: AdminAuth, webhooks: WebhookService? = nil, cluster: ClusterMembership? = nil,
-        media: MediaService? = nil, forwarding: AdminForwarding? = nil
+        media: MediaService? = nil, forwarding: ClusterForwarding? = nil
     ) -> Router<RequestContext> {
         let router = Router(context: RequestContext.self)
         let gate = ConnectionGate(maxTotal: configuration.maxConnections, maxPerAddress: configuration.maxConnectionsPerAddress)
@@ -455,7 +455,7 @@ public struct LiveRoomServer: Sendable {
             let body = try await request.body.collect(upTo: AdminRequest.maxBodyBytes)
             logger.info("Admin call", metadata: [LogKey.action: "\(action)"])
             if let forwarding, !forwarding.isForwarded(request), let home = await forwarding.home(ofCall: action, body: String(buffer: body)) {
-                if let answer = await forwarding.forward(uri: request.uri.string, body: body, to: home) { return answer }
+                if let answer = await forwarding.forwardCall(uri: request.uri.string, body: body, to: home) { return answer }
                 return Self.json(AdminAPI.homeUnreachable(home.nodeId))
             }
             return Self.json(await admin.call(action, body: String(buffer: body)))
@@ -466,13 +466,13 @@ public struct LiveRoomServer: Sendable {
             return Self.json(await ClusterAdmin.describe(cluster, hub: hub))
         }
 
-        WHIPRoutes(hub: hub, auth: auth).add(to: router)
+        WHIPRoutes(hub: hub, auth: auth, forwarding: forwarding).add(to: router)
 
         router.post("/v4/group_open_http_svc/send_group_msg") { request, _ -> Response in
             if let refusal = Self.refusal(request, auth: auth, body: AdminAPI.imAuthFailure) { return refusal }
             let body = try await request.body.collect(upTo: AdminRequest.maxBodyBytes)
             if let forwarding, !forwarding.isForwarded(request), let home = await forwarding.home(ofGroupMessage: String(buffer: body)) {
-                if let answer = await forwarding.forward(uri: request.uri.string, body: body, to: home) { return answer }
+                if let answer = await forwarding.forwardCall(uri: request.uri.string, body: body, to: home) { return answer }
                 return Self.json(AdminAPI.imHomeUnreachable(home.nodeId))
             }
             return Self.json(await admin.sendGroupMessage(body: String(buffer: body)))

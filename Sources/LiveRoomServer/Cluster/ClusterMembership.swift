@@ -168,6 +168,16 @@ actor ClusterMembership {
         }
     }
 
+    /// Node `id` when it is alive; nil otherwise, or when the database cannot say.
+    func liveNode(_ id: String) async -> NodeRegistration? {
+        let store = self.store
+        return try? await withTimeout(Self.databaseTimeout) { () async throws -> NodeRegistration? in
+            let view = try await store.view()
+            guard let node = view.node(id), view.isAlive(node) else { return nil }
+            return node.registration
+        }
+    }
+
     /// How long a placement waits for the database before it goes by what the node knows: a
     /// client's enterRoom must not wait for a pool retrying connections to a database that is down.
     static let databaseTimeout: Duration = .seconds(2)

@@ -44,9 +44,10 @@ struct HTTPPostClient: Sendable {
         var description: String
     }
 
-    /// The answer: its status and its body, whole unless `truncated` (past ``maxResponseBytes``).
+    /// The answer: its status, headers and body, whole unless `truncated` (past ``maxResponseBytes``).
     struct Answer: Sendable {
         var status: Int
+        var headers: HTTPHeaders
         var body: ByteBuffer
         var truncated: Bool
     }
@@ -69,14 +70,19 @@ struct HTTPPostClient: Sendable {
     /// to the target's path, or to `path` (with its query) on the target's host, and returns
     /// the answer, or throws ``Failure``.
     func post(_ body: [UInt8], headers extra: [(String, String)], path: String? = nil) async throws -> Answer {
+        try await send(.POST, body, headers: extra, path: path)
+    }
+
+    /// ``post(_:headers:path:)`` with another method. The Content-Type is JSON unless `extra` names one.
+    func send(_ method: HTTPMethod, _ body: [UInt8], headers extra: [(String, String)], path: String? = nil) async throws -> Answer {
         var headers = HTTPHeaders()
         headers.add(name: "Host", value: target.hostHeader)
         headers.add(name: "User-Agent", value: "liveroom-server")
-        headers.add(name: "Content-Type", value: "application/json")
+        if !extra.contains(where: { $0.0.lowercased() == "content-type" }) { headers.add(name: "Content-Type", value: "application/json") }
         headers.add(name: "Content-Length", value: String(body.count))
         headers.add(name: "Connection", value: "close")
         for (name, value) in extra { headers.add(name: name, value: value) }
-        let head = HTTPRequestHead(version: .http1_1, method: .POST, uri: path ?? target.path, headers: headers)
+        let head = HTTPRequestHead(version: .http1_1, method: method, uri: path ?? target.path, headers: headers)
         let loop = group.next()
         let answer = loop.makePromise(of: Answer.self)
         let (tlsContext, target, limit) = (self.tlsContext, self.target, maxResponseBytes)
@@ -129,6 +135,7 @@ final class HTTPPostAnswerHandler: ChannelInboundHandler, RemovableChannelHandle
     private let limit: Int
     private let answer: EventLoopPromise<HTTPPostClient.Answer>
     private var status: Int?
+    private var headers = HTTPHeaders()
     /// The answer so far is informational (1xx): the final one follows.
     private var informational = false
     private var received = ByteBuffer()
@@ -154,7 +161,10 @@ final class HTTPPostAnswerHandler: ChannelInboundHandler, RemovableChannelHandle
         switch unwrapInboundIn(data) {
         case .head(let head):
             informational = head.status.code < 200
-            if !informational { status = Int(head.status.code) }
+            if !informational {
+                status = Int(head.status.code)
+                headers = head.headers
+            }
         case .body(var part):
             guard !informational else { return }
             if received.readableBytes + part.readableBytes > limit {
@@ -187,7 +197,7 @@ final class HTTPPostAnswerHandler: ChannelInboundHandler, RemovableChannelHandle
         guard !settled else { return }
         settled = true
         if let status, error == nil {
-            answer.succeed(HTTPPostClient.Answer(status: status, body: received, truncated: truncated))
+            answer.succeed(HTTPPostClient.Answer(status: status, headers: headers, body: received, truncated: truncated))
         } else {
             answer.fail(error ?? HTTPPostClient.Failure(description: "no answer (the connection closed or the time ran out)"))
         }

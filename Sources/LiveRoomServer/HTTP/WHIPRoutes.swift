@@ -3,19 +3,24 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdWebSocket
 import LiveRoomAuth
+import LiveRoomCluster
+import LiveRoomProtocol
 import LiveRoomSFU
 import LiveRoomTransport
 import LiveRoomWire
 import NIOCore
+import NIOHTTP1
 
 /// WHIP (RFC 9725) and WHEP: `POST /whip/{room}/{user}` publishes as an anchor of the room,
 /// `POST /whep/{room}/{user}` plays its first publishing anchor (or `?anchor=USER`). The
 /// bearer token is the user's UserSig; a server that requires PrivateMapKeys takes one as
 /// `?privateMapKey=KEY`. `DELETE` on the returned Location ends the session; `PATCH` with new
-/// ICE credentials restarts ICE.
+/// ICE credentials restarts ICE. In cluster mode a request about a room that lives on another
+/// node is carried out there (``ClusterForwarding``).
 struct WHIPRoutes: Sendable {
     let hub: RoomHub
     let auth: AdminAuth
+    var forwarding: ClusterForwarding? = nil
 
     static let cors: HTTPFields = [
         .accessControlAllowOrigin: "*",
@@ -40,6 +45,10 @@ struct WHIPRoutes: Sendable {
                     return Self.text("missing Authorization: Bearer <UserSig>", status: .unauthorized)
                 }
                 let offer = String(buffer: try await request.body.collect(upTo: 256 * 1024))
+                if let forwarding, !forwarding.isForwarded(request), let home = await forwarding.home(ofRoom: RoomID.string(room).key) {
+                    if let refusal = verify(token, of: user) { return refusal }
+                    return await forward(.POST, request, path: nil, body: ByteBuffer(string: offer), to: home, forwarding: forwarding)
+                }
                 do throws(RoomHub.HTTPRefusal) {
                     let (session, answer) = try await hub.enterForHTTP(
                         roomId: room, userId: user, userSig: token, privateMapKey: request.uri.queryParameters.get("privateMapKey") ?? "",
@@ -54,6 +63,9 @@ struct WHIPRoutes: Sendable {
                 }
             }
             router.delete("/\(prefix)/:room/:user/:resource") { request, context -> Response in
+                if let elsewhere = await elsewhere(request, context) {
+                    return await forward(.DELETE, request, path: elsewhere.path, body: ByteBuffer(), to: elsewhere.node, forwarding: forwarding!)
+                }
                 let session: UInt64
                 switch await resource(of: request, context) {
                 case .success(let found): session = found
@@ -66,6 +78,10 @@ struct WHIPRoutes: Sendable {
             // answer carries ours); the same credentials with trickled candidates need nothing
             // from an ICE-lite server.
             router.patch("/\(prefix)/:room/:user/:resource") { request, context -> Response in
+                if let elsewhere = await elsewhere(request, context) {
+                    let body = try await request.body.collect(upTo: 16 * 1024)
+                    return await forward(.PATCH, request, path: elsewhere.path, body: body, to: elsewhere.node, forwarding: forwarding!)
+                }
                 let session: UInt64
                 switch await resource(of: request, context) {
                 case .success(let found): session = found
@@ -105,11 +121,63 @@ struct WHIPRoutes: Sendable {
         var response: Response
     }
 
+    // MARK: Cluster mode
+
+    /// A DELETE or PATCH of a resource held by another node (`<node>~<session>`): that node,
+    /// alive, and the request's path naming the bare session there. Nil for a resource here.
+    private func elsewhere(_ request: Request, _ context: RequestContext) async -> (node: NodeRegistration, path: String)? {
+        guard let forwarding, let raw = context.parameters.get("resource"), let tagged = ClusterForwarding.untag(raw),
+            tagged.node != forwarding.nodeId, let node = await forwarding.liveNode(tagged.node)
+        else { return nil }
+        let path = request.uri.path
+        guard let slash = path.lastIndex(of: "/") else { return nil }
+        return (node, String(path[...slash]) + tagged.session + (request.uri.query.map { "?" + $0 } ?? ""))
+    }
+
+    /// A refusal when `token` is not a valid UserSig of `user`: checked before a request is
+    /// forwarded, so that what is not the user's never costs another node a request.
+    private func verify(_ token: String?, of user: String) -> Response? {
+        guard let token else { return Self.text("missing Authorization: Bearer <UserSig>", status: .unauthorized) }
+        do throws(UserSigError) {
+            try UserSig.verify(token, sdkAppId: auth.sdkAppId, secretKey: auth.secretKey, identifier: user, now: Int64(Date().timeIntervalSince1970))
+            return nil
+        } catch {
+            return Self.text("\(error.code): \(error.message)", status: .unauthorized)
+        }
+    }
+
+    /// Carries `request` out on `node` (with `path` in place of its own, when given) and
+    /// answers with that node's answer; a new session's Location is tagged with the node.
+    private func forward(
+        _ method: HTTPMethod, _ request: Request, path: String?, body: ByteBuffer, to node: NodeRegistration, forwarding: ClusterForwarding
+    ) async -> Response {
+        if method != .POST, let refusal = verify(Self.bearer(request), of: request.uri.path.split(separator: "/").dropLast().last.flatMap { String($0).removingPercentEncoding } ?? "") {
+            return refusal
+        }
+        var headers: [(String, String)] = []
+        for name in [HTTPField.Name.contentType, .authorization, .ifMatch] {
+            if let value = request.headers[name] { headers.append((name.rawName, value)) }
+        }
+        guard let answer = await forwarding.forward(method, uri: path ?? request.uri.string, body: body, headers: headers, to: node) else {
+            return Self.text("the room lives on node \(node.nodeId), which did not answer; try again", status: .badGateway)
+        }
+        var out = Self.cors
+        for name in ["Content-Type", "ETag", "Link", "Accept-Post"] {
+            if let value = answer.headers.first(name: name) { out[HTTPField.Name(name)!] = value }
+        }
+        if let location = answer.headers.first(name: "Location"), let slash = location.lastIndex(of: "/") {
+            out[.location] = String(location[...slash]) + ClusterForwarding.taggedResource(location[location.index(after: slash)...], node: node.nodeId)
+        }
+        return Response(status: .init(code: answer.status), headers: out, body: .init(byteBuffer: answer.body))
+    }
+
     /// The session a DELETE or PATCH names, after checking the user's UserSig and that the
     /// session is that user's in that room.
     private func resource(of request: Request, _ context: RequestContext) async -> Result<UInt64, ResourceRefusal> {
+        // A resource tagged with this node's own id is its session.
+        let raw = context.parameters.get("resource").map { raw in ClusterForwarding.untag(raw).map { $0.node == forwarding?.nodeId ? $0.session : raw } ?? raw }
         guard let room = context.parameters.get("room")?.removingPercentEncoding, let user = context.parameters.get("user")?.removingPercentEncoding,
-            let session = context.parameters.get("resource").flatMap(UInt64.init)
+            let session = raw.flatMap(UInt64.init)
         else {
             return .failure(ResourceRefusal(response: Self.text("no such session", status: .notFound)))
         }

@@ -104,19 +104,16 @@ public final class ServerProcess: Sendable {
 
     /// Stops the server when this process gets SIGINT or SIGTERM, then exits; keep the result alive.
     public func stopOnSignals() -> [any DispatchSourceSignal] {
-        [SIGINT, SIGTERM].map { signalNumber in
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            source.setEventHandler { [pid, dataDirectory] in
-                kill(pid, SIGTERM)
-                usleep(500_000)
-                kill(pid, SIGKILL)
-                try? FileManager.default.removeItem(at: dataDirectory)
-                exit(128 + signalNumber)
-            }
-            source.resume()
-            return source
-        }
+        onSignals { [self] in terminateNow() }
+    }
+
+    /// Stops the server at once, without waiting on anything but half a second (SIGTERM, then
+    /// SIGKILL), and removes its data directory: for a signal handler.
+    public func terminateNow() {
+        kill(pid, SIGTERM)
+        usleep(500_000)
+        kill(pid, SIGKILL)
+        try? FileManager.default.removeItem(at: dataDirectory)
     }
 
     /// SIGTERM, then SIGKILL if it has not exited within `grace`; removes the data directory.
@@ -133,6 +130,22 @@ public final class ServerProcess: Sendable {
             }
         }
         try? FileManager.default.removeItem(at: dataDirectory)
+    }
+}
+
+/// Runs `cleanup` when this process gets SIGINT or SIGTERM, then exits (128 + the signal);
+/// keep the result alive. One place for a bench's cleanup, so that everything it started stops
+/// before it exits.
+public func onSignals(_ cleanup: @escaping @Sendable () -> Void) -> [any DispatchSourceSignal] {
+    [SIGINT, SIGTERM].map { signalNumber in
+        signal(signalNumber, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+        source.setEventHandler {
+            cleanup()
+            exit(128 + signalNumber)
+        }
+        source.resume()
+        return source
     }
 }
 

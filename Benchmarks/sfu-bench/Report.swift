@@ -149,16 +149,18 @@ struct ClusterRow: Sendable {
     }
 
     var nodeRows: [Node]
-    /// Each node's CPU per subscriber ÷ one node's at the same N (same run).
+    /// Each node's CPU per subscriber ÷ that of one node alone serving as many subscribers as
+    /// it does (same run; nil when the run on one node had no such N).
     var toSingleNode: [Double?]
     /// Delay of the subscribers on the other nodes minus that of those on the home, p50 and p99.
     var relayExtraP50Milliseconds: Double?
     var relayExtraP99Milliseconds: Double?
     /// What each node beyond the first costs the home: (home CPU − its idle CPU − its
-    /// subscribers × one node's CPU per subscriber) ÷ (nodes − 1), % of one core.
+    /// subscribers × one node's CPU per subscriber at that N) ÷ (nodes − 1), % of one core.
     var homeCPUPercentPerExtraNode: Double?
 
-    init(window: Window, subscribersByNode: [Int], idle: ClusterRow?, singleNodeCPUPerSubscriber: Double?) {
+    /// `singleNode`: CPU % per subscriber of one node alone, by its subscriber count.
+    init(window: Window, subscribersByNode: [Int], idle: ClusterRow?, singleNode: [Int: Double]) {
         let elapsed = window.elapsedSeconds
         nodeRows = subscribersByNode.indices.map { index in
             let ticks = Double(window.last.nodeTicks[index] &- window.first.nodeTicks[index])
@@ -170,13 +172,13 @@ struct ClusterRow: Sendable {
                 cpuPercentPerSubscriber: idle.flatMap { subscribers > 0 ? (cpu - $0.nodeRows[index].cpuPercent) / Double(subscribers) : nil },
                 delayP50Milliseconds: Window.delayMilliseconds(delays, quantile: 0.5), delayP99Milliseconds: Window.delayMilliseconds(delays, quantile: 0.99))
         }
-        toSingleNode = nodeRows.map { row in singleNodeCPUPerSubscriber.flatMap { single in row.cpuPercentPerSubscriber.map { $0 / single } } }
+        toSingleNode = nodeRows.map { row in singleNode[row.subscribers].flatMap { single in row.cpuPercentPerSubscriber.map { $0 / single } } }
         if nodeRows.count > 1 {
             let others = Window.sum(window.nodeDelays.dropFirst())
             let home = window.nodeDelays.first ?? []
             relayExtraP50Milliseconds = Window.delayMilliseconds(others, quantile: 0.5) - Window.delayMilliseconds(home, quantile: 0.5)
             relayExtraP99Milliseconds = Window.delayMilliseconds(others, quantile: 0.99) - Window.delayMilliseconds(home, quantile: 0.99)
-            if let idle, let single = singleNodeCPUPerSubscriber {
+            if let idle, let single = singleNode[nodeRows[0].subscribers] {
                 let home = nodeRows[0]
                 homeCPUPercentPerExtraNode = (home.cpuPercent - idle.nodeRows[0].cpuPercent - Double(home.subscribers) * single) / Double(nodeRows.count - 1)
             }
@@ -294,9 +296,9 @@ struct Report: Sendable {
         out("path = the subscribers' transport: udp, or tcp (ICE-TCP, RFC 4571 framing); the publisher is on UDP; drops count UDP only")
         out("room = where the subscribers are: own (the publisher's room) or pk (another room linked to it by connectOtherRoom)")
         out("cluster mode (--nodes): under each row, each node's subscribers, CPU (window mean), CPU%/sub = (CPU - the node's idle CPU) / its")
-        out("subscribers, x one node's = that / CPU%/sub of the run on one node at the same N; relay extra delay = delay of the subscribers on")
-        out("the other nodes minus that of those on the home; home CPU% per extra node = (home CPU - home idle - its subscribers x one")
-        out("node's CPU%/sub) / (nodes - 1); the CPU% columns of the row are the home's")
+        out("subscribers, x one node's = that / CPU%/sub of the run on one node with as many subscribers (- when that N was not measured);")
+        out("relay extra delay = delay of the subscribers on the other nodes minus that of those on the home; home CPU% per extra node =")
+        out("(home CPU - home idle - its subscribers x one node's CPU%/sub at that N) / (nodes - 1); the CPU% columns of the row are the home's")
     }
 
     private func pad(_ text: String, _ width: Int) -> String {

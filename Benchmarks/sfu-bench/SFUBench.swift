@@ -166,7 +166,15 @@ struct SFUBench: AsyncParsableCommand {
                 }
                 let server = nodes[0]
                 progress("liveroom-server pid \(server.pid) at \(server.httpURL), media loops: \(mediaLoops.map(String.init) ?? "default")")
-                let signalSources = nodes.map { $0.stopOnSignals() }
+                // An interrupted run stops every node and the PostgreSQL it started.
+                let started = nodes
+                let signalSources = onSignals {
+                    for node in started { node.terminateNow() }
+                    if let database {
+                        database.stop()
+                        try? FileManager.default.removeItem(atPath: database.directory)
+                    }
+                }
                 defer { withExtendedLifetime(signalSources) {} }
                 let loops = try await MediaLoops<BenchSubscriber>(
                     threads: threads ?? System.coreCount, publisherLoop: true, idleSubscribers: subscriberPriority == .idle)
@@ -230,7 +238,8 @@ struct Bench: Sendable {
     let logger: Logger
 
     /// Runs the sweep. `singleNode` has CPU % per subscriber by N of a cluster run on one node,
-    /// filled by that run and read by those on more nodes.
+    /// filled by that run and read by those on more nodes (each node against one node serving
+    /// as many subscribers as it does).
     func run(
         counts: [Int], transports: [TransportProtocol], rooms: [SubscriberRoom], seconds: Int, warmup: Double, maxLoss: Double, report: Report,
         singleNode: inout [Int: Double]
@@ -254,7 +263,7 @@ struct Bench: Sendable {
         let idle = Row(subscribers: 0, transport: .udp, room: .own, mediaLoops: mediaLoops, window: idleWindow, floor: idleFloor, idleCPUPercent: nil)
         report.print(idle)
         let idleNodes = nodes.isEmpty
-            ? nil : ClusterRow(window: idleWindow, subscribersByNode: Array(repeating: 0, count: nodes.count), idle: nil, singleNodeCPUPerSubscriber: nil)
+            ? nil : ClusterRow(window: idleWindow, subscribersByNode: Array(repeating: 0, count: nodes.count), idle: nil, singleNode: [:])
         if let idleNodes { report.print(idleNodes) }
 
         var stoppedAt: Int?
@@ -280,7 +289,7 @@ struct Bench: Sendable {
                 if let idleNodes {
                     var byNode = Array(repeating: 0, count: nodes.count)
                     for subscriber in subscribers { byNode[node(ofSubscriber: subscriber.id)] += 1 }
-                    let cluster = ClusterRow(window: window, subscribersByNode: byNode, idle: idleNodes, singleNodeCPUPerSubscriber: singleNode[n])
+                    let cluster = ClusterRow(window: window, subscribersByNode: byNode, idle: idleNodes, singleNode: singleNode)
                     report.print(cluster)
                     if nodes.count == 1, let perSubscriber = cluster.nodeRows.first?.cpuPercentPerSubscriber { singleNode[n] = perSubscriber }
                 }

@@ -10,14 +10,9 @@ import Testing
 @Suite(.serialized, .requires(.postgreSQL), .timeLimit(.minutes(3)))
 struct ClusterEventsEndToEndTests {
     @Test func viewersOnEveryNodeGetTheRoomsEventsInOrder() async throws {
-        let database = try PostgresTestServer()
-        try database.start()
-        defer { database.stop() }
-        let scope = try ProcessScope()
-        defer { scope.stopAll() }
-        let n1 = try await ClusterEndToEndTests.startNode("n1", database: database.url, in: scope)
-        let n2 = try await ClusterEndToEndTests.startNode("n2", database: database.url, in: scope)
-        let n3 = try await ClusterEndToEndTests.startNode("n3", database: database.url, in: scope)
+        let cluster = try await TestCluster(nodes: 3)
+        defer { cluster.stop() }
+        let (scope, n1, n2, n3) = (cluster.scope, cluster.nodes[0], cluster.nodes[1], cluster.nodes[2])
 
         let anchor = try await ClusterFaultsEndToEndTests.join("anchor", room: "live", role: "anchor", servers: [n1], in: scope)
         let viewers = [
@@ -73,14 +68,9 @@ struct ClusterEventsEndToEndTests {
     /// Admin calls reach any node (a load balancer picks one): those about a room's live state
     /// are carried out by its home, so the room's clients on every node hear of them.
     @Test func adminCallsThroughAnyNodeActOnTheRoomsHome() async throws {
-        let database = try PostgresTestServer()
-        try database.start()
-        defer { database.stop() }
-        let scope = try ProcessScope()
-        defer { scope.stopAll() }
-        let n1 = try await ClusterEndToEndTests.startNode("n1", database: database.url, in: scope)
-        let n2 = try await ClusterEndToEndTests.startNode("n2", database: database.url, in: scope)
-        let n3 = try await ClusterEndToEndTests.startNode("n3", database: database.url, in: scope)
+        let cluster = try await TestCluster(nodes: 3)
+        defer { cluster.stop() }
+        let (scope, n1, n2, n3) = (cluster.scope, cluster.nodes[0], cluster.nodes[1], cluster.nodes[2])
         let anchor = try await ClusterFaultsEndToEndTests.join("anchor", room: "shop", role: "anchor", servers: [n1], in: scope)
         let viewer = try await ClusterFaultsEndToEndTests.join("viewer", room: "shop", servers: [n3], in: scope)
         try await viewer.waitForEvent("onRemoteUserEnterRoom") { $0["userId"] == "anchor" }

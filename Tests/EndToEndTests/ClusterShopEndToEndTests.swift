@@ -20,14 +20,9 @@ struct ClusterShopEndToEndTests {
     }
 
     @Test func aFlashSaleOnThreeNodesSellsExactlyTheStockAndOutlivesTheHomeNode() async throws {
-        let database = try PostgresTestServer()
-        try database.start()
-        defer { database.stop() }
-        let scope = try ProcessScope()
-        defer { scope.stopAll() }
-        let n1 = try await ClusterEndToEndTests.startNode("n1", database: database.url, in: scope)
-        let n2 = try await ClusterEndToEndTests.startNode("n2", database: database.url, in: scope)
-        let n3 = try await ClusterEndToEndTests.startNode("n3", database: database.url, in: scope)
+        let cluster = try await TestCluster(nodes: 3)
+        defer { cluster.stop() }
+        let (scope, n1, n2, n3) = (cluster.scope, cluster.nodes[0], cluster.nodes[1], cluster.nodes[2])
         _ = try await ClusterEndToEndTests.waitForCluster(n1, timeout: .seconds(5), "three live nodes") { answer in
             ["n1", "n2", "n3"].allSatisfy { ClusterEndToEndTests.node(answer, $0)?["Alive"] == true }
         }
@@ -162,13 +157,9 @@ struct ClusterShopEndToEndTests {
     /// A replay's file stays on the node that recorded it: another node redirects there while it
     /// is alive, and answers 503 once it is dead.
     @Test func aReplayRecordedOnOneNodeIsServedThroughAnotherByRedirect() async throws {
-        let database = try PostgresTestServer()
-        try database.start()
-        defer { database.stop() }
-        let scope = try ProcessScope()
-        defer { scope.stopAll() }
-        let n1 = try await ClusterEndToEndTests.startNode("n1", database: database.url, in: scope)
-        let n2 = try await ClusterEndToEndTests.startNode("n2", database: database.url, in: scope)
+        let cluster = try await TestCluster(nodes: 2)
+        defer { cluster.stop() }
+        let (scope, n1, n2) = (cluster.scope, cluster.nodes[0], cluster.nodes[1])
         let host = try await n1.enteredWithMedia("host", role: "anchor", media: ["--publish", "testsrc"] + MediaEndToEndTests.small, in: scope)
         try await host.waitForEvent("onPublishAnswer")
         host.send("product add \(ReplayEndToEndTests.tea)")

@@ -31,14 +31,9 @@ struct ClusterWHIPEndToEndTests {
     }
 
     @Test func whepThroughAnotherNodeIsServedByTheHomeAndItsResourceWorksEverywhere() async throws {
-        let database = try PostgresTestServer()
-        try database.start()
-        defer { database.stop() }
-        let scope = try ProcessScope()
-        defer { scope.stopAll() }
-        let n1 = try await ClusterEndToEndTests.startNode("n1", database: database.url, in: scope)
-        let n2 = try await ClusterEndToEndTests.startNode("n2", database: database.url, in: scope)
-        let n3 = try await ClusterEndToEndTests.startNode("n3", database: database.url, in: scope)
+        let cluster = try await TestCluster(nodes: 3)
+        defer { cluster.stop() }
+        let (scope, n1, n2, n3) = (cluster.scope, cluster.nodes[0], cluster.nodes[1], cluster.nodes[2])
         let anchor = try await ClusterFaultsEndToEndTests.join(
             "anchor", room: "live", role: "anchor", servers: [n1], in: scope, extra: ["--publish", "testsrc"] + MediaEndToEndTests.small)
         try await anchor.waitForEvent("onPublishAnswer")
@@ -75,13 +70,9 @@ struct ClusterWHIPEndToEndTests {
     }
 
     @Test(.requires(.gstreamerWebRTC)) func webrtcbinPlaysThroughANodeThatIsNotTheHome() async throws {
-        let database = try PostgresTestServer()
-        try database.start()
-        defer { database.stop() }
-        let scope = try ProcessScope()
-        defer { scope.stopAll() }
-        let n1 = try await ClusterEndToEndTests.startNode("n1", database: database.url, in: scope)
-        let n2 = try await ClusterEndToEndTests.startNode("n2", database: database.url, in: scope)
+        let cluster = try await TestCluster(nodes: 2)
+        defer { cluster.stop() }
+        let (scope, n1, n2) = (cluster.scope, cluster.nodes[0], cluster.nodes[1])
         let anchor = try await ClusterFaultsEndToEndTests.join(
             "anchor", room: "live", role: "anchor", servers: [n1], in: scope, extra: ["--publish", "testsrc"] + MediaEndToEndTests.small)
         try await anchor.waitForEvent("onPublishAnswer")

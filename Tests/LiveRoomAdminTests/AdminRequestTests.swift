@@ -32,6 +32,20 @@ import Testing
         #expect(Self.refusal("RemoveUserByStrRoomId", #"{"SdkAppId":1400000123,"RoomId":"r","UserIds":[\#(eleven)]}"#)?.code == "InvalidParameter.UserIds")
     }
 
+    /// The room a call's live state is about, so that a cluster carries it out on the room's home.
+    @Test func callsAboutALiveRoomNameIt() throws {
+        let app = #""SdkAppId":1400000123"#
+        #expect(try Self.parse("DismissRoom", "{\(app),\"RoomId\":7}").liveRoom == .number(7))
+        #expect(try Self.parse("RemoveUserByStrRoomId", "{\(app),\"RoomId\":\"r\",\"UserIds\":[\"u\"]}").liveRoom == .string("r"))
+        #expect(try Self.parse("DescribeRoom", "{\(app),\"RoomId\":\"r\"}").liveRoom == .string("r"))
+        #expect(try Self.parse("RemoveProduct", "{\(app),\"RoomId\":\"r\",\"ItemNumber\":1}").liveRoom == .string("r"))
+        // Calls on stored state only, and those naming an order, name no room to forward to.
+        #expect(try Self.parse("DescribeProducts", "{\(app),\"RoomId\":\"r\"}").liveRoom == nil)
+        #expect(try Self.parse("DescribeOrders", "{\(app),\"RoomId\":\"r\"}").liveRoom == nil)
+        #expect(try Self.parse("CancelOrder", "{\(app),\"OrderId\":\"o1\"}").liveRoom == nil)
+        #expect(try Self.parse("DescribeRoomInfo", "{\(app)}").liveRoom == nil)
+    }
+
     @Test func describeRoomInfoNumbersAreRangeChecked() throws {
         let huge = "9223372036854775807"
         for (field, value) in [("EndTime", huge), ("StartTime", "-1"), ("PageNumber", "100001"), ("PageSize", "0"), ("PageSize", "101")] {

@@ -31,20 +31,6 @@ import Testing
         FileManager.default.temporaryDirectory.appendingPathComponent("battles-\(UUID().uuidString).sqlite").path
     }
 
-    @Test func salesCountOnlyInTheRoomWhereTheyWerePlacedAndInsideTheWindow() async throws {
-        let store = try RoomStore()
-        try await shop(store)
-        try await buy(store, 5, in: "a", at: 999)
-        try await buy(store, 1, in: "a", at: 1_000)
-        try await buy(store, 2, in: "a", at: 10_999)
-        try await buy(store, 7, in: "a", at: 11_000)
-        try await buy(store, 3, in: "b", at: 5_000)
-        #expect(try await store.sales(room: "a", from: 1_000, to: 11_000) == .init(roomId: "a", units: 3, amounts: ["CNY": 59_700]))
-        #expect(try await store.sales(room: "b", from: 1_000, to: 11_000) == .init(roomId: "b", units: 3, amounts: ["CNY": 59_700]))
-        #expect(try await store.sales(room: "c", from: 1_000, to: 11_000) == .init(roomId: "c", units: 0, amounts: [:]))
-        #expect(try await store.sales(room: "a", from: 0, to: 100_000).units == 15)
-    }
-
     @Test func cancelledAndExpiredOrdersDoNotCount() async throws {
         let store = try RoomStore()
         try await shop(store)
@@ -57,65 +43,6 @@ import Testing
         #expect(try await store.sales(room: "a", from: 0, to: 100_000).units == 13)
         _ = try await store.expireOrders(now: 62_000)
         #expect(try await store.sales(room: "a", from: 0, to: 100_000) == .init(roomId: "a", units: 9, amounts: ["CNY": 179_100]))
-    }
-
-    @Test func startingRefusesBadBattles() async throws {
-        let store = try RoomStore()
-        try await store.startBattle(battle())
-        for bad in [battle(), battle("pk2", rooms: ["a"]), battle("pk3", rooms: ["a", "a"]), battle("pk4", from: 5_000, to: 5_000), battle("")] {
-            do {
-                try await store.startBattle(bad)
-                Issue.record("started \(bad)")
-            } catch let error as LiveRoomError {
-                #expect(error.code == ErrorCode.invalidParameter, "\(error.message)")
-            }
-        }
-        do {
-            _ = try await store.finishBattle("nope", endedAt: 1)
-            Issue.record("finished a battle that does not exist")
-        } catch let error as LiveRoomError {
-            #expect(error.code == ErrorCode.invalidParameter)
-        }
-        #expect(try await store.battle("nope") == nil)
-    }
-
-    @Test func finishingScoresEveryRoomOnceAndAgainReturnsTheStoredResult() async throws {
-        let store = try RoomStore()
-        try await shop(store)
-        try await store.startBattle(battle(rooms: ["a", "b", "c"]))
-        #expect(try await store.battle("pk1") == battle(rooms: ["a", "b", "c"]))
-        try await buy(store, 1, in: "a", at: 2_000)
-        try await buy(store, 3, in: "b", at: 3_000)
-        try await buy(store, 1, in: "b", at: 9_000)
-        try await buy(store, 2, in: "c", at: 4_000)
-        try await buy(store, 9, in: "a", at: 11_000)
-
-        // Ended early at 8,500: b's order at 9,000 is after the end.
-        let finished = try await store.finishBattle("pk1", endedAt: 8_500)
-        #expect(finished.endedAt == 8_500)
-        #expect(
-            finished.results == [
-                .init(roomId: "a", units: 1, amounts: ["CNY": 19_900]), .init(roomId: "b", units: 3, amounts: ["CNY": 59_700]),
-                .init(roomId: "c", units: 2, amounts: ["USD": 1_000]),
-            ])
-        #expect(finished.winnerRoomId == "b", "yuan and dollars: the most units win")
-        #expect(try await store.battle("pk1") == finished)
-
-        try await buy(store, 50, in: "a", at: 5_000)
-        #expect(try await store.finishBattle("pk1", endedAt: 20_000) == finished, "finishing again changes nothing")
-        #expect(try await store.unfinishedBattles().isEmpty)
-
-        // A battle finished after it was due counts only until it was due; equal amounts are a draw.
-        try await store.startBattle(battle("pk2", rooms: ["b", "a"], from: 20_000, to: 30_000))
-        try await buy(store, 2, in: "a", at: 25_000)
-        try await buy(store, 2, in: "b", at: 29_999)
-        try await buy(store, 2, in: "b", at: 30_000)
-        let draw = try await store.finishBattle("pk2", endedAt: 45_000)
-        #expect(draw.results?.map(\.units) == [2, 2] && draw.winnerRoomId == nil && draw.endedAt == 45_000)
-        #expect(try await store.battles(room: "a", limit: 10).map(\.battleId) == ["pk2", "pk1"])
-        #expect(try await store.battles(room: "a", limit: 1) == [draw])
-        #expect(try await store.battles(room: "c", limit: 10).map(\.battleId) == ["pk1"])
-        #expect(try await store.battles(room: "z", limit: 10).isEmpty)
     }
 
     @Test func resultsSurviveReopeningTheFile() async throws {

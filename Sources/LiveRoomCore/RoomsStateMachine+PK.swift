@@ -90,13 +90,20 @@ extension RoomsStateMachine {
     /// The remote PK anchors `roomId` sees who publish, as a mixer sees them (forward modes applied).
     public func pkPublisherStates(in roomId: String) -> [(roomId: String, state: PublisherState)] {
         pkAnchors(in: roomId).compactMap { end in
-            guard let member = rooms[end.roomId]?.members[end.userId], let publishing = member.publishing else { return nil }
+            guard let anchor = anchorState(of: end), let publishing = anchor.publishing else { return nil }
             let mode = forwardMode(from: end.roomId, into: roomId)
             let state = PublisherState(
-                userId: end.userId, audio: publishing.audio && mode.audio, video: publishing.video && mode.video, audioMuted: member.audioMuted,
-                videoMuted: member.videoMuted)
+                userId: end.userId, audio: publishing.audio && mode.audio, video: publishing.video && mode.video, audioMuted: anchor.audioMuted,
+                videoMuted: anchor.videoMuted)
             return (end.roomId, state)
         }
+    }
+
+    /// What anchor `end` sends and has muted: a member of a room here, or a PK anchor of a
+    /// room on another node as its home last told (cluster mode).
+    func anchorState(of end: PKEnd) -> AnchorState? {
+        if let room = rooms[end.roomId] { return room.members[end.userId].map(AnchorState.init) }
+        return remoteAnchors[end]?.state
     }
 
     /// The room a publisher that `roomId` may subscribe to publishes in: the room itself for its
@@ -109,9 +116,9 @@ extension RoomsStateMachine {
     /// What room `viewer` receives of anchor `end`, one of its own or a PK anchor: (video, audio).
     /// A room's own anchors have no forward mode, so they pass as they are.
     func availability(of end: PKEnd, in viewer: String) -> (video: Bool, audio: Bool) {
-        guard let member = rooms[end.roomId]?.members[end.userId] else { return (false, false) }
+        guard let anchor = anchorState(of: end) else { return (false, false) }
         let mode = forwardMode(from: end.roomId, into: viewer)
-        return (member.videoAvailable && mode.video, member.audioAvailable && mode.audio)
+        return (anchor.videoAvailable && mode.video, anchor.audioAvailable && mode.audio)
     }
 
     /// Tells `sessions` of room `viewer` that anchor `end` (one of its own, or a PK anchor) is
@@ -140,13 +147,21 @@ extension RoomsStateMachine {
     }
 
     /// Removes `links`; each room that no longer sees the other end is told (while the ends are
-    /// still members, so what they were seen to send is known).
-    mutating func remove(links: [PKLink]) -> [Action] {
+    /// still members, so what they were seen to send is known). The home node of a linked room
+    /// on another node is told too, unless it is the one that ended the link (`tellingPeers`).
+    mutating func remove(links: [PKLink], tellingPeers: Bool = true) -> [Action] {
         guard !links.isEmpty else { return [] }
         let before = views
         pkLinks.removeAll { links.contains($0) }
         let gone = before.subtracting(views).sorted { ($0.viewer, $0.end.userId) < ($1.viewer, $1.end.userId) }
-        let actions = gone.flatMap { withdraw($0.end, from: $0.viewer) } + links.map { Action.record(.pkUnlinked($0)) }
+        var actions = gone.flatMap { withdraw($0.end, from: $0.viewer) } + links.map { Action.record(.pkUnlinked($0, onlyRoom: localRoom(of: $0))) }
+        for link in links {
+            guard tellingPeers, let node = remoteNode(of: link) else { continue }
+            actions.append(.pkPeer(.unlink(link, node: node)))
+        }
+        // Remote anchors no link names any more are forgotten (after the withdrawals used them).
+        let linked = Set(pkLinks.flatMap { [$0.caller, $0.callee] })
+        remoteAnchors = remoteAnchors.filter { linked.contains($0.key) }
         // Forward modes between rooms no longer linked are forgotten (after the withdrawals used them).
         for (viewer, modes) in pkForward {
             let linked = linkedRooms(of: viewer)
@@ -176,8 +191,9 @@ extension RoomsStateMachine {
 
     // MARK: Requests
 
-    /// Checks that `caller` may link with anchor `userId` of `room`; returns the other end.
-    private func checkLink(from caller: PKEnd, to room: RoomID?, userId: String) throws(LiveRoomError) -> PKEnd {
+    /// Checks what the caller's own node can: `caller` is an anchor naming another room and its
+    /// anchor, and its room may take one more linked room and PK anchor. Returns the other end.
+    func checkCaller(_ caller: PKEnd, to room: RoomID?, userId: String) throws(LiveRoomError) -> PKEnd {
         guard rooms[caller.roomId]?.members[caller.userId]?.role == .anchor else {
             throw LiveRoomError(ErrorCode.pkCallerIsAudience, "only anchors connect with other rooms; switch role to anchor first")
         }
@@ -188,38 +204,63 @@ extension RoomsStateMachine {
         guard other.roomId != caller.roomId else {
             throw LiveRoomError(ErrorCode.pkInvalidParameter, "\(room) is your own room; a PK links two different rooms")
         }
-        guard let target = rooms[other.roomId] else { throw LiveRoomError(ErrorCode.pkRoomNotFound, "\(room) does not exist") }
-        guard target.members[userId]?.role == .anchor else {
-            throw LiveRoomError(ErrorCode.pkUserNotFound, "user \(userId.quoted) is not an anchor in \(room)")
+        if rooms[caller.roomId]!.members[userId] != nil {
+            throw LiveRoomError(ErrorCode.pkInvalidParameter, "user \(userId.quoted) is in both rooms; a PK needs distinct user ids")
         }
-        if rooms[caller.roomId]!.members[userId] != nil || target.members[caller.userId] != nil {
-            throw LiveRoomError(
-                ErrorCode.pkInvalidParameter, "user \(rooms[caller.roomId]!.members[userId] != nil ? userId.quoted : caller.userId.quoted) is in both rooms; a PK needs distinct user ids")
-        }
-        for (end, far, code, whose) in [(caller, other, ErrorCode.tooManyPKRooms, "your room"), (other, caller, ErrorCode.pkPeerRoomFull, "\(room)")] {
-            let linked = linkedRooms(of: end.roomId)
-            if !linked.contains(far.roomId), linked.count >= configuration.maxPKRooms {
-                throw LiveRoomError(code, "\(whose) already connects with \(linked.count) rooms, the most allowed")
-            }
-            let anchors = anchorsInPK(of: end.roomId)
-            if !anchors.contains(end.userId), anchors.count >= configuration.maxPKAnchorsPerRoom {
-                throw LiveRoomError(code, "\(whose) already has \(anchors.count) anchors in PK, the most allowed")
-            }
-        }
+        try checkLimits(of: caller, linkingWith: other, code: ErrorCode.tooManyPKRooms, whose: "your room")
         return other
     }
 
-    /// Makes the link (already checked) and tells both rooms.
-    private mutating func link(_ caller: PKEnd, with callee: PKEnd, at now: EventTime) -> [Action] {
+    /// Checks the callee's side, in a room here: `callee` is an anchor of it, the caller is not
+    /// a member of it, and it may take one more linked room and PK anchor.
+    func checkCallee(_ callee: PKEnd, linkingWith caller: PKEnd) throws(LiveRoomError) {
+        let room = RoomID(key: callee.roomId)
+        guard let target = rooms[callee.roomId] else { throw LiveRoomError(ErrorCode.pkRoomNotFound, "\(room) does not exist") }
+        guard target.members[callee.userId]?.role == .anchor else {
+            throw LiveRoomError(ErrorCode.pkUserNotFound, "user \(callee.userId.quoted) is not an anchor in \(room)")
+        }
+        if target.members[caller.userId] != nil {
+            throw LiveRoomError(ErrorCode.pkInvalidParameter, "user \(caller.userId.quoted) is in both rooms; a PK needs distinct user ids")
+        }
+        try checkLimits(of: callee, linkingWith: caller, code: ErrorCode.pkPeerRoomFull, whose: "\(room)")
+    }
+
+    /// TRTC's limits on one end's room: linked rooms (3) and anchors in PK (10).
+    private func checkLimits(of end: PKEnd, linkingWith far: PKEnd, code: Int, whose: String) throws(LiveRoomError) {
+        let linked = linkedRooms(of: end.roomId)
+        if !linked.contains(far.roomId), linked.count >= configuration.maxPKRooms {
+            throw LiveRoomError(code, "\(whose) already connects with \(linked.count) rooms, the most allowed")
+        }
+        let anchors = anchorsInPK(of: end.roomId)
+        if !anchors.contains(end.userId), anchors.count >= configuration.maxPKAnchorsPerRoom {
+            throw LiveRoomError(code, "\(whose) already has \(anchors.count) anchors in PK, the most allowed")
+        }
+    }
+
+    /// Checks that `caller` may link with anchor `userId` of `room`, both here; returns the other end.
+    private func checkLink(from caller: PKEnd, to room: RoomID?, userId: String) throws(LiveRoomError) -> PKEnd {
+        let other = try checkCaller(caller, to: room, userId: userId)
+        try checkCallee(other, linkingWith: caller)
+        return other
+    }
+
+    /// Whether `end`'s room is not here and may live on another node (cluster mode).
+    private func isElsewhere(_ end: PKEnd) -> Bool {
+        configuration.roomsOnOtherNodes && rooms[end.roomId] == nil
+    }
+
+    /// Makes the link (already checked) and tells both rooms (the one here, when the other
+    /// lives on another node).
+    mutating func link(_ caller: PKEnd, with callee: PKEnd, since: Int64) -> [Action] {
         if pkLinks.contains(where: { $0.has(caller) && $0.has(callee) }) { return [] }
         let newInCaller = !pkAnchors(in: caller.roomId).contains(callee)
         let newInCallee = !pkAnchors(in: callee.roomId).contains(caller)
-        let made = PKLink(caller: caller, callee: callee, since: now.unixMillis)
+        let made = PKLink(caller: caller, callee: callee, since: since)
         pkLinks.append(made)
         pkRequests.removeAll { ($0.from == caller && $0.to == callee) || ($0.from == callee && $0.to == caller) }
-        var actions: [Action] = [.record(.pkLinked(made))]
-        if newInCaller { actions += introduce(callee, to: rooms[caller.roomId]!.sessions(), in: caller.roomId) }
-        if newInCallee { actions += introduce(caller, to: rooms[callee.roomId]!.sessions(), in: callee.roomId) }
+        var actions: [Action] = [.record(.pkLinked(made, onlyRoom: localRoom(of: made)))]
+        if newInCaller, let room = rooms[caller.roomId] { actions += introduce(callee, to: room.sessions(), in: caller.roomId) }
+        if newInCallee, let room = rooms[callee.roomId] { actions += introduce(caller, to: room.sessions(), in: callee.roomId) }
         return actions
     }
 
@@ -228,14 +269,25 @@ extension RoomsStateMachine {
         switch request {
         case .connectOtherRoom(let room, let userId):
             do throws(LiveRoomError) {
-                let other = try checkLink(from: caller, to: room, userId: userId)
-                return [.send(session, .onConnectOtherRoom(userId: userId, errCode: 0, errMsg: ""))] + link(caller, with: other, at: now)
+                let other = try checkCaller(caller, to: room, userId: userId)
+                if isElsewhere(other) {
+                    // Its home node checks its side and answers (remoteLinkAnswered).
+                    let state = anchorState(of: caller)!
+                    return [.pkPeer(.link(session: session, caller: caller, state: state, callee: other, since: now.unixMillis))]
+                }
+                try checkCallee(other, linkingWith: caller)
+                return [.send(session, .onConnectOtherRoom(userId: userId, errCode: 0, errMsg: ""))] + link(caller, with: other, since: now.unixMillis)
             } catch {
                 return [.send(session, .onConnectOtherRoom(userId: userId, errCode: error.code, errMsg: error.message))]
             }
         case .requestPK(let room, let userId):
             do throws(LiveRoomError) {
-                let other = try checkLink(from: caller, to: room, userId: userId)
+                let other = try checkCaller(caller, to: room, userId: userId)
+                if isElsewhere(other) {
+                    throw LiveRoomError(
+                        ErrorCode.pkRoomNotFound, "\(RoomID(key: other.roomId)) is not on this node; with a room on another node, use connectOtherRoom")
+                }
+                try checkCallee(other, linkingWith: caller)
                 pkRequests.removeAll { $0.from == caller && $0.to == other }
                 pkRequests.append(PKRequest(from: caller, to: other, expires: now.monotonic + configuration.pkRequestTimeout))
                 let target = rooms[other.roomId]!.members[userId]!.session
@@ -261,7 +313,7 @@ extension RoomsStateMachine {
                 return [
                     .send(askerSession, .onConnectOtherRoom(userId: caller.userId, errCode: 0, errMsg: "")),
                     .send(session, .onConnectOtherRoom(userId: asker.userId, errCode: 0, errMsg: "")),
-                ] + link(asker, with: caller, at: now)
+                ] + link(asker, with: caller, since: now.unixMillis)
             } catch {
                 return [
                     .send(askerSession, .onConnectOtherRoom(userId: caller.userId, errCode: error.code, errMsg: error.message)),

@@ -36,8 +36,10 @@ public enum RoomRecord: Sendable, Hashable {
     /// leaves (leaving implies it). The history does not keep it; webhooks (2xx events) do.
     case mediaChanged(roomId: String, userId: String, video: Bool?, audio: Bool?)
     /// A cross-room PK link was made, or ended (webhooks only; the history does not keep them).
-    case pkLinked(PKLink)
-    case pkUnlinked(PKLink)
+    /// `onlyRoom` names the one room of the link that is here when the other lives on another
+    /// node (whose home records its own side); nil for both.
+    case pkLinked(PKLink, onlyRoom: String?)
+    case pkUnlinked(PKLink, onlyRoom: String?)
 }
 
 /// A room as the admin API describes it.
@@ -85,6 +87,9 @@ public struct RoomsStateMachine: Sendable {
         public var maxPKAnchorsPerRoom: Int
         /// How long a PK request (requestPK) waits for its answer.
         public var pkRequestTimeout: Duration
+        /// Cluster mode: a room not here may live on another node, so a PK with it is asked of
+        /// that node (``PKPeerCommand``) instead of refused.
+        public var roomsOnOtherNodes = false
 
         public init(
             sdkAppId: UInt64, secretKey: String, maxAnchorsPerRoom: Int = 50, maxRoomsPerUser: Int = 10, maxRooms: Int = 1000,
@@ -111,6 +116,8 @@ public struct RoomsStateMachine: Sendable {
         case catalogue(CatalogueCommand)
         /// A PK battle to start (scored from the store's orders).
         case battle(PKBattleCommand)
+        /// A message for the home node of a linked room on another node (cluster mode).
+        case pkPeer(PKPeerCommand)
 
         static func send(_ session: SessionID, _ event: ServerEvent) -> Action { .send(session, event, .normal) }
     }
@@ -170,6 +177,8 @@ public struct RoomsStateMachine: Sendable {
     /// What a room receives of the PK anchors of each room it is linked with, when not both.
     var pkForward: [String: [String: PKForwardMode]] = [:]
     var pkRequests: [PKRequest] = []
+    /// The PK anchors of linked rooms on other nodes, as their homes told (RoomsStateMachine+RemotePK.swift).
+    var remoteAnchors: [PKEnd: RemoteAnchor] = [:]
 
     public init(configuration: Configuration) {
         self.configuration = configuration
@@ -401,7 +410,9 @@ public struct RoomsStateMachine: Sendable {
     /// for signaling's `subscribe` and for WHEP, which answers the offer itself.
     public func subscription(of session: SessionID, to publisherId: String, sdp: String) throws(LiveRoomError) -> [Action] {
         guard let (roomId, userId) = sessions[session] else { throw LiveRoomError(ErrorCode.notInRoom, "enter a room first") }
-        guard let publisherRoom = publisherRoom(of: publisherId, seenFrom: roomId), rooms[publisherRoom]?.members[publisherId]?.publishing != nil else {
+        guard let publisherRoom = publisherRoom(of: publisherId, seenFrom: roomId),
+            anchorState(of: PKEnd(roomId: publisherRoom, userId: publisherId))?.publishing != nil
+        else {
             throw LiveRoomError(ErrorCode.notPublishing, "user \(publisherId.quoted) is not publishing in \(Self.room(roomId))")
         }
         try checkMedia(of: session, offer: sdp, sending: false)
@@ -420,7 +431,7 @@ public struct RoomsStateMachine: Sendable {
 
     /// The publishers a member of `roomId` may play: the room's own, then the PK anchors it sees.
     public func visiblePublishers(in roomId: String) -> [String] {
-        publishers(in: roomId) + pkAnchors(in: roomId).filter { rooms[$0.roomId]?.members[$0.userId]?.publishing != nil }.map(\.userId)
+        publishers(in: roomId) + pkAnchors(in: roomId).filter { anchorState(of: $0)?.publishing != nil }.map(\.userId)
     }
 
     /// Whether `id` is a valid string room id (``checkStringRoomId(_:)`` passes).
@@ -873,11 +884,13 @@ public struct RoomsStateMachine: Sendable {
                         video: before.videoAvailable != after.videoAvailable ? after.videoAvailable : nil,
                         audio: before.audioAvailable != after.audioAvailable ? after.audioAvailable : nil)))
         }
-        for viewer in roomsSeeing(PKEnd(roomId: roomId, userId: userId)).sorted() {
+        let end = PKEnd(roomId: roomId, userId: userId)
+        for viewer in roomsSeeing(end).sorted() {
             let mode = forwardMode(from: roomId, into: viewer)
             tell(rooms[viewer]?.sessions() ?? [], video: mode.video, audio: mode.audio)
         }
-        return actions
+        // The homes of linked rooms on other nodes hear what the anchor sends now.
+        return actions + peerNodes(seeing: end).map { .pkPeer(.anchorState(end, AnchorState(after), node: $0)) }
     }
 
     // MARK: Room messages

@@ -91,12 +91,15 @@ public struct LiveRoomServer: Sendable {
                 sdkAppId: credentials.sdkAppId, maxPending: configuration.maxPendingWebhooks, logger: logger)
         }
         let egress = try EgressPolicy(allow: configuration.egressAllow)
+        var rooms = RoomsStateMachine.Configuration(
+            sdkAppId: credentials.sdkAppId, secretKey: credentials.secretKey, maxAnchorsPerRoom: configuration.maxAnchorsPerRoom,
+            maxRoomsPerUser: configuration.maxRoomsPerUser, maxRooms: configuration.maxRooms,
+            requirePrivateMapKey: configuration.requirePrivateMapKey, maxPKRooms: configuration.maxPKRooms,
+            maxPKAnchorsPerRoom: configuration.maxPKAnchorsPerRoom, pkRequestTimeout: configuration.pkRequestTimeout)
+        // A PK with a room that is not here is asked of its home node.
+        rooms.roomsOnOtherNodes = cluster != nil
         let hub = RoomHub(
-            configuration: .init(
-                sdkAppId: credentials.sdkAppId, secretKey: credentials.secretKey, maxAnchorsPerRoom: configuration.maxAnchorsPerRoom,
-                maxRoomsPerUser: configuration.maxRoomsPerUser, maxRooms: configuration.maxRooms,
-                requirePrivateMapKey: configuration.requirePrivateMapKey, maxPKRooms: configuration.maxPKRooms,
-                maxPKAnchorsPerRoom: configuration.maxPKAnchorsPerRoom, pkRequestTimeout: configuration.pkRequestTimeout),
+            configuration: rooms,
             tasksConfiguration: .init(
                 task: .init(
                     retryCount: configuration.taskRetryCount, retryInterval: configuration.taskRetryInterval, idleTimeout: configuration.taskIdleTimeout),
@@ -120,7 +123,10 @@ public struct LiveRoomServer: Sendable {
         }
         await hub.attach(media)
         if let cluster {
-            await hub.attach(cluster.membership)
+            let pkSender = PKPeerSender(
+                nodeId: cluster.membership.nodeId, relayToken: cluster.membership.relayToken, group: MultiThreadedEventLoopGroup.singleton, logger: logger
+            ) { node in await hub.pkPeerLost(node) }
+            await hub.attach(cluster.membership, pkSender: pkSender)
             await cluster.membership.attach(hub)
             // The node relay takes mirror requests only from the media ports of live nodes.
             await cluster.membership.watchPeers { addresses in
@@ -459,6 +465,19 @@ public struct LiveRoomServer: Sendable {
                 return Self.json(AdminAPI.homeUnreachable(home.nodeId))
             }
             return Self.json(await admin.call(action, body: String(buffer: body)))
+        }
+
+        // Cluster mode: a linked room's home node tells this one about a PK link (PKPeerMessage).
+        router.post(RouterPath(PKPeerMessage.path)) { request, _ -> Response in
+            guard let cluster, ClusterRouting.isRelayToken(request.headers[HTTPField.Name(ClusterRouting.tokenHeader)!], expected: cluster.relayToken) else {
+                return Self.json(["ErrorCode": .number(Double(ErrorCode.pkInvalidParameter)), "ErrorMessage": "only the nodes of the cluster send PK messages"], status: .forbidden)
+            }
+            let body = try await request.body.collect(upTo: PKPeerMessage.maxBodyBytes)
+            do throws(LiveRoomError) {
+                return Self.json(await hub.pkPeerMessage(try PKPeerMessage.parse(String(buffer: body))))
+            } catch {
+                return Self.json(["ErrorCode": .number(Double(error.code)), "ErrorMessage": .string(error.message)], status: .badRequest)
+            }
         }
 
         router.get("/v1/cluster/nodes") { request, _ -> Response in

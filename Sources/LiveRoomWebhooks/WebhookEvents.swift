@@ -92,10 +92,10 @@ public enum WebhookEvents {
                 if let audio {
                     events.append(media(roomId, audio ? WebhookEventType.startAudio : WebhookEventType.stopAudio, at: now, userId: userId))
                 }
-            case .pkLinked(let link):
-                events += pkLink(link, type: WebhookEventType.pkLinkMade, at: now)
-            case .pkUnlinked(let link):
-                events += pkLink(link, type: WebhookEventType.pkLinkEnded, at: now)
+            case .pkLinked(let link, let onlyRoom):
+                events += pkLink(link, type: WebhookEventType.pkLinkMade, at: now).filter { onlyRoom == nil || $0.roomKey == onlyRoom }
+            case .pkUnlinked(let link, let onlyRoom):
+                events += pkLink(link, type: WebhookEventType.pkLinkEnded, at: now).filter { onlyRoom == nil || $0.roomKey == onlyRoom }
             }
         }
         return events

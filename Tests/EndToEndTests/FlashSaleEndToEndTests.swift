@@ -86,7 +86,14 @@ import Testing
         // The room went on: every message reached the viewer, and video kept coming.
         try await fan.waitForEvent("onRecvCustomCmdMsg", timeout: .seconds(10)) { $0["data"]?.stringValue == "during-sale-\(said)" }
         let messages = fan.events(named: "onRecvCustomCmdMsg").filter { $0["data"]?.stringValue?.hasPrefix("during-sale-") == true }
-        #expect(messages.count == said && said > 5, "\(messages.count) of \(said) messages")
+        let missing = Set(1...max(1, said)).subtracting(messages.compactMap { $0["data"]?.stringValue.flatMap { Int($0.dropFirst("during-sale-".count)) } })
+        #expect(
+            messages.count == said && said > 5,
+            """
+            \(messages.count) of \(said) messages; missing \(missing.sorted()); the fan's other events: \
+            \(fan.events.filter { $0["event"] != "onRecvCustomCmdMsg" && $0["event"] != "onStatistics" }.map(\.jsonText).prefix(40)); \
+            the host's errors: \(host.events(named: "onError").map(\.jsonText).prefix(20))
+            """)
         let during = fan.events(named: "onStatistics").dropFirst(statisticsBefore)
         let frameRates = during.compactMap { $0["remoteStatistics"]?.arrayValue?.first { $0["userId"] == "host" }?["frameRate"]?.intValue }
         #expect(!frameRates.isEmpty && frameRates.allSatisfy { $0 > 0 }, "video frame rates during the sale: \(frameRates)")

@@ -45,8 +45,8 @@ import Testing
         h.enter("hostB", room: "b", role: .anchor)
         let made = h.records(h.send(.connectOtherRoom(room: .string("b"), userId: "hostB"), from: "hostA"))
         let link = PKLink(caller: PKEnd(roomId: "a", userId: "hostA"), callee: PKEnd(roomId: "b", userId: "hostB"), since: h.millis)
-        #expect(made == [.pkLinked(link)])
+        #expect(made == [.pkLinked(link, onlyRoom: nil)])
         let ended = h.records(h.send(.exitRoom, from: "hostB"))
-        #expect(ended.first == .pkUnlinked(link), "\(ended)")
+        #expect(ended.first == .pkUnlinked(link, onlyRoom: nil), "\(ended)")
     }
 }

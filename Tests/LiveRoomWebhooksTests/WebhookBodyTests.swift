@@ -78,7 +78,7 @@ import Testing
 
     @Test func pkLinksGoToBothRooms() throws {
         let link = PKLink(caller: PKEnd(roomId: "a", userId: "hostA"), callee: PKEnd(roomId: RoomID.number(9).key, userId: "hostB"), since: at)
-        let events = WebhookEvents.events(from: [.pkLinked(link), .pkUnlinked(link)], now: now)
+        let events = WebhookEvents.events(from: [.pkLinked(link, onlyRoom: nil), .pkUnlinked(link, onlyRoom: nil)], now: now)
         #expect(events.map(\.type) == [100301, 100301, 100302, 100302])
         #expect(events.map(\.roomKey) == ["a", "*9", "a", "*9"])
         #expect(events.allSatisfy { $0.group == 1003 })

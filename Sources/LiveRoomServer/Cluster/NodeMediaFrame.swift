@@ -30,6 +30,9 @@ struct NodeMediaFrame: Codable, Sendable, Equatable {
     var error: String?
     var audio: Bool?
     var video: Bool?
+    /// With `subscribe`: the media address (`host:port`) of the node the publisher publishes on,
+    /// when it is not the room's home (a PK anchor of a room on another node).
+    var mediaHome: String?
 
     static let prefix = "{\"liveroomNode\":"
     /// The largest frame taken (an SDP offer or answer is a few KiB).
@@ -43,6 +46,7 @@ struct NodeMediaFrame: Codable, Sendable, Equatable {
         var error: String?
         var audio: Bool?
         var video: Bool?
+        var mediaHome: String?
     }
 
     private struct Envelope: Codable {
@@ -51,7 +55,7 @@ struct NodeMediaFrame: Codable, Sendable, Equatable {
     }
 
     var text: String {
-        let body = Body(id: id, roomId: roomId, publisherId: publisherId, sdp: sdp, error: error, audio: audio, video: video)
+        let body = Body(id: id, roomId: roomId, publisherId: publisherId, sdp: sdp, error: error, audio: audio, video: video, mediaHome: mediaHome)
         let encoded = (try? JSONEncoder().encode(body)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
         return Self.prefix + "\"\(kind.rawValue)\",\"body\":" + encoded + "}"
     }
@@ -68,6 +72,6 @@ struct NodeMediaFrame: Codable, Sendable, Equatable {
         let body = envelope.body
         return NodeMediaFrame(
             kind: envelope.liveroomNode, id: body.id, roomId: body.roomId, publisherId: body.publisherId, sdp: body.sdp, error: body.error, audio: body.audio,
-            video: body.video)
+            video: body.video, mediaHome: body.mediaHome)
     }
 }

@@ -61,8 +61,9 @@ enum NodeRelay {
             switch frame.kind {
             case .subscribe:
                 guard let id = frame.id, let roomId = frame.roomId, let publisherId = frame.publisherId, let sdp = frame.sdp else { return }
-                guard let homeMedia else {
-                    toHomeNode(NodeMediaFrame(kind: .answer, id: id, error: "the home node has no usable media address"))
+                // A PK anchor of a room on another node is mirrored from that node.
+                guard let homeMedia = frame.mediaHome.map(NodeMediaRelay.address) ?? homeMedia else {
+                    toHomeNode(NodeMediaFrame(kind: .answer, id: id, error: "the publisher's node has no usable media address"))
                     return
                 }
                 Task {

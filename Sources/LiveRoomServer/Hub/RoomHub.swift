@@ -1,4 +1,5 @@
 import Foundation
+import LiveRoomCluster
 import LiveRoomCommerce
 import LiveRoomCore
 import LiveRoomProtocol
@@ -88,10 +89,17 @@ actor RoomHub {
     /// This node's cluster membership (cluster mode); nil on a single node.
     private(set) var cluster: ClusterMembership?
 
-    /// Joins the cluster: rooms that empty here are released for their next enter.
-    func attach(_ cluster: ClusterMembership) {
+    /// Joins the cluster: rooms that empty here are released for their next enter, PK links
+    /// with rooms on other nodes go through `pkSender`.
+    func attach(_ cluster: ClusterMembership, pkSender: PKPeerSender) {
         self.cluster = cluster
+        self.pkSender = pkSender
     }
+
+    /// Carries PK messages to the home nodes of linked rooms on other nodes (PKPeers.swift).
+    private(set) var pkSender: PKPeerSender?
+    /// The nodes of linked rooms, as they were when a link with them was made.
+    var peerNodes: [String: NodeRegistration] = [:]
 
     /// The keys of the rooms held here now.
     func roomKeys() -> [String] {
@@ -99,7 +107,7 @@ actor RoomHub {
     }
 
     /// Connections another node relays here (cluster mode): that node makes their subscriptions.
-    private var relayedSessions: Set<SessionID> = []
+    var relayedSessions: Set<SessionID> = []
     /// Subscriptions asked of a relaying node and not yet answered, by request id.
     private var nodeRequests: [Int: (session: SessionID, publisherId: String, restart: Bool)] = [:]
     private var nextNodeRequest = 1
@@ -137,11 +145,14 @@ actor RoomHub {
 
     /// Asks the relaying node to make a subscription; the client gets its answer (or an error) when it comes.
     /// With `restart`, an ICE restart of that subscription instead.
-    private func subscribeThroughRelay(session: SessionID, roomId: String?, publisherId: String, sdp: String, restart: Bool = false) {
+    /// `mediaHome` names the node whose media port serves the publisher when it is not the room's
+    /// home (a PK anchor of a room on another node).
+    private func subscribeThroughRelay(session: SessionID, roomId: String?, publisherId: String, sdp: String, restart: Bool = false, mediaHome: String? = nil) {
         let id = nextNodeRequest
         nextNodeRequest += 1
         nodeRequests[id] = (session, publisherId, restart)
-        sendNodeFrame(NodeMediaFrame(kind: restart ? .restartIce : .subscribe, id: id, roomId: roomId, publisherId: publisherId, sdp: sdp), to: session)
+        sendNodeFrame(
+            NodeMediaFrame(kind: restart ? .restartIce : .subscribe, id: id, roomId: roomId, publisherId: publisherId, sdp: sdp, mediaHome: mediaHome), to: session)
         Task { [weak self] in
             try? await Task.sleep(for: Self.nodeAnswerTimeout)
             await self?.nodeRequestTimedOut(id)
@@ -339,7 +350,15 @@ actor RoomHub {
         }
         let answer: String
         do {
-            answer = try await media.subscribe(owner: owner, roomId: publisherRoom, publisherId: publisherId, offer: offer).get()
+            switch remoteMediaHome(ofRoom: publisherRoom) {
+            case .success(let home):
+                let key = SFURouter.PublisherKey(roomId: publisherRoom, userId: publisherId)
+                answer = try await media.subscribeMirrored(owner: owner, key: key, offer: offer, home: home)
+            case .failure(let error):
+                throw error
+            case nil:
+                answer = try await media.subscribe(owner: owner, roomId: publisherRoom, publisherId: publisherId, offer: offer).get()
+            }
         } catch {
             throw fail(HTTPRefusal(status: 400, message: "the offer cannot be used: \(error)"))
         }
@@ -467,6 +486,8 @@ actor RoomHub {
                 carryOut(command)
             case .battle(let command):
                 startBattle(command)
+            case .pkPeer(let command):
+                carryOut(command)
             }
         }
         recorder.record(records)
@@ -499,6 +520,23 @@ actor RoomHub {
                     self.published(session: session, roomId: roomId, userId: userId, answer: sdp, audio: audio, video: video)
                 } catch {
                     self.send(.error(LiveRoomError(ErrorCode.badSessionDescription, "publish offer refused: \(error)"), requestType: "publish"), to: session)
+                }
+            }
+        case .subscribe(let session, let roomId, _, let publisherId, let sdp) where machine.remoteNode(ofRoom: roomId) != nil:
+            // A PK anchor of a room on another node: from this node's mirror of it (or the relaying node's).
+            switch remoteMediaHome(ofRoom: roomId)! {
+            case .failure(let error):
+                send(.error(error, requestType: "subscribe"), to: session)
+            case .success(let home) where relayedSessions.contains(session):
+                subscribeThroughRelay(session: session, roomId: roomId, publisherId: publisherId, sdp: sdp, mediaHome: home.description)
+            case .success(let home):
+                Task {
+                    do {
+                        let sdp = try await media.subscribeMirrored(owner: session, key: SFURouter.PublisherKey(roomId: roomId, userId: publisherId), offer: sdp, home: home)
+                        self.send(.onSubscribeAnswer(userId: publisherId, sdp: sdp), to: session)
+                    } catch {
+                        self.send(.error(LiveRoomError(ErrorCode.badSessionDescription, "subscribe offer refused: \(error)"), requestType: "subscribe"), to: session)
+                    }
                 }
             }
         case .subscribe(let session, let roomId, _, let publisherId, let sdp) where relayedSessions.contains(session):

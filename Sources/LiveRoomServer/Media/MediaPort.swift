@@ -14,6 +14,9 @@ protocol MediaPort: Sendable {
     func publish(owner: UInt64, roomId: String, userId: String, offer: String) -> EventLoopFuture<(answer: String, audio: Bool, video: Bool)>
     /// Negotiates a subscriber's peer connection to a publisher: the SDP answer.
     func subscribe(owner: UInt64, roomId: String, publisherId: String, offer: String) -> EventLoopFuture<String>
+    /// Cluster mode: negotiates a subscriber's peer connection to a publisher of another node
+    /// (its media port at `home`), served from this node's mirror of it: the SDP answer.
+    func subscribeMirrored(owner: UInt64, key: SFURouter.PublisherKey, offer: String, home: TransportAddress) async throws -> String
     /// Restarts ICE on one of `owner`'s peer connections with the client's new credentials
     /// (and, from a whole offer, the DTLS fingerprint it must keep); nil when they are the ones in use.
     func restartICE(

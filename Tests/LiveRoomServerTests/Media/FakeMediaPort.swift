@@ -33,6 +33,11 @@ final class FakeMediaPort: MediaPort {
         recorded.withLock { $0.append(call) }
     }
 
+    func subscribeMirrored(owner: UInt64, key: SFURouter.PublisherKey, offer: String, home: TransportAddress) async throws -> String {
+        record(.subscribe(owner: owner, roomId: key.roomId, publisherId: key.userId))
+        return "mirrored answer to \(key.userId) from \(home)"
+    }
+
     func publish(owner: UInt64, roomId: String, userId: String, offer: String) -> EventLoopFuture<(answer: String, audio: Bool, video: Bool)> {
         record(.publish(owner: owner, roomId: roomId, userId: userId))
         guard !offer.contains(Self.badOffer) else { return eventLoop.makeFailedFuture(NegotiationError("refused")) }

@@ -1,0 +1,113 @@
+import LiveRoomCluster
+import LiveRoomCore
+import LiveRoomProtocol
+
+/// What one room's home node tells another's about a cross-room PK link between them (cluster
+/// mode): `POST /v1/cluster/pk`, a JSON body, sent with the relay token in order per node.
+/// Every field is checked here (sizes, characters, kinds); what the rooms make of it is the
+/// room core's (``RoomsStateMachine/remoteLinkRequested(caller:node:state:callee:since:)`` and the
+/// other `remote…` calls).
+struct PKPeerMessage: Sendable, Equatable {
+    enum Kind: String, Sendable {
+        /// Link `caller` (a room on the sender) with `callee` (a room here); answered with the callee's state.
+        case link
+        /// `caller`, an anchor of a room on the sender, now sends `state`.
+        case state
+        /// The link between `caller` and `callee` ended on the sender.
+        case unlink
+    }
+
+    var kind: Kind
+    /// The sending node.
+    var node: String
+    var caller: PKEnd
+    /// Unused for `state`.
+    var callee: PKEnd?
+    var state: AnchorState?
+    var since: Int64 = 0
+
+    /// The largest body taken.
+    static let maxBodyBytes = 16 << 10
+    static let path = "/v1/cluster/pk"
+
+    var json: JSONValue {
+        var object: [String: JSONValue] = ["Kind": .string(kind.rawValue), "Node": .string(node), "Caller": Self.json(caller), "Since": .number(Double(since))]
+        if let callee { object["Callee"] = Self.json(callee) }
+        if let state { object["State"] = Self.json(state) }
+        return .object(object)
+    }
+
+    /// Parses and checks a body; the reason when it is not one.
+    static func parse(_ text: String) throws(LiveRoomError) -> PKPeerMessage {
+        guard text.utf8.count <= maxBodyBytes else { throw invalid("the body is over \(maxBodyBytes) bytes") }
+        guard let value = try? JSONValue.parse(text) else { throw invalid("the body is not valid JSON") }
+        guard let kind = value["Kind"]?.stringValue.flatMap(Kind.init(rawValue:)) else { throw invalid("Kind must be link, state or unlink") }
+        guard let node = value["Node"]?.stringValue, ClusterRules.isValidNodeId(node) else { throw invalid("Node must be a node id") }
+        let caller = try end(value["Caller"], "Caller")
+        var message = PKPeerMessage(kind: kind, node: node, caller: caller)
+        if kind != .state { message.callee = try end(value["Callee"], "Callee") }
+        if kind != .unlink { message.state = try state(value["State"]) }
+        if let since = value["Since"]?.doubleValue {
+            guard since >= 0, since < 1e15, since == since.rounded() else { throw invalid("Since must be milliseconds since 1970") }
+            message.since = Int64(since)
+        }
+        return message
+    }
+
+    /// The answer to a link: the callee's state, or why not.
+    static func answer(_ result: Result<AnchorState, LiveRoomError>) -> JSONValue {
+        switch result {
+        case .success(let state): ["ErrorCode": 0, "ErrorMessage": "", "State": json(state)]
+        case .failure(let error): ["ErrorCode": .number(Double(error.code)), "ErrorMessage": .string(error.message)]
+        }
+    }
+
+    /// Reads an answer to a link; nil when it is not one.
+    static func parseAnswer(_ text: String) -> Result<AnchorState, LiveRoomError>? {
+        guard text.utf8.count <= maxBodyBytes, let value = try? JSONValue.parse(text), let code = value["ErrorCode"]?.intValue else { return nil }
+        if code != 0 {
+            let message = String((value["ErrorMessage"]?.stringValue ?? "refused by the other room's node").prefix(512))
+            return .failure(LiveRoomError(code, message))
+        }
+        return (try? state(value["State"])).map { .success($0) }
+    }
+
+    private static func invalid(_ message: String) -> LiveRoomError {
+        LiveRoomError(ErrorCode.pkInvalidParameter, message)
+    }
+
+    private static func json(_ end: PKEnd) -> JSONValue {
+        ["RoomKey": .string(end.roomId), "UserId": .string(end.userId)]
+    }
+
+    private static func json(_ state: AnchorState) -> JSONValue {
+        [
+            "Publishing": state.publishing.map { ["Audio": .bool($0.audio), "Video": .bool($0.video)] } ?? .null,
+            "AudioMuted": .bool(state.audioMuted), "VideoMuted": .bool(state.videoMuted),
+        ]
+    }
+
+    /// A room key (a string room id, or `*` and a number) and a user id, within TRTC's sizes and
+    /// without control characters; whether they exist is the room core's to say.
+    private static func end(_ value: JSONValue?, _ name: String) throws(LiveRoomError) -> PKEnd {
+        guard let room = value?["RoomKey"]?.stringValue, let user = value?["UserId"]?.stringValue,
+            (1...65).contains(room.utf8.count), (1...32).contains(user.utf8.count),
+            (room + user).unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F })
+        else { throw invalid("\(name) must have a RoomKey (1–65 bytes) and a UserId (1–32 bytes)") }
+        return PKEnd(roomId: room, userId: user)
+    }
+
+    private static func state(_ value: JSONValue?) throws(LiveRoomError) -> AnchorState {
+        guard let value, let audioMuted = value["AudioMuted"]?.boolValue, let videoMuted = value["VideoMuted"]?.boolValue else {
+            throw invalid("State must have AudioMuted and VideoMuted")
+        }
+        var publishing: PublishState?
+        if let object = value["Publishing"], object != .null {
+            guard let audio = object["Audio"]?.boolValue, let video = object["Video"]?.boolValue else {
+                throw invalid("State.Publishing must be null or have Audio and Video")
+            }
+            publishing = PublishState(audio: audio, video: video)
+        }
+        return AnchorState(publishing: publishing, audioMuted: audioMuted, videoMuted: videoMuted)
+    }
+}

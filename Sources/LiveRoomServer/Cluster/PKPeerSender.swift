@@ -1,0 +1,97 @@
+import LiveRoomCluster
+import LiveRoomCore
+import LiveRoomProtocol
+import Logging
+import NIOCore
+import Synchronization
+
+/// Carries PK messages (``PKPeerMessage``) to the home nodes of linked rooms on other nodes:
+/// `POST /v1/cluster/pk` with the relay token. A link request is posted at once and answered;
+/// state changes and unlinks go one at a time per node, in the order they were made, so a
+/// node never hears an old state after a newer one. A node that does not take a message
+/// within ``timeout``, or has ``maxQueued`` waiting, is reported lost (`onLost`): every link
+/// with it ends here.
+final class PKPeerSender: Sendable {
+    let nodeId: String
+    private let relayToken: String
+    private let group: any EventLoopGroup
+    private let logger: Logger
+    private let onLost: @Sendable (String) async -> Void
+    private let queues = Mutex<[String: AsyncStream<(PKPeerMessage, NodeRegistration)>.Continuation]>([:])
+    private let waiting = Mutex<[String: Int]>([:])
+
+    static let timeout = Duration.seconds(5)
+    /// Most messages that may wait for one node.
+    static let maxQueued = 1024
+
+    init(nodeId: String, relayToken: String, group: any EventLoopGroup, logger: Logger, onLost: @escaping @Sendable (String) async -> Void) {
+        self.nodeId = nodeId
+        self.relayToken = relayToken
+        self.group = group
+        self.logger = logger
+        self.onLost = onLost
+    }
+
+    /// Posts `message` to `node`: its answer's status and body, or nil when it gave none in time.
+    func post(_ message: PKPeerMessage, to node: NodeRegistration) async -> (status: Int, body: String)? {
+        guard let target = HTTPTarget(url: node.signalingURL) else { return nil }
+        do {
+            let client = try HTTPPostClient(target: target, group: group, timeout: Self.timeout, maxResponseBytes: PKPeerMessage.maxBodyBytes)
+            let answer = try await client.send(
+                .POST, Array(message.json.jsonText.utf8),
+                headers: [("Content-Type", "application/json"), (ClusterRouting.tokenHeader, relayToken)], path: PKPeerMessage.path)
+            return answer.truncated ? nil : (answer.status, String(buffer: answer.body))
+        } catch {
+            logger.info("PK message not delivered", metadata: [LogKey.node: "\(node.nodeId)", LogKey.error: "\(error)"])
+            return nil
+        }
+    }
+
+    /// Asks `node` to link; its answer, or nil when it gave none.
+    func link(_ message: PKPeerMessage, to node: NodeRegistration) async -> Result<AnchorState, LiveRoomError>? {
+        guard let (status, body) = await post(message, to: node), status == 200 else { return nil }
+        return PKPeerMessage.parseAnswer(body)
+    }
+
+    /// Queues `message` for `node`, after the messages already waiting for it.
+    func enqueue(_ message: PKPeerMessage, to node: NodeRegistration) {
+        let count = waiting.withLock { counts -> Int in
+            counts[node.nodeId, default: 0] += 1
+            return counts[node.nodeId]!
+        }
+        guard count <= Self.maxQueued else {
+            waiting.withLock { $0[node.nodeId, default: 1] -= 1 }
+            logger.warning("Too many PK messages wait for a node; its links end", metadata: [LogKey.node: "\(node.nodeId)"])
+            Task { await onLost(node.nodeId) }
+            return
+        }
+        queue(for: node.nodeId).yield((message, node))
+    }
+
+    private func queue(for node: String) -> AsyncStream<(PKPeerMessage, NodeRegistration)>.Continuation {
+        queues.withLock { queues in
+            if let queue = queues[node] { return queue }
+            let (stream, continuation) = AsyncStream<(PKPeerMessage, NodeRegistration)>.makeStream()
+            queues[node] = continuation
+            Task { [self] in
+                for await (message, registration) in stream {
+                    let answer = await post(message, to: registration)
+                    waiting.withLock { $0[node, default: 1] -= 1 }
+                    if answer?.status != 200 {
+                        logger.warning("A linked room's node did not take a PK message; its links end", metadata: [LogKey.node: "\(node)"])
+                        await onLost(node)
+                    }
+                }
+            }
+            return continuation
+        }
+    }
+
+    /// Stops every queue (shutdown).
+    func finish() {
+        queues.withLock { queues in
+            for queue in queues.values { queue.finish() }
+            queues = [:]
+        }
+    }
+}

@@ -1,0 +1,86 @@
+import LiveRoomCluster
+import LiveRoomCore
+import LiveRoomProtocol
+import LiveRoomSFU
+import LiveRoomWire
+
+/// Cross-room PK with a room on another node (cluster mode). The room core keeps the link and
+/// what the other room's anchor sends; this node's hub carries the core's ``PKPeerCommand``s to
+/// that room's home node (``PKPeerSender``), hands the messages that node sends back to the
+/// core, and gives this room's members the other anchor's media from a mirror of it, made by
+/// the node relay (the same mirror that serves a room's viewers on other nodes).
+extension RoomHub {
+    /// Carries out a message for the home node of a linked room.
+    func carryOut(_ command: PKPeerCommand) {
+        guard let cluster, let pkSender else { return }
+        switch command {
+        case .link(let session, let caller, let state, let callee, let since):
+            Task {
+                var node = ""
+                let result: Result<AnchorState, LiveRoomError>
+                if let home = await cluster.liveHome(ofRoom: callee.roomId) {
+                    node = home.nodeId
+                    self.rememberPeer(home)
+                    let message = PKPeerMessage(kind: .link, node: pkSender.nodeId, caller: caller, callee: callee, state: state, since: since)
+                    result =
+                        await pkSender.link(message, to: home)
+                        ?? .failure(LiveRoomError(ErrorCode.homeNodeUnreachable, "node \(home.nodeId) of \(RoomID(key: callee.roomId)) did not answer"))
+                } else {
+                    result = .failure(LiveRoomError(ErrorCode.pkRoomNotFound, "\(RoomID(key: callee.roomId)) does not exist"))
+                }
+                self.execute(self.machine.remoteLinkAnswered(session: session, caller: caller, callee: callee, node: node, result: result, since: since))
+            }
+        case .anchorState(let end, let state, let node):
+            guard let registration = peerNodes[node] else { return }
+            pkSender.enqueue(PKPeerMessage(kind: .state, node: pkSender.nodeId, caller: end, state: state), to: registration)
+        case .unlink(let link, let node):
+            guard let registration = peerNodes[node] else { return }
+            pkSender.enqueue(PKPeerMessage(kind: .unlink, node: pkSender.nodeId, caller: link.caller, callee: link.callee), to: registration)
+        }
+    }
+
+    private func rememberPeer(_ node: NodeRegistration) {
+        peerNodes[node.nodeId] = node
+    }
+
+    /// A message of another node's (`POST /v1/cluster/pk`, its relay token checked): its answer.
+    func pkPeerMessage(_ message: PKPeerMessage) async -> JSONValue {
+        switch message.kind {
+        case .link:
+            guard let cluster, let node = await cluster.liveNode(message.node), let callee = message.callee, let state = message.state else {
+                return PKPeerMessage.answer(.failure(LiveRoomError(ErrorCode.pkInvalidParameter, "node \(message.node) is not a live node of the cluster")))
+            }
+            rememberPeer(node)
+            let (result, actions) = machine.remoteLinkRequested(caller: message.caller, node: node.nodeId, state: state, callee: callee, since: message.since)
+            execute(actions)
+            return PKPeerMessage.answer(result)
+        case .state:
+            if let state = message.state { execute(machine.remoteAnchorChanged(message.caller, state: state, from: message.node)) }
+        case .unlink:
+            if let callee = message.callee { execute(machine.remoteUnlinked(caller: message.caller, callee: callee, from: message.node)) }
+        }
+        return ["ErrorCode": 0, "ErrorMessage": ""]
+    }
+
+    /// The nodes alive now (each reconciliation): links with rooms on any other node end.
+    func pkPeersAlive(_ alive: Set<String>) {
+        for node in machine.peerNodes.subtracting(alive) { pkPeerLost(node) }
+    }
+
+    /// `node` died or did not take a message: every link with a room there ends.
+    func pkPeerLost(_ node: String) {
+        let actions = machine.remoteNodeLost(node)
+        if !actions.isEmpty { logger.warning("PK links with a lost node ended", metadata: [LogKey.node: "\(node)"]) }
+        execute(actions)
+    }
+
+    /// The media address of the node `roomId`'s PK anchors publish on, when that room lives on
+    /// another node; nil when it is here.
+    func remoteMediaHome(ofRoom roomId: String) -> Result<TransportAddress, LiveRoomError>? {
+        guard let node = machine.remoteNode(ofRoom: roomId) else { return nil }
+        guard let address = peerNodes[node]?.mediaAddresses.lazy.compactMap(NodeMediaRelay.address).first else {
+            return .failure(LiveRoomError(ErrorCode.badSessionDescription, "node \(node) of the PK anchor has no usable media address"))
+        }
+        return .success(address)
+    }
+}

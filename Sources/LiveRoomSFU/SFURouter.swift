@@ -580,6 +580,10 @@ public final class SFURouter {
                     if !lost.isEmpty { outputs.append(.relay(.nack(key, kind, lost), to: .shard(origin))) }
                 }
             }
+            // Another node's publisher reaches this node's taps (a mix of a PK anchor) from the first router.
+            if Self.isNodeOrigin(origin), shard == 0, !taps.isEmpty, let tapIDs = taps[key] {
+                for tap in tapIDs { outputs.append(.tapped(tap, publisher: key, codec: track.codec, packet: parsed)) }
+            }
             // Forwarded as of when it reached the server, so its copies' delay counts the hand-off.
             return outputs + forward(packet, parsed: parsed, on: track, of: key, mirrored: true, now: arrival)
         case .senderReport(let key, let report):
@@ -626,15 +630,22 @@ public final class SFURouter {
         for key in keys where taps[key]?.contains(tap) != true {
             taps[key, default: []].append(tap)
             // Every router of the port is told of the tap: the publisher's own asks.
-            if mirrors[key] == nil { outputs += requestKeyframe(of: key, now: now) }
+            if tapsHere(key) { outputs += requestKeyframe(of: key, now: now) }
         }
         return outputs
+    }
+
+    /// Whether this router hands `key`'s packets to taps: its own publishers, and another
+    /// node's publisher mirrored here on the first router (every router mirrors it; one taps).
+    private func tapsHere(_ key: PublisherKey) -> Bool {
+        guard let mirror = mirrors[key] else { return true }
+        return Self.isNodeOrigin(mirror.origin) && shard == 0
     }
 
     /// A tap asks a publisher for a keyframe (rate-limited like subscribers' requests). Every
     /// router of the port is asked; the publisher's own asks the publisher.
     public func requestKeyframe(for tap: TapID, of key: PublisherKey, now: ContinuousClock.Instant) -> [Output] {
-        guard taps[key]?.contains(tap) == true, mirrors[key] == nil else { return [] }
+        guard taps[key]?.contains(tap) == true, tapsHere(key) else { return [] }
         return requestKeyframe(of: key, now: now)
     }
 

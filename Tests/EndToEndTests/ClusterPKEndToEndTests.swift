@@ -5,6 +5,7 @@ import FoundationNetworking
 #endif
 import LiveRoomProtocol
 import PostgresTestSupport
+import RTMPTestSupport
 import TestTools
 import Testing
 
@@ -134,5 +135,69 @@ struct ClusterPKEndToEndTests {
         hostA.send("connect-room pkB hostB")
         let refused = try await hostA.waitForEvent("onConnectOtherRoom", count: 3, timeout: .seconds(10))
         #expect(refused["errCode"]?.intValue == ErrorCode.pkRoomNotFound, "\(refused.jsonText)")
+    }
+
+    /// A mix on node 3 of anchors on nodes 1 and 2: room C (node 3) is linked with room A
+    /// (node 1, red) and room B (node 2, blue); its anchor mixes red on the left and blue on the
+    /// right to nginx-rtmp. Node 3 mirrors each once and its task taps the mirrors.
+    @Test(.requires(.nginxRTMP, .ffmpeg, .ffprobe)) func aMixOnNodeThreeTakesTheAnchorsOfNodesOneAndTwo() async throws {
+        let nginx = try NginxRTMPServer()
+        try nginx.start()
+        defer { nginx.stop() }
+        let cluster = try await TestCluster(nodes: 3, extra: ["--egress-allow", "127.0.0.1"])
+        defer { cluster.stop() }
+        let (scope, n1, n2, n3) = (cluster.scope, cluster.nodes[0], cluster.nodes[1], cluster.nodes[2])
+        _ = try await ClusterEndToEndTests.waitForCluster(n1, timeout: .seconds(5), "three live nodes") { answer in
+            ["n1", "n2", "n3"].allSatisfy { ClusterEndToEndTests.node(answer, $0)?["Alive"] == true }
+        }
+        try await Task.sleep(for: .seconds(1.5))
+
+        let red = try await PKEndToEndTests.anchor("red", room: "mixA", color: "FF0000", n1, in: scope)
+        let blue = try await PKEndToEndTests.anchor("blue", room: "mixB", color: "0000FF", n2, in: scope)
+        let host = try await n3.entered("host", room: "mixC", role: "anchor", in: scope)
+        let homes = try await ClusterEndToEndTests.clusterNodes(n1)
+        #expect(["mixA", "mixB", "mixC"].map { ClusterEndToEndTests.home(homes, room: $0) } == ["n1", "n2", "n3"], "\(homes.jsonText)")
+        _ = red
+        _ = blue
+        for (room, user) in [("mixA", "red"), ("mixB", "blue")] {
+            host.send("connect-room \(room) \(user)")
+            let linked = try await host.waitForEvent("onConnectOtherRoom", timeout: .seconds(10)) { $0["userId"] == .string(user) }
+            #expect(linked["errCode"] == 0, "\(linked.jsonText)")
+            try await host.waitForEvent("onUserVideoAvailable", timeout: .seconds(10)) { $0["userId"] == .string(user) && $0["available"] == true }
+        }
+
+        let url = nginx.url(stream: "mixC")
+        host.send(
+            "start-publish " + #"{"target":{"mode":"mixStreamToCdn","cdnUrlList":[{"rtmpUrl":"\#(url)"}]},"#
+                + #""encoderParam":{"videoEncodedWidth":640,"videoEncodedHeight":360,"videoEncodedFPS":15,"videoEncodedGOP":1,"videoEncodedKbps":800},"#
+                + #""mixingConfig":{"backgroundColor":65280,"videoLayoutList":["#
+                + #"{"fixedVideoUser":{"userId":"red","strRoomId":"mixA"},"rect":{"left":0,"top":0,"right":320,"bottom":360},"zOrder":0},"#
+                + #"{"fixedVideoUser":{"userId":"blue","strRoomId":"mixB"},"rect":{"left":320,"top":0,"right":640,"bottom":360},"zOrder":1}]}}"#)
+        let started = try await host.waitForEvent("onStartPublishMediaStream")
+        #expect(started["code"] == 0, "\(started.jsonText)")
+        try await host.waitForEvent("onCdnStreamStateChanged", timeout: .seconds(15)) { $0["status"] == 2 }
+        try await Task.sleep(for: .seconds(2))
+
+        let frame = try decodeFrame(url, width: 640, height: 360)
+        let left = PKMixEndToEndTests.share(of: PKMixEndToEndTests.red, in: frame, columns: 0..<320)
+        let right = PKMixEndToEndTests.share(of: PKMixEndToEndTests.blue, in: frame, columns: 320..<640)
+        print("cluster mix on node 3: left red \(Int(left * 100))%, right blue \(Int(right * 100))%; (160,180) \(frame.color(x: 160, y: 180)) (480,180) \(frame.color(x: 480, y: 180))")
+        #expect(left > 0.95 && right > 0.95, "left red \(Int(left * 100))%, right blue \(Int(right * 100))%: (160,180) \(frame.color(x: 160, y: 180)) (480,180) \(frame.color(x: 480, y: 180))")
+
+        // The task runs on node 3, which mirrors each anchor once (the host's own viewing shares them).
+        let third = try await ClusterMediaEndToEndTests.metrics(n3)
+        #expect(third["liveroom_publish_tasks"] == 1 && third["liveroom_cluster_relay_mirrors"] == 2, "\(third.filter { $0.key.contains("relay") || $0.key.contains("task") })")
+        for node in [n1, n2] {
+            let metrics = try await ClusterMediaEndToEndTests.metrics(node)
+            #expect(metrics["liveroom_publish_tasks"] == 0 && metrics["liveroom_cluster_relay_exports"] == 1, "\(metrics.filter { $0.key.contains("relay") || $0.key.contains("task") })")
+        }
+
+        // The host ends the link with room B: blue leaves the mix's right half.
+        host.send("disconnect-room")
+        _ = try await host.waitForEvent("onDisconnectOtherRoom")
+        try await Task.sleep(for: .seconds(2))
+        let after = try decodeFrame(url, width: 640, height: 360)
+        let blueAfter = PKMixEndToEndTests.share(of: PKMixEndToEndTests.blue, in: after, columns: 320..<640)
+        #expect(blueAfter == 0, "blue still mixed after the links ended: (480,180) \(after.color(x: 480, y: 180))")
     }
 }

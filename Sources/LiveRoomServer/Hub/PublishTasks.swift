@@ -232,6 +232,12 @@ extension RoomHub {
     /// Points a task's tap at its inputs; their packets go to its runner.
     private func setTap(_ tap: SFURouter.TapID, publishers: [MixUser], runner: PublishTaskRunner?) {
         let keys = Set(publishers.map { SFURouter.PublisherKey(roomId: $0.roomId, userId: $0.userId) })
+        // PK anchors of rooms on other nodes come from this node's mirrors of them.
+        var remote: [SFURouter.PublisherKey: TransportAddress] = [:]
+        for key in keys {
+            if case .success(let home)? = remoteMediaHome(ofRoom: key.roomId) { remote[key] = home }
+        }
+        if cluster != nil { media?.mirror(for: tap, publishers: runner == nil ? [:] : remote) }
         guard let runner, !keys.isEmpty else {
             media?.setTap(tap, publishers: [], sink: { _, _, _ in })
             return

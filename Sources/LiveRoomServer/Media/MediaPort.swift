@@ -31,6 +31,8 @@ protocol MediaPort: Sendable {
     func close(owner: UInt64)
     /// Sets the publishers `tap` receives (an empty set removes the tap) and where their packets go.
     func setTap(_ tap: SFURouter.TapID, publishers: Set<SFURouter.PublisherKey>, sink: @escaping TapSink)
+    /// Cluster mode: mirrors the publishers of other nodes `tap` receives, from their nodes' media ports.
+    func mirror(for tap: SFURouter.TapID, publishers: [SFURouter.PublisherKey: TransportAddress])
     /// A tap asks a publisher for a keyframe.
     func requestKeyframe(for tap: SFURouter.TapID, of publisher: SFURouter.PublisherKey)
     /// Starts a publisher the server feeds itself (a mix published into a room).

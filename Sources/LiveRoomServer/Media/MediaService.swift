@@ -378,6 +378,21 @@ final class MediaService: MediaPort, Service, Sendable {
         }
     }
 
+    /// Cluster mode: the publishers of other nodes `tap` receives (a mix with a PK anchor of a
+    /// room on another node), each with its node's media port: this node mirrors each once, as
+    /// for a viewer, and stops when no tap or viewer needs it. Replaces the earlier set.
+    func mirror(for tap: SFURouter.TapID, publishers: [SFURouter.PublisherKey: TransportAddress]) {
+        guard let nodeRelay else { return }
+        let viewer = Self.mirrorViewer(of: tap)
+        nodeRelay.release(viewer: viewer, now: .now) { publishers[$0] == nil }
+        for (key, home) in publishers {
+            if (try? nodeRelay.want(key, from: home, viewer: viewer, now: .now)) == true { askMirror(key, from: home) }
+        }
+    }
+
+    /// The node relay's viewer id of a tap: apart from sessions and relay owners (below 2^63).
+    static func mirrorViewer(of tap: SFURouter.TapID) -> UInt64 { tap | 1 << 63 }
+
     /// A tap asks a publisher for a keyframe.
     func requestKeyframe(for tap: SFURouter.TapID, of publisher: SFURouter.PublisherKey) {
         everywhere { $0.requestKeyframe(for: tap, of: publisher, now: .now) }

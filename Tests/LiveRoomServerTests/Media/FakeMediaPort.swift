@@ -33,6 +33,8 @@ final class FakeMediaPort: MediaPort {
         recorded.withLock { $0.append(call) }
     }
 
+    func mirror(for tap: SFURouter.TapID, publishers: [SFURouter.PublisherKey: TransportAddress]) {}
+
     func subscribeMirrored(owner: UInt64, key: SFURouter.PublisherKey, offer: String, home: TransportAddress) async throws -> String {
         record(.subscribe(owner: owner, roomId: key.roomId, publisherId: key.userId))
         return "mirrored answer to \(key.userId) from \(home)"

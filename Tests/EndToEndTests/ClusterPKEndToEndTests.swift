@@ -102,6 +102,25 @@ struct ClusterPKEndToEndTests {
         hostA.send("mute-video off")
         try await fanB.waitForEvent("onUserVideoAvailable", count: 2, timeout: .seconds(5)) { $0["userId"] == "hostA" && $0["available"] == true }
 
+        // A sales battle run by node 1 (hostA's room) is heard in room B on node 2, and scored
+        // from both rooms' orders in the shared database.
+        hostA.send(#"product add {"itemNumber":1,"title":"Tea","price":"10.00","stock":50}"#)
+        hostB.send(#"product add {"itemNumber":1,"title":"Pot","price":"50.00","stock":50}"#)
+        #expect(try await hostA.waitForEvent("onProductResult")["code"] == 0)
+        #expect(try await hostB.waitForEvent("onProductResult")["code"] == 0)
+        hostA.send("pk-battle 5")
+        let started = try await fanB.waitForEvent("onPKBattleStarted", timeout: .seconds(5))
+        #expect(started["battle"]?["battleId"]?.stringValue != nil, "\(started.jsonText)")
+        fanA.send("buy 1 2")
+        fanB.send("buy 1 1")
+        #expect(try await fanA.waitForEvent("onBuyResult")["code"] == 0)
+        #expect(try await fanB.waitForEvent("onBuyResult")["code"] == 0)
+        try await fanB.waitForEvent("onPKBattleScore", timeout: .seconds(6)) { ($0["scores"]?.arrayValue ?? []).contains { $0["units"] == 2 } }
+        for fan in [fanA, fanB] {
+            let ended = try await fan.waitForEvent("onPKBattleEnded", timeout: .seconds(10))
+            #expect(ended["battle"]?["winnerRoomId"] == "pkB", "the larger amount wins: \(ended.jsonText)")
+        }
+
         // Let both record a while, then hostB ends the link from node 2: room A hears hostB go.
         try await Task.sleep(for: .seconds(2))
         hostB.send("disconnect-room")

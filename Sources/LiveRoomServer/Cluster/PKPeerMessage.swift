@@ -15,7 +15,13 @@ struct PKPeerMessage: Sendable, Equatable {
         case state
         /// The link between `caller` and `callee` ended on the sender.
         case unlink
+        /// A PK battle's event (``battleEvents``) for `callee`'s room here, from the battle that
+        /// `caller`'s room on the sender runs.
+        case battle
     }
+
+    /// The battle events a node may send another's room.
+    static let battleEvents: Set<String> = ["onPKBattleStarted", "onPKBattleScore", "onPKBattleEnded"]
 
     var kind: Kind
     /// The sending node.
@@ -25,6 +31,12 @@ struct PKPeerMessage: Sendable, Equatable {
     var callee: PKEnd?
     var state: AnchorState?
     var since: Int64 = 0
+    /// With `battle`: the event's name and fields.
+    var event: (name: String, fields: [String: JSONValue])?
+
+    static func == (a: PKPeerMessage, b: PKPeerMessage) -> Bool {
+        a.json == b.json
+    }
 
     /// The largest body taken.
     static let maxBodyBytes = 16 << 10
@@ -34,6 +46,7 @@ struct PKPeerMessage: Sendable, Equatable {
         var object: [String: JSONValue] = ["Kind": .string(kind.rawValue), "Node": .string(node), "Caller": Self.json(caller), "Since": .number(Double(since))]
         if let callee { object["Callee"] = Self.json(callee) }
         if let state { object["State"] = Self.json(state) }
+        if let event { object["Event"] = ["Name": .string(event.name), "Fields": .object(event.fields)] }
         return .object(object)
     }
 
@@ -41,12 +54,18 @@ struct PKPeerMessage: Sendable, Equatable {
     static func parse(_ text: String) throws(LiveRoomError) -> PKPeerMessage {
         guard text.utf8.count <= maxBodyBytes else { throw invalid("the body is over \(maxBodyBytes) bytes") }
         guard let value = try? JSONValue.parse(text) else { throw invalid("the body is not valid JSON") }
-        guard let kind = value["Kind"]?.stringValue.flatMap(Kind.init(rawValue:)) else { throw invalid("Kind must be link, state or unlink") }
+        guard let kind = value["Kind"]?.stringValue.flatMap(Kind.init(rawValue:)) else { throw invalid("Kind must be link, state, unlink or battle") }
         guard let node = value["Node"]?.stringValue, ClusterRules.isValidNodeId(node) else { throw invalid("Node must be a node id") }
         let caller = try end(value["Caller"], "Caller")
         var message = PKPeerMessage(kind: kind, node: node, caller: caller)
         if kind != .state { message.callee = try end(value["Callee"], "Callee") }
-        if kind != .unlink { message.state = try state(value["State"]) }
+        if kind == .link || kind == .state { message.state = try state(value["State"]) }
+        if kind == .battle {
+            guard let name = value["Event"]?["Name"]?.stringValue, battleEvents.contains(name), let fields = value["Event"]?["Fields"]?.objectValue else {
+                throw invalid("Event must have a Name (\(battleEvents.sorted().joined(separator: ", "))) and Fields")
+            }
+            message.event = (name, fields)
+        }
         if let since = value["Since"]?.doubleValue {
             guard since >= 0, since < 1e15, since == since.rounded() else { throw invalid("Since must be milliseconds since 1970") }
             message.since = Int64(since)

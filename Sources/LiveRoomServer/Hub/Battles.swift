@@ -72,8 +72,14 @@ extension RoomHub {
     }
 
     /// An event to everyone in the battle's rooms.
+    /// A side in a room on another node (cluster mode) hears it through that room's home.
     private func announce(_ battle: PKBattle, _ name: String, _ fields: [String: JSONValue]) {
-        for side in battle.rooms { broadcast(.onPKBattle(name: name, fields: fields), in: side.roomId) }
+        let starter = battle.rooms[0]
+        for side in battle.rooms {
+            let end = PKEnd(roomId: side.roomId, userId: side.userId)
+            if announceElsewhere(name, fields, to: end, from: PKEnd(roomId: starter.roomId, userId: starter.userId)) { continue }
+            broadcast(.onPKBattle(name: name, fields: fields), in: side.roomId)
+        }
     }
 
     /// Battles that were running when the server stopped are finished from the orders, as of

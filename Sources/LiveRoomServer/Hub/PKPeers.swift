@@ -39,6 +39,18 @@ extension RoomHub {
         }
     }
 
+    /// A battle's event for a side in a room on another node, sent to that room's home.
+    /// Returns false when the side's room is here.
+    func announceElsewhere(_ name: String, _ fields: [String: JSONValue], to side: PKEnd, from starter: PKEnd) -> Bool {
+        guard let node = machine.remoteNode(ofRoom: side.roomId) else { return false }
+        if let pkSender, let registration = peerNodes[node] {
+            var message = PKPeerMessage(kind: .battle, node: pkSender.nodeId, caller: starter, callee: side)
+            message.event = (name, fields)
+            pkSender.enqueue(message, to: registration)
+        }
+        return true
+    }
+
     private func rememberPeer(_ node: NodeRegistration) {
         peerNodes[node.nodeId] = node
     }
@@ -58,6 +70,14 @@ extension RoomHub {
             if let state = message.state { execute(machine.remoteAnchorChanged(message.caller, state: state, from: message.node)) }
         case .unlink:
             if let callee = message.callee { execute(machine.remoteUnlinked(caller: message.caller, callee: callee, from: message.node)) }
+        case .battle:
+            // Only for a room here linked with the battle's room on the sending node.
+            guard let callee = message.callee, let event = message.event, machine.remoteNode(ofRoom: message.caller.roomId) == message.node,
+                machine.pkLinks(of: callee.roomId).contains(where: { $0.caller.roomId == message.caller.roomId || $0.callee.roomId == message.caller.roomId })
+            else {
+                return PKPeerMessage.answer(.failure(LiveRoomError(ErrorCode.pkNotConnected, "no room here is linked with that battle's room on node \(message.node)")))
+            }
+            broadcast(.onPKBattle(name: event.name, fields: event.fields), in: callee.roomId)
         }
         return ["ErrorCode": 0, "ErrorMessage": ""]
     }

@@ -218,5 +218,14 @@ struct ClusterPKEndToEndTests {
         let after = try decodeFrame(url, width: 640, height: 360)
         let blueAfter = PKMixEndToEndTests.share(of: PKMixEndToEndTests.blue, in: after, columns: 320..<640)
         #expect(blueAfter == 0, "blue still mixed after the links ended: (480,180) \(after.color(x: 480, y: 180))")
+
+        // The task id names its node, so StopPublishCdnStream through node 1 reaches node 3.
+        let taskId = try #require(started["taskId"]?.stringValue)
+        #expect(taskId.hasPrefix("n3~"), "\(taskId)")
+        let (stopped, _) = try await n1.admin("StopPublishCdnStream", ["SdkAppId": .number(Double(TestServer.sdkAppId)), "TaskId": .string(taskId)], in: scope)
+        #expect(stopped["Response"]?["Error"] == nil, "\(stopped.jsonText)")
+        _ = try await ClusterMediaEndToEndTests.waitForMetrics(n3, timeout: .seconds(5), "the task stopped") { $0["liveroom_publish_tasks"] == 0 }
+        let (again, _) = try await n2.admin("StopPublishCdnStream", ["SdkAppId": .number(Double(TestServer.sdkAppId)), "TaskId": .string(taskId)], in: scope)
+        #expect(again["Response"]?["Error"]?["Code"] == "FailedOperation.TaskNotExist", "\(again.jsonText)")
     }
 }

@@ -48,6 +48,10 @@ struct ClusterForwarding: Sendable {
         }
         var room = request.liveRoom?.key
         switch request {
+        case .updatePublishCdnStream(let task):
+            return await node(runningTask: task.taskId)
+        case .stopPublishCdnStream(let taskId):
+            return await node(runningTask: taskId)
         case .confirmOrder(let orderId), .cancelOrder(let orderId):
             // Settling an order changes stock its room's clients hear of.
             let orders = self.orders
@@ -57,6 +61,18 @@ struct ClusterForwarding: Sendable {
         }
         guard let room else { return nil }
         return await membership.liveHome(ofRoom: room)
+    }
+
+    /// The beginning of the task ids a node gives (`n1~…`): they name the node running the task.
+    static func taskIdPrefix(node: String) -> String { "\(node)~" }
+
+    /// The live node other than this one that runs task `taskId`, by the node its id names; nil
+    /// to carry the call out here (this node's task, or a node that is not alive: not found).
+    func node(runningTask taskId: String) async -> NodeRegistration? {
+        guard let tilde = taskId.firstIndex(of: "~") else { return nil }
+        let node = String(taskId[..<tilde])
+        guard node != nodeId, ClusterRules.isValidNodeId(node) else { return nil }
+        return await membership.liveNode(node)
     }
 
     /// The home node of the room an IM `send_group_msg` names; nil to carry it out here.

@@ -59,13 +59,14 @@ actor RoomHub {
     var battleOfRoom: [String: String] = [:]
 
     /// `tasksConfiguration`'s task id prefix is replaced by a random one per server run, so
-    /// task ids stay unique across restarts.
+    /// task ids stay unique across restarts; in cluster mode it begins with `nodeId` and `~`,
+    /// so that an admin call naming the task reaches the node running it through any node.
     init(
         configuration: RoomsStateMachine.Configuration, tasksConfiguration: PublishTasksStateMachine.Configuration = .init(),
         egress: EgressResolver = EgressResolver(policy: EgressPolicy()), imageDirectory: String? = nil, maxOutboxBytes: Int = 4 << 20,
         reconnectGrace: Duration = .zero, catalogue: (any ShopStore)? = nil, orderReservation: Duration = .seconds(900),
         replayDirectory: String? = nil, maxReplayLength: Duration = .seconds(600), recorder: RoomRecorder, webhooks: WebhookService? = nil,
-        logger: Logger
+        nodeId: String? = nil, logger: Logger
     ) {
         self.webhooks = webhooks
         self.replayDirectory = replayDirectory
@@ -78,7 +79,7 @@ actor RoomHub {
         self.reconnectGrace = reconnectGrace
         self.machine = RoomsStateMachine(configuration: configuration)
         var tasksConfiguration = tasksConfiguration
-        tasksConfiguration.taskIdPrefix = String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 36) + "-"
+        tasksConfiguration.taskIdPrefix = (nodeId.map { ClusterForwarding.taskIdPrefix(node: $0) } ?? "") + String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 36) + "-"
         self.tasks = PublishTasksStateMachine(configuration: tasksConfiguration)
         self.recorder = recorder
         self.logger = logger

@@ -123,10 +123,10 @@ public struct LiveRoomServer: Sendable {
         }
         await hub.attach(media)
         if let cluster {
-            let pkSender = PKPeerSender(
+            let messenger = NodeMessenger(
                 nodeId: cluster.membership.nodeId, relayToken: cluster.membership.relayToken, group: MultiThreadedEventLoopGroup.singleton, logger: logger
             ) { node in await hub.pkPeerLost(node) }
-            await hub.attach(cluster.membership, pkSender: pkSender)
+            await hub.attach(cluster.membership, messenger: messenger)
             await cluster.membership.attach(hub)
             // The node relay takes mirror requests only from the media ports of live nodes.
             await cluster.membership.watchPeers { addresses in
@@ -485,7 +485,20 @@ public struct LiveRoomServer: Sendable {
             return Self.json(await ClusterAdmin.describe(cluster, hub: hub))
         }
 
-        WHIPRoutes(hub: hub, auth: auth, forwarding: forwarding).add(to: router)
+        WHIPRoutes(hub: hub, auth: auth, forwarding: forwarding, media: forwarding == nil ? nil : media).add(to: router)
+
+        // Cluster mode: the other end of a WHEP session whose media and seat are on two nodes ended it (RemotePlayback).
+        router.post(RouterPath(RemotePlayback.path)) { request, _ -> Response in
+            guard let cluster, ClusterRouting.isRelayToken(request.headers[HTTPField.Name(ClusterRouting.tokenHeader)!], expected: cluster.relayToken) else {
+                return Self.json(["ErrorCode": .number(Double(ErrorCode.invalidParameter)), "ErrorMessage": "only the nodes of the cluster send these"], status: .forbidden)
+            }
+            let body = try await request.body.collect(upTo: 1024)
+            guard let message = RemotePlayback.Message.parse(String(buffer: body)) else {
+                return Self.json(["ErrorCode": .number(Double(ErrorCode.invalidParameter)), "ErrorMessage": "not a WHEP session message"], status: .badRequest)
+            }
+            let known = await hub.remotePlaybackMessage(message)
+            return Self.json(["ErrorCode": .number(Double(known ? 0 : ErrorCode.invalidParameter)), "ErrorMessage": .string(known ? "" : "no such session from that node")])
+        }
 
         router.post("/v4/group_open_http_svc/send_group_msg") { request, _ -> Response in
             if let refusal = Self.refusal(request, auth: auth, body: AdminAPI.imAuthFailure) { return refusal }

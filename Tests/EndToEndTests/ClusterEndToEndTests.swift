@@ -36,6 +36,17 @@ final class TestCluster {
         scope.stopAll()
         database.stop()
     }
+
+    /// Waits until every node reports every node alive, and a little more: each node learns the
+    /// others' media addresses (the only ones its node relay takes mirror requests from) after
+    /// its next heartbeat.
+    func ready() async throws {
+        let ids = nodes.indices.map { "n\($0 + 1)" }
+        _ = try await ClusterEndToEndTests.waitForCluster(nodes[0], timeout: .seconds(5), "\(ids.count) live nodes") { answer in
+            ids.allSatisfy { ClusterEndToEndTests.node(answer, $0)?["Alive"] == true }
+        }
+        try await Task.sleep(for: .seconds(1.5))
+    }
 }
 
 /// Cluster mode with a real PostgreSQL server and three `liveroom-server` nodes on loopback

@@ -35,11 +35,7 @@ struct ClusterPKEndToEndTests {
         let cluster = try await TestCluster(nodes: 3)
         defer { cluster.stop() }
         let (scope, n1, n2, n3) = (cluster.scope, cluster.nodes[0], cluster.nodes[1], cluster.nodes[2])
-        _ = try await ClusterEndToEndTests.waitForCluster(n1, timeout: .seconds(5), "three live nodes") { answer in
-            ["n1", "n2", "n3"].allSatisfy { ClusterEndToEndTests.node(answer, $0)?["Alive"] == true }
-        }
-        // Every node has seen the others alive (the node relay takes mirror requests only from live nodes).
-        try await Task.sleep(for: .seconds(1.5))
+        try await cluster.ready()
 
         let hostA = try await PKEndToEndTests.anchor("hostA", room: "pkA", color: "FF0000", n1, in: scope)
         let hostB = try await PKEndToEndTests.anchor("hostB", room: "pkB", color: "0000FF", n2, in: scope)
@@ -166,10 +162,7 @@ struct ClusterPKEndToEndTests {
         let cluster = try await TestCluster(nodes: 3, extra: ["--egress-allow", "127.0.0.1"])
         defer { cluster.stop() }
         let (scope, n1, n2, n3) = (cluster.scope, cluster.nodes[0], cluster.nodes[1], cluster.nodes[2])
-        _ = try await ClusterEndToEndTests.waitForCluster(n1, timeout: .seconds(5), "three live nodes") { answer in
-            ["n1", "n2", "n3"].allSatisfy { ClusterEndToEndTests.node(answer, $0)?["Alive"] == true }
-        }
-        try await Task.sleep(for: .seconds(1.5))
+        try await cluster.ready()
 
         let red = try await PKEndToEndTests.anchor("red", room: "mixA", color: "FF0000", n1, in: scope)
         let blue = try await PKEndToEndTests.anchor("blue", room: "mixB", color: "0000FF", n2, in: scope)

@@ -21,6 +21,8 @@ struct WHIPRoutes: Sendable {
     let hub: RoomHub
     let auth: AdminAuth
     var forwarding: ClusterForwarding? = nil
+    /// Cluster mode: where a WHEP viewer's media is made when its room lives on another node.
+    var media: MediaService? = nil
 
     static let cors: HTTPFields = [
         .accessControlAllowOrigin: "*",
@@ -47,7 +49,22 @@ struct WHIPRoutes: Sendable {
                 let offer = String(buffer: try await request.body.collect(upTo: 256 * 1024))
                 if let forwarding, !forwarding.isForwarded(request), let home = await forwarding.home(ofRoom: RoomID.string(room).key) {
                     if let refusal = verify(token, of: user) { return refusal }
+                    if !publish, let media {
+                        return await playHere(request, room: (room, rawRoom), user: (user, rawUser), offer: offer, home: home, forwarding: forwarding, media: media)
+                    }
                     return await forward(.POST, request, path: nil, body: ByteBuffer(string: offer), to: home, forwarding: forwarding)
+                }
+                if !publish, let forwarding, forwarding.isForwarded(request), let mediaOn = Self.mediaNode(request) {
+                    // The forwarding node makes the media: the seat only, and the publisher it is to play.
+                    do throws(RoomHub.HTTPRefusal) {
+                        let (session, publisher) = try await hub.enterForRemotePlayback(
+                            roomId: room, userId: user, userSig: token, privateMapKey: request.uri.queryParameters.get("privateMapKey") ?? "",
+                            anchor: request.uri.queryParameters.get("anchor"), offer: offer, mediaOn: mediaOn)
+                        let body: JSONValue = ["Session": .string(String(session)), "PublisherRoom": .string(publisher.roomId), "Publisher": .string(publisher.userId)]
+                        return Response(status: .created, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: body.jsonText)))
+                    } catch {
+                        return Self.text(error.message, status: .init(code: error.status))
+                    }
                 }
                 do throws(RoomHub.HTTPRefusal) {
                     let (session, answer) = try await hub.enterForHTTP(
@@ -132,6 +149,69 @@ struct WHIPRoutes: Sendable {
         let path = request.uri.path
         guard let slash = path.lastIndex(of: "/") else { return nil }
         return (node, String(path[...slash]) + tagged.session + (request.uri.query.map { "?" + $0 } ?? ""))
+    }
+
+    /// The node and peer connection owner a forwarded WHEP request names for its media.
+    static func mediaNode(_ request: Request) -> RemotePlayback.MediaNode? {
+        guard let node = request.headers[HTTPField.Name(RemotePlayback.nodeHeader)!], ClusterRules.isValidNodeId(node),
+            let owner = request.headers[HTTPField.Name(RemotePlayback.ownerHeader)!].flatMap(UInt64.init)
+        else { return nil }
+        return RemotePlayback.MediaNode(node: node, owner: owner)
+    }
+
+    /// WHEP reaching a node that is not the room's home: the home checks the request and keeps
+    /// the seat (``RoomHub/enterForRemotePlayback(roomId:userId:userSig:privateMapKey:anchor:offer:mediaOn:)``);
+    /// the peer connection is made here, from this node's mirror of the publisher, and the
+    /// Location names this node.
+    private func playHere(
+        _ request: Request, room: (id: String, raw: String), user: (id: String, raw: String), offer: String, home: NodeRegistration,
+        forwarding: ClusterForwarding, media: MediaService
+    ) async -> Response {
+        let owner = media.newRelayOwner()
+        var headers = [(RemotePlayback.nodeHeader, forwarding.nodeId), (RemotePlayback.ownerHeader, String(owner))]
+        for name in [HTTPField.Name.contentType, .authorization] {
+            if let value = request.headers[name] { headers.append((name.rawName, value)) }
+        }
+        guard let answer = await forwarding.forward(.POST, uri: request.uri.string, body: ByteBuffer(string: offer), headers: headers, to: home) else {
+            return Self.text("the room lives on node \(home.nodeId), which did not answer; try again", status: .badGateway)
+        }
+        guard answer.status == 201 else {
+            var out = Self.cors
+            out[.contentType] = answer.headers.first(name: "Content-Type") ?? "text/plain; charset=utf-8"
+            return Response(status: .init(code: answer.status), headers: out, body: .init(byteBuffer: answer.body))
+        }
+        guard let value = try? JSONValue.parse(String(buffer: answer.body)), let session = value["Session"]?.stringValue.flatMap(UInt64.init),
+            let publisherRoom = value["PublisherRoom"]?.stringValue, let publisherId = value["Publisher"]?.stringValue
+        else { return Self.text("node \(home.nodeId) gave an answer this node cannot read", status: .badGateway) }
+        let playback = RemotePlayback(home: home, session: session, roomKey: RoomID.string(room.id).key, userId: user.id)
+        await hub.startRemotePlayback(owner: owner, playback)
+        // The publisher's node: the room's home, or the home of a PK anchor's room (this node's own room: no mirror).
+        var publisherNode: NodeRegistration? = home
+        if publisherRoom != playback.roomKey { publisherNode = await forwarding.home(ofRoom: publisherRoom) }
+        do {
+            let sdp: String
+            if let publisherNode {
+                guard let address = publisherNode.mediaAddresses.lazy.compactMap(NodeMediaRelay.address).first else {
+                    throw NegotiationError("node \(publisherNode.nodeId) has no usable media address")
+                }
+                sdp = try await media.subscribeMirrored(owner: owner, key: SFURouter.PublisherKey(roomId: publisherRoom, userId: publisherId), offer: offer, home: address)
+            } else {
+                sdp = try await media.subscribe(owner: owner, roomId: publisherRoom, publisherId: publisherId, offer: offer).get()
+            }
+            // The home may have ended the session meanwhile.
+            guard await hub.remotePlayback(owner, roomKey: playback.roomKey, userId: user.id) != nil else {
+                media.close(owner: owner)
+                return Self.text("the session ended while it was made", status: .conflict)
+            }
+            var out = Self.cors
+            out[.contentType] = "application/sdp"
+            out[.location] = "/whep/\(room.raw)/\(user.raw)/" + ClusterForwarding.taggedResource(Substring(String(owner)), node: forwarding.nodeId)
+            out[.eTag] = "\"\(owner)\""
+            return Response(status: .created, headers: out, body: .init(byteBuffer: ByteBuffer(string: sdp)))
+        } catch {
+            await hub.endRemotePlayback(owner)
+            return Self.text("the offer cannot be used: \(error)", status: .badRequest)
+        }
     }
 
     /// A refusal when `token` is not a valid UserSig of `user`: checked before a request is

@@ -6,13 +6,13 @@ import LiveRoomWire
 
 /// Cross-room PK with a room on another node (cluster mode). The room core keeps the link and
 /// what the other room's anchor sends; this node's hub carries the core's ``PKPeerCommand``s to
-/// that room's home node (``PKPeerSender``), hands the messages that node sends back to the
+/// that room's home node (``NodeMessenger``), hands the messages that node sends back to the
 /// core, and gives this room's members the other anchor's media from a mirror of it, made by
 /// the node relay (the same mirror that serves a room's viewers on other nodes).
 extension RoomHub {
     /// Carries out a message for the home node of a linked room.
     func carryOut(_ command: PKPeerCommand) {
-        guard let cluster, let pkSender else { return }
+        guard let cluster, let messenger else { return }
         switch command {
         case .link(let session, let caller, let state, let callee, let since):
             Task {
@@ -21,9 +21,9 @@ extension RoomHub {
                 if let home = await cluster.liveHome(ofRoom: callee.roomId) {
                     node = home.nodeId
                     self.rememberPeer(home)
-                    let message = PKPeerMessage(kind: .link, node: pkSender.nodeId, caller: caller, callee: callee, state: state, since: since)
+                    let message = PKPeerMessage(kind: .link, node: messenger.nodeId, caller: caller, callee: callee, state: state, since: since)
                     result =
-                        await pkSender.link(message, to: home)
+                        await messenger.link(message, to: home)
                         ?? .failure(LiveRoomError(ErrorCode.homeNodeUnreachable, "node \(home.nodeId) of \(RoomID(key: callee.roomId)) did not answer"))
                 } else {
                     result = .failure(LiveRoomError(ErrorCode.pkRoomNotFound, "\(RoomID(key: callee.roomId)) does not exist"))
@@ -32,10 +32,10 @@ extension RoomHub {
             }
         case .anchorState(let end, let state, let node):
             guard let registration = peerNodes[node] else { return }
-            pkSender.enqueue(PKPeerMessage(kind: .state, node: pkSender.nodeId, caller: end, state: state), to: registration)
+            messenger.enqueue(PKPeerMessage(kind: .state, node: messenger.nodeId, caller: end, state: state), to: registration)
         case .unlink(let link, let node):
             guard let registration = peerNodes[node] else { return }
-            pkSender.enqueue(PKPeerMessage(kind: .unlink, node: pkSender.nodeId, caller: link.caller, callee: link.callee), to: registration)
+            messenger.enqueue(PKPeerMessage(kind: .unlink, node: messenger.nodeId, caller: link.caller, callee: link.callee), to: registration)
         }
     }
 
@@ -43,10 +43,10 @@ extension RoomHub {
     /// Returns false when the side's room is here.
     func announceElsewhere(_ name: String, _ fields: [String: JSONValue], to side: PKEnd, from starter: PKEnd) -> Bool {
         guard let node = machine.remoteNode(ofRoom: side.roomId) else { return false }
-        if let pkSender, let registration = peerNodes[node] {
-            var message = PKPeerMessage(kind: .battle, node: pkSender.nodeId, caller: starter, callee: side)
+        if let messenger, let registration = peerNodes[node] {
+            var message = PKPeerMessage(kind: .battle, node: messenger.nodeId, caller: starter, callee: side)
             message.event = (name, fields)
-            pkSender.enqueue(message, to: registration)
+            messenger.enqueue(message, to: registration)
         }
         return true
     }

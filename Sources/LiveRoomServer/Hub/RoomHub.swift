@@ -91,14 +91,14 @@ actor RoomHub {
     private(set) var cluster: ClusterMembership?
 
     /// Joins the cluster: rooms that empty here are released for their next enter, PK links
-    /// with rooms on other nodes go through `pkSender`.
-    func attach(_ cluster: ClusterMembership, pkSender: PKPeerSender) {
+    /// with rooms on other nodes go through `messenger`.
+    func attach(_ cluster: ClusterMembership, messenger: NodeMessenger) {
         self.cluster = cluster
-        self.pkSender = pkSender
+        self.messenger = messenger
     }
 
     /// Carries PK messages to the home nodes of linked rooms on other nodes (PKPeers.swift).
-    private(set) var pkSender: PKPeerSender?
+    private(set) var messenger: NodeMessenger?
     /// The nodes of linked rooms, as they were when a link with them was made.
     var peerNodes: [String: NodeRegistration] = [:]
 
@@ -179,7 +179,9 @@ actor RoomHub {
     /// WHIP/WHEP session is its peer connection, so it leaves the room; a signaling client
     /// stays in the room (its membership follows the WebSocket) and only stops publishing.
     func peerLost(session: SessionID, wasPublishing: Bool) {
-        if outboxes[session] == nil, machine.membership(of: session) != nil {
+        if remotePlaybacks[session] != nil {
+            endRemotePlayback(session)
+        } else if outboxes[session] == nil, machine.membership(of: session) != nil {
             leaveForHTTP(session)
         } else if wasPublishing {
             execute(machine.publishEnded(session))
@@ -275,7 +277,12 @@ actor RoomHub {
     }
 
     /// The WHEP sessions attached to signaling sessions, by resource id.
-    private var attachedPlaybacks: [SessionID: AttachedPlayback] = [:]
+    var attachedPlaybacks: [SessionID: AttachedPlayback] = [:]
+    /// Cluster mode, on a room's home: WHEP sessions here whose media another node makes.
+    var mediaNodes: [SessionID: RemotePlayback.MediaNode] = [:]
+    /// Cluster mode, on the node a WHEP client reached: its peer connections whose session
+    /// (the seat in the room) is on the room's home, by owner.
+    var remotePlaybacks: [UInt64: RemotePlayback] = [:]
 
     /// Enters a room for a WHIP/WHEP client (a session without a WebSocket) and negotiates
     /// its peer connection: publish for WHIP, play the first publishing anchor (or `anchor`,
@@ -285,6 +292,27 @@ actor RoomHub {
     func enterForHTTP(
         roomId: String, userId: String, userSig: String, privateMapKey: String = "", publish: Bool, anchor: String?, offer: String
     ) async throws(HTTPRefusal) -> (SessionID, String) {
+        let (session, answer, _) = try await enterForHTTP(
+            roomId: roomId, userId: userId, userSig: userSig, privateMapKey: privateMapKey, publish: publish, anchor: anchor, offer: offer, mediaOn: nil)
+        return (session, answer)
+    }
+
+    /// Cluster mode: a WHEP session whose media another node makes (``RemotePlayback``): the
+    /// room's rules are checked and the user enters here, as for any WHEP session, but no media
+    /// is made; the answer names the publisher, which node `mediaOn.node` then mirrors for its
+    /// peer connection `mediaOn.owner`.
+    func enterForRemotePlayback(
+        roomId: String, userId: String, userSig: String, privateMapKey: String, anchor: String?, offer: String, mediaOn: RemotePlayback.MediaNode
+    ) async throws(HTTPRefusal) -> (SessionID, SFURouter.PublisherKey) {
+        let (session, _, publisher) = try await enterForHTTP(
+            roomId: roomId, userId: userId, userSig: userSig, privateMapKey: privateMapKey, publish: false, anchor: anchor, offer: offer, mediaOn: mediaOn)
+        return (session, publisher!)
+    }
+
+    private func enterForHTTP(
+        roomId: String, userId: String, userSig: String, privateMapKey: String, publish: Bool, anchor: String?, offer: String,
+        mediaOn: RemotePlayback.MediaNode?
+    ) async throws(HTTPRefusal) -> (SessionID, String, SFURouter.PublisherKey?) {
         guard let media else { throw HTTPRefusal(status: 503, message: "the media port is not running") }
         let session = newSession()
         let roomKey = RoomID.string(roomId).key
@@ -330,7 +358,7 @@ actor RoomHub {
             do {
                 let (answer, audio, video) = try await media.publish(owner: session, roomId: roomId, userId: userId, offer: offer).get()
                 published(session: session, roomId: roomId, userId: userId, answer: answer, audio: audio, video: video)
-                return (session, answer)
+                return (session, answer, nil)
             } catch {
                 throw fail(HTTPRefusal(status: 400, message: "the offer cannot be used: \(error)"))
             }
@@ -351,6 +379,11 @@ actor RoomHub {
         }
         let answer: String
         do {
+            if let mediaOn {
+                // The node the client reached makes the media; this node only keeps the seat.
+                answer = ""
+                mediaNodes[session] = mediaOn
+            } else {
             switch remoteMediaHome(ofRoom: publisherRoom) {
             case .success(let home):
                 let key = SFURouter.PublisherKey(roomId: publisherRoom, userId: publisherId)
@@ -359,6 +392,7 @@ actor RoomHub {
                 throw error
             case nil:
                 answer = try await media.subscribe(owner: owner, roomId: publisherRoom, publisherId: publisherId, offer: offer).get()
+            }
             }
         } catch {
             throw fail(HTTPRefusal(status: 400, message: "the offer cannot be used: \(error)"))
@@ -373,7 +407,7 @@ actor RoomHub {
             attachedPlaybacks[session] = AttachedPlayback(
                 owner: owner, roomKey: roomKey, userId: userId, publisherId: publisherId, publisherRoom: publisherRoom)
         }
-        return (session, answer)
+        return (session, answer, SFURouter.PublisherKey(roomId: publisherRoom, userId: publisherId))
     }
 
     /// A WHIP/WHEP PATCH with the client's ICE credentials: an ICE restart when they are new,
@@ -395,6 +429,7 @@ actor RoomHub {
 
     /// Whether a WHIP/WHEP resource is a session in this (string) room as this user.
     func isHTTPSession(_ session: SessionID, roomId: String, userId: String) -> Bool {
+        if remotePlayback(session, roomKey: RoomID.string(roomId).key, userId: userId) != nil { return true }
         if let playback = attachedPlaybacks[session] {
             // The owner must still be that user in that room (a connection may leave and enter another).
             return playback.roomKey == RoomID.string(roomId).key && playback.userId == userId
@@ -406,6 +441,8 @@ actor RoomHub {
     /// Ends a WHIP/WHEP session: it leaves the room and its peer connection closes. An attached
     /// playback ends only its subscription; its signaling session stays in the room.
     func leaveForHTTP(_ session: SessionID) {
+        if remotePlaybacks[session] != nil { return endRemotePlayback(session) }
+        endRemoteMedia(of: session)
         if let playback = attachedPlaybacks.removeValue(forKey: session) {
             media?.unsubscribe(owner: playback.owner, publisherId: playback.publisherId, roomId: playback.publisherRoom)
             return
@@ -584,6 +621,7 @@ actor RoomHub {
             media.stopPublishing(roomId: roomId, userId: userId)
         case .closeSession(let session):
             media.close(owner: session)
+            endRemoteMedia(of: session)
             if relayedSessions.contains(session) { sendNodeFrame(NodeMediaFrame(kind: .close), to: session) }
         }
     }

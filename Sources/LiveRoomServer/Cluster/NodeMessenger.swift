@@ -5,13 +5,14 @@ import Logging
 import NIOCore
 import Synchronization
 
-/// Carries PK messages (``PKPeerMessage``) to the home nodes of linked rooms on other nodes:
-/// `POST /v1/cluster/pk` with the relay token. A link request is posted at once and answered;
+/// Carries messages between nodes, posted with the relay token: PK messages (``PKPeerMessage``,
+/// `POST /v1/cluster/pk`) to the home nodes of linked rooms, and WHEP sessions' ends
+/// (``RemotePlayback``, `POST /v1/cluster/whep`). A link request is posted at once and answered;
 /// state changes and unlinks go one at a time per node, in the order they were made, so a
 /// node never hears an old state after a newer one. A node that does not take a message
 /// within ``timeout``, or has ``maxQueued`` waiting, is reported lost (`onLost`): every link
 /// with it ends here.
-final class PKPeerSender: Sendable {
+final class NodeMessenger: Sendable {
     let nodeId: String
     private let relayToken: String
     private let group: any EventLoopGroup
@@ -34,15 +35,20 @@ final class PKPeerSender: Sendable {
 
     /// Posts `message` to `node`: its answer's status and body, or nil when it gave none in time.
     func post(_ message: PKPeerMessage, to node: NodeRegistration) async -> (status: Int, body: String)? {
+        await post(message.json, path: PKPeerMessage.path, to: node)
+    }
+
+    /// Posts `body` to `path` on `node`: its answer's status and body, or nil when it gave none in time.
+    func post(_ body: JSONValue, path: String, to node: NodeRegistration) async -> (status: Int, body: String)? {
         guard let target = HTTPTarget(url: node.signalingURL) else { return nil }
         do {
             let client = try HTTPPostClient(target: target, group: group, timeout: Self.timeout, maxResponseBytes: PKPeerMessage.maxBodyBytes)
             let answer = try await client.send(
-                .POST, Array(message.json.jsonText.utf8),
-                headers: [("Content-Type", "application/json"), (ClusterRouting.tokenHeader, relayToken)], path: PKPeerMessage.path)
+                .POST, Array(body.jsonText.utf8),
+                headers: [("Content-Type", "application/json"), (ClusterRouting.tokenHeader, relayToken)], path: path)
             return answer.truncated ? nil : (answer.status, String(buffer: answer.body))
         } catch {
-            logger.info("PK message not delivered", metadata: [LogKey.node: "\(node.nodeId)", LogKey.error: "\(error)"])
+            logger.info("Message to a node not delivered", metadata: [LogKey.node: "\(node.nodeId)", LogKey.error: "\(error)"])
             return nil
         }
     }

@@ -1,0 +1,108 @@
+import LiveRoomCluster
+import LiveRoomCore
+import LiveRoomProtocol
+import LiveRoomSFU
+
+/// Cluster mode: a WHEP viewer's media on the node its request reached (V), as for a viewer
+/// over signaling, while its seat is in the room on the room's home (H). V checks the UserSig
+/// and asks H (the request forwarded, with V's node and the owner of the peer connection it
+/// will make); H checks the room's rules, enters the user and names the publisher; V makes the
+/// peer connection from its mirror of the publisher and answers the client, with a Location
+/// naming V (`V~owner`). Either end tells the other when the session ends (`POST
+/// /v1/cluster/whep`): H when the user leaves the room (removed, the room dismissed), V when the
+/// client deletes the resource or its peer connection is lost.
+struct RemotePlayback: Sendable {
+    /// The node making a WHEP session's media, and the owner of its peer connection there.
+    struct MediaNode: Sendable, Hashable {
+        var node: String
+        var owner: UInt64
+    }
+
+    /// The room's home and the session (the seat) there.
+    var home: NodeRegistration
+    var session: UInt64
+    var roomKey: String
+    var userId: String
+
+    static let path = "/v1/cluster/whep"
+    /// Headers of a WHEP request forwarded to the room's home for a session whose media the
+    /// forwarding node makes.
+    static let nodeHeader = "x-liveroom-media-node"
+    static let ownerHeader = "x-liveroom-media-owner"
+
+    /// What one end tells the other: `close` (H → V: end the peer connection of `owner`) or
+    /// `ended` (V → H: the session `session` ended). Ids travel as decimal strings (they exceed
+    /// a JSON number's exact range).
+    enum Message: Equatable {
+        case close(owner: UInt64, from: String)
+        case ended(session: UInt64, from: String)
+
+        var json: JSONValue {
+            switch self {
+            case .close(let owner, let node): ["Kind": "close", "Owner": .string(String(owner)), "Node": .string(node)]
+            case .ended(let session, let node): ["Kind": "ended", "Session": .string(String(session)), "Node": .string(node)]
+            }
+        }
+
+        static func parse(_ text: String) -> Message? {
+            guard text.utf8.count <= 1024, let value = try? JSONValue.parse(text), let node = value["Node"]?.stringValue, ClusterRules.isValidNodeId(node)
+            else { return nil }
+            switch value["Kind"]?.stringValue {
+            case "close": return value["Owner"]?.stringValue.flatMap(UInt64.init).map { .close(owner: $0, from: node) }
+            case "ended": return value["Session"]?.stringValue.flatMap(UInt64.init).map { .ended(session: $0, from: node) }
+            default: return nil
+            }
+        }
+    }
+}
+
+extension RoomHub {
+    /// V: a peer connection made here for a session on the room's home.
+    func startRemotePlayback(owner: UInt64, _ playback: RemotePlayback) {
+        remotePlaybacks[owner] = playback
+    }
+
+    /// V: the remote playback `owner` is, when it is `userId`'s in `roomKey`.
+    func remotePlayback(_ owner: UInt64, roomKey: String, userId: String) -> RemotePlayback? {
+        remotePlaybacks[owner].flatMap { $0.roomKey == roomKey && $0.userId == userId ? $0 : nil }
+    }
+
+    /// V: the client ended the session, or its peer connection was lost: the media here ends
+    /// and the home hears of it.
+    func endRemotePlayback(_ owner: UInt64) {
+        guard let playback = remotePlaybacks.removeValue(forKey: owner) else { return }
+        media?.close(owner: owner)
+        guard let messenger else { return }
+        Task { _ = await messenger.post(RemotePlayback.Message.ended(session: playback.session, from: messenger.nodeId).json, path: RemotePlayback.path, to: playback.home) }
+    }
+
+    /// H: `session` left (or its signaling session, which a WHEP session attached to, closed):
+    /// the nodes making their media are told to end it.
+    func endRemoteMedia(of session: SessionID) {
+        guard !mediaNodes.isEmpty else { return }
+        let ended = [session] + attachedPlaybacks.filter { $0.value.owner == session }.map(\.key)
+        for session in ended {
+            guard let mediaOn = mediaNodes.removeValue(forKey: session), let cluster, let messenger else { continue }
+            Task {
+                guard let node = await cluster.liveNode(mediaOn.node) else { return }
+                _ = await messenger.post(RemotePlayback.Message.close(owner: mediaOn.owner, from: messenger.nodeId).json, path: RemotePlayback.path, to: node)
+            }
+        }
+    }
+
+    /// A message of another node's (`POST /v1/cluster/whep`, its relay token checked): whether it
+    /// named something it may end.
+    func remotePlaybackMessage(_ message: RemotePlayback.Message) -> Bool {
+        switch message {
+        case .close(let owner, let node):
+            guard let playback = remotePlaybacks[owner], playback.home.nodeId == node else { return false }
+            remotePlaybacks[owner] = nil
+            media?.close(owner: owner)
+        case .ended(let session, let node):
+            guard mediaNodes[session]?.node == node else { return false }
+            mediaNodes[session] = nil
+            leaveForHTTP(session)
+        }
+        return true
+    }
+}

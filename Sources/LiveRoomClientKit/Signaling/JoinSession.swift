@@ -147,14 +147,16 @@ public struct JoinSession: Sendable {
         while true {
             state.entered.withLock { $0 = false }
             var failure: (any Error)?
+            var ending = ""
             let first = current
             for offset in 0..<urls.count {
                 let index = (first + offset) % urls.count
                 do {
-                    try await connect(url: urls[index], role: role, state: state, media: media, relay: relay, recovering: attempts > 0)
+                    ending = try await connect(url: urls[index], role: role, state: state, media: media, relay: relay, recovering: attempts > 0)
                     failure = nil
                 } catch {
                     failure = error
+                    ending = "\(error)"
                 }
                 // Reached (it answered, or the room was entered before the connection failed): stay with it.
                 if failure == nil || state.entered.withLock({ $0 }) {
@@ -179,7 +181,7 @@ public struct JoinSession: Sendable {
             let ended = state.outcome.withLock { $0 } != nil || state.leaving.withLock { $0 }
             guard everEntered, !ended, options.reconnectAttempts > 0 else { break }
             // Lost: what was negotiated on the old connection is gone with it.
-            if attempts == 0 { printer.print(["event": "onConnectionLost"]) }
+            if attempts == 0 { printer.print(["event": "onConnectionLost", "reason": .string(ending)]) }
             let current = state.media.withLock { machine -> (Role?, Set<String>) in
                 let snapshot = (machine.role, machine.subscribedUsers)
                 machine = MediaSignalingStateMachine(userId: options.userId, wantsToPublish: options.media.publish != nil)
@@ -202,7 +204,8 @@ public struct JoinSession: Sendable {
         return state.outcome.withLock { $0 } ?? .disconnected
     }
 
-    private func connect(url: String, role: Role, state: State, media: MediaSession, relay: CommandRelay, recovering: Bool) async throws {
+    /// How the connection ended: the server's close frame, or nothing (it just went away).
+    private func connect(url: String, role: Role, state: State, media: MediaSession, relay: CommandRelay, recovering: Bool) async throws -> String {
         let commands = relay.nextConnection()
         let options = self.options
         let printer = self.printer
@@ -212,7 +215,7 @@ public struct JoinSession: Sendable {
             if let caFile = options.caFile { configuration.trustRoots = .file(caFile) }
             tls = configuration
         }
-        try await WebSocketClient.connect(url: url, configuration: .init(maxFrameSize: 1 << 16), tlsConfiguration: tls, logger: logger) { inbound, outbound, _ in
+        let close = try await WebSocketClient.connect(url: url, configuration: .init(maxFrameSize: 1 << 16), tlsConfiguration: tls, logger: logger) { inbound, outbound, _ in
             let enter = RoomRequest.enterRoom(
                 EnterRoomParams(sdkAppId: options.sdkAppId, userId: options.userId, userSig: options.userSig, room: options.room, role: role,
                     privateMapKey: options.privateMapKey))
@@ -402,6 +405,7 @@ public struct JoinSession: Sendable {
                 group.cancelAll()
             }
         }
+        return close.map { "the server closed the connection (\($0.closeCode)\($0.reason.map { ": " + $0 } ?? ""))" } ?? "the connection ended"
     }
 }
 

@@ -16,9 +16,10 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
             alone, without userId and userSig: the page gets a UserSig for a random viewer; \
             development only). With --cluster-db several servers share one PostgreSQL database as \
             a cluster: each room lives on a home node, any node relays a client's signaling, \
-            admin calls and WHIP/WHEP there, a viewer's media comes from the node it connected \
-            to (which mirrors the publisher from the home node once), and the shops, orders, \
-            room history and webhook outbox are kept in PostgreSQL (docs/cluster.md).
+            admin calls and WHIP there, a viewer's media (signaling or WHEP) comes from the node \
+            it connected to (which mirrors the publisher from the home node once), PK links and \
+            mixes work between rooms on different nodes, and the shops, orders, room history \
+            and webhook outbox are kept in PostgreSQL (docs/cluster.md).
             """)
 
     @Option(help: "Address to listen on (LIVEROOM_HOST).") var host: String?

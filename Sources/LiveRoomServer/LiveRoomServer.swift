@@ -172,8 +172,9 @@ public struct LiveRoomServer: Sendable {
                     let scheme = configuration.tlsCertificate == nil ? "http" : "https"
                     let host = advertised.first ?? configuration.host
                     let url = configuration.nodeURL ?? "\(scheme)://\(host.contains(":") ? "[\(host)]" : host):\(port)"
-                    await cluster.membership.register(
-                        signalingURL: url, mediaAddresses: advertised.map { "\($0.contains(":") ? "[\($0)]" : $0):\(media.port)" })
+                    let mediaAddresses = advertised.map { "\($0.contains(":") ? "[\($0)]" : $0):\(media.port)" }
+                    await hub.setOwnMediaAddress(mediaAddresses.first)
+                    await cluster.membership.register(signalingURL: url, mediaAddresses: mediaAddresses)
                 }
                 await onRunning(credentials, address, MediaPorts(udp: media.port, tcp: media.tcpPort))
             },
@@ -478,6 +479,18 @@ public struct LiveRoomServer: Sendable {
             } catch {
                 return Self.json(["ErrorCode": .number(Double(error.code)), "ErrorMessage": .string(error.message)], status: .badRequest)
             }
+        }
+
+        // Cluster mode: a task's home and the node running its runner (TaskHosting.swift).
+        router.post(RouterPath(TaskHostMessage.path)) { request, _ -> Response in
+            guard let cluster, ClusterRouting.isRelayToken(request.headers[HTTPField.Name(ClusterRouting.tokenHeader)!], expected: cluster.relayToken) else {
+                return Self.json(["ErrorCode": .number(Double(ErrorCode.invalidParameter)), "ErrorMessage": "only the nodes of the cluster send these"], status: .forbidden)
+            }
+            let body = try await request.body.collect(upTo: TaskHostMessage.maxBodyBytes)
+            guard let message = TaskHostMessage.parse(String(buffer: body)) else {
+                return Self.json(["ErrorCode": .number(Double(ErrorCode.invalidParameter)), "ErrorMessage": "not a task message"], status: .badRequest)
+            }
+            return Self.json(await hub.taskHostMessage(message))
         }
 
         router.get("/v1/cluster/nodes") { request, _ -> Response in

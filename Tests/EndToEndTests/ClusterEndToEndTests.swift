@@ -18,13 +18,14 @@ final class TestCluster {
     let scope: ProcessScope
     private(set) var nodes: [TestServer] = []
 
-    init(nodes count: Int, extra: [String] = []) async throws {
+    /// `extra` goes to every node, `extraFor[i]` to node `n<i>` alone.
+    init(nodes count: Int, extra: [String] = [], extraFor: [Int: [String]] = [:]) async throws {
         database = try PostgresTestServer()
         try database.start()
         scope = try ProcessScope()
         do {
             for index in 1...count {
-                nodes.append(try await ClusterEndToEndTests.startNode("n\(index)", database: database.url, in: scope, extra: extra))
+                nodes.append(try await ClusterEndToEndTests.startNode("n\(index)", database: database.url, in: scope, extra: extra + (extraFor[index] ?? [])))
             }
         } catch {
             stop()

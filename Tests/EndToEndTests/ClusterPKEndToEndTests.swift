@@ -221,4 +221,59 @@ struct ClusterPKEndToEndTests {
         let (again, _) = try await n2.admin("StopPublishCdnStream", ["SdkAppId": .number(Double(TestServer.sdkAppId)), "TaskId": .string(taskId)], in: scope)
         #expect(again["Response"]?["Error"]?["Code"] == "FailedOperation.TaskNotExist", "\(again.jsonText)")
     }
+
+    /// A task over its room's home's encoding budget runs on another node: node 1 may encode
+    /// 1 million pixels a second, a 640x360 mix at 15 fps needs 3.5; node 2 (fewest tasks) runs
+    /// it from its mirror of the anchor, node 1 keeps the task (its state, its owner's answers).
+    @Test(.requires(.nginxRTMP, .ffmpeg, .ffprobe)) func aTaskOverItsHomesEncodingBudgetRunsOnAnotherNode() async throws {
+        let nginx = try NginxRTMPServer()
+        try nginx.start()
+        defer { nginx.stop() }
+        let cluster = try await TestCluster(nodes: 3, extra: ["--egress-allow", "127.0.0.1"], extraFor: [1: ["--encoding-budget", "1000000"]])
+        defer { cluster.stop() }
+        let (scope, n1, n2, n3) = (cluster.scope, cluster.nodes[0], cluster.nodes[1], cluster.nodes[2])
+        try await cluster.ready()
+        let red = try await PKEndToEndTests.anchor("red", room: "hosted", color: "FF0000", n1, in: scope)
+
+        // Node-to-node task messages from outside are refused.
+        var request = URLRequest(url: try #require(URL(string: n2.url + "/v1/cluster/task")))
+        request.httpMethod = "POST"
+        request.httpBody = Data(#"{"kind":"start","node":"n1","taskId":"n1~x-1"}"#.utf8)
+        let (_, forbidden) = try await URLSession.shared.data(for: request)
+        #expect((forbidden as? HTTPURLResponse)?.statusCode == 403)
+        request.setValue(Self.relayToken, forHTTPHeaderField: "x-liveroom-relay-token")
+        request.httpBody = Data("{".utf8)
+        let (_, garbage) = try await URLSession.shared.data(for: request)
+        #expect((garbage as? HTTPURLResponse)?.statusCode == 400)
+        request.httpBody = Data(#"{"kind":"stop","node":"n1","taskId":"n1~nothing-1"}"#.utf8)
+        let (unknown, _) = try await URLSession.shared.data(for: request)
+        #expect(try JSONValue.parse(String(decoding: unknown, as: UTF8.self))["ErrorCode"]?.intValue == ErrorCode.invalidParameter)
+
+        let url = nginx.url(stream: "hosted")
+        red.send(
+            "start-publish " + #"{"target":{"mode":"mixStreamToCdn","cdnUrlList":[{"rtmpUrl":"\#(url)"}]},"#
+                + #""encoderParam":{"videoEncodedWidth":640,"videoEncodedHeight":360,"videoEncodedFPS":15,"videoEncodedGOP":1,"videoEncodedKbps":800},"#
+                + #""mixingConfig":{"backgroundColor":65280,"videoLayoutList":["#
+                + #"{"fixedVideoUser":{"userId":"red","strRoomId":"hosted"},"rect":{"left":0,"top":0,"right":320,"bottom":360},"zOrder":0}]}}"#)
+        let started = try await red.waitForEvent("onStartPublishMediaStream", timeout: .seconds(10))
+        #expect(started["code"] == 0, "\(started.jsonText)")
+        let taskId = try #require(started["taskId"]?.stringValue)
+        #expect(taskId.hasPrefix("n1~"), "the room's home keeps the task: \(taskId)")
+        try await red.waitForEvent("onCdnStreamStateChanged", timeout: .seconds(15)) { $0["status"] == 2 }
+        try await Task.sleep(for: .seconds(2))
+        let frame = try decodeFrame(url, width: 640, height: 360)
+        let left = PKMixEndToEndTests.share(of: PKMixEndToEndTests.red, in: frame, columns: 0..<320)
+        let right = PKMixEndToEndTests.share(of: 0x00FF00, in: frame, columns: 320..<640)
+        print("cluster task hosted on node 2: left red \(Int(left * 100))%, right green \(Int(right * 100))%")
+        #expect(left > 0.95 && right > 0.95, "(160,180) \(frame.color(x: 160, y: 180)) (480,180) \(frame.color(x: 480, y: 180))")
+        let first = try await ClusterMediaEndToEndTests.metrics(n1), second = try await ClusterMediaEndToEndTests.metrics(n2)
+        #expect(first["liveroom_publish_tasks"] == 0 && second["liveroom_publish_tasks"] == 1, "runners: node 1 \(first["liveroom_publish_tasks"] ?? -1), node 2 \(second["liveroom_publish_tasks"] ?? -1)")
+        #expect(second["liveroom_cluster_relay_mirrors"] == 1 && first["liveroom_cluster_relay_exports"] == 1)
+
+        // Stopped through node 3 (forwarded to node 1, the task's home): node 2's runner stops.
+        let (stopped, _) = try await n3.admin("StopPublishCdnStream", ["SdkAppId": .number(Double(TestServer.sdkAppId)), "TaskId": .string(taskId)], in: scope)
+        #expect(stopped["Response"]?["Error"] == nil, "\(stopped.jsonText)")
+        _ = try await ClusterMediaEndToEndTests.waitForMetrics(n2, timeout: .seconds(5), "node 2's runner stopped") { $0["liveroom_publish_tasks"] == 0 }
+        #expect(n1.process.isRunning && n2.process.isRunning)
+    }
 }

@@ -5,7 +5,7 @@ import LiveRoomProtocol
 /// `roomId` is the room's key (``RoomID/key``): a `strRoomId` as it is, an `intRoomId` the
 /// numeric room's key, so room 123 and room "123" stay apart. An empty `roomId` means the room
 /// the task runs in.
-public struct MixUser: Sendable, Hashable, CustomStringConvertible {
+public struct MixUser: Sendable, Hashable, Codable, CustomStringConvertible {
     public var userId: String
     public var roomId: String
 
@@ -28,7 +28,7 @@ public struct MixUser: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Which of a user's video streams an input takes (TRTC's `TRTCVideoStreamType`).
-public enum MixStreamType: Int, Sendable, Hashable {
+public enum MixStreamType: Int, Sendable, Hashable, Codable {
     /// The camera stream (`TRTCVideoStreamTypeBig`, admin `StreamType` 0).
     case big = 0
     /// The low-resolution camera stream (`TRTCVideoStreamTypeSmall`).

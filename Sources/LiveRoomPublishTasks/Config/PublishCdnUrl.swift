@@ -1,7 +1,7 @@
 import LiveRoomProtocol
 
 /// One RTMP destination of a task (TRTC's `TRTCPublishCdnUrl`, the admin API's `McuPublishCdnParam`).
-public struct PublishCdnUrl: Sendable, Hashable {
+public struct PublishCdnUrl: Sendable, Hashable, Codable {
     /// The `rtmp://` or `rtmps://` URL to push to.
     public var rtmpUrl: String
     /// TRTC's `isInternalLine` (`IsTencentCdn`): kept for compatibility, it changes nothing here.

@@ -1,5 +1,5 @@
 /// What a publish media stream task does with its inputs (TRTC's `TRTCPublishMode`).
-public enum PublishMode: Int, Sendable, Hashable, CaseIterable {
+public enum PublishMode: Int, Sendable, Hashable, Codable, CaseIterable {
     /// Relay one user's camera stream unchanged to CDN URLs (`TRTCPublishBigStreamToCdn`).
     case bigStreamToCdn = 1
     /// Relay one user's screen-share stream to CDN URLs (`TRTCPublishSubStreamToCdn`).

@@ -1,7 +1,7 @@
 import LiveRoomProtocol
 
 /// Where a task publishes (TRTC's `TRTCPublishTarget`).
-public struct PublishTarget: Sendable, Hashable {
+public struct PublishTarget: Sendable, Hashable, Codable {
     /// The most CDN URLs one task may push to.
     public static let maxCdnUrls = 10
 

@@ -3,7 +3,7 @@ import LiveRoomProtocol
 /// Everything one publish media stream task does: where it publishes, how it encodes, and
 /// what it mixes. Both the client API (`startPublishMediaStream`) and the admin API
 /// (`StartPublishCdnStream`) parse into this.
-public struct PublishTaskConfig: Sendable, Hashable {
+public struct PublishTaskConfig: Sendable, Hashable, Codable {
     /// The default time a task keeps running after every input has left (admin `MaxIdleTime`).
     public static let defaultIdleTimeout = Duration.seconds(30)
     /// The admin API's `MaxIdleTime` range, in seconds.

@@ -2,7 +2,7 @@ import LiveRoomProtocol
 
 /// The output encoding of a task (TRTC's `TRTCStreamEncoderParam`; the admin API's
 /// `VideoEncode` and `AudioEncode`). A 0×0 video size means audio-only output.
-public struct StreamEncoderParam: Sendable, Hashable {
+public struct StreamEncoderParam: Sendable, Hashable, Codable {
     public static let supportedSampleRates = [48000, 44100, 32000, 24000, 16000, 8000]
     public static let sizeRange = 16...1920
     public static let maxPixels = 1920 * 1080

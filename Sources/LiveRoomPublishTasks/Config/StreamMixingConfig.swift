@@ -2,7 +2,7 @@ import LiveRoomProtocol
 
 /// The layout and audio of a mix (TRTC's `TRTCStreamMixingConfig`, the admin API's
 /// `VideoParams.LayoutParams` and `AudioParams`).
-public struct StreamMixingConfig: Sendable, Hashable {
+public struct StreamMixingConfig: Sendable, Hashable, Codable {
     /// The most inputs one mix takes; an audio-only input counts as one.
     public static let maxInputs = 16
     /// The most watermarks one mix draws.

@@ -5,9 +5,9 @@ import LiveRoomWire
 /// SEI the server itself puts into a task's output (TRTC's `McuSeiParams` of
 /// `StartPublishCdnStream`, and the client API's `videoSeiParams`): fixed pass-through content,
 /// and a layout-and-volume message naming each anchor's rect in the mix and its audio level.
-public struct TaskSEIParams: Sendable, Hashable {
+public struct TaskSEIParams: Sendable, Hashable, Codable {
     /// When a task SEI message goes out.
-    public struct Schedule: Sendable, Hashable {
+    public struct Schedule: Sendable, Hashable, Codable {
         /// Milliseconds between messages; 0 puts one on every frame.
         public var intervalMilliseconds: Int
         /// Also on every keyframe, so a player that joins at one sees it at once.
@@ -20,13 +20,13 @@ public struct TaskSEIParams: Sendable, Hashable {
     }
 
     /// `PassThrough`: these bytes with this payload type (and UUID for type 5).
-    public struct PassThrough: Sendable, Hashable {
+    public struct PassThrough: Sendable, Hashable, Codable {
         public var message: SEIMessage
         public var schedule: Schedule
     }
 
     /// `LayoutVolume`: a JSON message (see ``layoutVolumeJSON``) with `AppData` in it.
-    public struct LayoutVolume: Sendable, Hashable {
+    public struct LayoutVolume: Sendable, Hashable, Codable {
         public var appData: String
         public var payloadType: Int
         public var uuid: [UInt8]?
@@ -129,7 +129,7 @@ public struct TaskSEIParams: Sendable, Hashable {
 }
 
 /// One anchor in a layout-and-volume SEI message.
-public struct SEILayoutRegion: Sendable, Hashable {
+public struct SEILayoutRegion: Sendable, Hashable, Codable {
     public var userId: String
     public var rect: MixRect
     public var zOrder: Int

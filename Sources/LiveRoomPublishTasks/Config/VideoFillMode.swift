@@ -1,5 +1,5 @@
 /// How a source picture fills its layout rect.
-public enum VideoFillMode: Sendable, Hashable {
+public enum VideoFillMode: Sendable, Hashable, Codable {
     /// Scale to cover the rect, cropping the source centred (`TRTCVideoFillMode_Fill`, admin `RenderMode` 0).
     case fill
     /// Scale to fit inside the rect keeping the aspect, with the rest of the rect in the

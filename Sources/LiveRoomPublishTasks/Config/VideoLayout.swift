@@ -1,5 +1,5 @@
 /// One picture of the mix (TRTC's `TRTCVideoLayout`, the admin API's `McuLayout`).
-public struct VideoLayout: Sendable, Hashable {
+public struct VideoLayout: Sendable, Hashable, Codable {
     /// Where the picture goes on the canvas.
     public var rect: MixRect
     /// The layer, 0 (bottom) to 15; unique among the layouts.

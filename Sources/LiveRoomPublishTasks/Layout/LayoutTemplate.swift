@@ -1,5 +1,5 @@
 /// How the video layouts of a mix are decided (the admin API's `MixLayoutMode`).
-public enum LayoutTemplate: Int, Sendable, Hashable {
+public enum LayoutTemplate: Int, Sendable, Hashable, Codable {
     /// The first anchor (or the main user) fills the canvas; the others float as small
     /// tiles stacked bottom-up along the right side (`MixLayoutMode` 1).
     case float = 1

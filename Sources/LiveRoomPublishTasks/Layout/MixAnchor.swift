@@ -1,5 +1,5 @@
 /// A publishing anchor as the layout sees it at one moment.
-public struct MixAnchor: Sendable, Hashable {
+public struct MixAnchor: Sendable, Hashable, Codable {
     public var user: MixUser
     public var hasVideo: Bool
     public var hasAudio: Bool

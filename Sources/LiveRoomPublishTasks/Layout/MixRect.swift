@@ -1,5 +1,5 @@
 /// A size in pixels.
-public struct MixSize: Sendable, Hashable, CustomStringConvertible {
+public struct MixSize: Sendable, Hashable, Codable, CustomStringConvertible {
     public var width: Int
     public var height: Int
 
@@ -16,7 +16,7 @@ public struct MixSize: Sendable, Hashable, CustomStringConvertible {
 ///
 /// TRTC's clients describe rects either as `{left, top, right, bottom}` (Windows, Electron,
 /// Flutter) or `{x, y, width, height}` (iOS `CGRect`); both parse into this.
-public struct MixRect: Sendable, Hashable, CustomStringConvertible {
+public struct MixRect: Sendable, Hashable, Codable, CustomStringConvertible {
     public var x: Int
     public var y: Int
     public var width: Int

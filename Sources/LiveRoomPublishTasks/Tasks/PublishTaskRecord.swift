@@ -30,6 +30,9 @@ public struct PublishTaskRecord: Sendable {
     public internal(set) var phase: Phase = .startingRunner
     /// The anchors the runner was last given (nil before the task runs).
     public internal(set) var anchors: [MixAnchor]?
+    /// Cluster mode: the node whose runner encodes the task, when not this server (its
+    /// encoding does not count against this server's budget).
+    public internal(set) var host: String?
 
     /// The task's current config.
     public var config: PublishTaskConfig { machine.config }

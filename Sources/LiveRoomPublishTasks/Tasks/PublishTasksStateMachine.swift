@@ -155,25 +155,27 @@ public struct PublishTasksStateMachine: Sendable {
     // MARK: Requests
 
     /// `startPublishMediaStream` from a session; `anchors` are the publishing anchors of the caller's room.
+    /// `hostedOn` (cluster mode) names another node whose runner encodes it: this server's
+    /// encoding budget is not checked (that node checks its own when it starts the runner).
     public mutating func startFromClient(
-        target: JSONValue, encoderParam: JSONValue?, mixingConfig: JSONValue?, from client: Client, anchors: [MixAnchor]
+        target: JSONValue, encoderParam: JSONValue?, mixingConfig: JSONValue?, from client: Client, anchors: [MixAnchor], hostedOn: String? = nil
     ) -> [Action] {
         do throws(LiveRoomError) {
             let user = try Self.anchor(client)
             let config = try PublishTaskConfig.parseClient(target: target, encoderParam: encoderParam, mixingConfig: mixingConfig, caller: user)
-            return try add(config, roomId: user.roomId, owner: .user(user), session: client.session, anchors: anchors)
+            return try add(config, roomId: user.roomId, owner: .user(user), session: client.session, anchors: anchors, host: hostedOn)
         } catch {
             return [.answer(.client(client.session), .start, taskId: "", error: error)]
         }
     }
 
     /// `StartPublishCdnStream`; `anchors` are nil when the room does not exist.
-    public mutating func startFromAdmin(_ config: PublishTaskConfig, roomId: String, anchors: [MixAnchor]?) -> [Action] {
+    public mutating func startFromAdmin(_ config: PublishTaskConfig, roomId: String, anchors: [MixAnchor]?, hostedOn: String? = nil) -> [Action] {
         do throws(LiveRoomError) {
             guard let anchors else {
                 throw LiveRoomError(ErrorCode.roomNotFound, "\(RoomID(key: roomId)) does not exist; a task publishes an existing room")
             }
-            return try add(config, roomId: roomId, owner: .admin, session: nil, anchors: anchors)
+            return try add(config, roomId: roomId, owner: .admin, session: nil, anchors: anchors, host: hostedOn)
         } catch {
             return [.answer(.admin, .start, taskId: "", error: error)]
         }
@@ -313,7 +315,7 @@ public struct PublishTasksStateMachine: Sendable {
     // MARK: Inside
 
     private mutating func add(
-        _ config: PublishTaskConfig, roomId: String, owner: PublishTaskOwner, session: Session?, anchors: [MixAnchor]
+        _ config: PublishTaskConfig, roomId: String, owner: PublishTaskOwner, session: Session?, anchors: [MixAnchor], host: String?
     ) throws(LiveRoomError) -> [Action] {
         guard tasks(inRoom: roomId).count < configuration.maxTasksPerRoom else {
             throw LiveRoomError(
@@ -330,7 +332,7 @@ public struct PublishTasksStateMachine: Sendable {
         guard records.count < configuration.maxTasks else {
             throw LiveRoomError(ErrorCode.tooManyTasksOnServer, "the server already runs \(configuration.maxTasks) publish media stream tasks, the most it allows")
         }
-        try checkBudget(config.encodingCost, replacing: 0)
+        if host == nil { try checkBudget(config.encodingCost, replacing: 0) }
         try checkEgress(config)
         try Self.checkRobot(config, roomId: roomId)
         try checkConflicts(config, roomId: roomId, ignoring: nil)
@@ -346,6 +348,7 @@ public struct PublishTasksStateMachine: Sendable {
         records[taskId] = PublishTaskRecord(
             taskId: taskId, roomId: roomId, owner: owner, session: session,
             machine: PublishTaskStateMachine(config: config, configuration: configuration.task), tap: tap, robot: robot)
+        records[taskId]?.host = host
         order.append(taskId)
         rooms[roomId] = anchors
         return [.startRunner(taskId: taskId, roomId: roomId, config: config, tap: tap, robot: robot)]
@@ -372,7 +375,7 @@ public struct PublishTasksStateMachine: Sendable {
         }
         try Self.checkRobot(config, roomId: record.roomId)
         try checkConflicts(config, roomId: record.roomId, ignoring: taskId)
-        try checkBudget(config.encodingCost, replacing: record.config.encodingCost)
+        if record.host == nil { try checkBudget(config.encodingCost, replacing: record.config.encodingCost) }
         try checkEgress(config)
         let actions = try record.machine.update(config, now: now)
         if let sequenceNumber { record.sequenceNumber = sequenceNumber }
@@ -393,13 +396,18 @@ public struct PublishTasksStateMachine: Sendable {
     /// Refuses a task (or an update) whose encoding would take the server over its budget;
     /// `replacing` is the cost of the task's current configuration.
     private func checkBudget(_ cost: Int, replacing: Int) throws(LiveRoomError) {
-        let used = records.values.reduce(0) { $0 + $1.config.encodingCost } - replacing
+        let used = encodingUsed - replacing
         guard used + cost <= configuration.encodingBudget else {
             let million = { (pixels: Int) in "\((pixels + 50_000) / 1_000_000).\((pixels + 50_000) / 100_000 % 10)" }
             throw LiveRoomError(
                 ErrorCode.encodingBudgetExceeded,
                 "this task encodes \(million(cost)) million pixels a second and the server has \(million(max(0, configuration.encodingBudget - used))) million left of its \(million(configuration.encodingBudget)) million; lower the size or frame rate, or stop another task")
         }
+    }
+
+    /// The pixels a second this server's own runners encode (tasks hosted on other nodes left out).
+    public var encodingUsed: Int {
+        records.values.reduce(0) { $0 + ($1.host == nil ? $1.config.encodingCost : 0) }
     }
 
     /// Gives a running task's runner its anchors and taps their media (when they changed, or when `force`d).

@@ -103,8 +103,8 @@ actor ClusterMembership {
                 return (try await store.view(), try await store.homes())
             }
             knownHomes = Self.homes(homes, in: view)
-            // PK links with rooms on nodes that died end.
-            await hub.pkPeersAlive(Set(view.alive.map(\.nodeId)))
+            // PK links with rooms on nodes that died end, and WHEP sessions seated there.
+            await hub.nodesAlive(Set(view.alive.map(\.nodeId)))
             let homed = Set(homes.filter { $0.nodeId == nodeId }.map(\.roomKey))
             for roomKey in open.subtracting(homed) {
                 let home = try await withTimeout(Self.databaseTimeout) { try await store.claim(roomKey: roomKey, candidate: nodeId) }

@@ -18,7 +18,7 @@ final class NodeMessenger: Sendable {
     private let group: any EventLoopGroup
     private let logger: Logger
     private let onLost: @Sendable (String) async -> Void
-    private let queues = Mutex<[String: AsyncStream<(PKPeerMessage, NodeRegistration)>.Continuation]>([:])
+    private let queues = Mutex<[String: AsyncStream<(String, String, NodeRegistration)>.Continuation]>([:])
     private let waiting = Mutex<[String: Int]>([:])
 
     static let timeout = Duration.seconds(5)
@@ -35,16 +35,16 @@ final class NodeMessenger: Sendable {
 
     /// Posts `message` to `node`: its answer's status and body, or nil when it gave none in time.
     func post(_ message: PKPeerMessage, to node: NodeRegistration) async -> (status: Int, body: String)? {
-        await post(message.json, path: PKPeerMessage.path, to: node)
+        await post(message.json.jsonText, path: PKPeerMessage.path, to: node)
     }
 
-    /// Posts `body` to `path` on `node`: its answer's status and body, or nil when it gave none in time.
-    func post(_ body: JSONValue, path: String, to node: NodeRegistration) async -> (status: Int, body: String)? {
+    /// Posts `body` (JSON text) to `path` on `node`: its answer's status and body, or nil when it gave none in time.
+    func post(_ body: String, path: String, to node: NodeRegistration) async -> (status: Int, body: String)? {
         guard let target = HTTPTarget(url: node.signalingURL) else { return nil }
         do {
             let client = try HTTPPostClient(target: target, group: group, timeout: Self.timeout, maxResponseBytes: PKPeerMessage.maxBodyBytes)
             let answer = try await client.send(
-                .POST, Array(body.jsonText.utf8),
+                .POST, Array(body.utf8),
                 headers: [("Content-Type", "application/json"), (ClusterRouting.tokenHeader, relayToken)], path: path)
             return answer.truncated ? nil : (answer.status, String(buffer: answer.body))
         } catch {
@@ -61,6 +61,11 @@ final class NodeMessenger: Sendable {
 
     /// Queues `message` for `node`, after the messages already waiting for it.
     func enqueue(_ message: PKPeerMessage, to node: NodeRegistration) {
+        enqueue(message.json.jsonText, path: PKPeerMessage.path, to: node)
+    }
+
+    /// Queues `body` (JSON text) for `path` on `node`, after the messages already waiting for it.
+    func enqueue(_ body: String, path: String, to node: NodeRegistration) {
         let count = waiting.withLock { counts -> Int in
             counts[node.nodeId, default: 0] += 1
             return counts[node.nodeId]!
@@ -71,20 +76,20 @@ final class NodeMessenger: Sendable {
             Task { await onLost(node.nodeId) }
             return
         }
-        queue(for: node.nodeId).yield((message, node))
+        queue(for: node.nodeId).yield((body, path, node))
     }
 
-    private func queue(for node: String) -> AsyncStream<(PKPeerMessage, NodeRegistration)>.Continuation {
+    private func queue(for node: String) -> AsyncStream<(String, String, NodeRegistration)>.Continuation {
         queues.withLock { queues in
             if let queue = queues[node] { return queue }
-            let (stream, continuation) = AsyncStream<(PKPeerMessage, NodeRegistration)>.makeStream()
+            let (stream, continuation) = AsyncStream<(String, String, NodeRegistration)>.makeStream()
             queues[node] = continuation
             Task { [self] in
-                for await (message, registration) in stream {
-                    let answer = await post(message, to: registration)
+                for await (body, path, registration) in stream {
+                    let answer = await post(body, path: path, to: registration)
                     waiting.withLock { $0[node, default: 1] -= 1 }
                     if answer?.status != 200 {
-                        logger.warning("A linked room's node did not take a PK message; its links end", metadata: [LogKey.node: "\(node)"])
+                        logger.warning("A node did not take a message; the PK links with it end", metadata: [LogKey.node: "\(node)"])
                         await onLost(node)
                     }
                 }

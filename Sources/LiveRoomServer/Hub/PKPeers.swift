@@ -82,9 +82,16 @@ extension RoomHub {
         return ["ErrorCode": 0, "ErrorMessage": ""]
     }
 
-    /// The nodes alive now (each reconciliation): links with rooms on any other node end.
-    func pkPeersAlive(_ alive: Set<String>) {
+    /// The nodes alive now (each reconciliation): links with rooms on any other node end, and
+    /// so do WHEP sessions played here whose seat was on a node that died (the client makes a
+    /// new one, which reaches the room's new home), and tasks whose runner or room was there.
+    func nodesAlive(_ alive: Set<String>) {
         for node in machine.peerNodes.subtracting(alive) { pkPeerLost(node) }
+        for (owner, playback) in remotePlaybacks where !alive.contains(playback.home.nodeId) {
+            remotePlaybacks[owner] = nil
+            media?.close(owner: owner)
+        }
+        taskHostsAlive(alive)
     }
 
     /// `node` died or did not take a message: every link with a room there ends.

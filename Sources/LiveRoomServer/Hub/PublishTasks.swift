@@ -22,7 +22,18 @@ extension RoomHub {
         switch request {
         case .startPublishMediaStream(let target, let encoderParam, let mixingConfig):
             let anchors = client.user.map { mixAnchors(in: $0.roomId) } ?? []
-            perform(tasks.startFromClient(target: target, encoderParam: encoderParam, mixingConfig: mixingConfig, from: client, anchors: anchors))
+            let actions = tasks.startFromClient(target: target, encoderParam: encoderParam, mixingConfig: mixingConfig, from: client, anchors: anchors)
+            guard cluster != nil, Self.isBudgetRefusal(actions) else { return perform(actions) }
+            // Cluster mode: over this node's encoding budget, another node may run it.
+            Task {
+                guard let host = await self.chooseTaskHost() else { return self.perform(actions) }
+                let client = self.taskClient(session)
+                let anchors = client.user.map { self.mixAnchors(in: $0.roomId) } ?? []
+                self.perform(
+                    self.tasks.startFromClient(
+                        target: target, encoderParam: encoderParam, mixingConfig: mixingConfig, from: client, anchors: anchors, hostedOn: host.nodeId))
+                await self.startHostedRunners()
+            }
         case .updatePublishMediaStream(let taskId, let target, let encoderParam, let mixingConfig):
             perform(tasks.updateFromClient(taskId: taskId, target: target, encoderParam: encoderParam, mixingConfig: mixingConfig, from: client, now: .now))
         case .stopPublishMediaStream(let taskId):
@@ -31,15 +42,22 @@ extension RoomHub {
     }
 
     /// A session as the task API sees it.
-    private func taskClient(_ session: SessionID) -> PublishTasksStateMachine.Client {
+    func taskClient(_ session: SessionID) -> PublishTasksStateMachine.Client {
         let user = machine.membership(of: session).map { MixUser(userId: $0.userId, roomId: $0.roomId) }
         return .init(session: session, user: user, isAnchor: machine.role(of: session) == .anchor)
     }
 
-    /// `StartPublishCdnStream`: the room must exist.
-    func startAdminTask(_ config: PublishTaskConfig, roomId: String) throws(LiveRoomError) -> String {
+    /// `StartPublishCdnStream`: the room must exist. In cluster mode a task over this node's
+    /// encoding budget runs on another node when one takes it.
+    func startAdminTask(_ config: PublishTaskConfig, roomId: String) async throws(LiveRoomError) -> String {
         let anchors = machine.describe(roomId) == nil ? nil : mixAnchors(in: roomId)
-        return try adminCall(tasks.startFromAdmin(config, roomId: roomId, anchors: anchors))
+        let actions = tasks.startFromAdmin(config, roomId: roomId, anchors: anchors)
+        guard cluster != nil, Self.isBudgetRefusal(actions), let host = await chooseTaskHost() else { return try adminCall(actions) }
+        adminAnswer = nil
+        let room = machine.describe(roomId) == nil ? nil : mixAnchors(in: roomId)
+        perform(tasks.startFromAdmin(config, roomId: roomId, anchors: room, hostedOn: host.nodeId))
+        await startHostedRunners()
+        return try adminResult()
     }
 
     /// `UpdatePublishCdnStream`.
@@ -56,6 +74,11 @@ extension RoomHub {
     private func adminCall(_ actions: [PublishTasksStateMachine.Action]) throws(LiveRoomError) -> String {
         adminAnswer = nil
         perform(actions)
+        return try adminResult()
+    }
+
+    /// The answer the admin call's actions gave: its task id, or its error.
+    private func adminResult() throws(LiveRoomError) -> String {
         guard let answer = adminAnswer else { return "" }
         adminAnswer = nil
         if let error = answer.error { throw error }
@@ -73,7 +96,7 @@ extension RoomHub {
 
     /// The publishing anchors of a room as the layout sees them: its own, then the PK anchors
     /// of the rooms it is linked with (as far as its forward modes let them through).
-    private func mixAnchors(in roomId: String) -> [MixAnchor] {
+    func mixAnchors(in roomId: String) -> [MixAnchor] {
         let own = machine.publisherStates(in: roomId).map { (roomId: roomId, state: $0) }
         return (own + machine.pkPublisherStates(in: roomId)).map { room, state in
             MixAnchor(
@@ -82,7 +105,7 @@ extension RoomHub {
         }
     }
 
-    private func runnerReported(_ event: PublishTaskRunner.Event, taskId: String) {
+    func runnerReported(_ event: PublishTaskRunner.Event, taskId: String) {
         switch event {
         case .rtmpConnected(let url):
             perform(tasks.rtmpConnected(taskId, url: url))
@@ -113,17 +136,27 @@ extension RoomHub {
                 perform(startRunner(taskId: taskId, roomId: roomId, config: config, tap: tap, robot: robot))
             case .stopRunner(let taskId, let reason):
                 runners.removeValue(forKey: taskId)?.stop()
+                tellHost(of: taskId, .stop)
+                hostedRunners[taskId] = nil
                 if let reason { logger.info("Publish task ended", metadata: [LogKey.task: "\(taskId)", LogKey.reason: "\(reason)"]) }
             case .connect(let taskId, let url):
                 runners[taskId]?.connect(url: url)
+                tellHost(of: taskId, .connect, url: url)
             case .disconnect(let taskId, let url):
                 runners[taskId]?.disconnect(url: url)
+                tellHost(of: taskId, .disconnect, url: url)
             case .applyConfig(let taskId, let config):
                 runners[taskId]?.apply(config)
+                tellHost(of: taskId, .apply, config: config)
             case .setAnchors(let taskId, let anchors):
                 runners[taskId]?.setAnchors(anchors)
+                tellHost(of: taskId, .anchors, anchors: anchors)
             case .setTap(let tap, let taskId, let publishers):
-                setTap(tap, publishers: publishers, runner: runners[taskId])
+                if hostedRunners[taskId] != nil {
+                    sendInputs(publishers, of: taskId)
+                } else {
+                    setTap(tap, publishers: publishers, runner: runners[taskId])
+                }
             case .enterRobot(let taskId, let robot, let hasVideo):
                 perform(enterRobot(robot, hasVideo: hasVideo, taskId: taskId))
             case .leaveRobot(_, let robot, let session):
@@ -170,22 +203,23 @@ extension RoomHub {
     private func startRunner(taskId: String, roomId: String, config: PublishTaskConfig, tap: SFURouter.TapID, robot: MixUser?)
         -> [PublishTasksStateMachine.Action]
     {
+        if let host = tasks.task(taskId)?.host {
+            // Cluster mode: another node runs it (TaskHosting.swift), started once this call returns.
+            guard robot == nil else {
+                return tasks.runnerFailed(
+                    taskId, error: LiveRoomError(ErrorCode.encodingBudgetExceeded, "a mix published into the room runs on the room's own node, which has no encoding budget left"))
+            }
+            pendingHostedStarts.append((taskId, host))
+            return []
+        }
         guard let media else {
             return tasks.runnerFailed(taskId, error: LiveRoomError(ErrorCode.badSessionDescription, "the media port is not running"))
         }
-        let logger = self.logger
         let onEvent: @Sendable (PublishTaskRunner.Event) -> Void = { [weak self] event in
             Task { await self?.runnerReported(event, taskId: taskId) }
         }
         do {
-            let runner = try PublishTaskRunner(
-                taskId: taskId, roomId: roomId, config: config, onEvent: onEvent,
-                requestKeyframe: { user in media.requestKeyframe(for: tap, of: SFURouter.PublisherKey(roomId: user.roomId, userId: user.userId)) },
-                roomOutput: robot.map { robot in
-                    let key = SFURouter.PublisherKey(roomId: robot.roomId, userId: robot.userId)
-                    return { packets in media.sendLocal(packets.map { (packet: $0.packet, kind: $0.kind == .audio ? MediaKind.audio : MediaKind.video) }, of: key) }
-                },
-                egress: egress, images: ImageLoader(directory: imageDirectory, egress: egress), log: { logger.info("\($0)", metadata: [LogKey.task: "\(taskId)"]) })
+            let runner = try makeRunner(taskId: taskId, roomId: roomId, config: config, tap: tap, robot: robot, media: media, onEvent: onEvent)
             runners[taskId] = runner
             logger.info("Publish task started", metadata: [LogKey.task: "\(taskId)", LogKey.room: "\(roomId)", LogKey.mode: "\(config.target.mode.name)"])
             return tasks.runnerStarted(taskId, now: .now)
@@ -194,6 +228,22 @@ extension RoomHub {
         } catch {
             return tasks.runnerFailed(taskId, error: LiveRoomError(ErrorCode.invalidVideoEncoding, "the task's encoders cannot start: \(error)"))
         }
+    }
+
+    /// A task's runner, fed by `tap` (a robot's mix published into its room as a local publisher).
+    func makeRunner(
+        taskId: String, roomId: String, config: PublishTaskConfig, tap: SFURouter.TapID, robot: MixUser?, media: any MediaPort,
+        onEvent: @escaping @Sendable (PublishTaskRunner.Event) -> Void
+    ) throws -> PublishTaskRunner {
+        let logger = self.logger
+        return try PublishTaskRunner(
+            taskId: taskId, roomId: roomId, config: config, onEvent: onEvent,
+            requestKeyframe: { user in media.requestKeyframe(for: tap, of: SFURouter.PublisherKey(roomId: user.roomId, userId: user.userId)) },
+            roomOutput: robot.map { robot in
+                let key = SFURouter.PublisherKey(roomId: robot.roomId, userId: robot.userId)
+                return { packets in media.sendLocal(packets.map { (packet: $0.packet, kind: $0.kind == .audio ? MediaKind.audio : MediaKind.video) }, of: key) }
+            },
+            egress: egress, images: ImageLoader(directory: imageDirectory, egress: egress), log: { logger.info("\($0)", metadata: [LogKey.task: "\(taskId)"]) })
     }
 
     /// The robot user of a mixStreamToRoom task enters the room as an anchor and publishes
@@ -230,7 +280,7 @@ extension RoomHub {
     }
 
     /// Points a task's tap at its inputs; their packets go to its runner.
-    private func setTap(_ tap: SFURouter.TapID, publishers: [MixUser], runner: PublishTaskRunner?) {
+    func setTap(_ tap: SFURouter.TapID, publishers: [MixUser], runner: PublishTaskRunner?) {
         let keys = Set(publishers.map { SFURouter.PublisherKey(roomId: $0.roomId, userId: $0.userId) })
         // PK anchors of rooms on other nodes come from this node's mirrors of them.
         var remote: [SFURouter.PublisherKey: TransportAddress] = [:]

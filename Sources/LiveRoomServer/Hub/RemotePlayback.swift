@@ -73,7 +73,7 @@ extension RoomHub {
         guard let playback = remotePlaybacks.removeValue(forKey: owner) else { return }
         media?.close(owner: owner)
         guard let messenger else { return }
-        Task { _ = await messenger.post(RemotePlayback.Message.ended(session: playback.session, from: messenger.nodeId).json, path: RemotePlayback.path, to: playback.home) }
+        Task { _ = await messenger.post(RemotePlayback.Message.ended(session: playback.session, from: messenger.nodeId).json.jsonText, path: RemotePlayback.path, to: playback.home) }
     }
 
     /// H: `session` left (or its signaling session, which a WHEP session attached to, closed):
@@ -85,7 +85,7 @@ extension RoomHub {
             guard let mediaOn = mediaNodes.removeValue(forKey: session), let cluster, let messenger else { continue }
             Task {
                 guard let node = await cluster.liveNode(mediaOn.node) else { return }
-                _ = await messenger.post(RemotePlayback.Message.close(owner: mediaOn.owner, from: messenger.nodeId).json, path: RemotePlayback.path, to: node)
+                _ = await messenger.post(RemotePlayback.Message.close(owner: mediaOn.owner, from: messenger.nodeId).json.jsonText, path: RemotePlayback.path, to: node)
             }
         }
     }

@@ -99,8 +99,22 @@ actor RoomHub {
 
     /// Carries PK messages to the home nodes of linked rooms on other nodes (PKPeers.swift).
     private(set) var messenger: NodeMessenger?
-    /// The nodes of linked rooms, as they were when a link with them was made.
+    /// The other nodes this one has sent messages to (homes of linked rooms, task hosts), as
+    /// they were when it last looked them up.
     var peerNodes: [String: NodeRegistration] = [:]
+    /// This node's media address as registered in the cluster (`host:port`).
+    private(set) var ownMediaAddress: String?
+    /// Cluster mode, on a room's home: tasks whose runners other nodes run, with their node,
+    /// and those whose runner is yet to be started there (TaskHosting.swift).
+    var hostedRunners: [String: String] = [:]
+    var pendingHostedStarts: [(taskId: String, host: String)] = []
+    /// Cluster mode, on a task's host: runners this node runs for tasks of rooms on other nodes.
+    var hostedTasks: [String: HostedTask] = [:]
+    var nextHostedTap: SFURouter.TapID = 1 << 44
+
+    func setOwnMediaAddress(_ address: String?) {
+        ownMediaAddress = address
+    }
 
     /// The keys of the rooms held here now.
     func roomKeys() -> [String] {
@@ -482,7 +496,7 @@ actor RoomHub {
         let population = machine.population
         return ServerMetrics.Rooms(
             rooms: machine.roomIds.count, users: population.users, publishers: population.publishers,
-            signalingConnections: outboxes.count, publishTasks: runners.count)
+            signalingConnections: outboxes.count, publishTasks: runners.count + hostedTasks.count)
     }
 
     /// The room lives on another node (it was opened here while the cluster database could not

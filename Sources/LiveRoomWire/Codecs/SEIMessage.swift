@@ -1,6 +1,6 @@
 /// One SEI message as TRTC's `sendSEIMsg` sends it: a payload type and the sender's bytes
 /// (ITU-T H.264 D.1). Payload type 5 (user_data_unregistered) starts with a 16-byte UUID.
-public struct SEIMessage: Sendable, Hashable {
+public struct SEIMessage: Sendable, Hashable, Codable {
     /// The sei_message payloadType: 242 by default (TRTC's), 5, or 100–254 except 244.
     public var payloadType: Int
     /// The 16-byte UUID of a payload type 5 message; nil for every other type.

@@ -137,6 +137,29 @@ struct PublishTaskRulesTests {
         #expect(book.machine.tasks.count == 4)
     }
 
+    /// Cluster mode: a task another node runs is not checked against, nor counted in, this
+    /// server's budget; it is still a task here (its id, its limits, its claims).
+    @Test func aTaskHostedOnAnotherNodeLeavesThisServersBudgetAlone() throws {
+        var book = TaskBook(encodingBudget: 540 * 960 * 15 + 1000)
+        _ = try book.admin(mixConfig(urls: ["rtmp://h/live/1"]))
+        expectError(ErrorCode.encodingBudgetExceeded) { _ = try book.admin(mixConfig(urls: ["rtmp://h/live/2"])) }
+        let hosted = book.machine.startFromAdmin(mixConfig(urls: ["rtmp://h/live/2"]), roomId: "room1", anchors: [], hostedOn: "n2")
+        guard case .startRunner(let taskId, _, _, _, _)? = hosted.last else {
+            Issue.record("not started: \(hosted)")
+            return
+        }
+        #expect(book.machine.task(taskId)?.host == "n2")
+        #expect(book.machine.encodingUsed == 540 * 960 * 15, "only this server's own runner counts")
+        // Its claims still hold: the same URL again is refused, hosted or not.
+        let again = book.machine.startFromAdmin(mixConfig(urls: ["rtmp://h/live/2"]), roomId: "room1", anchors: [], hostedOn: "n3")
+        #expect(Self.errorCode(again) == ErrorCode.conflictingTask)
+    }
+
+    static func errorCode(_ actions: [PublishTasksStateMachine.Action]) -> Int? {
+        for case .answer(_, _, _, let error?) in actions { return error.code }
+        return nil
+    }
+
     @Test func theSameModeAndURLTwiceIsRefused() throws {
         var book = TaskBook()
         let first = try book.client(alice, session: 1, target: mixTarget("rtmp://cdn.example.com/live/shop"), encoderParam: mixEncoder)

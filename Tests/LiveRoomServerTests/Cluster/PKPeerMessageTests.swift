@@ -1,6 +1,7 @@
 import LiveRoomCluster
 import LiveRoomCore
 import LiveRoomProtocol
+import LiveRoomPublishTasks
 import Testing
 
 @testable import LiveRoomServer
@@ -74,5 +75,47 @@ import Testing
                 #expect(parsed.kind == .state || parsed.callee != nil)
             }
         }
+    }
+}
+
+/// The task messages between a task's home and the node running its runner: a whole config
+/// round trips, and bodies out of bounds are not messages.
+@Suite struct TaskHostMessageTests {
+    static func config() throws -> PublishTaskConfig {
+        let target = try JSONValue.parse(#"{"mode":"mixStreamToCdn","cdnUrlList":[{"rtmpUrl":"rtmp://cdn.example/live/a"},{"rtmpUrl":"rtmp://cdn.example/live/b"}]}"#)
+        let encoder = try JSONValue.parse(#"{"videoEncodedWidth":640,"videoEncodedHeight":360,"videoEncodedFPS":15,"videoEncodedGOP":2,"videoEncodedKbps":800,"audioEncodedSampleRate":48000,"audioEncodedChannelNum":2,"audioEncodedKbps":64}"#)
+        let mixing = try JSONValue.parse(
+            #"{"backgroundColor":65280,"videoLayoutList":[{"fixedVideoUser":{"userId":"red","strRoomId":"A"},"rect":{"left":0,"top":0,"right":320,"bottom":360},"zOrder":1,"fillMode":1},"#
+                + #"{"rect":{"left":320,"top":0,"right":640,"bottom":360},"zOrder":2,"backgroundColor":255}],"#
+                + #""audioMixUserList":[{"userId":"red","strRoomId":"A"}],"watermarkList":[{"watermarkUrl":"logo.png","rect":{"left":0,"top":0,"right":64,"bottom":64},"zOrder":3}]}"#)
+        var config = try PublishTaskConfig.parseClient(target: target, encoderParam: encoder, mixingConfig: mixing, caller: MixUser(userId: "red", roomId: "A"))
+        config.idleTimeout = .seconds(30)
+        return config
+    }
+
+    @Test func aStartWithAWholeConfigAndAnEventRoundTrip() throws {
+        let config = try Self.config()
+        var start = TaskHostMessage(kind: .start, node: "n1", taskId: "n1~abc-1", roomId: "A", config: config)
+        start.anchors = [MixAnchor(user: MixUser(userId: "red", roomId: "A"), hasVideo: true, hasAudio: true)]
+        start.inputs = [.init(roomKey: "A", userId: "red", node: "n1", media: "127.0.0.1:7882")]
+        let parsed = try #require(TaskHostMessage.parse(start.text))
+        #expect(parsed == start)
+        #expect(parsed.config == config)
+        let event = TaskHostMessage.event(.imageUnavailable(url: "logo.png", error: LiveRoomError(ErrorCode.imageUnavailable, "gone")), taskId: "n1~abc-1", from: "n2")
+        #expect(TaskHostMessage.parse(event.text)?.runnerEvent == .imageUnavailable(url: "logo.png", error: LiveRoomError(ErrorCode.imageUnavailable, "gone")))
+        #expect(TaskHostMessage.parse(TaskHostMessage.event(.rtmpFailed(url: "rtmp://x/y", message: "refused"), taskId: "t", from: "n2").text)?.runnerEvent
+            == .rtmpFailed(url: "rtmp://x/y", message: "refused"))
+    }
+
+    @Test func bodiesOutOfBoundsAreNotMessages() {
+        for body in [
+            "", "{", #"{"kind":"start"}"#, #"{"kind":"launch","node":"n1","taskId":"t"}"#, #"{"kind":"stop","node":"n 1","taskId":"t"}"#,
+            #"{"kind":"stop","node":"n1","taskId":""}"#, #"{"kind":"stop","node":"n1","taskId":"\#(String(repeating: "t", count: 129))"}"#,
+            String(repeating: " ", count: TaskHostMessage.maxBodyBytes) + #"{"kind":"stop","node":"n1","taskId":"t"}"#,
+        ] {
+            #expect(TaskHostMessage.parse(body) == nil, "\(body.prefix(80))")
+        }
+        #expect(TaskHostMessage.parse(#"{"kind":"stop","node":"n1","taskId":"t"}"#) != nil)
+        #expect(TaskHostMessage(kind: .event, node: "n2", taskId: "t", url: "u", event: "rtmpExploded").runnerEvent == nil)
     }
 }

@@ -1,0 +1,258 @@
+import Foundation
+import LiveRoomCluster
+import LiveRoomCore
+import LiveRoomProtocol
+import LiveRoomPublishTasks
+import LiveRoomSFU
+import LiveRoomTaskRunner
+import LiveRoomWire
+
+/// What a task's room home (H, which keeps the task: its state, retries, owner, answers) and the
+/// node that runs its runner (T) tell each other (cluster mode), as `POST /v1/cluster/task` with
+/// the relay token: H → T `start` (the config), then in order `connect`, `disconnect`, `apply`,
+/// `anchors`, `inputs` (each input with the node and media address it is mirrored from) and
+/// `stop`; T → H `event` (an RTMP connection's fate, an image that cannot be used).
+struct TaskHostMessage: Codable, Sendable, Equatable {
+    enum Kind: String, Codable, Sendable {
+        case start, connect, disconnect, apply, anchors, inputs, stop, event
+    }
+
+    /// A task input and where it is mirrored from.
+    struct Input: Codable, Sendable, Equatable {
+        var roomKey: String
+        var userId: String
+        var node: String
+        var media: String
+    }
+
+    var kind: Kind
+    /// The sending node.
+    var node: String
+    var taskId: String
+    var roomId: String?
+    var config: PublishTaskConfig?
+    var url: String?
+    var anchors: [MixAnchor]?
+    var inputs: [Input]?
+    /// With `event`: `rtmpConnected`, `rtmpFailed`, `rtmpRefused` or `imageUnavailable`, its message and code.
+    var event: String?
+    var message: String?
+    var code: Int?
+
+    static let path = "/v1/cluster/task"
+    static let maxBodyBytes = 256 << 10
+
+    /// The message as JSON text. (Not through ``JSONValue``, whose numbers are doubles: a
+    /// config's durations are 128-bit counts of attoseconds.)
+    var text: String {
+        (try? JSONEncoder().encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+
+    /// Parses a body; nil for anything that is not a message within the bounds.
+    static func parse(_ text: String) -> TaskHostMessage? {
+        guard text.utf8.count <= maxBodyBytes, let message = try? JSONDecoder().decode(TaskHostMessage.self, from: Data(text.utf8)),
+            ClusterRules.isValidNodeId(message.node), (1...128).contains(message.taskId.utf8.count), (message.inputs?.count ?? 0) <= StreamMixingConfig.maxInputs * 2,
+            (message.anchors?.count ?? 0) <= 256
+        else { return nil }
+        return message
+    }
+
+    /// A runner's event as a message to the task's home.
+    static func event(_ event: PublishTaskRunner.Event, taskId: String, from node: String) -> TaskHostMessage {
+        var message = TaskHostMessage(kind: .event, node: node, taskId: taskId)
+        switch event {
+        case .rtmpConnected(let url): (message.event, message.url) = ("rtmpConnected", url)
+        case .rtmpFailed(let url, let text): (message.event, message.url, message.message) = ("rtmpFailed", url, text)
+        case .rtmpRefused(let url): (message.event, message.url) = ("rtmpRefused", url)
+        case .imageUnavailable(let url, let error): (message.event, message.url, message.message, message.code) = ("imageUnavailable", url, error.message, error.code)
+        }
+        return message
+    }
+
+    /// The runner's event an `event` message carries.
+    var runnerEvent: PublishTaskRunner.Event? {
+        guard let url else { return nil }
+        switch event {
+        case "rtmpConnected": return .rtmpConnected(url: url)
+        case "rtmpFailed": return .rtmpFailed(url: url, message: String((message ?? "").prefix(1024)))
+        case "rtmpRefused": return .rtmpRefused(url: url)
+        case "imageUnavailable": return .imageUnavailable(url: url, error: LiveRoomError(code ?? ErrorCode.imageUnavailable, String((message ?? "").prefix(1024))))
+        default: return nil
+        }
+    }
+}
+
+/// A runner this node (T) runs for a task of a room on another node (H).
+struct HostedTask {
+    var home: String
+    var runner: PublishTaskRunner
+    var tap: SFURouter.TapID
+    var cost: Int
+}
+
+extension RoomHub {
+    // MARK: On the room's home (H)
+
+    /// Whether `actions` refuse a start for want of encoding budget.
+    static func isBudgetRefusal(_ actions: [PublishTasksStateMachine.Action]) -> Bool {
+        guard actions.count == 1, case .answer(_, .start, _, let error?) = actions[0] else { return false }
+        return error.code == ErrorCode.encodingBudgetExceeded
+    }
+
+    /// The live node other than this one that runs the fewest tasks (then the lowest id); nil alone.
+    func chooseTaskHost() async -> NodeRegistration? {
+        guard let cluster, let (view, _) = try? await cluster.describe() else { return nil }
+        let host = view.alive.filter { $0.nodeId != cluster.nodeId }.min { ($0.load.tasks, $0.nodeId) < ($1.load.tasks, $1.nodeId) }
+        if let host { peerNodes[host.nodeId] = host.registration }
+        return host?.registration
+    }
+
+    /// Starts on their hosts the runners of tasks just started for other nodes: each host
+    /// checks its own encoding budget; the task runs, or is refused with the host's reason.
+    func startHostedRunners() async {
+        let pending = pendingHostedStarts
+        pendingHostedStarts = []
+        for (taskId, host) in pending {
+            guard let record = tasks.task(taskId), let node = peerNodes[host], let messenger else {
+                perform(tasks.runnerFailed(taskId, error: LiveRoomError(ErrorCode.encodingBudgetExceeded, "no other node can run the task now")))
+                continue
+            }
+            hostedRunners[taskId] = host
+            let start = TaskHostMessage(kind: .start, node: messenger.nodeId, taskId: taskId, roomId: record.roomId, config: record.config)
+            let answer = await messenger.post(start.text, path: TaskHostMessage.path, to: node)
+            let code = answer.flatMap { try? JSONValue.parse($0.body) }?["ErrorCode"]?.intValue
+            if answer?.status == 200, code == 0 {
+                logger.info("Publish task runs on another node", metadata: [LogKey.task: "\(taskId)", LogKey.node: "\(host)"])
+                perform(tasks.runnerStarted(taskId, now: .now))
+            } else {
+                hostedRunners[taskId] = nil
+                let reason = answer.flatMap { try? JSONValue.parse($0.body) }?["ErrorMessage"]?.stringValue ?? "node \(host) did not answer"
+                perform(tasks.runnerFailed(taskId, error: LiveRoomError(code ?? ErrorCode.encodingBudgetExceeded, "node \(host): \(reason)")))
+            }
+        }
+    }
+
+    /// Sends the host of a task running elsewhere what its runner is to do, in order.
+    func tellHost(of taskId: String, _ kind: TaskHostMessage.Kind, url: String? = nil, config: PublishTaskConfig? = nil, anchors: [MixAnchor]? = nil) {
+        guard let host = hostedRunners[taskId], let node = peerNodes[host], let messenger else { return }
+        var message = TaskHostMessage(kind: kind, node: messenger.nodeId, taskId: taskId, config: config, anchors: anchors)
+        message.url = url
+        messenger.enqueue(message.text, path: TaskHostMessage.path, to: node)
+    }
+
+    /// Tells a task's host its inputs and where each is mirrored from: this node for its own
+    /// rooms' anchors, a linked room's home for a PK anchor.
+    func sendInputs(_ publishers: [MixUser], of taskId: String) {
+        guard let messenger else { return }
+        var inputs: [TaskHostMessage.Input] = []
+        for user in publishers {
+            if let node = machine.remoteNode(ofRoom: user.roomId) {
+                guard let media = peerNodes[node]?.mediaAddresses.first else { continue }
+                inputs.append(.init(roomKey: user.roomId, userId: user.userId, node: node, media: media))
+            } else if let own = ownMediaAddress {
+                inputs.append(.init(roomKey: user.roomId, userId: user.userId, node: messenger.nodeId, media: own))
+            }
+        }
+        guard let host = hostedRunners[taskId], let node = peerNodes[host] else { return }
+        var message = TaskHostMessage(kind: .inputs, node: messenger.nodeId, taskId: taskId)
+        message.inputs = inputs
+        messenger.enqueue(message.text, path: TaskHostMessage.path, to: node)
+    }
+
+    /// The hosts of tasks running elsewhere that died: those tasks end (their owners hear why).
+    func taskHostsAlive(_ alive: Set<String>) {
+        for (taskId, host) in hostedRunners where !alive.contains(host) {
+            logger.warning("The node running a publish task died; the task ends", metadata: [LogKey.task: "\(taskId)", LogKey.node: "\(host)"])
+            hostedRunners[taskId] = nil
+            if let owner = tasks.task(taskId)?.session {
+                send(.error(LiveRoomError(ErrorCode.homeNodeUnreachable, "task \(taskId) ran on node \(host), which died; start it again"), requestType: "startPublishMediaStream"), to: owner)
+            }
+            let answer = adminAnswer
+            perform(tasks.stopFromAdmin(taskId: taskId))
+            adminAnswer = answer
+        }
+        for (taskId, hosted) in hostedTasks where !alive.contains(hosted.home) { endHostedTask(taskId) }
+    }
+
+    // MARK: On the node running the runner (T)
+
+    /// A message of another node's (`POST /v1/cluster/task`, its relay token checked): its answer.
+    func taskHostMessage(_ message: TaskHostMessage) async -> JSONValue {
+        func refuse(_ code: Int, _ text: String) -> JSONValue { ["ErrorCode": .number(Double(code)), "ErrorMessage": .string(text)] }
+        let ok: JSONValue = ["ErrorCode": 0, "ErrorMessage": ""]
+        if message.kind == .event {
+            // H: only from the node running the task.
+            guard hostedRunners[message.taskId] == message.node, let event = message.runnerEvent else {
+                return refuse(ErrorCode.invalidParameter, "no task of this node runs on node \(message.node)")
+            }
+            runnerReported(event, taskId: message.taskId)
+            return ok
+        }
+        if message.kind == .start {
+            guard let cluster, let home = await cluster.liveNode(message.node), let config = message.config, let roomId = message.roomId else {
+                return refuse(ErrorCode.invalidParameter, "a task is started by a live node of the cluster, with its room and config")
+            }
+            if hostedTasks[message.taskId] != nil { return ok }
+            guard config.target.mode.publishesToCdn else { return refuse(ErrorCode.invalidParameter, "only tasks that publish to CDNs run on another node") }
+            let used = tasks.encodingUsed + hostedTasks.values.reduce(0) { $0 + $1.cost }
+            guard used + config.encodingCost <= tasks.configuration.encodingBudget else {
+                return refuse(ErrorCode.encodingBudgetExceeded, "this node has no encoding budget left for the task either")
+            }
+            guard let media else { return refuse(ErrorCode.badSessionDescription, "the media port is not running") }
+            peerNodes[home.nodeId] = home
+            let tap = nextHostedTap
+            nextHostedTap += 1
+            let (taskId, node) = (message.taskId, nodeIdForEvents)
+            let onEvent: @Sendable (PublishTaskRunner.Event) -> Void = { [weak self] event in
+                Task { await self?.hostedTaskReported(event, taskId: taskId, from: node) }
+            }
+            do {
+                let runner = try makeRunner(taskId: taskId, roomId: roomId, config: config, tap: tap, robot: nil, media: media, onEvent: onEvent)
+                hostedTasks[taskId] = HostedTask(home: home.nodeId, runner: runner, tap: tap, cost: config.encodingCost)
+                logger.info("Publish task of another node started here", metadata: [LogKey.task: "\(taskId)", LogKey.node: "\(home.nodeId)"])
+                return ok
+            } catch let error as LiveRoomError {
+                return refuse(error.code, error.message)
+            } catch {
+                return refuse(ErrorCode.invalidVideoEncoding, "the task's encoders cannot start: \(error)")
+            }
+        }
+        guard let hosted = hostedTasks[message.taskId], hosted.home == message.node else {
+            return refuse(ErrorCode.invalidParameter, "no task of node \(message.node) runs here")
+        }
+        switch message.kind {
+        case .connect: if let url = message.url { hosted.runner.connect(url: url) }
+        case .disconnect: if let url = message.url { hosted.runner.disconnect(url: url) }
+        case .apply: if let config = message.config { hosted.runner.apply(config) }
+        case .anchors: if let anchors = message.anchors { hosted.runner.setAnchors(anchors) }
+        case .inputs:
+            let inputs = message.inputs ?? []
+            var mirrored: [SFURouter.PublisherKey: TransportAddress] = [:]
+            for input in inputs where input.node != nodeIdForEvents {
+                if let address = NodeMediaRelay.address(input.media) { mirrored[SFURouter.PublisherKey(roomId: input.roomKey, userId: input.userId)] = address }
+            }
+            setTap(hosted.tap, publishers: inputs.map { MixUser(userId: $0.userId, roomId: $0.roomKey) }, runner: hosted.runner)
+            media?.mirror(for: hosted.tap, publishers: mirrored)
+        case .stop: endHostedTask(message.taskId)
+        case .start, .event: break
+        }
+        return ok
+    }
+
+    private var nodeIdForEvents: String { messenger?.nodeId ?? "" }
+
+    /// A hosted runner's event, for the task's home.
+    private func hostedTaskReported(_ event: PublishTaskRunner.Event, taskId: String, from node: String) {
+        guard let hosted = hostedTasks[taskId], let home = peerNodes[hosted.home], let messenger else { return }
+        messenger.enqueue(TaskHostMessage.event(event, taskId: taskId, from: node).text, path: TaskHostMessage.path, to: home)
+    }
+
+    /// Stops a hosted runner: its tap, its mirrors, its encoders and connections.
+    func endHostedTask(_ taskId: String) {
+        guard let hosted = hostedTasks.removeValue(forKey: taskId) else { return }
+        media?.setTap(hosted.tap, publishers: [], sink: { _, _, _ in })
+        media?.mirror(for: hosted.tap, publishers: [:])
+        hosted.runner.stop()
+        logger.info("Publish task of another node stopped here", metadata: [LogKey.task: "\(taskId)", LogKey.node: "\(hosted.home)"])
+    }
+}

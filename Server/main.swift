@@ -18,8 +18,9 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
             a cluster: each room lives on a home node, any node relays a client's signaling, \
             admin calls and WHIP there, a viewer's media (signaling or WHEP) comes from the node \
             it connected to (which mirrors the publisher from the home node once), PK links and \
-            mixes work between rooms on different nodes, and the shops, orders, room history \
-            and webhook outbox are kept in PostgreSQL (docs/cluster.md).
+            mixes work between rooms on different nodes, a task over this node's encoding \
+            budget runs on a node with budget left, and the shops, orders, room history and \
+            webhook outbox are kept in PostgreSQL (docs/cluster.md).
             """)
 
     @Option(help: "Address to listen on (LIVEROOM_HOST).") var host: String?

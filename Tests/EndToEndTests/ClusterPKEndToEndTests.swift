@@ -104,6 +104,14 @@ struct ClusterPKEndToEndTests {
         hostB.send(#"product add {"itemNumber":1,"title":"Pot","price":"50.00","stock":50}"#)
         #expect(try await hostA.waitForEvent("onProductResult")["code"] == 0)
         #expect(try await hostB.waitForEvent("onProductResult")["code"] == 0)
+        // A pop-up sent as SEI only rides hostA's video: to its own viewer through node 3's
+        // mirror, and to room B's viewer through node 2's.
+        hostA.send("pop 1 sei")
+        let popped = try #require(try await hostA.waitForEvent("onPopProduct")["data"]?.stringValue)
+        #expect(popped.contains("item_popup_msg"))
+        for fan in [fanA, fanB] {
+            try await fan.waitForEvent("onRecvSEIMsg", timeout: .seconds(10)) { $0["userId"] == "hostA" && $0["message"] == .string(popped) }
+        }
         hostA.send("pk-battle 5")
         let started = try await fanB.waitForEvent("onPKBattleStarted", timeout: .seconds(5))
         #expect(started["battle"]?["battleId"]?.stringValue != nil, "\(started.jsonText)")

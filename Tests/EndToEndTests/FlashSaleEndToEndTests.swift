@@ -57,7 +57,12 @@ import Testing
     @Test func aFlashSaleSellsExactlyTheStockAndKillNineLosesNoAcknowledgedOrder() async throws {
         let scope = try ProcessScope()
         defer { scope.stopAll() }
-        let limits = ["--max-connections-per-address", "1100"]
+        // The server pings every connection and closes one whose pong it has not read a ping
+        // later. On these 2 cores the 1,000-buyer burst (server, shop-bench, two CLIs and the
+        // test itself) has kept the viewer's pong unread for over 20 s (`onConnectionLost`
+        // "goingAway: Ping timeout"), and the viewer missed the messages sent while it
+        // reconnected; what this test checks is the sale and the room, so it pings every 60 s.
+        let limits = ["--max-connections-per-address", "1100", "--ping-interval", "60"]
         var server = try await TestServer.start(in: scope, extra: limits)
         let host = try await server.enteredWithMedia("host", role: "anchor", media: ["--publish", "testsrc"] + MediaEndToEndTests.small, in: scope)
         let fan = try await server.enteredWithMedia("fan", media: [], in: scope)
@@ -83,14 +88,19 @@ import Testing
         let stored = try await Self.orders(server, in: scope).filter { $0["itemNumber"] == 1 }
         #expect(stored.count == 100 && stored.allSatisfy { $0["state"] == "reserved" && $0["quantity"] == 1 })
 
-        // The room went on: every message reached the viewer, and video kept coming.
-        _ = try? await fan.waitForEvent("onRecvCustomCmdMsg", timeout: .seconds(10)) { $0["data"]?.stringValue == "during-sale-\(said)" }
-        let messages = fan.events(named: "onRecvCustomCmdMsg").filter { $0["data"]?.stringValue?.hasPrefix("during-sale-") == true }
+        // The room went on: every message the server took reached the viewer, and video kept
+        // coming. A starved anchor CLI may send its queued lines in a burst over the 30-a-second
+        // limit; the server refuses those (-7008, as TRTC does) and they never were the room's.
+        let refused = { host.events(named: "onError").filter { $0["errCode"]?.intValue == ErrorCode.customMessageRateLimited }.count }
+        let duringSale = { fan.events(named: "onRecvCustomCmdMsg").filter { $0["data"]?.stringValue?.hasPrefix("during-sale-") == true } }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while duringSale().count < said - refused(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
+        let messages = duringSale()
         let missing = Set(1...max(1, said)).subtracting(messages.compactMap { $0["data"]?.stringValue.flatMap { Int($0.dropFirst("during-sale-".count)) } })
         #expect(
-            messages.count == said && said > 5,
+            messages.count == said - refused() && said > 5 && refused() <= said / 10,
             """
-            \(messages.count) of \(said) messages; missing \(missing.sorted()); the fan's other events: \
+            \(messages.count) of \(said) messages (\(refused()) refused); missing \(missing.sorted()); the fan's other events: \
             \(fan.events.filter { $0["event"] != "onRecvCustomCmdMsg" && $0["event"] != "onStatistics" }.map(\.jsonText).prefix(40)); \
             the host's errors: \(host.events(named: "onError").map(\.jsonText).prefix(20)); \
             the server's log: \(server.process.standardError.suffix(4000))

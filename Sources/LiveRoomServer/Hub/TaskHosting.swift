@@ -122,6 +122,12 @@ extension RoomHub {
             let answer = await messenger.post(start.text, path: TaskHostMessage.path, to: node)
             let code = answer.flatMap { try? JSONValue.parse($0.body) }?["ErrorCode"]?.intValue
             if answer?.status == 200, code == 0 {
+                guard tasks.task(taskId) != nil, hostedRunners[taskId] == host else {
+                    // The task ended while its host started the runner (a stop sent meanwhile may
+                    // have come first): stop it there again.
+                    messenger.enqueue(TaskHostMessage(kind: .stop, node: messenger.nodeId, taskId: taskId).text, path: TaskHostMessage.path, to: node)
+                    continue
+                }
                 logger.info("Publish task runs on another node", metadata: [LogKey.task: "\(taskId)", LogKey.node: "\(host)"])
                 perform(tasks.runnerStarted(taskId, now: .now))
             } else {

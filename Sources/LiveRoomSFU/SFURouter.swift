@@ -580,10 +580,6 @@ public final class SFURouter {
                     if !lost.isEmpty { outputs.append(.relay(.nack(key, kind, lost), to: .shard(origin))) }
                 }
             }
-            // Another node's publisher reaches this node's taps (a mix of a PK anchor) from the first router.
-            if Self.isNodeOrigin(origin), shard == 0, !taps.isEmpty, let tapIDs = taps[key] {
-                for tap in tapIDs { outputs.append(.tapped(tap, publisher: key, codec: track.codec, packet: parsed)) }
-            }
             // Forwarded as of when it reached the server, so its copies' delay counts the hand-off.
             return outputs + forward(packet, parsed: parsed, on: track, of: key, mirrored: true, now: arrival)
         case .senderReport(let key, let report):
@@ -826,10 +822,10 @@ public final class SFURouter {
                 }
             }
             if !exported.isEmpty, exported.contains(key) { outputs.append(.relay(.packet(key, track.kind, packet, arrival: now), to: .nodes)) }
-            // Most rooms have no task: skip hashing the key for every packet then.
-            if !taps.isEmpty, let tapIDs = taps[key] {
-                for tap in tapIDs { outputs.append(.tapped(tap, publisher: key, codec: track.codec, packet: parsed)) }
-            }
+        }
+        // Most rooms have no task: skip hashing the key for every packet then.
+        if !taps.isEmpty, let tapIDs = taps[key], tapsHere(key) {
+            for tap in tapIDs { outputs.append(.tapped(tap, publisher: key, codec: track.codec, packet: parsed)) }
         }
         var keyframe = false
         if let codec = track.videoCodec {

@@ -470,9 +470,7 @@ public struct LiveRoomServer: Sendable {
 
         // Cluster mode: a linked room's home node tells this one about a PK link (PKPeerMessage).
         router.post(RouterPath(PKPeerMessage.path)) { request, _ -> Response in
-            guard let cluster, ClusterRouting.isRelayToken(request.headers[HTTPField.Name(ClusterRouting.tokenHeader)!], expected: cluster.relayToken) else {
-                return Self.json(["ErrorCode": .number(Double(ErrorCode.pkInvalidParameter)), "ErrorMessage": "only the nodes of the cluster send PK messages"], status: .forbidden)
-            }
+            guard forwarding?.isForwarded(request) == true else { return Self.notFromNode(code: ErrorCode.pkInvalidParameter) }
             let body = try await request.body.collect(upTo: PKPeerMessage.maxBodyBytes)
             do throws(LiveRoomError) {
                 return Self.json(await hub.pkPeerMessage(try PKPeerMessage.parse(String(buffer: body))))
@@ -483,9 +481,7 @@ public struct LiveRoomServer: Sendable {
 
         // Cluster mode: a task's home and the node running its runner (TaskHosting.swift).
         router.post(RouterPath(TaskHostMessage.path)) { request, _ -> Response in
-            guard let cluster, ClusterRouting.isRelayToken(request.headers[HTTPField.Name(ClusterRouting.tokenHeader)!], expected: cluster.relayToken) else {
-                return Self.json(["ErrorCode": .number(Double(ErrorCode.invalidParameter)), "ErrorMessage": "only the nodes of the cluster send these"], status: .forbidden)
-            }
+            guard forwarding?.isForwarded(request) == true else { return Self.notFromNode(code: ErrorCode.invalidParameter) }
             let body = try await request.body.collect(upTo: TaskHostMessage.maxBodyBytes)
             guard let message = TaskHostMessage.parse(String(buffer: body)) else {
                 return Self.json(["ErrorCode": .number(Double(ErrorCode.invalidParameter)), "ErrorMessage": "not a task message"], status: .badRequest)
@@ -502,9 +498,7 @@ public struct LiveRoomServer: Sendable {
 
         // Cluster mode: the other end of a WHEP session whose media and seat are on two nodes ended it (RemotePlayback).
         router.post(RouterPath(RemotePlayback.path)) { request, _ -> Response in
-            guard let cluster, ClusterRouting.isRelayToken(request.headers[HTTPField.Name(ClusterRouting.tokenHeader)!], expected: cluster.relayToken) else {
-                return Self.json(["ErrorCode": .number(Double(ErrorCode.invalidParameter)), "ErrorMessage": "only the nodes of the cluster send these"], status: .forbidden)
-            }
+            guard forwarding?.isForwarded(request) == true else { return Self.notFromNode(code: ErrorCode.invalidParameter) }
             let body = try await request.body.collect(upTo: 1024)
             guard let message = RemotePlayback.Message.parse(String(buffer: body)) else {
                 return Self.json(["ErrorCode": .number(Double(ErrorCode.invalidParameter)), "ErrorMessage": "not a WHEP session message"], status: .badRequest)
@@ -538,6 +532,12 @@ public struct LiveRoomServer: Sendable {
             let status: HTTPResponse.Status = if case .missing = error { .unauthorized } else { .forbidden }
             return json(body(error), status: status)
         }
+    }
+
+    /// The answer to a node-to-node message (`/v1/cluster/pk`, `/task`, `/whep`) that does not
+    /// carry the relay token, or reaches a server that runs alone.
+    static func notFromNode(code: Int) -> Response {
+        json(["ErrorCode": .number(Double(code)), "ErrorMessage": "only the nodes of the cluster send these"], status: .forbidden)
     }
 
     static func json(_ value: JSONValue, status: HTTPResponse.Status = .ok) -> Response {

@@ -168,10 +168,7 @@ struct WHIPRoutes: Sendable {
         forwarding: ClusterForwarding, media: MediaService
     ) async -> Response {
         let owner = media.newRelayOwner()
-        var headers = [(RemotePlayback.nodeHeader, forwarding.nodeId), (RemotePlayback.ownerHeader, String(owner))]
-        for name in [HTTPField.Name.contentType, .authorization] {
-            if let value = request.headers[name] { headers.append((name.rawName, value)) }
-        }
+        let headers = Self.forwardedHeaders(request) + [(RemotePlayback.nodeHeader, forwarding.nodeId), (RemotePlayback.ownerHeader, String(owner))]
         guard let answer = await forwarding.forward(.POST, uri: request.uri.string, body: ByteBuffer(string: offer), headers: headers, to: home) else {
             return Self.text("the room lives on node \(home.nodeId), which did not answer; try again", status: .badGateway)
         }
@@ -234,11 +231,7 @@ struct WHIPRoutes: Sendable {
         if method != .POST, let refusal = verify(Self.bearer(request), of: request.uri.path.split(separator: "/").dropLast().last.flatMap { String($0).removingPercentEncoding } ?? "") {
             return refusal
         }
-        var headers: [(String, String)] = []
-        for name in [HTTPField.Name.contentType, .authorization, .ifMatch] {
-            if let value = request.headers[name] { headers.append((name.rawName, value)) }
-        }
-        guard let answer = await forwarding.forward(method, uri: path ?? request.uri.string, body: body, headers: headers, to: node) else {
+        guard let answer = await forwarding.forward(method, uri: path ?? request.uri.string, body: body, headers: Self.forwardedHeaders(request), to: node) else {
             return Self.text("the room lives on node \(node.nodeId), which did not answer; try again", status: .badGateway)
         }
         var out = Self.cors
@@ -249,6 +242,11 @@ struct WHIPRoutes: Sendable {
             out[.location] = String(location[...slash]) + ClusterForwarding.taggedResource(location[location.index(after: slash)...], node: node.nodeId)
         }
         return Response(status: .init(code: answer.status), headers: out, body: .init(byteBuffer: answer.body))
+    }
+
+    /// The headers of a request that go with it to another node.
+    static func forwardedHeaders(_ request: Request) -> [(String, String)] {
+        [HTTPField.Name.contentType, .authorization, .ifMatch].compactMap { name in request.headers[name].map { (name.rawName, $0) } }
     }
 
     /// The session a DELETE or PATCH names, after checking the user's UserSig and that the

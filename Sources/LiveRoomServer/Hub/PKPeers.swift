@@ -51,7 +51,8 @@ extension RoomHub {
         return true
     }
 
-    private func rememberPeer(_ node: NodeRegistration) {
+    /// Keeps `node`'s registration for the messages this node sends it.
+    func rememberPeer(_ node: NodeRegistration) {
         peerNodes[node.nodeId] = node
     }
 
@@ -87,10 +88,7 @@ extension RoomHub {
     /// new one, which reaches the room's new home), and tasks whose runner or room was there.
     func nodesAlive(_ alive: Set<String>) {
         for node in machine.peerNodes.subtracting(alive) { pkPeerLost(node) }
-        for (owner, playback) in remotePlaybacks where !alive.contains(playback.home.nodeId) {
-            remotePlaybacks[owner] = nil
-            media?.close(owner: owner)
-        }
+        playbackHomesAlive(alive)
         taskHostsAlive(alive)
     }
 

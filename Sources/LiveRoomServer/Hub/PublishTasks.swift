@@ -50,12 +50,12 @@ extension RoomHub {
     /// `StartPublishCdnStream`: the room must exist. In cluster mode a task over this node's
     /// encoding budget runs on another node when one takes it.
     func startAdminTask(_ config: PublishTaskConfig, roomId: String) async throws(LiveRoomError) -> String {
-        let anchors = machine.describe(roomId) == nil ? nil : mixAnchors(in: roomId)
-        let actions = tasks.startFromAdmin(config, roomId: roomId, anchors: anchors)
+        // Nil when the room does not exist; read again after waiting for another node.
+        func anchors() -> [MixAnchor]? { machine.describe(roomId) == nil ? nil : mixAnchors(in: roomId) }
+        let actions = tasks.startFromAdmin(config, roomId: roomId, anchors: anchors())
         guard cluster != nil, Self.isBudgetRefusal(actions), let host = await chooseTaskHost() else { return try adminCall(actions) }
         adminAnswer = nil
-        let room = machine.describe(roomId) == nil ? nil : mixAnchors(in: roomId)
-        perform(tasks.startFromAdmin(config, roomId: roomId, anchors: room, hostedOn: host.nodeId))
+        perform(tasks.startFromAdmin(config, roomId: roomId, anchors: anchors(), hostedOn: host.nodeId))
         await startHostedRunners()
         return try adminResult()
     }

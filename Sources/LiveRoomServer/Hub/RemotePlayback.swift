@@ -76,6 +76,15 @@ extension RoomHub {
         Task { _ = await messenger.post(RemotePlayback.Message.ended(session: playback.session, from: messenger.nodeId).json.jsonText, path: RemotePlayback.path, to: playback.home) }
     }
 
+    /// V: the nodes alive now: the peer connections of sessions seated on a node that died are
+    /// closed (the client makes a new session, which reaches the room's new home).
+    func playbackHomesAlive(_ alive: Set<String>) {
+        for (owner, playback) in remotePlaybacks where !alive.contains(playback.home.nodeId) {
+            remotePlaybacks[owner] = nil
+            media?.close(owner: owner)
+        }
+    }
+
     /// H: `session` left (or its signaling session, which a WHEP session attached to, closed):
     /// the nodes making their media are told to end it.
     func endRemoteMedia(of session: SessionID) {

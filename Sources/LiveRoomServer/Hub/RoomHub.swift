@@ -398,15 +398,7 @@ actor RoomHub {
                 answer = ""
                 mediaNodes[session] = mediaOn
             } else {
-            switch remoteMediaHome(ofRoom: publisherRoom) {
-            case .success(let home):
-                let key = SFURouter.PublisherKey(roomId: publisherRoom, userId: publisherId)
-                answer = try await media.subscribeMirrored(owner: owner, key: key, offer: offer, home: home)
-            case .failure(let error):
-                throw error
-            case nil:
-                answer = try await media.subscribe(owner: owner, roomId: publisherRoom, publisherId: publisherId, offer: offer).get()
-            }
+                answer = try await subscriptionAnswer(owner: owner, roomId: publisherRoom, publisherId: publisherId, offer: offer, media: media)()
             }
         } catch {
             throw fail(HTTPRefusal(status: 400, message: "the offer cannot be used: \(error)"))
@@ -574,34 +566,26 @@ actor RoomHub {
                     self.send(.error(LiveRoomError(ErrorCode.badSessionDescription, "publish offer refused: \(error)"), requestType: "publish"), to: session)
                 }
             }
-        case .subscribe(let session, let roomId, _, let publisherId, let sdp) where machine.remoteNode(ofRoom: roomId) != nil:
-            // A PK anchor of a room on another node: from this node's mirror of it (or the relaying node's).
-            switch remoteMediaHome(ofRoom: roomId)! {
-            case .failure(let error):
-                send(.error(error, requestType: "subscribe"), to: session)
-            case .success(let home) where relayedSessions.contains(session):
-                subscribeThroughRelay(session: session, roomId: roomId, publisherId: publisherId, sdp: sdp, mediaHome: home.description)
-            case .success(let home):
+        case .subscribe(let session, let roomId, _, let publisherId, let sdp) where relayedSessions.contains(session):
+            // The relaying node makes it; a PK anchor of a room on another node is mirrored from that node.
+            switch remoteMediaHome(ofRoom: roomId) {
+            case .failure(let error): send(.error(error, requestType: "subscribe"), to: session)
+            case .success(let home): subscribeThroughRelay(session: session, roomId: roomId, publisherId: publisherId, sdp: sdp, mediaHome: home.description)
+            case nil: subscribeThroughRelay(session: session, roomId: roomId, publisherId: publisherId, sdp: sdp)
+            }
+        case .subscribe(let session, let roomId, _, let publisherId, let sdp):
+            do {
+                let answer = try subscriptionAnswer(owner: session, roomId: roomId, publisherId: publisherId, offer: sdp, media: media)
                 Task {
                     do {
-                        let sdp = try await media.subscribeMirrored(owner: session, key: SFURouter.PublisherKey(roomId: roomId, userId: publisherId), offer: sdp, home: home)
+                        let sdp = try await answer()
                         self.send(.onSubscribeAnswer(userId: publisherId, sdp: sdp), to: session)
                     } catch {
                         self.send(.error(LiveRoomError(ErrorCode.badSessionDescription, "subscribe offer refused: \(error)"), requestType: "subscribe"), to: session)
                     }
                 }
-            }
-        case .subscribe(let session, let roomId, _, let publisherId, let sdp) where relayedSessions.contains(session):
-            subscribeThroughRelay(session: session, roomId: roomId, publisherId: publisherId, sdp: sdp)
-        case .subscribe(let session, let roomId, _, let publisherId, let sdp):
-            let answer = media.subscribe(owner: session, roomId: roomId, publisherId: publisherId, offer: sdp)
-            Task {
-                do {
-                    let sdp = try await answer.get()
-                    self.send(.onSubscribeAnswer(userId: publisherId, sdp: sdp), to: session)
-                } catch {
-                    self.send(.error(LiveRoomError(ErrorCode.badSessionDescription, "subscribe offer refused: \(error)"), requestType: "subscribe"), to: session)
-                }
+            } catch {
+                send(.error(error, requestType: "subscribe"), to: session)
             }
         case .restartIce(let session, let publisherId?, let sdp) where relayedSessions.contains(session):
             // The subscription lives on the relaying node.
@@ -637,6 +621,24 @@ actor RoomHub {
             media.close(owner: session)
             endRemoteMedia(of: session)
             if relayedSessions.contains(session) { sendNodeFrame(NodeMediaFrame(kind: .close), to: session) }
+        }
+    }
+
+    /// `owner`'s subscription to `publisherId` of `roomId` on this node's media port, from a
+    /// mirror when the room is a linked room on another node: its SDP answer, to await. A local
+    /// negotiation is queued on the media loop now, so media commands keep their call order.
+    private func subscriptionAnswer(
+        owner: SessionID, roomId: String, publisherId: String, offer: String, media: any MediaPort
+    ) throws(LiveRoomError) -> @Sendable () async throws -> String {
+        switch remoteMediaHome(ofRoom: roomId) {
+        case .failure(let error):
+            throw error
+        case .success(let home):
+            let key = SFURouter.PublisherKey(roomId: roomId, userId: publisherId)
+            return { try await media.subscribeMirrored(owner: owner, key: key, offer: offer, home: home) }
+        case nil:
+            let answer = media.subscribe(owner: owner, roomId: roomId, publisherId: publisherId, offer: offer)
+            return { try await answer.get() }
         }
     }
 

@@ -103,7 +103,7 @@ extension RoomHub {
     func chooseTaskHost() async -> NodeRegistration? {
         guard let cluster, let (view, _) = try? await cluster.describe() else { return nil }
         let host = view.alive.filter { $0.nodeId != cluster.nodeId }.min { ($0.load.tasks, $0.nodeId) < ($1.load.tasks, $1.nodeId) }
-        if let host { peerNodes[host.nodeId] = host.registration }
+        if let host { rememberPeer(host.registration) }
         return host?.registration
     }
 
@@ -205,7 +205,7 @@ extension RoomHub {
                 return refuse(ErrorCode.encodingBudgetExceeded, "this node has no encoding budget left for the task either")
             }
             guard let media else { return refuse(ErrorCode.badSessionDescription, "the media port is not running") }
-            peerNodes[home.nodeId] = home
+            rememberPeer(home)
             let tap = nextHostedTap
             nextHostedTap += 1
             let (taskId, node) = (message.taskId, nodeIdForEvents)

@@ -14,6 +14,8 @@ let package = Package(
         .library(name: "LiveRoomWire", targets: ["LiveRoomWire"]),
         .library(name: "LiveRoomPublishTasks", targets: ["LiveRoomPublishTasks"]),
         .library(name: "LiveRoomAdmin", targets: ["LiveRoomAdmin"]),
+        // For the fuzz targets in FuzzTesting/, which drive the media port (MediaPortHarness).
+        .library(name: "LiveRoomServer", targets: ["LiveRoomServer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -77,6 +79,7 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HummingbirdTLS", package: "hummingbird"),

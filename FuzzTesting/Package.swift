@@ -27,6 +27,8 @@ let package = Package(
         .executableTarget(name: "FuzzAdminRequest", dependencies: [
             "FuzzSupport", .product(name: "LiveRoomAdmin", package: "LiveRoom"), .product(name: "LiveRoomProtocol", package: "LiveRoom"),
         ]),
+        .executableTarget(name: "FuzzMediaPort", dependencies: ["FuzzSupport", .product(name: "LiveRoomServer", package: "LiveRoom")]),
+        .executableTarget(name: "FuzzICETCPAndRelay", dependencies: ["FuzzSupport", .product(name: "LiveRoomServer", package: "LiveRoom")]),
         .executableTarget(name: "FuzzClientCommand", dependencies: ["FuzzSupport", .product(name: "LiveRoomClientKit", package: "LiveRoom")]),
     ]
 )

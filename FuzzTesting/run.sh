@@ -14,7 +14,7 @@ runs="${1:-1000000}"
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(FuzzSignalingRequest FuzzServerEvent FuzzUserSig FuzzPrivateMapKey FuzzClientCommand FuzzWire FuzzPublishTaskConfig FuzzAdminRequest)
+  targets=(FuzzSignalingRequest FuzzServerEvent FuzzUserSig FuzzPrivateMapKey FuzzClientCommand FuzzWire FuzzPublishTaskConfig FuzzAdminRequest FuzzMediaPort FuzzICETCPAndRelay)
 fi
 swift build -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library
 mkdir -p FailCases

@@ -52,6 +52,8 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
     var maxOutboxBytes: Int?
     @Option(help: "Seconds a signaling connection may stay without entering a room before it is closed (LIVEROOM_LOGIN_TIMEOUT, default 10).")
     var loginTimeout: Int?
+    @Option(help: "Seconds a connection to the HTTP port may take to send its first request head, TLS handshake included, and a kept-alive one may wait for its next request; then it is closed (LIVEROOM_REQUEST_HEAD_TIMEOUT, default 10).")
+    var requestHeadTimeout: Int?
     @Option(help: "Seconds a user whose signaling connection dropped keeps its seat and media for a reconnect (LIVEROOM_RECONNECT_GRACE, default 15; 0 leaves at once).")
     var reconnectGrace: Int?
     @Option(help: "Seconds a purchase holds its stock unpaid before it expires and the stock goes back (LIVEROOM_ORDER_RESERVATION_TIMEOUT, default 900).")
@@ -59,7 +61,7 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
     @Option(help: "Seconds a product replay records at most; unpop or the next pop ends it sooner (LIVEROOM_REPLAY_MAX_SECONDS, default 600).")
     var replayMaxSeconds: Int?
     @Option(help: "Most signaling connections at once (LIVEROOM_MAX_CONNECTIONS, default 5000).") var maxConnections: Int?
-    @Option(help: "Most signaling connections from one IPv4 address or IPv6 /64 (LIVEROOM_MAX_CONNECTIONS_PER_ADDRESS, default 100).")
+    @Option(help: "Most signaling connections from one IPv4 address or IPv6 /64, and most TCP connections of any kind it holds on the HTTP port, refused before any request is read (LIVEROOM_MAX_CONNECTIONS_PER_ADDRESS, default 100).")
     var maxConnectionsPerAddress: Int?
     @Option(help: "Seconds between pings of each signaling connection; one that has not answered by the next ping is closed (LIVEROOM_PING_INTERVAL, default 20).")
     var pingInterval: Int?
@@ -135,6 +137,7 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
             maxTasksPerRoom: try maxTasksPerRoom ?? number("LIVEROOM_MAX_TASKS_PER_ROOM") ?? defaults.maxTasksPerRoom,
             maxOutboxBytes: try maxOutboxBytes ?? number("LIVEROOM_MAX_OUTBOX_BYTES") ?? defaults.maxOutboxBytes,
             loginTimeout: .seconds(try loginTimeout ?? number("LIVEROOM_LOGIN_TIMEOUT") ?? 10),
+            requestHeadTimeout: .seconds(try requestHeadTimeout ?? number("LIVEROOM_REQUEST_HEAD_TIMEOUT") ?? 10),
             maxConnections: try maxConnections ?? number("LIVEROOM_MAX_CONNECTIONS") ?? defaults.maxConnections,
             maxConnectionsPerAddress: try maxConnectionsPerAddress ?? number("LIVEROOM_MAX_CONNECTIONS_PER_ADDRESS") ?? defaults.maxConnectionsPerAddress,
             pingInterval: .seconds(try pingInterval ?? number("LIVEROOM_PING_INTERVAL") ?? 20),
@@ -198,6 +201,9 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
             throw ValidationError("--replay-max-seconds must be 1 to 3600")
         }
         guard configuration.loginTimeout > .zero else { throw ValidationError("--login-timeout must be at least 1") }
+        guard configuration.requestHeadTimeout >= .seconds(1), configuration.requestHeadTimeout <= .seconds(300) else {
+            throw ValidationError("--request-head-timeout must be 1 to 300 seconds")
+        }
         guard configuration.maxOutboxBytes >= LiveRoomServer.maxSignalingFrameSize else {
             throw ValidationError("--max-outbox-bytes must be at least \(LiveRoomServer.maxSignalingFrameSize)")
         }
@@ -213,6 +219,8 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
             throw ValidationError(problem)
         }
 
+        // Broken pipes and hang-ups cannot stop the server; a trap or fault leaves a line and its backtrace.
+        ProcessSignals.install()
         LoggingSystem.bootstrap { label in
             var handler = EscapingLogHandler(StreamLogHandler.standardError(label: label))
             handler.logLevel = level
@@ -227,6 +235,7 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
         let server = LiveRoomServer(configuration: configuration, logger: Logger(label: "liveroom-server"))
         do {
             try await run(server, configuration: configuration)
+            FileHandle.standardError.write(Data("liveroom-server: stopped: graceful shutdown (SIGTERM or SIGINT)\n".utf8))
         } catch let error as ClusterStartError {
             // A clear line and exit code 3 (not 1): scripts can tell "the database is down" apart.
             FileHandle.standardError.write(Data("liveroom-server: \(error.description)\n".utf8))

@@ -8,4 +8,6 @@ if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then e
 bash scripts/install-deps.sh
 swift build -c release --product liveroom-server
 swift build -c release --product liveroom
+# A trap or fault prints its backtrace to the log (standard error), never waiting at a prompt.
+export SWIFT_BACKTRACE="${SWIFT_BACKTRACE:-enable=yes,interactive=no,color=no}"
 exec "$(swift build -c release --show-bin-path)/liveroom-server" "$@"

@@ -59,7 +59,10 @@ public enum JSONValue: Sendable, Hashable, Codable {
     public var jsonText: String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try! encoder.encode(self), as: UTF8.self)
+        // Encoding fails only for a number JSON cannot write (NaN, infinity), which no parsed
+        // input holds: never a trap, whatever a value came from.
+        guard let data = try? encoder.encode(self) else { return "null" }
+        return String(decoding: data, as: UTF8.self)
     }
 
     public subscript(key: String) -> JSONValue? {

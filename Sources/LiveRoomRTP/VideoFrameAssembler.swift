@@ -176,7 +176,12 @@ public struct VideoFrameAssembler: Sendable {
         while true {
             if nextExpected == nil {
                 // Start at the oldest buffered frame start; older packets are fragments.
-                guard let start = buffer.filter({ $0.value.startsFrame }).keys.min() else { return actions }
+                guard let start = buffer.filter({ $0.value.startsFrame }).keys.min() else {
+                    // Fragments and no frame start (a publisher that never marks one): what waits is bounded.
+                    if buffer.count > maximumBufferedPackets { buffer.removeAll() }
+                    if nacked.count > maximumBufferedPackets { nacked.removeAll() }
+                    return actions
+                }
                 drop(below: start)
                 nextExpected = start
             }

@@ -263,7 +263,12 @@ public struct NodeRelaySealer {
 
     /// The datagram carrying `message`.
     public mutating func seal(_ message: NodeRelayMessage) throws(NodeRelayError) -> [UInt8] {
-        let plain = try NodeRelayDatagram.encode(message)
+        try seal(body: try NodeRelayDatagram.encode(message))
+    }
+
+    /// The datagram carrying `plain` as its message's bytes, whatever they are: how the fuzz
+    /// targets reach the decoding of authenticated datagrams.
+    public mutating func seal(body plain: [UInt8]) throws(NodeRelayError) -> [UInt8] {
         guard NodeRelayDatagram.headerLength + plain.count + NodeRelayDatagram.tagLength <= NodeRelayDatagram.maximumSize else { throw .oversized }
         counter += 1
         var header: [UInt8] = [NodeRelayDatagram.marker, NodeRelayDatagram.version] + salt

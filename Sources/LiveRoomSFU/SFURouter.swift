@@ -96,9 +96,54 @@ public final class SFURouter {
         /// New subscribers started from the kept keyframe instead of a new one.
         public var keyframesReplayed = 0
         public var keyframeRequests = 0
-        public var dropped = 0
+        /// Datagrams and packets dropped, by why.
+        public var droppedBy: [DropReason: Int] = [:]
+
+        /// Everything dropped, whatever the reason.
+        public var dropped: Int { droppedBy.values.reduce(0, +) }
 
         public init() {}
+
+        /// Adds another router's counters to these.
+        public mutating func add(_ other: Counters) {
+            rtpReceived += other.rtpReceived
+            rtpForwarded += other.rtpForwarded
+            bytesForwarded += other.bytesForwarded
+            retransmitted += other.retransmitted
+            nacksForwarded += other.nacksForwarded
+            nacksSent += other.nacksSent
+            keyframesReplayed += other.keyframesReplayed
+            keyframeRequests += other.keyframeRequests
+            droppedBy.merge(other.droppedBy, uniquingKeysWith: +)
+        }
+    }
+
+    /// Why the media port dropped a datagram or a packet (the `reason` of
+    /// `liveroom_media_dropped_total`). Nothing a client sends is trapped on: what names nothing
+    /// the server has is dropped and counted under one of these.
+    public enum DropReason: String, Sendable, Hashable, CaseIterable, Comparable {
+        /// A datagram that looks like STUN and does not parse.
+        case malformedSTUN = "malformed_stun"
+        /// STUN that is not a Binding request (an ICE-lite server sends no checks).
+        case notARequest = "not_a_request"
+        /// A check whose ufrag names no peer connection of the loop it names.
+        case unknownUfrag = "unknown_ufrag"
+        /// A check whose ufrag names no media loop of the port (its first character).
+        case unknownLoop = "unknown_loop"
+        /// DTLS, RTP or RTCP from an address no valid check bound.
+        case unknownAddress = "unknown_address"
+        /// A datagram of none of the kinds the port takes (RFC 7983).
+        case unknownKind = "unknown_kind"
+        /// An ICE check that did not pass its peer connection's checks (integrity, role).
+        case refusedCheck = "refused_check"
+        /// SRTP or SRTCP that did not authenticate or decrypt, or came before DTLS finished.
+        case unprotected = "unprotected"
+        /// Decrypted RTP that does not parse, or whose payload type the connection did not negotiate.
+        case unknownPayloadType = "unknown_payload_type"
+        /// Decrypted RTCP that does not parse.
+        case malformedRTCP = "malformed_rtcp"
+
+        public static func < (a: DropReason, b: DropReason) -> Bool { a.rawValue < b.rawValue }
     }
 
     public struct PublisherKey: Hashable, Sendable {
@@ -233,6 +278,7 @@ public final class SFURouter {
     private var mirrors: [PublisherKey: (origin: Int, tracks: [UpTrack])] = [:]
     /// This router's place among the port's routers, and how many there are.
     public let shard: Int
+    public let shards: Int
     private let relaying: Bool
     /// When set, a publisher's packets for the port's other routers go here the moment they
     /// are decrypted, before this router serves its own subscribers, instead of into the
@@ -278,6 +324,7 @@ public final class SFURouter {
     ) {
         precondition(shards >= 1 && shards <= Self.maximumShards && (0..<shards).contains(shard))
         self.shard = shard
+        self.shards = shards
         self.relaying = shards > 1
         self.certificate = certificate
         self.connectTimeout = connectTimeout
@@ -323,10 +370,14 @@ public final class SFURouter {
         return credentials
     }
 
-    /// The router an ICE check is for, by the first character of the ufrag in its USERNAME.
-    static func shard(ofCheck datagram: ByteBuffer) -> Int? {
-        guard let username = (try? STUNMessage.parse(datagram))?.username, let first = username.first else { return nil }
-        return shardCharacters.firstIndex(of: first)
+    /// The router of this port an ICE check is for, by the first character of the ufrag in its
+    /// USERNAME: nil when the character names no router of the port (there may be fewer than
+    /// ``maximumShards``), so a check can never name a loop the port does not have.
+    func loop(ofCheck datagram: ByteBuffer) -> Int? {
+        guard let username = (try? STUNMessage.parse(datagram))?.username, let first = username.first,
+            let index = Self.shardCharacters.firstIndex(of: first), index < shards
+        else { return nil }
+        return index
     }
 
     /// Whether a peer connection takes its media from `address` (a valid ICE check bound it).
@@ -651,36 +702,58 @@ public final class SFURouter {
     /// found it is for this one; if it is not, it is dropped rather than handed on again.
     public func receive(_ datagram: ByteBuffer, from source: TransportAddress, handedOff: Bool = false, now: ContinuousClock.Instant) -> [Output] {
         // The demultiplexer classifies the datagram and parses STUN once; the transport takes it from there.
+        let reason: DropReason
         switch demux.route(datagram, from: source) {
         case .stun(let id, let message):
             guard let peer = peers[id] else { return [] }
-            return handle(peer.transport.receive(stun: message, datagram: datagram, from: source, now: now), of: peer, now: now)
+            let refused = peer.transport.drops.badSTUN
+            let events = peer.transport.receive(stun: message, datagram: datagram, from: source, now: now)
+            if events.isEmpty, peer.transport.drops.badSTUN > refused { countDropped(.refusedCheck) }
+            return handle(events, of: peer, now: now)
         case .dtls(let id):
             guard let peer = peers[id] else { return [] }
             return handle(peer.transport.receive(dtls: datagram, from: source, now: now), of: peer, now: now)
         case .rtp(let id):
             guard let peer = peers[id] else { return [] }
-            return handle(peer.transport.receive(rtp: datagram, from: source), of: peer, now: now)
+            let events = peer.transport.receive(rtp: datagram, from: source)
+            if events.isEmpty { countDropped(.unprotected) }
+            return handle(events, of: peer, now: now)
         case .rtcp(let id):
             guard let peer = peers[id] else { return [] }
-            return handle(peer.transport.receive(rtcp: datagram, from: source), of: peer, now: now)
+            let events = peer.transport.receive(rtcp: datagram, from: source)
+            if events.isEmpty { countDropped(.unprotected) }
+            return handle(events, of: peer, now: now)
         case .drop(.keepalive):
             return []
-        case .drop(.unknownUfrag) where relaying && !handedOff:
-            guard let owner = Self.shard(ofCheck: datagram), owner != shard else { break }
-            return [.unrouted(datagram, from: source, shard: owner)]
+        case .drop(.unknownUfrag):
+            // The ufrag's first character names the loop whose router made it: another loop of
+            // the port gets the check once; a character that names no loop is nobody's.
+            switch loop(ofCheck: datagram) {
+            case let owner? where owner != shard && !handedOff:
+                return [.unrouted(datagram, from: source, shard: owner)]
+            case let owner? where owner == shard || handedOff:
+                reason = .unknownUfrag
+            default:
+                reason = .unknownLoop
+            }
         case .drop(.unknownAddress) where relaying && !handedOff:
             return [.unrouted(datagram, from: source, shard: nil)]
-        case .drop:
-            break
+        case .drop(.unknownAddress):
+            reason = .unknownAddress
+        case .drop(.malformedSTUN):
+            reason = .malformedSTUN
+        case .drop(.notARequest):
+            reason = .notARequest
+        case .drop(.unknownKind):
+            reason = .unknownKind
         }
-        counters.dropped += 1
+        countDropped(reason)
         return []
     }
 
-    /// Counts a datagram the port could not hand to any router.
-    public func countDropped() {
-        counters.dropped += 1
+    /// Counts a datagram or packet dropped for `reason`.
+    public func countDropped(_ reason: DropReason) {
+        counters.droppedBy[reason, default: 0] += 1
     }
 
     /// How often publishers get receiver reports.
@@ -767,7 +840,7 @@ public final class SFURouter {
         guard case .publisher(let key, let tracks) = peer.role, var parsed = try? RTPPacket.parse(ByteBuffer(bytes: packet)),
             let track = tracks.first(where: { $0.payloadType == parsed.header.payloadType })
         else {
-            counters.dropped += 1
+            countDropped(.unknownPayloadType)
             return []
         }
         // Video that did not arrive is asked for at once, before any subscriber notices the gap.
@@ -841,6 +914,14 @@ public final class SFURouter {
         for (subscriber, down) in track.subscribers {
             // A subscriber still being sent the kept keyframe gets live video behind it.
             if track.kind == .video, !subscriber.videoBacklog.isEmpty {
+                // A backlog that cannot drain (the publisher sends faster than the replay's pace)
+                // is given up: the subscriber waits for the next keyframe instead, which is asked for.
+                guard subscriber.videoBacklog.count < Self.maximumBacklogPackets else {
+                    subscriber.videoBacklog = []
+                    down.awaitingKeyframe = true
+                    outputs += requestKeyframe(of: key, now: now)
+                    continue
+                }
                 subscriber.videoBacklog.append((packet, parsed.header))
                 continue
             }
@@ -884,6 +965,13 @@ public final class SFURouter {
         subscriber.videoBacklog = packets
         return sendBacklog(of: subscriber, now: now)
     }
+
+    /// The most video packets a new subscriber's backlog (the replay and the live packets queued
+    /// behind it) holds.
+    public static let maximumBacklogPackets = 2 * maximumReplayPackets
+
+    /// The most sequence numbers of one NACK a subscriber is resent (duplicates counted once).
+    public static let maximumResentPerNACK = 128
 
     /// Packets of a replay sent at once, and then each timer turn (20 ms), so a new
     /// subscriber's receive buffer and the loop's other work are not flooded.
@@ -962,7 +1050,7 @@ public final class SFURouter {
     /// RTCP from a peer: subscribers' NACK and PLI/FIR, publishers' sender reports.
     private func feedback(_ packet: [UInt8], from peer: Peer, now: ContinuousClock.Instant) -> [Output] {
         guard let packets = try? RTCPPacket.parseCompound(ByteBuffer(bytes: packet)) else {
-            counters.dropped += 1
+            countDropped(.malformedRTCP)
             return []
         }
         var outputs: [Output] = []
@@ -977,7 +1065,8 @@ public final class SFURouter {
                         let up = upTracks.first(where: { $0.kind == kind }), let upSSRC = up.ssrc
                     else { continue }
                     var missing: [UInt16] = []
-                    for lost in nack.lostSequenceNumbers {
+                    var asked: Set<UInt16> = []
+                    for lost in nack.lostSequenceNumbers where asked.count < Self.maximumResentPerNACK && asked.insert(lost).inserted {
                         guard let source = down.rewriter.sourceSequence(for: lost) else { continue }
                         guard let stored = up.history.packet(sequenceNumber: source), let header = try? RTPPacket.parse(ByteBuffer(bytes: stored)).header
                         else {

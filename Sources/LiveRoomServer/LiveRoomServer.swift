@@ -151,15 +151,21 @@ public struct LiveRoomServer: Sendable {
             hub: hub, page: WatchPage(sdkAppId: credentials.sdkAppId, isDevelopment: credentials.isDevelopment),
             developmentSecret: credentials.isDevelopment ? credentials.secretKey : nil
         ).add(to: router)
-        var server = HTTPServerBuilder.http1WebSocketUpgrade(
-            webSocketRouter: router,
-            configuration: .init(
-                // An HTTP connection idle this long (no request, or a slow one) is closed; upgraded
-                // WebSocket connections are kept alive by pings instead.
-                http1: .init(idleTimeout: .seconds(30)),
-                ws: .init(maxFrameSize: Self.maxSignalingFrameSize, autoPing: .enabled(timePeriod: configuration.pingInterval))))
-        if let tls = try Self.tlsConfiguration(certificate: configuration.tlsCertificate, key: configuration.tlsKey) {
-            server = try .tls(server, tlsConfiguration: tls)
+        // Every connection is admitted under the per-address and total caps before any byte is
+        // read, and closed unless its first request head (TLS handshake included) comes in time.
+        let connectionGuard = try ConnectionGuard(
+            maxTotal: configuration.maxConnections, maxPerAddress: configuration.maxConnectionsPerAddress,
+            headTimeout: configuration.requestHeadTimeout,
+            tls: try Self.tlsConfiguration(certificate: configuration.tlsCertificate, key: configuration.tlsKey))
+        let webSocketResponder = router.buildResponder()
+        let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
+            // A kept-alive HTTP connection that sends no next request in time is closed; upgraded
+            // WebSocket connections are kept alive by pings instead.
+            http1: .init(idleTimeout: TimeAmount(configuration.requestHeadTimeout)),
+            ws: .init(maxFrameSize: Self.maxSignalingFrameSize, autoPing: .enabled(timePeriod: configuration.pingInterval)))
+        let server = HTTPServerBuilder { responder in
+            connectionGuard.wrap(
+                HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: channelConfiguration))
         }
         let app = Application(
             router: router,
@@ -289,7 +295,8 @@ public struct LiveRoomServer: Sendable {
     static func tlsConfiguration(certificate: String?, key: String?) throws -> TLSConfiguration? {
         guard let certificate, let key else { return nil }
         let chain = try NIOSSLCertificate.fromPEMFile(certificate).map { NIOSSLCertificateSource.certificate($0) }
-        return TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem)))
+        return ConnectionGuard.hardened(
+            TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem))))
     }
 
     func makeRouter(

@@ -71,9 +71,13 @@ public struct ServerConfiguration: Sendable {
     public var maxOutboxBytes: Int
     /// How long a signaling connection may stay without entering a room before it is closed.
     public var loginTimeout: Duration
+    /// How long a TCP connection to the HTTP port may take to send its first request head (TLS
+    /// handshake included), and how long a kept-alive one may wait for its next request.
+    public var requestHeadTimeout: Duration
     /// Most signaling connections the server holds at once.
     public var maxConnections: Int
-    /// Most signaling connections from one address (an IPv4 address, or an IPv6 /64).
+    /// Most signaling connections from one address (an IPv4 address, or an IPv6 /64); also the
+    /// most TCP connections of any kind one address holds on the HTTP port, before any request.
     public var maxConnectionsPerAddress: Int
     /// How often the server pings each signaling connection; one that has not answered the
     /// last ping by the next is closed.
@@ -113,7 +117,7 @@ public struct ServerConfiguration: Sendable {
         maxPendingWebhooks: Int = ServerConfiguration.defaultMaxPendingWebhooks, maxAnchorsPerRoom: Int = 50,
         taskRetryCount: Int = 5, taskRetryInterval: Duration = .milliseconds(1000), taskIdleTimeout: Duration = .seconds(30),
         maxTasksPerRoom: Int = 10, maxOutboxBytes: Int = 4 << 20, loginTimeout: Duration = .seconds(10),
-        maxConnections: Int = 5000, maxConnectionsPerAddress: Int = 100, pingInterval: Duration = .seconds(20),
+        requestHeadTimeout: Duration = .seconds(10), maxConnections: Int = 5000, maxConnectionsPerAddress: Int = 100, pingInterval: Duration = .seconds(20),
         maxRoomsPerUser: Int = 10, maxRooms: Int = 1000, mediaConnectTimeout: Duration = .seconds(15), consentTimeout: Duration = .seconds(30),
         maxTasksPerUser: Int = 4, maxTasks: Int = 20, encodingBudget: Int = PublishTasksStateMachine.defaultEncodingBudget,
         egressAllow: [String] = [], rtmpsInsecure: Bool = false, imageDirectory: String? = nil,
@@ -154,6 +158,7 @@ public struct ServerConfiguration: Sendable {
         self.maxTasksPerRoom = maxTasksPerRoom
         self.maxOutboxBytes = maxOutboxBytes
         self.loginTimeout = loginTimeout
+        self.requestHeadTimeout = requestHeadTimeout
         self.taskRetryCount = taskRetryCount
         self.taskRetryInterval = taskRetryInterval
         self.taskIdleTimeout = taskIdleTimeout

@@ -181,6 +181,13 @@ public final class PeerTransport {
             drops.beforeConnected += 1
             return nil
         }
+        // libsrtp keeps a stream for every SSRC that authenticates, for good: a peer has a few.
+        guard let ssrc = datagram.getInteger(at: datagram.readerIndex + (rtcp ? 4 : 8), as: UInt32.self),
+            inboundSSRCs.contains(ssrc) || inboundSSRCs.count < Self.maximumInboundSSRCs
+        else {
+            drops.srtpOther += 1
+            return nil
+        }
         var bytes = Array(buffer: datagram)
         do {
             if rtcp { try srtpIn.unprotectRTCP(&bytes) } else { try srtpIn.unprotectRTP(&bytes) }
@@ -188,8 +195,15 @@ public final class PeerTransport {
             count(error)
             return nil
         }
+        inboundSSRCs.insert(ssrc)
         return bytes
     }
+
+    /// The most SSRCs a peer's SRTP and SRTCP may come from (audio, video, retransmission and
+    /// simulcast streams fit many times over); packets of any other are dropped before decryption.
+    public static let maximumInboundSSRCs = 16
+    /// The SSRCs whose packets have authenticated.
+    private var inboundSSRCs: Set<UInt32> = []
 
     /// Encrypts an RTP packet for the peer; nil until connected. `packet` gains the SRTP trailer.
     public func protectRTP(_ packet: inout [UInt8]) -> ByteBuffer? {

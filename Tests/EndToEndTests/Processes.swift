@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import LiveRoomProtocol
 import Synchronization
 import TestTools
@@ -91,7 +94,11 @@ final class ChildProcess: Sendable {
 
     var output: [String] { lines.withLock { $0 } }
     var standardError: String { errorText.withLock { $0 } }
-    var isRunning: Bool { process.isRunning }
+    /// How many file descriptors the process has open (`/proc/<pid>/fd`), nil once it has exited.
+    var openDescriptors: Int? {
+        guard process.isRunning else { return nil }
+        return (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd"))?.count
+    }
 
     /// The JSON events printed so far (lines that parse as objects with "event").
     var events: [JSONValue] {
@@ -143,6 +150,13 @@ final class ChildProcess: Sendable {
             try await Task.sleep(for: .milliseconds(20))
         }
         return process.isRunning ? nil : process.terminationStatus
+    }
+
+    var isRunning: Bool { process.isRunning }
+
+    /// How the process ended: its status, and whether a signal ended it; nil while it runs.
+    var ending: (status: Int32, bySignal: Bool)? {
+        process.isRunning ? nil : (process.terminationStatus, process.terminationReason == .uncaughtSignal)
     }
 
     /// Sends SIGTERM and returns at once.
@@ -280,6 +294,56 @@ extension TestServer {
         viewer.stop()
     }
 
-    /// The server's resident set size in MiB.
-    var residentMiB: Int { (process.residentBytes ?? 0) >> 20 }
+    /// The server's resident set size in MiB. A server that is not running any more is a
+    /// failure of the test, with its exit status and its log, not a size of 0.
+    var residentMiB: Int {
+        guard let bytes = process.residentBytes else {
+            Issue.record("the server is not running: \(exitDescription)")
+            return Int.max
+        }
+        return bytes >> 20
+    }
+
+    /// How the server ended, with the end of its log.
+    var exitDescription: String {
+        let status = process.ending.map { "\($0.bySignal ? "ended by signal" : "exit status") \($0.status)" } ?? "still running"
+        return "\(status); log:\n\(process.standardError.suffix(4000))"
+    }
+
+    /// The server's Prometheus metrics, by series (the name with its labels).
+    func metrics() async throws -> [String: Double] {
+        let (data, response) = try await URLSession.shared.data(from: try #require(URL(string: url + "/metrics")))
+        #expect((response as? HTTPURLResponse)?.statusCode == 200)
+        var values: [String: Double] = [:]
+        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") where !line.hasPrefix("#") {
+            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else { continue }
+            values[String(line[..<space])] = value
+        }
+        return values
+    }
+
+    /// Checks that the server process is still running and answers `GET /metrics`.
+    func checkAlive(_ when: String) async {
+        guard process.isRunning else {
+            Issue.record("\(when): the server is not running: \(exitDescription)")
+            return
+        }
+        do {
+            #expect(try await metrics()["liveroom_rooms"] != nil, "\(when): /metrics answers")
+        } catch {
+            Issue.record("\(when): /metrics did not answer: \(error)")
+        }
+    }
+
+    /// Stops the server with SIGTERM and checks that it shut down cleanly (status 0) in time.
+    func checkStopsCleanly(timeout: Duration = .seconds(15)) async throws {
+        guard process.isRunning else {
+            Issue.record("the server is not running: \(exitDescription)")
+            return
+        }
+        process.terminate()
+        let status = try await process.waitForExit(timeout: timeout)
+        #expect(status == 0 && process.ending?.bySignal == false, "SIGTERM ends the server cleanly: \(exitDescription)")
+        #expect(process.standardError.contains("liveroom-server: stopped: graceful shutdown"), "the log says why it stopped")
+    }
 }

@@ -63,4 +63,60 @@ struct TLSEndToEndTests {
         ])
         #expect(whep.output == "201", "\(whep)")
     }
+
+    /// Runs `openssl s_client` for one protocol version against `port`, without the system's
+    /// OpenSSL settings (which would stop the client itself from offering TLS 1.0 or 1.1).
+    static func handshake(_ version: String, port: Int) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        process.arguments = ["s_client", "-connect", "127.0.0.1:\(port)", "-servername", "localhost", version, "-cipher", "DEFAULT@SECLEVEL=0"]
+        process.environment = ["OPENSSL_CONF": "/dev/null", "PATH": "/usr/bin:/bin"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+    }
+
+    /// TLS 1.0 and 1.1 are refused, 1.2 and 1.3 taken; handshakes that never finish are closed
+    /// at the request-head deadline, and one address holds at most its cap of them.
+    @Test func oldTLSIsRefusedAndUnfinishedHandshakesAreClosedInTime() async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let (certificate, key) = try Self.certificate(in: scope.dataDirectory)
+        let (cap, perSource, timeout) = (80, 100, 3)
+        let server = try await TestServer.start(
+            in: scope,
+            extra: ["--tls-cert", certificate, "--tls-key", key, "--request-head-timeout", String(timeout), "--max-connections-per-address", String(cap)])
+        let port = try #require(URL(string: server.url)?.port)
+        for (version, taken) in [("-tls1", false), ("-tls1_1", false), ("-tls1_2", true), ("-tls1_3", true)] {
+            let (status, output) = try Self.handshake(version, port: port)
+            if taken {
+                #expect(status == 0 && output.contains("Verify return code") && !output.contains("alert"), "\(version) is taken: \(output.suffix(600))")
+            } else {
+                #expect(status != 0 && output.contains("alert protocol version"), "\(version) is refused by the server: \(output.suffix(600))")
+            }
+        }
+        let baseline = try #require(server.process.openDescriptors)
+        let sources = ["127.0.0.2", "127.0.0.3"]
+        let flood = try scope.start(
+            "/usr/bin/python3",
+            [HostileTransportTests.script("half_open.py"), "127.0.0.1", String(port), String(perSource), "20", "tls", "1.5"] + sources, name: "half-open tls")
+        _ = try await flood.waitForLine(timeout: .seconds(20)) { $0 == "done" }
+        let last = try #require(flood.output.last { $0.hasPrefix("state ") }).split(separator: " ")
+        #expect(last[1] == "0" && last[2] == "\(sources.count * (perSource - cap))" && last[4] == "\(sources.count * cap)", "\(last)")
+        if let low = Double(last[5]), let high = Double(last[6]) {
+            #expect(low >= Double(timeout) - 0.5 && high <= Double(timeout) + 3, "closed \(timeout) s after opening: between \(low) and \(high) s")
+        } else {
+            Issue.record("no handshake was closed at the deadline: \(last)")
+        }
+        try await Task.sleep(for: .seconds(1))
+        let after = try #require(server.process.openDescriptors)
+        #expect(after <= baseline + 10, "the descriptors came back: \(baseline) before, \(after) after")
+        let metrics = try Self.curl(["--cacert", certificate, server.url.replacingOccurrences(of: "127.0.0.1", with: "localhost") + "/metrics"])
+        #expect(metrics.status == 0 && metrics.output.contains("liveroom_rooms"), "/metrics answers after the unfinished handshakes: \(metrics.output.prefix(300))")
+        try await server.checkStopsCleanly()
+    }
 }

@@ -6,7 +6,8 @@ usage: idle_flood.py HOST PORT N [SECONDS [SOURCE_ADDRESS]]
 Each connection does the HTTP upgrade and then only reads. Prints one line per event, for the
 test that runs it:
   opened <upgraded> <refused-at-http>   after every connection was tried
-  refused <code>                         a connection that got onError with a code at once
+  refused <code>                         a connection that got onError with a code at once, or an
+                                         HTTP refusal (429, 503) with the code in its JSON body
   closed <count>                         connections the server has closed so far (every second)
 Stops after SECONDS (default 30) or when every connection is closed.
 """
@@ -23,7 +24,21 @@ for _ in range(count):
     s = socket.create_connection((host, port), timeout=5, source_address=source)
     upgraded, rest = upgrade(s, host, port)
     if not upgraded:
+        # Refused before its request was read (over a connection cap): the answer carries the code.
         refused_http += 1
+        body = bytearray(rest)
+        while True:
+            try:
+                chunk = s.recv(4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            body.extend(chunk)
+        try:
+            print(f"refused {json.loads(bytes(body)).get('ErrorCode')}", flush=True)
+        except ValueError:
+            pass
         s.close()
         continue
     s.setblocking(False)

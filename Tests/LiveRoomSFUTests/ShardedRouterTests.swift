@@ -66,7 +66,7 @@ final class ShardedNetwork {
                 if let owner = named ?? owners[source], owner != shard {
                     queue.append(.toRouter(owner, datagram, from: source, handedOff: true))
                 } else {
-                    routers[shard].countDropped()
+                    routers[shard].countDropped(named == nil ? .unknownAddress : .unknownLoop)
                 }
             case .bound(let address, _):
                 owners[address] = shard
@@ -227,5 +227,19 @@ final class ShardedNetwork {
         // A single router keeps the old behaviour: it drops what it cannot route.
         let single = SFURouter(certificate: try DTLSCertificate(), hosts: ["127.0.0.1"], port: 7882)
         #expect(single.receive(check, from: stranger, now: now).isEmpty && single.counters.dropped == 1)
+    }
+
+    @Test func aCheckNamingALoopThePortDoesNotHaveIsDroppedNotHandedOver() throws {
+        let network = ShardedNetwork(shards: 2, certificate: try DTLSCertificate(), now: now)
+        let stranger = TransportAddress(address: IPAddress("127.0.0.1")!, port: 40_301)
+        // 'C' names the third router and 'z' the 52nd: this port has two. No USERNAME, or one
+        // beginning with a character that names no router at all, names none either.
+        for username in ["Cq:x", "zz:x", ":x", "\u{7F}:x"] {
+            let check = STUNMessage(type: .bindingRequest, transactionID: .random(), attributes: [.username(username)]).serialize()
+            for router in network.routers { #expect(router.receive(check, from: stranger, now: now).isEmpty, "\(username)") }
+        }
+        let bare = STUNMessage(type: .bindingRequest, transactionID: .random(), attributes: []).serialize()
+        for router in network.routers { #expect(router.receive(bare, from: stranger, now: now).isEmpty) }
+        #expect(network.routers.allSatisfy { $0.counters.droppedBy == [.unknownLoop: 5] }, "\(network.routers.map(\.counters.droppedBy))")
     }
 }

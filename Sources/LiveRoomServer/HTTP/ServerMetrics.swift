@@ -22,7 +22,9 @@ final class ServerMetrics: Sendable {
     private let tasks: Gauge
     private let peers: Gauge
     /// The router's running totals as Prometheus counters, and the totals last added.
-    private let rtpReceived, rtpForwarded, bytesForwarded, retransmitted, nacksForwarded, nacksSent, keyframeRequests, keyframesReplayed, dropped: Counter
+    private let rtpReceived, rtpForwarded, bytesForwarded, retransmitted, nacksForwarded, nacksSent, keyframeRequests, keyframesReplayed: Counter
+    /// `liveroom_media_dropped_total`, one series per reason.
+    private let dropped: [SFURouter.DropReason: Counter]
     private let lastRouterCounters = Mutex(SFURouter.Counters())
     /// Packets forwarded by each media loop, and the totals last added.
     private let loopForwarded = Mutex<[(counter: Counter, last: Int)]>([])
@@ -48,7 +50,13 @@ final class ServerMetrics: Sendable {
         keyframeRequests = registry.makeCounter(name: "liveroom_keyframe_requests_total", help: "PLIs sent to publishers.")
         keyframesReplayed = registry.makeCounter(
             name: "liveroom_keyframes_replayed_total", help: "New subscribers started from the keyframe the server keeps instead of a new one.")
-        dropped = registry.makeCounter(name: "liveroom_media_dropped_total", help: "Datagrams and packets dropped as unknown or malformed.")
+        var dropped: [SFURouter.DropReason: Counter] = [:]
+        for reason in SFURouter.DropReason.allCases {
+            dropped[reason] = registry.makeCounter(
+                name: "liveroom_media_dropped_total", labels: [("reason", reason.rawValue)],
+                help: "Datagrams and packets the media port dropped, by why (they named nothing the server has, or did not parse or authenticate).")
+        }
+        self.dropped = dropped
         handoffsDropped = registry.makeCounter(
             name: "liveroom_media_handoffs_dropped_total", help: "Packets one media loop handed another and dropped because that loop had too many waiting.")
         sendDropped = registry.makeCounter(
@@ -76,8 +84,8 @@ final class ServerMetrics: Sendable {
                 (bytesForwarded, router.bytesForwarded, last.bytesForwarded), (retransmitted, router.retransmitted, last.retransmitted),
                 (nacksForwarded, router.nacksForwarded, last.nacksForwarded), (nacksSent, router.nacksSent, last.nacksSent),
                 (keyframeRequests, router.keyframeRequests, last.keyframeRequests),
-                (keyframesReplayed, router.keyframesReplayed, last.keyframesReplayed), (dropped, router.dropped, last.dropped),
-            ]
+                (keyframesReplayed, router.keyframesReplayed, last.keyframesReplayed),
+            ] + dropped.map { reason, counter in (counter, router.droppedBy[reason, default: 0], last.droppedBy[reason, default: 0]) }
             for (counter, now, before) in totals where now > before { counter.increment(by: Int64(now - before)) }
             last = router
         }

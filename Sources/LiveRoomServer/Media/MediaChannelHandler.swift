@@ -220,8 +220,8 @@ final class MediaChannelHandler: ChannelInboundHandler {
                 keyframeHandlers[key]?()
             case .unrouted(let datagram, let source, let shard):
                 // An ICE check names its loop; anything else goes where a valid check bound its source.
-                guard let loops, let owner = shard ?? loops.owner(of: source), owner != router.shard else {
-                    router.countDropped()
+                guard let loops, let owner = shard ?? loops.owner(of: source), owner != router.shard, loops.has(owner) else {
+                    router.countDropped(shard == nil ? .unknownAddress : .unknownLoop)
                     continue
                 }
                 hand(.datagram(datagram, from: source), to: owner)
@@ -260,25 +260,33 @@ final class MediaChannelHandler: ChannelInboundHandler {
             return
         }
         publisherSockets[owner] = (address, nil)
+        // The handler belongs to its loop; the socket's channel is on the same loop, so both
+        // closures below run there, where the loop-bound handler may be used.
+        let media = NIOLoopBound(self, eventLoop: eventLoop)
         MediaService.mediaSocketBootstrap(on: eventLoop)
-            .channelInitializer { [unowned self] channel in
-                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(PublisherSocketReader(media: self)) }
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(PublisherSocketReader(media: media.value)) }
             }
             .withBoundSocket(socket)
-            .whenComplete { [self] result in
-                switch result {
-                case .success(let channel):
-                    // Released or replaced while it opened: not needed any more.
-                    guard let current = publisherSockets[owner], current.address == address, current.channel == nil else {
-                        channel.close(promise: nil)
-                        return
-                    }
-                    publisherSockets[owner] = (address, channel)
-                case .failure(let error):
-                    if publisherSockets[owner]?.address == address { publisherSockets[owner] = nil }
-                    logger.info("No connected socket for a publisher", metadata: [LogKey.address: "\(address)", LogKey.error: "\(error)"])
-                }
+            .whenComplete { result in
+                media.value.publisherSocketOpened(result, for: owner, to: address)
             }
+    }
+
+    /// The connected socket for `owner`'s publisher at `address` opened (or failed to).
+    private func publisherSocketOpened(_ result: Result<any Channel, any Error>, for owner: SFURouter.OwnerID, to address: TransportAddress) {
+        switch result {
+        case .success(let channel):
+            // Released or replaced while it opened: not needed any more.
+            guard let current = publisherSockets[owner], current.address == address, current.channel == nil else {
+                channel.close(promise: nil)
+                return
+            }
+            publisherSockets[owner] = (address, channel)
+        case .failure(let error):
+            if publisherSockets[owner]?.address == address { publisherSockets[owner] = nil }
+            logger.info("No connected socket for a publisher", metadata: [LogKey.address: "\(address)", LogKey.error: "\(error)"])
+        }
     }
 
     // MARK: The node relay
@@ -327,8 +335,14 @@ final class MediaChannelHandler: ChannelInboundHandler {
         handle(router.receiveRelay(.published(key, codecs: codecs), from: origin, now: .now))
     }
 
+    /// Queues `handoff` for loop `other`, a loop of the port other than this one; any other
+    /// number (which only a bug could make) is dropped and counted, never indexed.
     private func hand(_ handoff: MediaLoops.Handoff, to other: Int) {
         if handoffs.isEmpty { handoffs = Array(repeating: [], count: loops?.count ?? 0) }
+        guard handoffs.indices.contains(other), other != router.shard else {
+            router.countDropped(.unknownLoop)
+            return
+        }
         handoffs[other].append(handoff)
     }
 
@@ -371,7 +385,7 @@ final class MediaChannelHandler: ChannelInboundHandler {
     }
 
     private func sendHandoffs(to other: Int) {
-        guard let loops, !handoffs[other].isEmpty else { return }
+        guard let loops, handoffs.indices.contains(other), !handoffs[other].isEmpty else { return }
         loops.send(handoffs[other], from: router.shard, to: other)
         handoffs[other] = []
     }

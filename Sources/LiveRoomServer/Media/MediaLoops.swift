@@ -27,7 +27,8 @@ final class MediaLoops: Sendable {
         /// publishers in step may not.
         var isMedia: Bool {
             switch self {
-            case .datagram, .write, .relay(.packet): true
+            // Sender reports come again within seconds; a flood of them may go like media.
+            case .datagram, .write, .relay(.packet), .relay(.senderReport): true
             case .relay: false
             case .node(let action): action.isMedia
             }
@@ -59,6 +60,9 @@ final class MediaLoops: Sendable {
 
     var count: Int { members.count }
 
+    /// Whether `loop` is one of the port's loops.
+    func has(_ loop: Int) -> Bool { members.indices.contains(loop) }
+
     /// Hand-offs dropped because their loop had ``maximumQueued`` waiting.
     var dropped: Int { droppedCount.load(ordering: .relaxed) }
 
@@ -80,6 +84,7 @@ final class MediaLoops: Sendable {
 
     /// Hands `batch` from loop `origin` to loop `other`, to be carried out there in order.
     func send(_ batch: [Handoff], from origin: Int, to other: Int) {
+        guard has(other) else { return }
         let depth = depths[other]
         var batch = batch
         if depth.queued.add(batch.count, ordering: .relaxed).newValue > Self.maximumQueued {

@@ -61,15 +61,7 @@ struct MediaStatistics: Sendable {
     var relay: NodeRelayStatistics?
 
     mutating func add(_ loop: SFURouter.Counters, peers: Int) {
-        counters.rtpReceived += loop.rtpReceived
-        counters.rtpForwarded += loop.rtpForwarded
-        counters.bytesForwarded += loop.bytesForwarded
-        counters.retransmitted += loop.retransmitted
-        counters.nacksForwarded += loop.nacksForwarded
-        counters.nacksSent += loop.nacksSent
-        counters.keyframesReplayed += loop.keyframesReplayed
-        counters.keyframeRequests += loop.keyframeRequests
-        counters.dropped += loop.dropped
+        counters.add(loop)
         self.peers += peers
         loops.append(loop)
     }

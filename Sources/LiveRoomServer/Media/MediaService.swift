@@ -111,18 +111,18 @@ final class MediaService: MediaPort, Service, Sendable {
         }
         let shared = loops.count > 1 ? MediaLoops(members: loops.map { MediaLoops.Member(eventLoop: $0.eventLoop, handler: $0.handler) }) : nil
         for loop in loops {
+            // The handler is bound to its loop: every closure that reaches it runs there.
             let (eventLoop, channel, handler) = (loop.eventLoop, loop.channel, loop.handler)
             try await eventLoop.submit {
-                let handler = handler.value
-                handler.loops = shared
-                try channel.pipeline.syncOperations.addHandler(handler)
+                handler.value.loops = shared
+                try channel.pipeline.syncOperations.addHandler(handler.value)
                 // Timers: ICE consent, DTLS retransmission, held-back keyframe requests, idle ICE-TCP connections.
                 eventLoop.scheduleRepeatedTask(initialDelay: .milliseconds(20), delay: .milliseconds(20)) { task in
                     guard channel.isActive else {
                         task.cancel()
                         return
                     }
-                    handler.runTimers()
+                    handler.value.runTimers()
                 }
             }.get()
         }
@@ -331,7 +331,7 @@ final class MediaService: MediaPort, Service, Sendable {
         owner: UInt64, target: SFURouter.ICERestartTarget, remote: ICECredentials, fingerprint: SDPFingerprint?
     ) -> EventLoopFuture<SFURouter.ICERestartAnswer?> {
         // The loop that has the connection restarts it; the last loop answers that none has it.
-        func attempt(_ index: Int) -> EventLoopFuture<SFURouter.ICERestartAnswer?> {
+        @Sendable func attempt(_ index: Int) -> EventLoopFuture<SFURouter.ICERestartAnswer?> {
             let (router, last) = (loops[index].router, index == loops.count - 1)
             return loops[index].eventLoop.submit { () throws -> (owned: Bool, answer: SFURouter.ICERestartAnswer?) in
                 guard last || router.value.hasConnection(of: owner, for: target) else { return (false, nil) }

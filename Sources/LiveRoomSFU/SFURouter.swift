@@ -178,6 +178,8 @@ public final class SFURouter {
         /// newest sequence number, so a new subscriber can start from the kept keyframe.
         var keyframe: (start: UInt16, timestamp: UInt32)?
         var newestSequence: UInt16?
+        /// When the newest sender report passed on arrived.
+        var lastSenderReport: ContinuousClock.Instant?
 
         init(kind: MediaKind, codec: RTPCodec, payloadType: UInt8) {
             self.kind = kind
@@ -808,10 +810,11 @@ public final class SFURouter {
                     outputs.append(.send(bytes, to: to))
                 }
             case .selected(let address):
-                demux.bind(address, to: peer.id)
+                let forgotten = demux.bind(address, to: peer.id)
                 if relaying {
                     let publishes = if case .publisher = peer.role { true } else { false }
                     outputs.append(.bound(address, publisher: publishes ? peer.owner : nil))
+                    if !forgotten.isEmpty { outputs.append(.released(forgotten)) }
                 }
             case .connected:
                 // A new subscriber starts from the keyframe the server keeps, or asks for one.
@@ -970,6 +973,10 @@ public final class SFURouter {
     /// behind it) holds.
     public static let maximumBacklogPackets = 2 * maximumReplayPackets
 
+    /// The shortest time between two sender reports of one track that are passed on (publishers
+    /// send one every second or so).
+    public static let senderReportInterval = Duration.milliseconds(100)
+
     /// The most sequence numbers of one NACK a subscriber is resent (duplicates counted once).
     public static let maximumResentPerNACK = 128
 
@@ -1097,7 +1104,12 @@ public final class SFURouter {
         case .publisher(let key, let upTracks):
             // Each subscriber gets the publisher's sender reports in its own SSRC and timestamps.
             for case .senderReport(let report) in packets {
-                guard let up = upTracks.first(where: { $0.ssrc == report.ssrc }) else { continue }
+                // One a track per ``senderReportInterval`` is passed on: a flood of them (70 fit in
+                // one packet) would become as many packets to every subscriber and loop.
+                guard let up = upTracks.first(where: { $0.ssrc == report.ssrc }),
+                    up.lastSenderReport.map({ now - $0 >= Self.senderReportInterval }) ?? true
+                else { continue }
+                up.lastSenderReport = now
                 up.reception.receivedSenderReport(report, at: now)
                 outputs += forwardSenderReport(report, on: up)
                 if relaying { outputs.append(.relay(.senderReport(key, report), to: .mirrors)) }

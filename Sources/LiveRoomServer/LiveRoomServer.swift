@@ -2,7 +2,6 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
-import HummingbirdTLS
 import HummingbirdWebSocket
 import LiveRoomAdmin
 import LiveRoomCluster
@@ -295,8 +294,10 @@ public struct LiveRoomServer: Sendable {
     static func tlsConfiguration(certificate: String?, key: String?) throws -> TLSConfiguration? {
         guard let certificate, let key else { return nil }
         let chain = try NIOSSLCertificate.fromPEMFile(certificate).map { NIOSSLCertificateSource.certificate($0) }
-        return ConnectionGuard.hardened(
-            TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem))))
+        var tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem)))
+        // TLS 1.0 and 1.1 are refused (their handshake fails with a protocol_version alert).
+        tls.minimumTLSVersion = .tlsv12
+        return tls
     }
 
     func makeRouter(

@@ -34,13 +34,28 @@ public struct MediaDemultiplexer<PeerID: Hashable & Sendable>: Sendable {
         byUfrag[ufrag] = peer
     }
 
-    /// A valid check from `address` for `peer`: its media is accepted from there.
-    public mutating func bind(_ address: TransportAddress, to peer: PeerID) {
+    /// The most addresses one peer's media is accepted from at once (a path change, an ICE
+    /// restart, a client's several interfaces).
+    public static var maximumAddressesPerPeer: Int { 8 }
+
+    /// A valid check from `address` for `peer`: its media is accepted from there. Returns the
+    /// addresses of the peer forgotten to keep it under ``maximumAddressesPerPeer``.
+    @discardableResult
+    public mutating func bind(_ address: TransportAddress, to peer: PeerID) -> [TransportAddress] {
         if let previous = byAddress[address], previous != peer {
             addressesOf[previous]?.remove(address)
         }
         byAddress[address] = peer
         addressesOf[peer, default: []].insert(address)
+        var forgotten: [TransportAddress] = []
+        while let addresses = addressesOf[peer], addresses.count > Self.maximumAddressesPerPeer,
+            let old = addresses.first(where: { $0 != address })
+        {
+            addressesOf[peer]?.remove(old)
+            byAddress[old] = nil
+            forgotten.append(old)
+        }
+        return forgotten
     }
 
     /// Forgets an old ufrag (after an ICE restart gave its peer a new one).

@@ -175,6 +175,17 @@ struct Network {
         #expect(reports.last?.ntpTimestamp == 42 << 32)
         #expect(try reports.last?.rtpTimestamp == header(forwarded).timestamp)
 
+        // A flood of sender reports (a packet full of them, again and again) is passed on once a
+        // track per interval.
+        let flood: [RTCPPacket] = (0..<20).map { .senderReport(RTCPSenderReport(ssrc: 2222, ntpTimestamp: UInt64($0) << 32, rtpTimestamp: 9000, packetCount: 1, octetCount: 7)) }
+        let passed = subscriber.rtcp.count
+        for round in 0..<5 {
+            network.send(from: publisher, [.send(try #require(publisher.transport.protectRTCP(flood)).datagram, to: publisher.address)], now: now.advanced(by: .milliseconds(10 * round)))
+        }
+        #expect(subscriber.rtcp.count == passed, "within 100 ms of the last one, none passes")
+        network.send(from: publisher, [.send(try #require(publisher.transport.protectRTCP(flood)).datagram, to: publisher.address)], now: now.advanced(by: .milliseconds(150)))
+        #expect(subscriber.rtcp.count == passed + 1, "then one")
+
         // The publisher reconnects (a new publish, new SSRC and sequence base): the subscriber's
         // stream continues with its SSRC and the next sequence number.
         let lastSeq = try #require(subscriber.rtp.last.map { UInt16($0[2]) << 8 | UInt16($0[3]) })

@@ -132,6 +132,25 @@ func bindingRequest(
         }
     }
 
+    @Test func onePeerIsBoundToAtMostEightAddressesTheNewestKept() {
+        var demux = MediaDemultiplexer<Int>()
+        let rtp = ByteBuffer(bytes: [0x80, 96, 0, 1, 0, 0, 0, 1, 0, 0, 0, 9, 0xAA])
+        var forgotten: [TransportAddress] = []
+        for port in 1...20 {
+            let address = TransportAddress(address: IPAddress("127.0.0.1")!, port: UInt16(3000 + port))
+            forgotten += demux.bind(address, to: 7)
+            guard case .rtp(7) = demux.route(rtp, from: address) else {
+                Issue.record("the newest address \(address) is not routed")
+                return
+            }
+        }
+        #expect(forgotten.count == 12 && Set(forgotten).count == 12)
+        let routed = (1...20).filter { port in
+            if case .rtp = demux.route(rtp, from: TransportAddress(address: IPAddress("127.0.0.1")!, port: UInt16(3000 + port))) { true } else { false }
+        }
+        #expect(routed.count == MediaDemultiplexer<Int>.maximumAddressesPerPeer)
+    }
+
     @Test func garbageIsDroppedWithAReason() {
         let demux = MediaDemultiplexer<Int>()
         guard case .drop(.unknownKind) = demux.route(ByteBuffer(bytes: [0x50, 1, 2]), from: a),

@@ -23,13 +23,6 @@ struct ConnectionGuard: Sendable {
         self.tls = try tls.map { try NIOSSLContext(configuration: $0) }
     }
 
-    /// The TLS settings the server accepts: TLS 1.2 at least.
-    static func hardened(_ configuration: TLSConfiguration) -> TLSConfiguration {
-        var configuration = configuration
-        configuration.minimumTLSVersion = .tlsv12
-        return configuration
-    }
-
     /// `base`'s child channels behind the guard (and TLS, when the server has a context).
     func wrap<Base: ServerChildChannel>(_ base: Base) -> Guarded<Base> {
         Guarded(base: base, guard: self)

@@ -359,7 +359,7 @@ final class MediaChannelHandler: ChannelInboundHandler {
                 return
             }
             guard let udp, let remote = address.socketAddress else { return }
-            udp.write(NIOAny(AddressedEnvelope(remoteAddress: remote, data: bytes)), promise: nil)
+            udp.write(AddressedEnvelope(remoteAddress: remote, data: bytes), promise: nil)
             udpWritten = true
         case .tcp:
             guard let connection = tcp[address] else { return }

@@ -121,15 +121,24 @@ public struct LiveRoomServer: Sendable {
             Task { await hub.peerLost(session: owner, wasPublishing: publisher != nil) }
         }
         await hub.attach(media)
+        // Every connection is admitted under the per-address and total caps before any byte is
+        // read, and closed unless its first request head (TLS handshake included) comes in time.
+        let connectionGuard = try ConnectionGuard(
+            maxTotal: configuration.maxConnections, maxPerAddress: configuration.maxConnectionsPerAddress,
+            headTimeout: configuration.requestHeadTimeout,
+            tls: try Self.tlsConfiguration(certificate: configuration.tlsCertificate, key: configuration.tlsKey))
         if let cluster {
             let messenger = NodeMessenger(
                 nodeId: cluster.membership.nodeId, relayToken: cluster.membership.relayToken, group: MultiThreadedEventLoopGroup.singleton, logger: logger
             ) { node in await hub.pkPeerLost(node) }
             await hub.attach(cluster.membership, messenger: messenger)
             await cluster.membership.attach(hub)
-            // The node relay takes mirror requests only from the media ports of live nodes.
+            // The node relay takes mirror requests only from the media ports of live nodes, and
+            // their connections to the HTTP port are under the total cap only.
             await cluster.membership.watchPeers { addresses in
-                media.setRelayPeers(Set(addresses.compactMap(NodeMediaRelay.address)))
+                let peers = Set(addresses.compactMap(NodeMediaRelay.address))
+                media.setRelayPeers(peers)
+                connectionGuard.gate.exempt(Set(peers.map { ConnectionLimits.key($0.socketAddress) }))
             }
         }
         logger.notice(
@@ -150,12 +159,6 @@ public struct LiveRoomServer: Sendable {
             hub: hub, page: WatchPage(sdkAppId: credentials.sdkAppId, isDevelopment: credentials.isDevelopment),
             developmentSecret: credentials.isDevelopment ? credentials.secretKey : nil
         ).add(to: router)
-        // Every connection is admitted under the per-address and total caps before any byte is
-        // read, and closed unless its first request head (TLS handshake included) comes in time.
-        let connectionGuard = try ConnectionGuard(
-            maxTotal: configuration.maxConnections, maxPerAddress: configuration.maxConnectionsPerAddress,
-            headTimeout: configuration.requestHeadTimeout,
-            tls: try Self.tlsConfiguration(certificate: configuration.tlsCertificate, key: configuration.tlsKey))
         let webSocketResponder = router.buildResponder()
         let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
             // A kept-alive HTTP connection that sends no next request in time is closed; upgraded

@@ -18,16 +18,23 @@ struct TLSEndToEndTests {
         return (certificate, key)
     }
 
-    static func curl(_ arguments: [String]) throws -> (status: Int32, output: String) {
+    /// Runs a program to its end: its status, and its standard output and error together.
+    static func run(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, output: String) {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = ["-sS", "--max-time", "5"] + arguments
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        if let environment { process.environment = environment }
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
+        process.standardInput = FileHandle.nullDevice
         try process.run()
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+    }
+
+    static func curl(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        try run("/usr/bin/curl", ["-sS", "--max-time", "5"] + arguments)
     }
 
     @Test func httpsAndWssCarryEverythingAndTheCLITrustsOnlyWhatItIsTold() async throws {
@@ -67,17 +74,9 @@ struct TLSEndToEndTests {
     /// Runs `openssl s_client` for one protocol version against `port`, without the system's
     /// OpenSSL settings (which would stop the client itself from offering TLS 1.0 or 1.1).
     static func handshake(_ version: String, port: Int) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = ["s_client", "-connect", "127.0.0.1:\(port)", "-servername", "localhost", version, "-cipher", "DEFAULT@SECLEVEL=0"]
-        process.environment = ["OPENSSL_CONF": "/dev/null", "PATH": "/usr/bin:/bin"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+        try run(
+            "/usr/bin/openssl", ["s_client", "-connect", "127.0.0.1:\(port)", "-servername", "localhost", version, "-cipher", "DEFAULT@SECLEVEL=0"],
+            environment: ["OPENSSL_CONF": "/dev/null", "PATH": "/usr/bin:/bin"])
     }
 
     /// TLS 1.0 and 1.1 are refused, 1.2 and 1.3 taken; handshakes that never finish are closed

@@ -10,6 +10,9 @@ struct ConnectionLimits: Sendable {
     let maxPerAddress: Int
     private(set) var total = 0
     private var perAddress: [String: Int] = [:]
+    /// Addresses under the total cap only: the other live nodes of a cluster, which carry many
+    /// clients' connections each (their relayed signaling counts against each client's address).
+    var exempt: Set<String> = []
 
     init(maxTotal: Int, maxPerAddress: Int) {
         self.maxTotal = maxTotal
@@ -22,7 +25,7 @@ struct ConnectionLimits: Sendable {
             return LiveRoomError(ErrorCode.serverFull, "the server has \(maxTotal) connections, the most it allows; try again later")
         }
         let count = perAddress[address, default: 0]
-        if count >= maxPerAddress {
+        if count >= maxPerAddress, !exempt.contains(address) {
             return LiveRoomError(
                 ErrorCode.tooManyConnectionsFromAddress, "your address has \(maxPerAddress) connections, the most one address may have; close one first")
         }
@@ -67,6 +70,8 @@ final class ConnectionGate: Sendable {
     }
 
     func admit(_ address: String) -> LiveRoomError? { limits.withLock { $0.admit(address) } }
+    /// Sets the addresses under the total cap only (``ConnectionLimits/exempt``).
+    func exempt(_ addresses: Set<String>) { limits.withLock { $0.exempt = addresses } }
     func release(_ address: String) { limits.withLock { $0.release(address) } }
     var total: Int { limits.withLock { $0.total } }
 }

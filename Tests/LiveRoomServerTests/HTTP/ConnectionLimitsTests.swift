@@ -19,6 +19,16 @@ import Testing
         #expect(limits.total == 3, "releasing an unknown address changes nothing")
     }
 
+    @Test func anExemptAddressIsUnderTheTotalCapOnly() {
+        var limits = ConnectionLimits(maxTotal: 4, maxPerAddress: 1)
+        limits.exempt = ["node"]
+        #expect(limits.admit("node") == nil && limits.admit("node") == nil && limits.admit("node") == nil)
+        #expect(limits.admit("client") == nil)
+        #expect(limits.admit("node")?.code == ErrorCode.serverFull)
+        limits.release("node")
+        #expect(limits.count(of: "node") == 2 && limits.total == 3)
+    }
+
     @Test func addressesAreCountedByIPv4AddressOrIPv6Slash64() throws {
         #expect(ConnectionLimits.key(try SocketAddress(ipAddress: "203.0.113.7", port: 1)) == "203.0.113.7")
         let one = ConnectionLimits.key(try SocketAddress(ipAddress: "2001:db8:1:2:aaaa::1", port: 1))

@@ -58,6 +58,8 @@ import Testing
         #expect(ContinuousClock.now - started < .seconds(20), "within seconds of the outbox filling")
         #expect(peak < 150, "\(peak) MiB at most while it sent \(end)")
         try await server.checkServesANormalRoom(in: scope)
+        await server.checkAlive("at the end")
+        try await server.checkStopsCleanly()
     }
 
     @Test func connectionsOverTheCapsAreRefusedWithTheirCodesAndCountedOutWhenTheyClose() async throws {
@@ -80,6 +82,8 @@ import Testing
         _ = try await first.waitForLine(timeout: .seconds(10)) { $0 == "closed 3" }
         _ = try await second.waitForLine(timeout: .seconds(10)) { $0 == "closed 2" }
         try await server.checkServesANormalRoom(in: scope)
+        await server.checkAlive("at the end")
+        try await server.checkStopsCleanly()
     }
 
     @Test func aConnectionThatDoesNotAnswerPingsIsClosed() async throws {

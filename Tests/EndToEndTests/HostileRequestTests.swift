@@ -44,6 +44,8 @@ import Testing
         #expect(server.process.isRunning)
         #expect(server.residentMiB < Self.rssBoundMiB, "\(server.residentMiB) MiB")
         try await server.checkServesANormalRoom(in: scope)
+        await server.checkAlive("at the end")
+        try await server.checkStopsCleanly()
     }
 
     @Test func aRobotForAnotherRoomIsRefusedAndThatRoomIsNotCreated() async throws {
@@ -65,6 +67,8 @@ import Testing
         let (answer, _) = try await server.admin("DescribeRoom", ["SdkAppId": .number(Double(TestServer.sdkAppId)), "RoomId": "victim"], in: scope)
         #expect(answer["Response"]?["Error"]?["Code"] == "FailedOperation.RoomNotExist", "\(answer.jsonText)")
         try await server.checkServesANormalRoom(in: scope)
+        await server.checkAlive("at the end")
+        try await server.checkStopsCleanly()
     }
 
     @Test func fiveHundredMuteTogglesAreRateLimitedAndTheRoomHearsOnlyWhatWasAdmitted() async throws {
@@ -94,6 +98,8 @@ import Testing
         #expect(heard <= admitted && heard >= 19, "the watcher heard \(heard) changes")
         #expect(server.residentMiB < Self.rssBoundMiB, "\(server.residentMiB) MiB")
         try await server.checkServesANormalRoom(in: scope)
+        await server.checkAlive("at the end")
+        try await server.checkStopsCleanly()
     }
 
     @Test func tasksOverTheUserCapOrTheEncodingBudgetAreRefusedWithTheirCodes() async throws {
@@ -123,5 +129,7 @@ import Testing
         let codes = host.events(named: "onStartPublishMediaStream").compactMap { $0["code"]?.intValue }
         #expect(codes == [ErrorCode.encodingBudgetExceeded, 0, 0, ErrorCode.tooManyTasksForUser], "\(codes) \(third.jsonText)")
         try await server.checkServesANormalRoom(in: scope)
+        await server.checkAlive("at the end")
+        try await server.checkStopsCleanly()
     }
 }

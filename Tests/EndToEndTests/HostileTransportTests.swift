@@ -132,4 +132,22 @@ struct HostileTransportTests {
         try await server.checkServesANormalRoom(in: scope)
         try await server.checkStopsCleanly()
     }
+
+    /// Signals that carry no intent to stop the server do not; a fault does, and leaves its
+    /// cause in the log: a line naming the signal. (Swift's backtracer, which `scripts/serve.sh`
+    /// turns on, would add the backtrace after it, and take half a minute over a debug build:
+    /// it is off here, so the process dies by the signal at once.)
+    @Test func brokenPipesAndHangUpsLeaveItRunningAndAFaultLeavesItsCause() async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let server = try await TestServer.start(in: scope, environment: ["SWIFT_BACKTRACE": "enable=no"])
+        for signal in [SIGPIPE, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM, SIGXFSZ] { server.process.send(signal: signal) }
+        try await Task.sleep(for: .milliseconds(500))
+        await server.checkAlive("after SIGPIPE, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM and SIGXFSZ")
+        try await server.checkServesANormalRoom(in: scope)
+        server.process.send(signal: SIGSEGV)
+        _ = try await server.process.waitForExit(timeout: .seconds(20))
+        #expect(server.process.ending?.bySignal == true && server.process.ending?.status == SIGSEGV, "\(server.exitDescription)")
+        #expect(server.process.standardError.contains("liveroom-server: stopped by SIGSEGV"), "\(server.exitDescription)")
+    }
 }

@@ -38,11 +38,13 @@ final class ChildProcess: Sendable {
     /// Set once standard output reached its end: every line is in ``output``.
     private let outputEnded = Locked(false)
 
-    init(_ executable: String, _ arguments: [String], name: String? = nil) throws {
+    /// `environment`: variables set for the process on top of the test's own.
+    init(_ executable: String, _ arguments: [String], name: String? = nil, environment: [String: String] = [:]) throws {
         self.name = name ?? executable
         process = Process()
         process.executableURL = executable.hasPrefix("/") ? URL(fileURLWithPath: executable) : binDirectory.appendingPathComponent(executable)
         process.arguments = arguments
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         input = Pipe()
         let output = Pipe()
         let errors = Pipe()
@@ -159,6 +161,11 @@ final class ChildProcess: Sendable {
         process.isRunning ? nil : (process.terminationStatus, process.terminationReason == .uncaughtSignal)
     }
 
+    /// Sends `signal` to the process.
+    func send(signal: Int32) {
+        if process.isRunning { kill(process.processIdentifier, signal) }
+    }
+
     /// Sends SIGTERM and returns at once.
     func terminate() {
         if process.isRunning { process.terminate() }
@@ -201,8 +208,8 @@ final class ProcessScope: Sendable {
         try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
     }
 
-    func start(_ executable: String, _ arguments: [String], name: String? = nil) throws -> ChildProcess {
-        let child = try ChildProcess(executable, arguments, name: name)
+    func start(_ executable: String, _ arguments: [String], name: String? = nil, environment: [String: String] = [:]) throws -> ChildProcess {
+        let child = try ChildProcess(executable, arguments, name: name, environment: environment)
         children.withLock { $0.append(child) }
         return child
     }
@@ -233,13 +240,15 @@ struct TestServer {
 
     /// - Parameter allowLoopbackEgress: lets publish tasks reach the tests' local nginx on
     ///   127.0.0.1 (`--egress-allow 127.0.0.1`); the egress tests turn it off.
-    static func start(in scope: ProcessScope, extra: [String] = [], allowLoopbackEgress: Bool = true) async throws -> TestServer {
+    static func start(
+        in scope: ProcessScope, extra: [String] = [], allowLoopbackEgress: Bool = true, environment: [String: String] = [:]
+    ) async throws -> TestServer {
         let process = try scope.start(
             "liveroom-server",
             ["--host", "127.0.0.1", "--port", "0", "--media-port", "0", "--ice-tcp-port", "0", "--data-dir", scope.dataDirectory.path,
              "--sdk-app-id", String(sdkAppId), "--secret-key", secretKey, "--log-level", "warning"]
                 + (allowLoopbackEgress ? ["--egress-allow", "127.0.0.1"] : []) + extra,
-            name: "server")
+            name: "server", environment: environment)
         let line = try await process.waitForLine { $0.contains("LiveRoom server listening on ") }
         let url = String(line[line.range(of: "listening on ")!.upperBound...]).trimmingCharacters(in: .whitespaces)
         let mediaLine = try await process.waitForLine { $0.hasPrefix("Media UDP port: ") }

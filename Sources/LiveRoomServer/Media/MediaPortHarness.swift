@@ -46,6 +46,7 @@ public final class MediaPortHarness {
     private let strangerAddress = TransportAddress(address: IPAddress("127.0.0.9")!, port: 40_999)
     private let nodeAddress = TransportAddress(address: IPAddress("127.0.0.2")!, port: 7882)
     private var tcpPort: UInt16 = 50_000
+    private var lastKeepalive = ContinuousClock.now
     private let key = SFURouter.PublisherKey(roomId: "room", userId: "anchor")
 
     /// Sets up the loops and connects the two sessions.
@@ -64,6 +65,13 @@ public final class MediaPortHarness {
     public func run(_ input: [UInt8]) {
         if routers.contains(where: { $0.peerCount == 0 }) || clients.contains(where: { !$0.transport.isConnected }) {
             try? build()
+        }
+        // The clients keep their sessions' consent (RFC 7675) as real ones do, once a second.
+        if ContinuousClock.now - lastKeepalive >= .seconds(1) {
+            lastKeepalive = .now
+            for client in clients {
+                for case .send(let bytes, _) in client.transport.handleTimers(now: .now) { deliver(Array(buffer: bytes), from: client.address, to: client.loop) }
+            }
         }
         var index = 0
         while index + 1 < input.count {
@@ -145,6 +153,8 @@ public final class MediaPortHarness {
     // MARK: Setting up
 
     private func build() throws {
+        // The old loops and handlers hold each other (as in the server, for its whole life): let go.
+        for handler in handlers { handler.loops = nil }
         for channel in channels { _ = try? channel.finish() }
         routers = (0..<2).map { SFURouter(certificate: certificate, hosts: ["127.0.0.1"], port: 7882, shard: $0, shards: 2) }
         handlers = routers.map { MediaChannelHandler(router: $0, logger: Logger(label: "fuzz", factory: { _ in SwiftLogNoOpLogHandler() })) { _, _, _ in } }

@@ -121,7 +121,7 @@ public final class SFURouter {
     /// Why the media port dropped a datagram or a packet (the `reason` of
     /// `liveroom_media_dropped_total`). Nothing a client sends is trapped on: what names nothing
     /// the server has is dropped and counted under one of these.
-    public enum DropReason: String, Sendable, Hashable, CaseIterable, Comparable {
+    public enum DropReason: String, Sendable, Hashable, CaseIterable {
         /// A datagram that looks like STUN and does not parse.
         case malformedSTUN = "malformed_stun"
         /// STUN that is not a Binding request (an ICE-lite server sends no checks).
@@ -142,8 +142,6 @@ public final class SFURouter {
         case unknownPayloadType = "unknown_payload_type"
         /// Decrypted RTCP that does not parse.
         case malformedRTCP = "malformed_rtcp"
-
-        public static func < (a: DropReason, b: DropReason) -> Bool { a.rawValue < b.rawValue }
     }
 
     public struct PublisherKey: Hashable, Sendable {
@@ -730,14 +728,12 @@ public final class SFURouter {
         case .drop(.unknownUfrag):
             // The ufrag's first character names the loop whose router made it: another loop of
             // the port gets the check once; a character that names no loop is nobody's.
-            switch loop(ofCheck: datagram) {
-            case let owner? where owner != shard && !handedOff:
-                return [.unrouted(datagram, from: source, shard: owner)]
-            case let owner? where owner == shard || handedOff:
-                reason = .unknownUfrag
-            default:
+            guard let owner = loop(ofCheck: datagram) else {
                 reason = .unknownLoop
+                break
             }
+            if owner != shard, !handedOff { return [.unrouted(datagram, from: source, shard: owner)] }
+            reason = .unknownUfrag
         case .drop(.unknownAddress) where relaying && !handedOff:
             return [.unrouted(datagram, from: source, shard: nil)]
         case .drop(.unknownAddress):

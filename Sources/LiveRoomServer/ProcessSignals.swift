@@ -6,7 +6,7 @@ import Glibc
 ///
 /// - SIGPIPE (a peer that closed while we wrote), SIGHUP (the terminal went away), SIGUSR1/2,
 ///   SIGALRM, SIGVTALRM and SIGXFSZ are ignored.
-/// - SIGTERM and SIGINT stop it gracefully (ServiceLifecycle); the server logs the signal.
+/// - SIGTERM and SIGINT stop it gracefully (ServiceLifecycle); `main` then writes that it stopped.
 /// - A trap or fault (SIGILL and SIGTRAP for a failed Swift runtime check, SIGSEGV, SIGBUS,
 ///   SIGFPE, SIGABRT, SIGSYS) writes one line naming the signal, then goes on to the handler that
 ///   was there before: Swift's backtracer when it is on (`SWIFT_BACKTRACE`, which

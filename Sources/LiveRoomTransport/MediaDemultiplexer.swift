@@ -25,7 +25,8 @@ public struct MediaDemultiplexer<PeerID: Hashable & Sendable>: Sendable {
 
     private var byUfrag: [String: PeerID] = [:]
     private var byAddress: [TransportAddress: PeerID] = [:]
-    private var addressesOf: [PeerID: Set<TransportAddress>] = [:]
+    /// Each peer's bound addresses, the oldest first.
+    private var addressesOf: [PeerID: [TransportAddress]] = [:]
 
     public init() {}
 
@@ -43,18 +44,16 @@ public struct MediaDemultiplexer<PeerID: Hashable & Sendable>: Sendable {
     @discardableResult
     public mutating func bind(_ address: TransportAddress, to peer: PeerID) -> [TransportAddress] {
         if let previous = byAddress[address], previous != peer {
-            addressesOf[previous]?.remove(address)
+            addressesOf[previous]?.removeAll { $0 == address }
         }
         byAddress[address] = peer
-        addressesOf[peer, default: []].insert(address)
-        var forgotten: [TransportAddress] = []
-        while let addresses = addressesOf[peer], addresses.count > Self.maximumAddressesPerPeer,
-            let old = addresses.first(where: { $0 != address })
-        {
-            addressesOf[peer]?.remove(old)
-            byAddress[old] = nil
-            forgotten.append(old)
-        }
+        var addresses = addressesOf[peer, default: []]
+        addresses.removeAll { $0 == address }
+        addresses.append(address)
+        let forgotten = Array(addresses.dropLast(Self.maximumAddressesPerPeer))
+        addresses.removeFirst(forgotten.count)
+        for old in forgotten { byAddress[old] = nil }
+        addressesOf[peer] = addresses
         return forgotten
     }
 

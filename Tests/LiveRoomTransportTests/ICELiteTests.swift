@@ -144,11 +144,15 @@ func bindingRequest(
                 return
             }
         }
-        #expect(forgotten.count == 12 && Set(forgotten).count == 12)
+        #expect(forgotten.map(\.port) == (1...12).map { UInt16(3000 + $0) }, "the oldest go first")
         let routed = (1...20).filter { port in
             if case .rtp = demux.route(rtp, from: TransportAddress(address: IPAddress("127.0.0.1")!, port: UInt16(3000 + port))) { true } else { false }
         }
-        #expect(routed.count == MediaDemultiplexer<Int>.maximumAddressesPerPeer)
+        #expect(routed == Array(13...20) && routed.count == MediaDemultiplexer<Int>.maximumAddressesPerPeer)
+        // An address bound again is the newest: the next one forgotten is another.
+        let oldest = TransportAddress(address: IPAddress("127.0.0.1")!, port: 3013)
+        #expect(demux.bind(oldest, to: 7).isEmpty)
+        #expect(demux.bind(TransportAddress(address: IPAddress("127.0.0.1")!, port: 3021), to: 7).map(\.port) == [3014])
     }
 
     @Test func garbageIsDroppedWithAReason() {

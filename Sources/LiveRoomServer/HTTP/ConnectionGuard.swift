@@ -144,10 +144,12 @@ final class RequestHeadDeadline: ChannelInboundHandler, RemovableChannelHandler 
         }
     }
 
+    /// The blank line that ends a request head.
+    private static let end: [UInt8] = [13, 10, 13, 10]
+
     /// Whether `bytes`, read after bytes that ended with `matched` characters of the blank line
     /// ending a request head, complete it; updates `matched`.
     static func scan(_ bytes: UnsafeRawBufferPointer, matched: inout Int) -> Bool {
-        let end: [UInt8] = [13, 10, 13, 10]
         for byte in bytes {
             if byte == end[matched] {
                 matched += 1

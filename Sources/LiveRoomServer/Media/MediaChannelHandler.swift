@@ -220,10 +220,11 @@ final class MediaChannelHandler: ChannelInboundHandler {
                 keyframeHandlers[key]?()
             case .unrouted(let datagram, let source, let shard):
                 // An ICE check names its loop; anything else goes where a valid check bound its source.
-                guard let loops, let owner = shard ?? loops.owner(of: source), owner != router.shard, loops.has(owner) else {
+                guard let loops, let owner = shard ?? loops.owner(of: source), owner != router.shard else {
                     router.countDropped(shard == nil ? .unknownAddress : .unknownLoop)
                     continue
                 }
+                // `hand` checks that the loop is one of the port's.
                 hand(.datagram(datagram, from: source), to: owner)
             case .bound(let address, let publisher):
                 loops?.bind(address, to: router.shard)

@@ -60,9 +60,6 @@ final class MediaLoops: Sendable {
 
     var count: Int { members.count }
 
-    /// Whether `loop` is one of the port's loops.
-    func has(_ loop: Int) -> Bool { members.indices.contains(loop) }
-
     /// Hand-offs dropped because their loop had ``maximumQueued`` waiting.
     var dropped: Int { droppedCount.load(ordering: .relaxed) }
 
@@ -84,7 +81,7 @@ final class MediaLoops: Sendable {
 
     /// Hands `batch` from loop `origin` to loop `other`, to be carried out there in order.
     func send(_ batch: [Handoff], from origin: Int, to other: Int) {
-        guard has(other) else { return }
+        guard members.indices.contains(other) else { return }
         let depth = depths[other]
         var batch = batch
         if depth.queued.add(batch.count, ordering: .relaxed).newValue > Self.maximumQueued {

@@ -351,6 +351,17 @@ public struct JoinSession: Sendable {
                         let event = try? ServerEvent.parse(json)
                         // Nothing about the session is printed after onExitRoom.
                         if case .onExitRoom = event { await media.leftRoom() }
+                        // The role an event gives is taken before the event is printed: whoever
+                        // reads it may act at once (an anchor's `sei` right after onEnterRoom).
+                        var roleActions: [MediaSignalingStateMachine.Action] = []
+                        switch event {
+                        case .onEnterRoom(let result, _)? where result >= 0:
+                            roleActions = state.media.withLock { $0.entered(role: role) }
+                        case .onSwitchRole(let errCode, _, let reported)?:
+                            roleActions = state.media.withLock { $0.switchedRole(errCode: errCode, reported: reported) }
+                        default:
+                            break
+                        }
                         printer.print(json)
                         switch event {
                         case .onEnterRoom(let result, _)?:
@@ -360,9 +371,9 @@ public struct JoinSession: Sendable {
                             }
                             state.entered.withLock { $0 = true }
                             if recovering { printer.print(["event": "onConnectionRecovery"]) }
-                            await perform(state.media.withLock { $0.entered(role: role) })
-                        case .onSwitchRole(let errCode, _, let role)?:
-                            await perform(state.media.withLock { $0.switchedRole(errCode: errCode, reported: role) })
+                            await perform(roleActions)
+                        case .onSwitchRole?:
+                            await perform(roleActions)
                         case .onPublishAnswer(let sdp)?:
                             await perform(state.media.withLock { $0.publishAnswered(sdp: sdp) })
                         case .onSubscribeAnswer(let userId, let sdp)?:

@@ -21,6 +21,10 @@ struct ShopBench: AsyncParsableCommand {
             Without --server it starts --server-binary on loopback, runs --rounds sales and then the baseline. With --server \
             it runs the sales against that server (its --sdk-app-id and --secret-key), which must allow --clients connections \
             from one address (--max-connections-per-address).
+
+            Beside the sale, --quiet-rooms rooms each have two users exchanging a custom message every --quiet-interval-ms; \
+            their delivery delay is measured for --quiet-seconds before the sale and during it. With --previous-binary, the \
+            same rounds run against that binary too (a build of the previous commit), so both are measured in one run.
             """)
 
     @Option(help: "The liveroom-server executable to start (a release build).")
@@ -37,6 +41,10 @@ struct ShopBench: AsyncParsableCommand {
     @Option(help: "Sales to run, each with fresh connections.") var rounds = 3
     @Option(help: "Spread each buyer's requests over this many milliseconds (0: all at once).") var spreadMs = 0
     @Option(help: "Seconds one sale may take.") var timeout = 120
+    @Option(help: "Rooms beside the sale whose custom messages are timed.") var quietRooms = 3
+    @Option(help: "Milliseconds between one quiet room's custom messages.") var quietIntervalMs = 100
+    @Option(help: "Seconds the quiet rooms are timed before each sale.") var quietSeconds = 5
+    @Option(help: "A second liveroom-server executable (the previous commit's) to run the same rounds against.") var previousBinary: String?
     @Flag(help: "Skip the baseline (the store alone).") var noBaseline = false
     @Flag(help: "Print one JSON object per sale (with every acknowledged order) and one for the baseline.") var json = false
 
@@ -44,22 +52,39 @@ struct ShopBench: AsyncParsableCommand {
         guard clients > 0, requests >= clients, rounds > 0, stock >= 0, spreadMs >= 0, timeout > 0 else {
             throw ValidationError("--clients, --rounds and --timeout must be positive, --requests at least --clients, --stock and --spread-ms not negative")
         }
+        guard quietRooms >= 0, quietIntervalMs > 0, quietSeconds > 0 else {
+            throw ValidationError("--quiet-rooms must not be negative, --quiet-interval-ms and --quiet-seconds positive")
+        }
+        guard previousBinary == nil || server == nil else { throw ValidationError("--previous-binary starts a server; it cannot go with --server") }
     }
 
     func run() async throws {
         var logger = Logger(label: "shop-bench")
         logger.logLevel = .warning
+        var binaries: [String?] = server == nil ? [serverBinary] : [nil]
+        if let previousBinary { binaries.append(previousBinary) }
+        var results: [[SaleResult]] = []
+        for binary in binaries {
+            results.append(try await sales(binary: binary, logger: logger))
+        }
+        let baseline = noBaseline ? nil : try await storeBaseline()
+        if let baseline { report(baseline) }
+        if !json { summary(results, binaries: binaries, baseline) }
+    }
+
+    /// `rounds` sales against a server started from `binary` (or `server` when nil).
+    func sales(binary: String?, logger: Logger) async throws -> [SaleResult] {
         var started: ServerProcess?
         let url: String
-        if let server {
-            url = server
-        } else {
+        if let binary {
             let process = try await ServerProcess.start(
-                binary: serverBinary, sdkAppId: sdkAppId, secretKey: secretKey,
-                extraArguments: ["--max-connections-per-address", String(clients + 10), "--max-connections", String(clients + 100)])
-            progress("liveroom-server pid \(process.pid) at \(process.httpURL)")
+                binary: binary, sdkAppId: sdkAppId, secretKey: secretKey,
+                extraArguments: ["--max-connections-per-address", String(clients + 2 * quietRooms + 10), "--max-connections", String(clients + 2 * quietRooms + 100)])
+            progress("\(binary): liveroom-server pid \(process.pid) at \(process.httpURL)")
             started = process
             url = process.httpURL
+        } else {
+            url = server!
         }
         let signalSources = started?.stopOnSignals()
         defer { withExtendedLifetime(signalSources) {} }
@@ -68,7 +93,8 @@ struct ShopBench: AsyncParsableCommand {
         do {
             for round in 1...rounds {
                 try await restock(admin)
-                let result = try await sale(round: round, url: url, admin: admin, logger: logger)
+                var result = try await sale(round: round, url: url, admin: admin, logger: logger)
+                result.binary = binary ?? url
                 results.append(result)
                 report(result)
             }
@@ -77,10 +103,7 @@ struct ShopBench: AsyncParsableCommand {
             throw error
         }
         await started?.stop()
-        guard !noBaseline else { return }
-        let baseline = try await storeBaseline()
-        report(baseline)
-        if !json { summary(results, baseline) }
+        return results
     }
 
     // MARK: The sale
@@ -124,6 +147,9 @@ struct ShopBench: AsyncParsableCommand {
         let gate = Gate()
         let (enteredStream, enteredContinuation) = AsyncStream<Bool>.makeStream()
         let limit = Duration.seconds(timeout)
+        let quiet = QuietRooms(count: quietRooms, interval: .milliseconds(quietIntervalMs))
+        let quietTask = Task { await quiet.run(url: signaling, tag: sale, sdkAppId: sdkAppId, secretKey: secretKey, logger: logger) }
+        defer { quiet.stop() }
         return try await withThrowingTaskGroup(of: [BuyOutcome].self) { group in
             for index in 0..<clients {
                 let count = requests / clients + (index < requests % clients ? 1 : 0)
@@ -142,17 +168,33 @@ struct ShopBench: AsyncParsableCommand {
             }
             enteredContinuation.finish()
             guard refused == 0 else { throw BenchError("\(refused) of \(clients) buyers could not enter \(room)") }
-            progress("round \(round): \(clients) buyers entered in \(formatted(ContinuousClock.now - connectStart)); \(requests) buy requests go")
+            progress("round \(round): \(clients) buyers entered in \(formatted(ContinuousClock.now - connectStart))")
+            if quietRooms > 0 {
+                // The quiet rooms' delays without the sale (the buyers connected and idle).
+                let quietDeadline = ContinuousClock.now + .seconds(30)
+                while !quiet.everyoneIn, ContinuousClock.now < quietDeadline { try await Task.sleep(for: .milliseconds(50)) }
+                guard quiet.everyoneIn else { throw BenchError("the quiet rooms' users could not all enter within 30 s") }
+                try await Task.sleep(for: .seconds(quietSeconds))
+            }
+            progress("round \(round): \(requests) buy requests go")
             let start = ContinuousClock.now
+            quiet.phase = .sale
             await gate.open()
             var outcomes: [BuyOutcome] = []
             for try await batch in group { outcomes += batch }
+            let elapsed = ContinuousClock.now - start
+            quiet.phase = .after
+            // Messages sent during the sale get a moment to arrive.
+            try await Task.sleep(for: .seconds(1))
+            quiet.stop()
+            await quietTask.value
             let answered = outcomes.filter { $0.latency != nil }
             let last = answered.map { $0.latency! }.max() ?? .zero
             let products = try? await call(admin, "DescribeProducts", ["RoomId": .string(room)])["Products"]?.arrayValue
             return SaleResult(
-                name: "server, \(clients) WebSocket clients", round: round, outcomes: outcomes, seconds: seconds(ContinuousClock.now - start, atLeast: last),
-                stockLeft: products?.first { $0["itemNumber"]?.intValue == item }?["stock"]?.intValue)
+                name: "server, \(clients) WebSocket clients", round: round, outcomes: outcomes, seconds: seconds(elapsed, atLeast: last),
+                stockLeft: products?.first { $0["itemNumber"]?.intValue == item }?["stock"]?.intValue,
+                quiet: quietRooms > 0 ? QuietFigures(quiet) : nil)
         }
     }
 
@@ -202,21 +244,49 @@ struct ShopBench: AsyncParsableCommand {
             progress(
                 "\(result.name) round \(result.round): \(result.answered)/\(result.outcomes.count) answered, sold \(result.sold), "
                     + "stock left \(result.stockLeft.map(String.init) ?? "?"), codes {\(codes)}, "
-                    + String(format: "%.0f requests/s, p50 %.2f ms, p99 %.2f ms", result.requestsPerSecond, result.p50, result.p99))
+                    + String(format: "%.0f requests/s, p50 %.2f ms, p99 %.2f ms", result.requestsPerSecond, result.p50, result.p99)
+                    + (result.quiet.map {
+                        String(
+                            format: "; quiet rooms p99 %.2f ms before, %.2f ms during the sale (%d and %d messages, %d lost, %d connections dropped)",
+                            $0.p99Before, $0.p99During, $0.before.count, $0.during.count, $0.lost, $0.dropped)
+                    } ?? ""))
         }
     }
 
-    func summary(_ sales: [SaleResult], _ baseline: SaleResult) {
-        let rate = median(sales.map(\.requestsPerSecond))
-        let p50 = median(sales.map(\.p50))
-        let p99 = median(sales.map(\.p99))
-        print("\(requests) buy requests of 1 unit, \(stock) in stock, \(clients) buyers; median of \(sales.count) sales")
+    func summary(_ runs: [[SaleResult]], binaries: [String?], _ baseline: SaleResult?) {
+        print("\(requests) buy requests of 1 unit, \(stock) in stock, \(clients) buyers; median of \(rounds) sales")
         print("")
         print("| | requests/s | p50 ms | p99 ms | sold |")
         print("|---|---|---|---|---|")
-        print(String(format: "| liveroom-server, %d WebSocket clients | %.0f | %.2f | %.2f | %@ |", clients, rate, p50, p99, sales.map { String($0.sold) }.joined(separator: ", ")))
-        print(String(format: "| RoomStore alone, tight loop (baseline) | %.0f | %.3f | %.3f | %d |", baseline.requestsPerSecond, baseline.p50, baseline.p99, baseline.sold))
-        print(String(format: "| server / baseline | %.0f %% | | | |", rate / baseline.requestsPerSecond * 100))
+        for (sales, binary) in zip(runs, binaries) {
+            print(
+                String(
+                    format: "| %@, %d WebSocket clients | %.0f | %.2f | %.2f | %@ |", binary ?? "liveroom-server", clients, median(sales.map(\.requestsPerSecond)),
+                    median(sales.map(\.p50)), median(sales.map(\.p99)), sales.map { String($0.sold) }.joined(separator: ", ")))
+        }
+        if let baseline {
+            print(String(format: "| RoomStore alone, tight loop (baseline) | %.0f | %.3f | %.3f | %d |", baseline.requestsPerSecond, baseline.p50, baseline.p99, baseline.sold))
+            print(String(format: "| server / baseline | %.0f %% | | | |", median(runs[0].map(\.requestsPerSecond)) / baseline.requestsPerSecond * 100))
+        }
+        guard quietRooms > 0 else { return }
+        print("")
+        print("Quiet rooms beside the sale: \(quietRooms) rooms, a custom message every \(quietIntervalMs) ms; delivery delay, median of the rounds' p99")
+        print("")
+        print("| | p99 before ms | p99 during ms | during / before | lost | dropped connections |")
+        print("|---|---|---|---|---|---|")
+        var during: [Double] = []
+        for (sales, binary) in zip(runs, binaries) {
+            let figures = sales.compactMap(\.quiet)
+            let before = median(figures.map(\.p99Before))
+            during.append(median(figures.map(\.p99During)))
+            print(
+                String(
+                    format: "| %@ | %.2f | %.2f | %.1f | %d | %d |", binary ?? "liveroom-server", before, during.last!, during.last! / before,
+                    figures.map(\.lost).reduce(0, +), figures.map(\.dropped).reduce(0, +)))
+        }
+        if during.count == 2 {
+            print(String(format: "| this binary / previous, during the sale | | %.2f | | | |", during[0] / during[1]))
+        }
     }
 
     func seconds(_ elapsed: Duration, atLeast: Duration) -> Double {
@@ -235,6 +305,9 @@ struct SaleResult {
     /// From the burst to the last answer.
     var seconds: Double
     var stockLeft: Int?
+    var quiet: QuietFigures?
+    /// The server binary (or URL) the sale ran against.
+    var binary = ""
 
     var answered: Int { outcomes.count { $0.code != nil } }
     var sold: Int { outcomes.filter { $0.code == 0 }.reduce(0) { $0 + $1.quantity } }
@@ -253,13 +326,41 @@ struct SaleResult {
             "codes": .object(Dictionary(uniqueKeysWithValues: codes.map { (String($0.key), .number(Double($0.value))) })),
             "requestsPerSecond": .number(requestsPerSecond.rounded()), "p50Ms": .number((p50 * 1000).rounded() / 1000),
             "p99Ms": .number((p99 * 1000).rounded() / 1000), "stockLeft": stockLeft.map { .number(Double($0)) } ?? .null,
+            "binary": .string(binary),
         ]
+        if let quiet {
+            object["quietRooms"] = [
+                "p99BeforeMs": .number((quiet.p99Before * 1000).rounded() / 1000), "p99DuringMs": .number((quiet.p99During * 1000).rounded() / 1000),
+                "messagesBefore": .number(Double(quiet.before.count)), "messagesDuring": .number(Double(quiet.during.count)),
+                "lost": .number(Double(quiet.lost)), "droppedConnections": .number(Double(quiet.dropped)),
+            ]
+        }
         if withOrders {
             object["orders"] = .array(
                 outcomes.filter { $0.code == 0 }.map { ["orderId": .string($0.orderId ?? ""), "requestId": .string($0.requestId), "quantity": .number(Double($0.quantity))] })
         }
         return .object(object)
     }
+}
+
+/// The quiet rooms' delivery delays of one sale.
+struct QuietFigures {
+    var before: [Double]
+    var during: [Double]
+    /// Messages sent before or during the sale that never arrived.
+    var lost: Int
+    /// Quiet users' connections that ended before the bench closed them.
+    var dropped: Int
+
+    init(_ rooms: QuietRooms) {
+        before = rooms.delays(in: .before)
+        during = rooms.delays(in: .sale)
+        lost = rooms.lost(in: .before) + rooms.lost(in: .sale)
+        dropped = rooms.dropped
+    }
+
+    var p99Before: Double { percentile(before, 99) }
+    var p99During: Double { percentile(during, 99) }
 }
 
 func progress(_ message: String) {

@@ -171,7 +171,9 @@ public struct RoomsStateMachine: Sendable {
 
     public let configuration: Configuration
     var rooms: [String: Room] = [:]
-    var sessions: [SessionID: (roomId: String, userId: String)] = [:]
+    private(set) var sessions: [SessionID: (roomId: String, userId: String)] = [:]
+    /// Sessions that entered (their room and user) or left (nil) a room since ``takeSeatChanges()``.
+    private var seatChanges: [(session: SessionID, seat: (roomId: String, userId: String)?)] = []
     /// Cross-room PK links (RoomsStateMachine+PK.swift).
     var pkLinks: [PKLink] = []
     /// What a room receives of the PK anchors of each room it is linked with, when not both.
@@ -199,6 +201,20 @@ public struct RoomsStateMachine: Sendable {
                 "refused: over \(Int(Self.roomChangesPerSecond)) role, mic, mute, publish, product and buy requests per second (bursts of \(Int(Self.roomChangeBurst)))")
         }
         rooms[roomId]!.members[userId]!.roomChanges.take(1, now: now.monotonic)
+    }
+
+    /// The sessions that entered a room (with its room and user) or left one (nil) since the last
+    /// call, in order. The server keeps a copy that connections read without asking the room
+    /// machine (a purchase goes from its connection to the room's shop).
+    public mutating func takeSeatChanges() -> [(session: SessionID, seat: (roomId: String, userId: String)?)] {
+        defer { seatChanges = [] }
+        return seatChanges
+    }
+
+    /// Seats `session` (or unseats it, nil), noting the change for ``takeSeatChanges()``.
+    private mutating func seat(_ session: SessionID, _ seat: (roomId: String, userId: String)?) {
+        sessions[session] = seat
+        seatChanges.append((session, seat))
     }
 
     /// Handles one parsed room request.
@@ -339,7 +355,7 @@ public struct RoomsStateMachine: Sendable {
         let room = rooms[roomId]!
         actions += room.sessions().map { .send($0, .onExitRoom(reason: 2)) }
         for member in room.members.values {
-            sessions[member.session] = nil
+            seat(member.session, nil)
             actions.append(.media(.closeSession(member.session)))
             actions.append(.record(.userLeft(roomId: roomId, userId: member.userId, at: now.unixMillis, reason: "dismissed")))
         }
@@ -616,7 +632,7 @@ public struct RoomsStateMachine: Sendable {
         }
         if let old = replaced {
             // A newer session of the same user takes over; the old one is told why it was removed.
-            sessions[old.session] = nil
+            seat(old.session, nil)
             actions.append(
                 .send(old.session, .onError(errCode: ErrorCode.replacedBySession, errMsg: "user \(old.userId.quoted) entered \(params.room) again from another connection, which takes over", requestType: nil)))
             actions.append(.send(old.session, .onExitRoom(reason: 1)))
@@ -639,7 +655,7 @@ public struct RoomsStateMachine: Sendable {
         room.members[params.userId] = member
         if params.role == .anchor { room.anchorOrder.append(params.userId) }
         rooms[roomId] = room
-        sessions[session] = (roomId, params.userId)
+        seat(session, (roomId, params.userId))
 
         // TRTC clients take only a result above 0 as success: at least 1 ms.
         actions.append(.send(session, .onEnterRoom(result: max(1, elapsedMs))))
@@ -666,7 +682,7 @@ public struct RoomsStateMachine: Sendable {
         var actions = endPKLinks(of: PKEnd(roomId: roomId, userId: userId))
         var room = rooms[roomId]!
         let member = room.members[userId]!
-        sessions[member.session] = nil
+        seat(member.session, nil)
         room.members[userId] = nil
         room.anchorOrder.removeAll { $0 == userId }
         rooms[roomId] = room

@@ -405,6 +405,21 @@ public struct LiveRoomServer: Sendable {
                 closing.cancel()
                 try? await channel.close()
             }
+            /// A purchase: checked against the seat the room machine gave this connection, then
+            /// carried out by the room's shop beside the hub; the answer comes through the outbox.
+            @Sendable func buy(itemNumber: Int, quantity: Int, requestId: String?, session: SessionID, outbox: ConnectionOutbox) {
+                let seat: (roomId: String, userId: String)
+                do throws(LiveRoomError) {
+                    seat = try hub.seats.takePurchase(by: session, now: .now)
+                } catch {
+                    outbox.push(ServerEvent.error(error, requestType: "buyProduct").json.jsonText, priority: .normal)
+                    return
+                }
+                Task {
+                    await hub.shops.buy(
+                        roomId: seat.roomId, userId: seat.userId, itemNumber: itemNumber, quantity: quantity, requestId: requestId, answer: outbox, hub: hub)
+                }
+            }
             await withTaskGroup(of: Void.self) { group in
                 let loginTimeout = configuration.loginTimeout
                 // A connection that has not entered a room by the deadline is closed: idle
@@ -447,7 +462,19 @@ public struct LiveRoomServer: Sendable {
                         case .text(let text) where relayed && NodeMediaFrame.isNodeFrame(text):
                             await hub.nodeFrame(text, from: session)
                         case .text(let text):
-                            await hub.receive(text, from: session, connectedAt: connectedAt)
+                            do throws(LiveRoomError) {
+                                let request = try SignalingRequest.parse(text)
+                                if !relayed, case .room(.buyProduct(let itemNumber, let quantity, let requestId)) = request {
+                                    // A purchase goes to its room's shop, not through the hub, and the
+                                    // next frame is read at once.
+                                    buy(itemNumber: itemNumber, quantity: quantity, requestId: requestId, session: session, outbox: outbox)
+                                } else {
+                                    await hub.receive(request, from: session, connectedAt: connectedAt)
+                                }
+                            } catch {
+                                logger.debug("Bad signaling message", metadata: [LogKey.session: "\(session)", LogKey.error: "\(error)"])
+                                outbox.push(ServerEvent.error(error).json.jsonText, priority: .normal)
+                            }
                         case .binary:
                             await hub.send(
                                 .error(LiveRoomError(ErrorCode.invalidField, "signaling frames must be text (JSON), not binary")), to: session)

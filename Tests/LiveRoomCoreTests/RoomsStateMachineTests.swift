@@ -580,3 +580,34 @@ struct Harness {
         #expect(catalogueCommands(h.send(.buyProduct(itemNumber: 1, quantity: 1, requestId: "later"), from: "fan")).count == 1)
     }
 }
+
+@Suite struct SeatChangeTests {
+    func seats(_ h: inout Harness) -> [String] {
+        h.machine.takeSeatChanges().map { "\($0.session):\($0.seat.map { "\($0.roomId)/\($0.userId)" } ?? "-")" }
+    }
+
+    @Test func enteringLeavingReplacingAndDismissingAreEachToldOnce() throws {
+        var h = Harness()
+        h.enter("a", role: .anchor)
+        h.enter("b")
+        #expect(seats(&h) == ["1:r1/a", "2:r1/b"])
+        #expect(seats(&h).isEmpty, "each change is told once")
+        h.enter("b", connection: "b2")
+        #expect(seats(&h) == ["2:-", "3:r1/b"], "a newer session of the same user takes the seat over")
+        h.send(.exitRoom, from: "a")
+        _ = h.machine.disconnected(h.sessions["a"]!, at: h.now)
+        #expect(seats(&h) == ["1:-"], "a disconnect after exitRoom changes nothing more")
+        h.enter("c", room: "r2")
+        _ = try h.machine.dismissRoom("r1", at: h.now)
+        #expect(seats(&h) == ["4:r2/c", "3:-"])
+    }
+
+    @Test func aRefusedEnterChangesNoSeat() {
+        var h = Harness(maxRoomsPerUser: 1)
+        h.enter("a", room: "r1")
+        _ = h.machine.takeSeatChanges()
+        let refused = h.enter("a", room: "r2", connection: "a-elsewhere")
+        #expect(h.events(refused, for: "a-elsewhere").first.map { if case .onEnterRoom(let result, _) = $0 { result < 0 } else { false } } == true)
+        #expect(seats(&h).isEmpty)
+    }
+}

@@ -3,23 +3,6 @@ import LiveRoomCore
 import LiveRoomProtocol
 import LiveRoomWebhooks
 
-/// Catalogue changes waiting to be told to a room: the latest of each changed product, and the
-/// removed item numbers.
-struct ProductChanges {
-    var products: [Int: Product] = [:]
-    var removed: Set<Int> = []
-
-    mutating func changed(_ product: Product) {
-        products[product.itemNumber] = product
-        removed.remove(product.itemNumber)
-    }
-
-    mutating func removed(_ itemNumber: Int) {
-        products[itemNumber] = nil
-        removed.insert(itemNumber)
-    }
-}
-
 extension RoomHub {
     /// How long changes gather before the room hears them: at most 5 onProductChanged a second
     /// per room, however fast stock moves.
@@ -99,38 +82,8 @@ extension RoomHub {
                 self.send(.onProductResult(request: "removeReplay", itemNumber: 0, code: error.code, message: error.message, product: nil), to: session)
             }
         case .buy(let session, let roomId, let userId, let itemNumber, let quantity, let requestId):
-            await self.buy(
-                catalogue, session: session, roomId: roomId, userId: userId, itemNumber: itemNumber, quantity: quantity, requestId: requestId)
-        }
-    }
-
-    /// Reserves stock (the store commits before the answer), answers the buyer, and queues the
-    /// sale for the anchors and the new stock for the room.
-    private func buy(
-        _ store: any ShopStore, session: SessionID, roomId: String, userId: String, itemNumber: Int, quantity: Int, requestId: String?
-    ) async {
-        do {
-            let (order, product, repeated) = try await store.buy(
-                itemNumber: itemNumber, quantity: quantity, userId: userId, requestId: requestId, room: roomId,
-                now: EventTime.now().unixMillis, reservation: orderReservation)
-            send(
-                .onBuyResult(
-                    itemNumber: order.itemNumber, quantity: order.quantity, code: 0, message: repeated ? "ok (the same request as before)" : "ok",
-                    orderId: order.orderId, stockLeft: product.stock, requestId: requestId),
-                to: session)
-            guard !repeated else { return }
-            var events = [WebhookEvents.order(order, at: order.createdAt)]
-            if product.stock == 0 { events.append(WebhookEvents.productSoldOut(roomKey: roomId, itemNumber: order.itemNumber, at: order.createdAt)) }
-            webhooks?.enqueue(events)
-            productSold(order.itemNumber, quantity: order.quantity, stockLeft: product.stock, in: roomId)
-            productChanged(product, in: roomId)
-        } catch {
-            let error = Self.catalogueError(error)
-            send(
-                .onBuyResult(
-                    itemNumber: itemNumber, quantity: quantity, code: error.code, message: error.message, orderId: nil, stockLeft: nil,
-                    requestId: requestId),
-                to: session)
+            guard let outbox = outboxes[session] else { return }
+            await shops.buy(roomId: roomId, userId: userId, itemNumber: itemNumber, quantity: quantity, requestId: requestId, answer: outbox, hub: self)
         }
     }
 
@@ -240,44 +193,18 @@ extension RoomHub {
     }
 
     func productChanged(_ product: Product, in roomId: String) {
-        queueProductChange(in: roomId) { $0.changed(product) }
+        shops.shop(roomId).note({ $0.changed(product) }, hub: self)
     }
 
     func productRemoved(_ itemNumber: Int, in roomId: String) {
-        queueProductChange(in: roomId) { $0.removed(itemNumber) }
+        shops.shop(roomId).note({ $0.removed(itemNumber) }, hub: self)
     }
 
-    /// Queues a sale for the room's anchors: one onProductSold per interval sums a burst.
-    func productSold(_ itemNumber: Int, quantity: Int, stockLeft: Int, in roomId: String) {
-        let first = productSales[roomId] == nil
-        var sale = productSales[roomId, default: [:]][itemNumber] ?? ProductSale(itemNumber: itemNumber, quantity: 0, stockLeft: stockLeft)
-        sale.quantity += quantity
-        sale.stockLeft = min(sale.stockLeft, stockLeft)
-        productSales[roomId, default: [:]][itemNumber] = sale
-        guard first else { return }
-        Task {
-            try? await Task.sleep(for: Self.productChangeInterval)
-            guard let sales = self.productSales.removeValue(forKey: roomId) else { return }
-            let event = ServerEvent.onProductSold(sales: sales.keys.sorted().compactMap { sales[$0] })
-            for session in self.machine.anchorSessions(in: roomId) { self.send(event, to: session) }
+    /// Tells a room what its shop gathered: everyone the changed products, the anchors the sales.
+    func tell(_ news: (room: ServerEvent?, anchors: ServerEvent?), in roomId: String) {
+        if let event = news.room { broadcast(event, in: roomId) }
+        if let event = news.anchors {
+            for session in machine.anchorSessions(in: roomId) { send(event, to: session) }
         }
-    }
-
-    private func queueProductChange(in roomId: String, _ change: (inout ProductChanges) -> Void) {
-        let first = productChanges[roomId] == nil
-        change(&productChanges[roomId, default: ProductChanges()])
-        guard first else { return }
-        Task {
-            try? await Task.sleep(for: Self.productChangeInterval)
-            self.flushProductChanges(in: roomId)
-        }
-    }
-
-    /// Tells everyone in the room what changed since the last time, in one event.
-    private func flushProductChanges(in roomId: String) {
-        guard let changes = productChanges.removeValue(forKey: roomId) else { return }
-        broadcast(
-            .onProductChanged(products: changes.products.keys.sorted().compactMap { changes.products[$0]?.json }, removed: changes.removed.sorted()),
-            in: roomId)
     }
 }

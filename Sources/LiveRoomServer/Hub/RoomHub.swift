@@ -15,7 +15,7 @@ import Logging
 /// actions: messages go to connection outboxes, records to the history recorder.
 actor RoomHub {
     var machine: RoomsStateMachine
-    private var outboxes: [SessionID: ConnectionOutbox] = [:]
+    private(set) var outboxes: [SessionID: ConnectionOutbox] = [:]
     private var nextSession: SessionID = 1
     private let recorder: RoomRecorder
     /// Where webhook events go; nil when no webhook URL is set.
@@ -38,15 +38,13 @@ actor RoomHub {
     var adminAnswer: (taskId: String, error: LiveRoomError?)?
     /// Rooms' catalogues and orders; nil serves none.
     let catalogue: (any ShopStore)?
-    /// How long a purchase holds its stock unpaid.
-    let orderReservation: Duration
-    /// Catalogue changes not yet told to each room, sent together (Catalogue.swift).
-    var productChanges: [String: ProductChanges] = [:]
+    /// The rooms' shops: purchases and what the rooms hear of their catalogues (RoomShops.swift).
+    let shops: RoomShops
+    /// Who sits in which room, for connections to read without asking the hub.
+    let seats = Seats()
     /// The last catalogue command of each room, which the next one waits for (Catalogue.swift).
     var catalogueQueues: [String: (id: Int, task: Task<Void, Never>)] = [:]
     var nextCatalogueCommand = 0
-    /// Sales not yet told to each room's anchors, by item number.
-    var productSales: [String: [Int: ProductSale]] = [:]
     /// Where replays are written; nil records none.
     let replayDirectory: String?
     /// The longest a replay runs.
@@ -72,7 +70,7 @@ actor RoomHub {
         self.replayDirectory = replayDirectory
         self.maxReplayLength = maxReplayLength
         self.catalogue = catalogue
-        self.orderReservation = orderReservation
+        self.shops = RoomShops(store: catalogue, reservation: orderReservation, webhooks: webhooks)
         self.egress = egress
         self.imageDirectory = imageDirectory
         self.maxOutboxBytes = maxOutboxBytes
@@ -244,16 +242,8 @@ actor RoomHub {
         }
     }
 
-    /// One text frame from a connection.
-    func receive(_ text: String, from session: SessionID, connectedAt: ContinuousClock.Instant) {
-        let request: SignalingRequest
-        do {
-            request = try SignalingRequest.parse(text)
-        } catch {
-            logger.debug("Bad signaling message", metadata: [LogKey.session: "\(session)", LogKey.error: "\(error)"])
-            send(.error(error), to: session)
-            return
-        }
+    /// One request from a connection (parsed there, off the hub).
+    func receive(_ request: SignalingRequest, from session: SessionID, connectedAt: ContinuousClock.Instant) {
         switch request {
         case .room(let request):
             let now = EventTime.now()
@@ -535,6 +525,8 @@ actor RoomHub {
             }
         }
         recorder.record(records)
+        seats.apply(machine.takeSeatChanges())
+        for case .roomDissolved(let roomId, _, _) in records { shops.remove(roomId) }
         if let cluster {
             for case .roomDissolved(let roomId, _, _) in records {
                 Task { await cluster.release(roomKey: roomId) }

@@ -84,7 +84,7 @@ final class Client: Sendable {
 
     func send(_ request: SignalingRequest) {
         let (hub, session, connectedAt) = (self.hub, self.session, self.connectedAt)
-        Task { await hub.receive(request.json.jsonText, from: session, connectedAt: connectedAt) }
+        Task { await hub.receive(request, from: session, connectedAt: connectedAt) }
     }
 
     /// Every event so far.

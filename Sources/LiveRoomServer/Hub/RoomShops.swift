@@ -1,0 +1,137 @@
+import LiveRoomCommerce
+import LiveRoomCore
+import LiveRoomProtocol
+import LiveRoomWebhooks
+import Synchronization
+
+/// Who sits in which room, as the room machine last said (``RoomsStateMachine/takeSeatChanges()``),
+/// for connections to read without asking the room hub; and each seat's budget of purchases.
+final class Seats: Sendable {
+    private struct Seat {
+        var roomId: String
+        var userId: String
+        /// The same budget as the room changes the machine admits (10 a second, bursts of 20),
+        /// kept here because purchases do not pass the machine.
+        var purchases = TokenBucket(capacity: RoomsStateMachine.roomChangeBurst, ratePerSecond: RoomsStateMachine.roomChangesPerSecond)
+    }
+
+    private let seats = Mutex<[SessionID: Seat]>([:])
+
+    func apply(_ changes: [(session: SessionID, seat: (roomId: String, userId: String)?)]) {
+        guard !changes.isEmpty else { return }
+        seats.withLock { seats in
+            for (session, seat) in changes {
+                seats[session] = seat.map { Seat(roomId: $0.roomId, userId: $0.userId) }
+            }
+        }
+    }
+
+    /// The room and user of `session`, with one purchase taken from its budget, or why not.
+    func takePurchase(by session: SessionID, now: ContinuousClock.Instant) throws(LiveRoomError) -> (roomId: String, userId: String) {
+        try seats.withLock { seats throws(LiveRoomError) in
+            guard var seat = seats[session] else { throw LiveRoomError(ErrorCode.notInRoom, "enter a room first") }
+            guard seat.purchases.canTake(1, now: now) else {
+                throw LiveRoomError(
+                    ErrorCode.roomChangeRateLimited,
+                    "refused: over \(Int(RoomsStateMachine.roomChangesPerSecond)) buy requests per second (bursts of \(Int(RoomsStateMachine.roomChangeBurst)))")
+            }
+            seat.purchases.take(1, now: now)
+            seats[session] = seat
+            return (seat.roomId, seat.userId)
+        }
+    }
+}
+
+/// One room's shop beside the room hub. Its purchases run here, straight from the buyers'
+/// connections, side by side (the store orders them); what they change is gathered
+/// (``ShopNews``) and told to the room once per interval. A flash sale in one room so keeps the
+/// hub, and every other room, free.
+final class RoomShop: Sendable {
+    let roomId: String
+    private let news = Mutex((news: ShopNews(), told: false))
+
+    init(roomId: String) {
+        self.roomId = roomId
+    }
+
+    /// Notes a change for the room; the first of an interval schedules the telling.
+    func note(_ change: (inout ShopNews) -> Void, hub: RoomHub) {
+        let first = news.withLock { state in
+            change(&state.news)
+            defer { state.told = true }
+            return !state.told
+        }
+        guard first else { return }
+        Task { [weak hub] in
+            try? await Task.sleep(for: RoomHub.productChangeInterval)
+            let events = self.news.withLock { state in
+                state.told = false
+                return state.news.take()
+            }
+            await hub?.tell(events, in: self.roomId)
+        }
+    }
+}
+
+/// The rooms' shops, by room key, and what every purchase needs: the store, how long an order
+/// holds its stock, where webhooks go.
+final class RoomShops: Sendable {
+    let store: (any ShopStore)?
+    let reservation: Duration
+    let webhooks: WebhookService?
+    private let shops = Mutex<[String: RoomShop]>([:])
+
+    init(store: (any ShopStore)?, reservation: Duration, webhooks: WebhookService?) {
+        self.store = store
+        self.reservation = reservation
+        self.webhooks = webhooks
+    }
+
+    /// The room's shop, made on first use.
+    func shop(_ roomId: String) -> RoomShop {
+        shops.withLock { shops in
+            if let shop = shops[roomId] { return shop }
+            let shop = RoomShop(roomId: roomId)
+            shops[roomId] = shop
+            return shop
+        }
+    }
+
+    /// The room is gone. What its shop still has to tell is told to nobody.
+    func remove(_ roomId: String) {
+        _ = shops.withLock { $0.removeValue(forKey: roomId) }
+    }
+
+    /// Reserves stock (the store commits before the answer), answers the buyer through `answer`,
+    /// and notes the sale for the anchors and the new stock for the room.
+    func buy(
+        roomId: String, userId: String, itemNumber: Int, quantity: Int, requestId: String?, answer: ConnectionOutbox, hub: RoomHub
+    ) async {
+        func send(_ event: ServerEvent) { answer.push(event.json.jsonText, priority: .normal) }
+        guard let store else {
+            let error = LiveRoomError(ErrorCode.catalogueUnavailable, "this server keeps no catalogue")
+            return send(.onBuyResult(itemNumber: itemNumber, quantity: quantity, code: error.code, message: error.message, orderId: nil, stockLeft: nil, requestId: requestId))
+        }
+        do {
+            let (order, product, repeated) = try await store.buy(
+                itemNumber: itemNumber, quantity: quantity, userId: userId, requestId: requestId, room: roomId,
+                now: EventTime.now().unixMillis, reservation: reservation)
+            send(
+                .onBuyResult(
+                    itemNumber: order.itemNumber, quantity: order.quantity, code: 0, message: repeated ? "ok (the same request as before)" : "ok",
+                    orderId: order.orderId, stockLeft: product.stock, requestId: requestId))
+            guard !repeated else { return }
+            var events = [WebhookEvents.order(order, at: order.createdAt)]
+            if product.stock == 0 { events.append(WebhookEvents.productSoldOut(roomKey: roomId, itemNumber: order.itemNumber, at: order.createdAt)) }
+            webhooks?.enqueue(events)
+            shop(roomId).note(
+                {
+                    $0.sold(order.itemNumber, quantity: order.quantity, stockLeft: product.stock)
+                    $0.changed(product)
+                }, hub: hub)
+        } catch {
+            let error = RoomHub.catalogueError(error)
+            send(.onBuyResult(itemNumber: itemNumber, quantity: quantity, code: error.code, message: error.message, orderId: nil, stockLeft: nil, requestId: requestId))
+        }
+    }
+}

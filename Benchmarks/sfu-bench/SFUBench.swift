@@ -88,7 +88,8 @@ struct SFUBench: AsyncParsableCommand {
         guard (try? rooms()) != nil else { throw ValidationError("--subscriber-rooms must be own and/or pk, separated by commas") }
         guard seconds >= 2 else { throw ValidationError("--seconds must be at least 2") }
         guard (try? loopCounts()) != nil else { throw ValidationError("--media-loops must be positive integers separated by commas") }
-        guard (try? nodeCounts()) != nil else { throw ValidationError("--nodes must be integers from 1 to 8 separated by commas") }
+        // Without --nodes there is one server and no cluster (nodeCounts() is nil, not an error).
+        do { _ = try nodeCounts() } catch { throw ValidationError("--nodes must be integers from 1 to 8 separated by commas") }
     }
 
     /// nil: no cluster, one server alone.

@@ -205,7 +205,12 @@ public struct LiveRoomServer: Sendable {
                 ],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
-        try await group.run()
+        do {
+            try await group.run()
+        } catch let error as IOError where error.errnoCode == EADDRINUSE || error.errnoCode == EADDRNOTAVAIL || error.errnoCode == EACCES {
+            // The media ports are bound above; the one the group binds is the HTTP listener's.
+            throw ListenError("HTTP and WebSocket", setting: "--port, LIVEROOM_PORT", host: configuration.host, port: configuration.port, error: error)
+        }
     }
 
     /// The cluster parts of a node: the membership and the connection pool it needs running.

@@ -184,8 +184,9 @@ extension RoomHub {
         }
     }
 
+    /// Sends `event` to everyone in the room (encoded once).
     func broadcast(_ event: ServerEvent, in roomId: String) {
-        for session in machine.sessions(in: roomId) { send(event, to: session) }
+        send(event, to: machine.sessions(in: roomId))
     }
 
     static func catalogueError(_ error: any Error) -> LiveRoomError {
@@ -204,7 +205,7 @@ extension RoomHub {
     func tell(_ news: (room: ServerEvent?, anchors: ServerEvent?), in roomId: String) {
         if let event = news.room { broadcast(event, in: roomId) }
         if let event = news.anchors {
-            for session in machine.anchorSessions(in: roomId) { send(event, to: session) }
+            send(event, to: machine.anchorSessions(in: roomId))
         }
     }
 }

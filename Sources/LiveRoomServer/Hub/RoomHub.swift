@@ -262,6 +262,13 @@ actor RoomHub {
         outboxes[session]?.push(event.json.jsonText, priority: .normal)
     }
 
+    /// Sends one event to many sessions, encoded once.
+    func send(_ event: ServerEvent, to sessions: [SessionID]) {
+        guard !sessions.isEmpty else { return }
+        let text = event.json.jsonText
+        for session in sessions { outboxes[session]?.push(text, priority: .normal) }
+    }
+
     // MARK: WHIP and WHEP sessions
 
     /// Why a WHIP or WHEP request was refused: an HTTP status and a readable message.
@@ -508,10 +515,13 @@ actor RoomHub {
 
     func execute(_ actions: [RoomsStateMachine.Action]) {
         var records: [RoomRecord] = []
+        // A room's broadcast is one event to many sessions in a row: encoded once.
+        var encoded: (event: ServerEvent, text: String)?
         for action in actions {
             switch action {
             case .send(let session, let event, let priority):
-                outboxes[session]?.push(event.json.jsonText, priority: priority)
+                if encoded?.event != event { encoded = (event, event.json.jsonText) }
+                outboxes[session]?.push(encoded!.text, priority: priority)
             case .record(let record):
                 records.append(record)
             case .media(let command):

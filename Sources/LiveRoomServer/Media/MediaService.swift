@@ -70,8 +70,14 @@ final class MediaService: MediaPort, Service, Sendable {
             for eventLoop in eventLoops {
                 // The first socket picks the port when asked to; the others share it. The loop
                 // reads through the channel and writes through its own descriptor of the socket.
-                let address = try SocketAddress.makeAddressResolvingHost(host, port: channels.first?.localAddress?.port ?? port)
-                let socket = try Self.udpSocket(bound: address, sharedPort: eventLoops.count > 1)
+                let sharedPort = channels.first?.localAddress?.port
+                let (socket, address) = try await ListenError.naming("media UDP", setting: "--media-port, LIVEROOM_MEDIA_PORT", host: host, port: port) {
+                    let address = try SocketAddress.makeAddressResolvingHost(host, port: sharedPort ?? port)
+                    // A shared port admits any socket that shares too, another server's as well:
+                    // the first socket checks that nobody holds the port.
+                    if sharedPort == nil, port != 0, eventLoops.count > 1 { try Self.checkUDPPortFree(address) }
+                    return (try Self.udpSocket(bound: address, sharedPort: eventLoops.count > 1), address)
+                }
                 let descriptor = dup(socket)
                 guard descriptor >= 0 else {
                     Glibc.close(socket)
@@ -82,7 +88,9 @@ final class MediaService: MediaPort, Service, Sendable {
                 channels.append(channel)
             }
             if let tcpPort {
-                tcpListener = try await Self.listenICETCP(host: host, port: tcpPort, eventLoop: eventLoops[0], media: first)
+                tcpListener = try await ListenError.naming("ICE-TCP", setting: "--ice-tcp-port, LIVEROOM_ICE_TCP_PORT (--no-ice-tcp turns it off)", host: host, port: tcpPort) {
+                    try await Self.listenICETCP(host: host, port: tcpPort, eventLoop: eventLoops[0], media: first)
+                }
             }
         } catch {
             for channel in channels { try? await channel.close() }
@@ -135,6 +143,15 @@ final class MediaService: MediaPort, Service, Sendable {
         DatagramBootstrap(group: eventLoop)
             .channelOption(.datagramVectorReadMessageCount, value: 32)
             .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 32 * 2048))
+    }
+
+    /// Throws EADDRINUSE when a socket holds `address` already, whatever its options: a probe
+    /// without SO_REUSEADDR or SO_REUSEPORT cannot bind beside any.
+    static func checkUDPPortFree(_ address: SocketAddress) throws {
+        let probe = Glibc.socket(address.protocol.rawValue, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard probe >= 0 else { throw IOError(errnoCode: errno, reason: "socket") }
+        defer { Glibc.close(probe) }
+        guard address.withSockAddr({ Glibc.bind(probe, $0, socklen_t($1)) }) == 0 else { throw IOError(errnoCode: errno, reason: "bind to \(address)") }
     }
 
     /// A non-blocking UDP socket bound to `address`; `sharedPort`: other sockets bind the same

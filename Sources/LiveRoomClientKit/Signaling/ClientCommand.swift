@@ -26,11 +26,13 @@ public enum ClientCommand: Sendable, Hashable {
     /// The commands and their arguments, for help and error messages.
     public static let usage = """
         custom <cmdID> <text>        send a custom message (cmdID 1-10) to the room
-        sei <text> [repeatCount]     send text (UTF-8, at most 1000 bytes) as SEI on the next
-                                     repeatCount (1-30, default 1) video frames (anchor); a text
-                                     that ends in a number needs the repeat count after it
+        sei <text> [repeatCount]     send text (UTF-8, at most 1000 bytes) as SEI on
+                                     the next repeatCount (1-30, default 1) video
+                                     frames (anchor); a text that ends in a number
+                                     needs the repeat count after it
         sei-hex <hex> [repeatCount]  the same with bytes given in hex
-        switch-role anchor|audience  switch role (to anchor needs an accepted mic request or invitation)
+        switch-role anchor|audience  switch role (to anchor needs an accepted mic
+                                     request or invitation)
         request-mic                  ask the anchors to bring you on mic
         accept-mic <user>            accept a user's mic request (anchor)
         reject-mic <user>            reject a user's mic request (anchor)
@@ -40,32 +42,43 @@ public enum ClientCommand: Sendable, Hashable {
         end-mic <user>               send a co-host back to the audience (anchor)
         mute-video on|off            stop (on) or resume (off) sending your video
         mute-audio on|off            stop (on) or resume (off) sending your audio
-        product add <json>           add a product (anchor): {"itemNumber":1,"title":"Tea","price":"199.00",
-                                     "itemUrl":"https://…","stock":100} (also currency, imageUrl,
-                                     limitPerUser, onShelf)
-        product edit <item> <json>   change a product (anchor): the changed fields and "version"
+        product add <json>           add a product (anchor):
+                                     {"itemNumber":1,"title":"Tea","price":"199.00",
+                                     "itemUrl":"https://…","stock":100} (also currency,
+                                     imageUrl, limitPerUser, onShelf)
+        product edit <item> <json>   change a product (anchor): the changed fields and
+                                     "version"
         product remove <item>        remove a product (anchor)
         product list                 list the room's products (onProductList)
-        product remove-replay <id>   remove a replay of a product, with its file (anchor)
-        pop <item> [custom|sei|both] present a product to the room (anchor; default both)
+        product remove-replay <id>   remove a replay of a product, with its file
+                                     (anchor)
+        pop <item> [custom|sei|both] present a product to the room (anchor; default
+                                     both)
         unpop                        end the pop-up (anchor)
-        buy <item> [qty] [requestId] buy qty (1-100, default 1) of a product: onBuyResult; the same
-                                     requestId again returns the same order
-        connect-room <room> <user>   link with anchor <user> of another room for a PK (anchor):
-                                     onConnectOtherRoom; a numeric room is written #123
-        disconnect-room              end all of your PK links (anchor): onDisconnectOtherRoom
-        pk-forward <room> <mode>     what of <room>'s PK anchors your room gets: audio, video,
-                                     both or none (anchor): onUpdateOtherRoomForwardMode
-        pk-request <room> <user>     ask anchor <user> of <room> for a PK link; it answers with
-                                     pk-accept or pk-reject (onPKRequest tells it)
+        buy <item> [qty] [requestId] buy qty (1-100, default 1) of a product:
+                                     onBuyResult; the same requestId again returns the
+                                     same order
+        connect-room <room> <user>   link with anchor <user> of another room for a PK
+                                     (anchor): onConnectOtherRoom; a numeric room is
+                                     written #123
+        disconnect-room              end all of your PK links (anchor):
+                                     onDisconnectOtherRoom
+        pk-forward <room> <mode>     what of <room>'s PK anchors your room gets: audio,
+                                     video, both or none (anchor):
+                                     onUpdateOtherRoomForwardMode
+        pk-request <room> <user>     ask anchor <user> of <room> for a PK link; it
+                                     answers with pk-accept or pk-reject (onPKRequest
+                                     tells it)
         pk-accept <room> <user>      accept a PK request from anchor <user> of <room>
         pk-reject <room> <user>      reject it
-        pk-battle <seconds>          a sales battle (5-3600 s) with the rooms you are linked
-                                     with: onPKBattleStarted, onPKBattleScore each second,
-                                     onPKBattleEnded with the winner
+        pk-battle <seconds>          a sales battle (5-3600 s) with the rooms you are
+                                     linked with: onPKBattleStarted, onPKBattleScore
+                                     each second, onPKBattleEnded with the winner
         start-publish <json>         start a publish media stream task; json is
-                                     {"target":{…},"encoderParam":{…},"mixingConfig":{…}}
-        update-publish <task> <json> change a task: json holds any of target, encoderParam, mixingConfig
+                                     {"target":{…},"encoderParam":{…},
+                                     "mixingConfig":{…}}
+        update-publish <task> <json> change a task: json holds any of target,
+                                     encoderParam, mixingConfig
         stop-publish [task]          stop a task, or all of yours without a task id
         leave                        exit the room and end the session
         """

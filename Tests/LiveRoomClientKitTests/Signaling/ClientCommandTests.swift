@@ -5,6 +5,13 @@ import Testing
 @testable import LiveRoomClientKit
 
 @Suite struct ClientCommandTests {
+    /// `liveroom join --help` prints the table as written: the argument parser wraps any line
+    /// over 80 columns, which breaks the table's columns.
+    @Test func theCommandTableFitsIn80Columns() {
+        let long = ClientCommand.usage.split(separator: "\n").map(String.init).filter { $0.count > 80 }
+        #expect(long.isEmpty, "\(long)")
+    }
+
     @Test func commandsParse() throws {
         #expect(try ClientCommand.parse("custom 2 hello world") == .request(.room(.sendCustomCmdMsg(CustomCmdMsg(cmdID: 2, data: "hello world")))))
         #expect(try ClientCommand.parse("  switch-role anchor ") == .request(.room(.switchRole(.anchor))))

@@ -12,6 +12,8 @@ import Synchronization
 /// during it can be compared.
 final class QuietRooms: Sendable {
     enum Phase: Int, Sendable {
+        /// While the buyers enter: not counted.
+        case warmup
         case before, sale, after
     }
 
@@ -21,7 +23,7 @@ final class QuietRooms: Sendable {
     }
 
     private struct State {
-        var phase = Phase.before
+        var phase = Phase.warmup
         /// When each message went out, by room and number.
         var sent: [String: (ContinuousClock.Instant, Phase)] = [:]
         var samples: [Sample] = []

@@ -174,6 +174,7 @@ struct ShopBench: AsyncParsableCommand {
                 let quietDeadline = ContinuousClock.now + .seconds(30)
                 while !quiet.everyoneIn, ContinuousClock.now < quietDeadline { try await Task.sleep(for: .milliseconds(50)) }
                 guard quiet.everyoneIn else { throw BenchError("the quiet rooms' users could not all enter within 30 s") }
+                quiet.phase = .before
                 try await Task.sleep(for: .seconds(quietSeconds))
             }
             progress("round \(round): \(requests) buy requests go")

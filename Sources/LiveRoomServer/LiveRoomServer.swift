@@ -420,7 +420,7 @@ public struct LiveRoomServer: Sendable {
                     outbox.push(ServerEvent.error(error, requestType: "buyProduct").json.jsonText, priority: .normal)
                     return
                 }
-                Task {
+                hub.shops.shop(seat.roomId).submit {
                     await hub.shops.buy(
                         roomId: seat.roomId, userId: seat.userId, itemNumber: itemNumber, quantity: quantity, requestId: requestId, answer: outbox, hub: hub)
                 }

@@ -83,7 +83,10 @@ extension RoomHub {
             }
         case .buy(let session, let roomId, let userId, let itemNumber, let quantity, let requestId):
             guard let outbox = outboxes[session] else { return }
-            await shops.buy(roomId: roomId, userId: userId, itemNumber: itemNumber, quantity: quantity, requestId: requestId, answer: outbox, hub: self)
+            let shops = self.shops
+            shops.shop(roomId).submit {
+                await shops.buy(roomId: roomId, userId: userId, itemNumber: itemNumber, quantity: quantity, requestId: requestId, answer: outbox, hub: self)
+            }
         }
     }
 

@@ -1,3 +1,4 @@
+import NIOCore
 import LiveRoomCommerce
 import LiveRoomCore
 import LiveRoomProtocol
@@ -49,9 +50,36 @@ final class Seats: Sendable {
 final class RoomShop: Sendable {
     let roomId: String
     private let news = Mutex((news: ShopNews(), told: false))
+    /// Purchases waiting for a worker, and how many workers run. A burst of purchases waits
+    /// here, in the room's own queue, not as thousands of tasks in the process's shared pool,
+    /// where every other room's work would queue behind them.
+    private let queue = Mutex((waiting: CircularBuffer<@Sendable () async -> Void>(), workers: 0))
+    /// Purchases run side by side at most this many at a time (SQLite writes one at a time;
+    /// PostgreSQL's pool takes a few).
+    static let maxWorkers = 4
 
     init(roomId: String) {
         self.roomId = roomId
+    }
+
+    /// Runs `work` once a worker is free; the room's purchases start in the order they came.
+    func submit(_ work: @escaping @Sendable () async -> Void) {
+        let startsWorker = queue.withLock { queue in
+            queue.waiting.append(work)
+            guard queue.workers < Self.maxWorkers else { return false }
+            queue.workers += 1
+            return true
+        }
+        guard startsWorker else { return }
+        Task {
+            while let next = self.queue.withLock({ queue in
+                if let next = queue.waiting.popFirst() { return next }
+                queue.workers -= 1
+                return nil
+            }) {
+                await next()
+            }
+        }
     }
 
     /// Notes a change for the room; the first of an interval schedules the telling.

@@ -1,5 +1,6 @@
 import LiveRoomCore
 import LiveRoomProtocol
+import Synchronization
 import Testing
 
 @testable import LiveRoomServer
@@ -23,5 +24,39 @@ import Testing
         // Entering again starts a full budget.
         seats.apply([(1, ("shop", "buyer"))])
         for _ in 0..<Int(RoomsStateMachine.roomChangeBurst) { _ = try seats.takePurchase(by: 1, now: now + .seconds(5)) }
+    }
+}
+
+@Suite struct RoomShopTests {
+    /// A burst of purchases waits in the room's queue: at most `maxWorkers` run at once, they
+    /// start in the order they came, and every one runs.
+    @Test func aBurstRunsInOrderWithAtMostAFewAtOnce() async throws {
+        let shop = RoomShop(roomId: "shop")
+        let state = Mutex((running: 0, most: 0, started: [Int](), done: 0))
+        for n in 0..<40 {
+            shop.submit {
+                state.withLock {
+                    $0.running += 1
+                    $0.most = max($0.most, $0.running)
+                    $0.started.append(n)
+                }
+                try? await Task.sleep(for: .milliseconds(5))
+                state.withLock {
+                    $0.running -= 1
+                    $0.done += 1
+                }
+            }
+        }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while state.withLock({ $0.done }) < 40, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        let final = state.withLock { $0 }
+        #expect(final.done == 40)
+        #expect(final.most <= RoomShop.maxWorkers && final.most > 1, "\(final.most) at once")
+        #expect(final.started == Array(0..<40))
+        // Once the burst is done, new work starts again.
+        let again = Mutex(false)
+        shop.submit { again.withLock { $0 = true } }
+        while !again.withLock({ $0 }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(again.withLock { $0 })
     }
 }

@@ -4,13 +4,9 @@ import LiveRoomProtocol
 import LiveRoomWebhooks
 
 extension RoomHub {
-    /// How long changes gather before the room hears them: at most 5 onProductChanged a second
-    /// per room, however fast stock moves.
-    static let productChangeInterval = Duration.milliseconds(200)
-
     /// Carries out a catalogue command against the store, off the hub, and answers. A room's
     /// commands run one after another in the order they came (an add before the pop that
-    /// names it, a pop before its unpop); purchases run side by side, the store orders them.
+    /// names it, a pop before its unpop); purchases go to the room's shop (RoomShops.swift).
     func carryOut(_ command: CatalogueCommand) {
         guard let catalogue else {
             if case .list(let session, _) = command { send(.onProductList(products: []), to: session) }

@@ -43,13 +43,13 @@ final class Seats: Sendable {
     }
 }
 
-/// One room's shop beside the room hub. Its purchases run here, straight from the buyers'
-/// connections, side by side (the store orders them); what they change is gathered
-/// (``ShopNews``) and told to the room once per interval. A flash sale in one room so keeps the
-/// hub, and every other room, free.
+/// One room's shop beside the room hub. Its purchases come here straight from the buyers'
+/// connections and run a few at a time in the order they came (the store orders their writes);
+/// what they change is gathered (``ShopNews``) and told to the room once per interval. A flash
+/// sale in one room so keeps the hub, and every other room, free.
 final class RoomShop: Sendable {
     let roomId: String
-    private let news = Mutex((news: ShopNews(), told: false))
+    private let news = Mutex((news: ShopNews(), scheduled: false))
     /// Purchases waiting for a worker, and how many workers run. A burst of purchases waits
     /// here, in the room's own queue, not as thousands of tasks in the process's shared pool,
     /// where every other room's work would queue behind them.
@@ -57,6 +57,9 @@ final class RoomShop: Sendable {
     /// Purchases run side by side at most this many at a time (SQLite writes one at a time;
     /// PostgreSQL's pool takes a few).
     static let maxWorkers = 4
+    /// How long changes gather before the room hears them: at most 5 onProductChanged a second
+    /// per room, however fast stock moves.
+    static let newsInterval = Duration.milliseconds(200)
 
     init(roomId: String) {
         self.roomId = roomId
@@ -86,14 +89,14 @@ final class RoomShop: Sendable {
     func note(_ change: (inout ShopNews) -> Void, hub: RoomHub) {
         let first = news.withLock { state in
             change(&state.news)
-            defer { state.told = true }
-            return !state.told
+            defer { state.scheduled = true }
+            return !state.scheduled
         }
         guard first else { return }
         Task { [weak hub] in
-            try? await Task.sleep(for: RoomHub.productChangeInterval)
+            try? await Task.sleep(for: Self.newsInterval)
             let events = self.news.withLock { state in
-                state.told = false
+                state.scheduled = false
                 return state.news.take()
             }
             await hub?.tell(events, in: self.roomId)

@@ -16,6 +16,26 @@ struct BuyOutcome: Sendable {
     var latency: Duration?
 }
 
+/// Connects as audience member `userId`, enters `room`, and once `onEnterRoom` says it is in,
+/// runs `body` with the server's next messages and the writer. Refused, it returns without `body`.
+func inRoom(
+    as userId: String, of room: RoomID, url: String, sdkAppId: UInt64, secretKey: String, logger: Logger,
+    _ body: @escaping @Sendable (inout WebSocketInboundMessageStream.AsyncIterator, WebSocketOutboundWriter) async throws -> Void
+) async throws {
+    let sig = UserSig.make(sdkAppId: sdkAppId, secretKey: secretKey, identifier: userId, time: Int64(Date().timeIntervalSince1970), expire: 3600)
+    let enter = EnterRoomParams(sdkAppId: sdkAppId, userId: userId, userSig: sig.encoded(), room: room, role: .audience)
+    try await WebSocketClient.connect(url: url, configuration: .init(maxFrameSize: 1 << 20), logger: logger) { inbound, outbound, _ in
+        try await outbound.write(.text(RoomRequest.enterRoom(enter).json.jsonText))
+        var messages = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()
+        while let message = try await messages.next() {
+            guard case .text(let text) = message, case .onEnterRoom(let result, _)? = try? ServerEvent.parse(text) else { continue }
+            guard result >= 0 else { return }
+            break
+        }
+        try await body(&messages, outbound)
+    }
+}
+
 /// Opens once: every buyer waits on it after entering, so the requests go out in one burst.
 actor Gate {
     private var isOpen = false
@@ -50,19 +70,9 @@ struct Buyer: Sendable {
     /// Runs the buyer; `entered` is called once it is in the room (or could not get in).
     func run(gate: Gate, logger: Logger, entered: @escaping @Sendable (Bool) -> Void) async -> [BuyOutcome] {
         let outcomes = Outcomes(requestIds: requestIds)
-        let sig = UserSig.make(sdkAppId: sdkAppId, secretKey: secretKey, identifier: userId, time: Int64(Date().timeIntervalSince1970), expire: 3600)
-        let enter = EnterRoomParams(sdkAppId: sdkAppId, userId: userId, userSig: sig.encoded(), room: room, role: .audience)
         do {
-            _ = try await withTimeout(timeout, "buyer \(userId) timed out") { [self] in
-                try await WebSocketClient.connect(url: url, configuration: .init(maxFrameSize: 1 << 20), logger: logger) { inbound, outbound, _ in
-                    try await outbound.write(.text(RoomRequest.enterRoom(enter).json.jsonText))
-                    var messages = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()
-                    // Until onEnterRoom.
-                    while let message = try await messages.next() {
-                        guard case .text(let text) = message, case .onEnterRoom(let result, _)? = try? ServerEvent.parse(text) else { continue }
-                        guard result >= 0 else { return }
-                        break
-                    }
+            try await withTimeout(timeout, "buyer \(userId) timed out") { [self] in
+                try await inRoom(as: userId, of: room, url: url, sdkAppId: sdkAppId, secretKey: secretKey, logger: logger) { messages, outbound in
                     outcomes.entered = true
                     entered(true)
                     await gate.wait()

@@ -76,26 +76,20 @@ final class QuietRooms: Sendable {
                 let room = RoomID.string("quiet-\(tag)-\(index)")
                 for sends in [false, true] {
                     let userId = sends ? "quiet-sender-\(index)" : "quiet-receiver-\(index)"
-                    let sig = UserSig.make(sdkAppId: sdkAppId, secretKey: secretKey, identifier: userId, time: Int64(Date().timeIntervalSince1970), expire: 3600)
-                    let enter = EnterRoomParams(sdkAppId: sdkAppId, userId: userId, userSig: sig.encoded(), room: room, role: .audience)
-                    group.addTask { await self.user(url: url, enter: enter, key: room.key, sends: sends, logger: logger) }
+                    group.addTask {
+                        await self.user(userId, of: room, url: url, sdkAppId: sdkAppId, secretKey: secretKey, sends: sends, logger: logger)
+                    }
                 }
             }
         }
     }
 
-    private func user(url: String, enter: EnterRoomParams, key: String, sends: Bool, logger: Logger) async {
+    private func user(_ userId: String, of room: RoomID, url: String, sdkAppId: UInt64, secretKey: String, sends: Bool, logger: Logger) async {
         let stopSignal = self.stopSignal
         let interval = self.interval
+        let key = room.key
         do {
-            try await WebSocketClient.connect(url: url, configuration: .init(maxFrameSize: 1 << 20), logger: logger) { inbound, outbound, _ in
-                try await outbound.write(.text(RoomRequest.enterRoom(enter).json.jsonText))
-                var messages = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()
-                while let message = try await messages.next() {
-                    guard case .text(let text) = message, case .onEnterRoom(let result, _)? = try? ServerEvent.parse(text) else { continue }
-                    guard result >= 0 else { return }
-                    break
-                }
+            try await inRoom(as: userId, of: room, url: url, sdkAppId: sdkAppId, secretKey: secretKey, logger: logger) { messages, outbound in
                 self.state.withLock { $0.inRoom += 1 }
                 let stopper = Task {
                     for await _ in stopSignal {}

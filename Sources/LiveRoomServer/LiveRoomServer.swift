@@ -420,10 +420,8 @@ public struct LiveRoomServer: Sendable {
                     outbox.push(ServerEvent.error(error, requestType: "buyProduct").json.jsonText, priority: .normal)
                     return
                 }
-                hub.shops.shop(seat.roomId).submit {
-                    await hub.shops.buy(
-                        roomId: seat.roomId, userId: seat.userId, itemNumber: itemNumber, quantity: quantity, requestId: requestId, answer: outbox, hub: hub)
-                }
+                hub.shops.buy(
+                    roomId: seat.roomId, userId: seat.userId, itemNumber: itemNumber, quantity: quantity, requestId: requestId, answer: outbox, hub: hub)
             }
             await withTaskGroup(of: Void.self) { group in
                 let loginTimeout = configuration.loginTimeout

@@ -79,10 +79,7 @@ extension RoomHub {
             }
         case .buy(let session, let roomId, let userId, let itemNumber, let quantity, let requestId):
             guard let outbox = outboxes[session] else { return }
-            let shops = self.shops
-            shops.shop(roomId).submit {
-                await shops.buy(roomId: roomId, userId: userId, itemNumber: itemNumber, quantity: quantity, requestId: requestId, answer: outbox, hub: self)
-            }
+            shops.buy(roomId: roomId, userId: userId, itemNumber: itemNumber, quantity: quantity, requestId: requestId, answer: outbox, hub: self)
         }
     }
 

@@ -536,11 +536,9 @@ actor RoomHub {
         }
         recorder.record(records)
         seats.apply(machine.takeSeatChanges())
-        for case .roomDissolved(let roomId, _, _) in records { shops.remove(roomId) }
-        if let cluster {
-            for case .roomDissolved(let roomId, _, _) in records {
-                Task { await cluster.release(roomKey: roomId) }
-            }
+        for case .roomDissolved(let roomId, _, _) in records {
+            shops.remove(roomId)
+            if let cluster { Task { await cluster.release(roomKey: roomId) } }
         }
         if let webhooks, !records.isEmpty {
             webhooks.enqueue(WebhookEvents.events(from: records, now: EventTime.now().unixMillis))

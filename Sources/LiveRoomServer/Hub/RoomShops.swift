@@ -133,9 +133,16 @@ final class RoomShops: Sendable {
         _ = shops.withLock { $0.removeValue(forKey: roomId) }
     }
 
-    /// Reserves stock (the store commits before the answer), answers the buyer through `answer`,
+    /// Queues a purchase in its room's shop (``RoomShop/submit(_:)``): once a worker is free it
+    /// reserves stock (the store commits before the answer), answers the buyer through `answer`,
     /// and notes the sale for the anchors and the new stock for the room.
-    func buy(
+    func buy(roomId: String, userId: String, itemNumber: Int, quantity: Int, requestId: String?, answer: ConnectionOutbox, hub: RoomHub) {
+        shop(roomId).submit {
+            await self.reserve(roomId: roomId, userId: userId, itemNumber: itemNumber, quantity: quantity, requestId: requestId, answer: answer, hub: hub)
+        }
+    }
+
+    private func reserve(
         roomId: String, userId: String, itemNumber: Int, quantity: Int, requestId: String?, answer: ConnectionOutbox, hub: RoomHub
     ) async {
         func send(_ event: ServerEvent) { answer.push(event.json.jsonText, priority: .normal) }

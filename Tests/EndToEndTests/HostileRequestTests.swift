@@ -102,6 +102,32 @@ import Testing
         try await server.checkStopsCleanly()
     }
 
+    /// Purchases go from the connection to the room's shop without the hub, with the seat's own
+    /// budget: a burst of 200 buys gets 20 answers and 10 a second more, the rest -7014, and
+    /// the room goes on.
+    @Test func twoHundredBuysAtOnceAreBudgetedPerSeat() async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let server = try await TestServer.start(in: scope)
+        let buyer = try await server.entered("buyer", in: scope)
+        let started = ContinuousClock.now
+        buyer.send((0..<200).map { "buy 7 1 r\($0)" }.joined(separator: "\n"))
+        let deadline = ContinuousClock.now + .seconds(15)
+        func answered() -> (results: Int, refused: Int) {
+            let refused = buyer.events(named: "onError").filter { $0["errCode"]?.intValue == ErrorCode.roomChangeRateLimited }.count
+            return (buyer.events(named: "onBuyResult").count, refused)
+        }
+        while answered().results + answered().refused < 200, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
+        let elapsed = ContinuousClock.now - started
+        let (results, refused) = answered()
+        #expect(results + refused == 200, "every request is answered: \(results) results, \(refused) refused")
+        let admitted = 20 + Int(10 * Double(elapsed.components.seconds + 1))
+        #expect(results >= 20 && results <= admitted, "\(results) admitted in \(elapsed)")
+        // Nothing is in the catalogue: each admitted purchase is answered with its code.
+        #expect(buyer.events(named: "onBuyResult").allSatisfy { $0["code"]?.intValue == ErrorCode.productNotFound })
+        try await server.checkServesANormalRoom(in: scope)
+    }
+
     @Test func tasksOverTheUserCapOrTheEncodingBudgetAreRefusedWithTheirCodes() async throws {
         let scope = try ProcessScope()
         defer { scope.stopAll() }

@@ -53,12 +53,13 @@ struct SignalingRobustnessTests {
             #"{"type":"switchRole","role":42}"#,
             #"{"type":"enterRoom","sdkAppId":"abc"}"#,
             #"{"type":"sendCustomCmdMsg","cmdID":1,"data":"x"}"#,  // not in a room yet
+            #"{"type":"buyProduct","itemNumber":1}"#,  // not in a room yet: the purchase path checks the seat
         ]
         let (events, _) = try await Self.exchange(server.url, frames: frames)
         let codes = events.compactMap { $0["errCode"]?.intValue }
         #expect(codes == [
             ErrorCode.malformedJSON, ErrorCode.invalidField, ErrorCode.unknownRequest, ErrorCode.missingField,
-            ErrorCode.missingField, ErrorCode.invalidField, ErrorCode.invalidField, ErrorCode.notInRoom,
+            ErrorCode.missingField, ErrorCode.invalidField, ErrorCode.invalidField, ErrorCode.notInRoom, ErrorCode.notInRoom,
         ])
         #expect(events.allSatisfy { $0["event"] == "onError" && !($0["errMsg"]?.stringValue ?? "").isEmpty })
 

@@ -29,6 +29,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
     ],
     targets: [
         // C libraries, one system module each, with shims for macros and variadic calls.
@@ -55,7 +56,7 @@ let package = Package(
         .target(name: "LiveRoomCommerce", dependencies: ["LiveRoomProtocol"]),
         // SQLite storage (GRDB): settings, room history, catalogues.
         .target(name: "LiveRoomStore", dependencies: [
-            "LiveRoomCore", "LiveRoomCommerce",
+            "LiveRoomCore", "LiveRoomCommerce", "LiveRoomProtocol",
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         // The admin REST API's requests (pure): each action read and range-checked.
@@ -69,6 +70,7 @@ let package = Package(
         .target(name: "LiveRoomCluster", dependencies: [
             "LiveRoomCommerce", "LiveRoomProtocol", "LiveRoomStore", "LiveRoomCore",
             .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -76,10 +78,12 @@ let package = Package(
         .target(name: "LiveRoomServer", dependencies: [
             "LiveRoomAdmin", "LiveRoomAuth", "LiveRoomCore", "LiveRoomProtocol", "LiveRoomStore", "LiveRoomSFU", "LiveRoomTransport", "LiveRoomSecureTransport", "LiveRoomWire",
             "LiveRoomPublishTasks", "LiveRoomTaskRunner", "LiveRoomMedia", "LiveRoomCommerce", "LiveRoomWebhooks", "LiveRoomCluster",
+            "LiveRoomRTP",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
+            .product(name: "NIOWebSocket", package: "swift-nio"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -89,6 +93,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Prometheus", package: "swift-prometheus"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
         ], resources: [
             // The watch page (WatchRoutes): compiled into the binary as byte arrays (PackageResources).
             .embedInCode("Web/watch.html"), .embedInCode("Web/watch.css"), .embedInCode("Web/watch.js"),
@@ -253,6 +258,7 @@ let package = Package(
             "LiveRoomSecureTransport", "LiveRoomWire", "TestTools",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
+            .product(name: "NIOWebSocket", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),

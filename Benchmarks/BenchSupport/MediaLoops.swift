@@ -7,7 +7,7 @@ import NIOCore
 import NIOPosix
 
 /// A bench's light subscriber, confined to the event loop that owns it.
-public protocol LoopSubscriber: AnyObject {
+public protocol LoopSubscriber: AnyObject, SendableMetatype {
     /// What the subscribers of one loop share (sfu-bench: the tally they count into).
     associatedtype LoopShared
     static func makeLoopShared() -> LoopShared

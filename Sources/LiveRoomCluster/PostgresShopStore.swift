@@ -267,10 +267,6 @@ public final class PostgresShopStore: Sendable {
                 """, logger: logger))
     }
 
-    static func productNotFound(_ itemNumber: Int) -> LiveRoomError {
-        LiveRoomError(ErrorCode.productNotFound, "there is no item \(itemNumber) in the catalogue")
-    }
-
     static func checkProduct(_ product: Product, room: String) throws {
         try refuseNUL([room, product.title, product.price.currency, product.itemUrl, product.imageUrl], code: ErrorCode.invalidProduct, "a product's fields")
     }
@@ -326,7 +322,7 @@ extension PostgresShopStore: CatalogueStore {
             var replaced = false
             for try await _ in updated.decode(Int.self) { replaced = true }
             guard replaced else {
-                guard let current = try await self.fetchProduct(p.itemNumber, room: room, connection) else { throw Self.productNotFound(p.itemNumber) }
+                guard let current = try await self.fetchProduct(p.itemNumber, room: room, connection) else { throw Purchase.productNotFound(p.itemNumber) }
                 throw LiveRoomError(
                     ErrorCode.productVersionConflict,
                     "item \(p.itemNumber) is at version \(current.version), not \(p.version): someone changed it first; list it and edit again")
@@ -343,7 +339,7 @@ extension PostgresShopStore: CatalogueStore {
             for try await _ in try await connection.query(
                 "DELETE FROM liveroom_products WHERE room_id = \(room) AND item_number = \(itemNumber) RETURNING item_number", logger: self.logger
             ).decode(Int.self) { removed = true }
-            guard removed else { throw Self.productNotFound(itemNumber) }
+            guard removed else { throw Purchase.productNotFound(itemNumber) }
             let replays = try await Self.replays(
                 try await connection.query(
                     "DELETE FROM liveroom_replays WHERE room_id = \(room) AND item_number = \(itemNumber) RETURNING \(unescaped: Self.replayColumns)",
@@ -391,7 +387,7 @@ extension PostgresShopStore: CatalogueStore {
             let r = replay
             // The product's row is locked, so two replays added at once keep `keep` between them.
             guard try await self.fetchProduct(r.itemNumber, room: r.roomId, lock: true, connection) != nil else {
-                throw Self.productNotFound(r.itemNumber)
+                throw Purchase.productNotFound(r.itemNumber)
             }
             try await connection.query(
                 """
@@ -420,7 +416,7 @@ extension PostgresShopStore: CatalogueStore {
                 ).first
             else { throw LiveRoomError(ErrorCode.replayNotFound, "there is no replay \(replayId.quoted) in this room") }
             guard let product = try await self.fetchProduct(replay.itemNumber, room: room, connection) else {
-                throw Self.productNotFound(replay.itemNumber)
+                throw Purchase.productNotFound(replay.itemNumber)
             }
             return ProductAndReplays(product: product, replays: [replay])
         }
@@ -519,12 +515,7 @@ extension PostgresShopStore: OrderStore {
     public func buy(
         itemNumber: Int, quantity: Int, userId: String, requestId: String?, room: String, now: Int64, reservation: Duration
     ) async throws -> (order: Order, product: Product, repeated: Bool) {
-        guard Order.quantityRange.contains(quantity) else {
-            throw LiveRoomError(ErrorCode.invalidPurchase, "quantity must be \(Order.quantityRange.lowerBound)-\(Order.quantityRange.upperBound), not \(quantity)")
-        }
-        if let requestId, requestId.isEmpty || requestId.count > Order.maxRequestIdLength {
-            throw LiveRoomError(ErrorCode.invalidPurchase, "requestId must be 1-\(Order.maxRequestIdLength) characters")
-        }
+        try Purchase.check(quantity: quantity, requestId: requestId)
         try Self.refuseNUL([userId, room, requestId ?? ""], code: ErrorCode.invalidPurchase, "a purchase's user, room and requestId")
         let reservationMs = reservation.components.seconds * 1000 + reservation.components.attoseconds / 1_000_000_000_000_000
         let result = try await bounded {
@@ -544,11 +535,10 @@ extension PostgresShopStore: OrderStore {
                             """, logger: self.logger))
                     guard var product = taken.first else {
                         // Nothing taken: say why, in the SQLite store's order.
-                        guard let product = try await self.fetchProduct(itemNumber, room: room, connection) else { throw Self.productNotFound(itemNumber) }
-                        guard product.onShelf else { throw LiveRoomError(ErrorCode.productOffShelf, "item \(itemNumber) is off the shelf") }
+                        let product = try Purchase.offered(try await self.fetchProduct(itemNumber, room: room, connection), itemNumber: itemNumber)
                         try await self.checkLimit(product, quantity: quantity, userId: userId, room: room, connection)
-                        throw LiveRoomError(
-                            ErrorCode.soldOut, product.stock == 0 ? "item \(itemNumber) is sold out" : "only \(product.stock) of item \(itemNumber) left")
+                        try Purchase.checkStock(product.stock, quantity: quantity, itemNumber: itemNumber)
+                        throw Purchase.soldOut(itemNumber)
                     }
                     // Counted while the product's row is locked (by the update): this buyer's
                     // other purchases of it are committed or wait behind this one.
@@ -581,7 +571,7 @@ extension PostgresShopStore: OrderStore {
                 }
             }
         }
-        guard let product = result.product else { throw Self.productNotFound(result.order.itemNumber) }
+        guard let product = result.product else { throw Purchase.productNotFound(result.order.itemNumber) }
         return (result.order, product, result.repeated)
     }
 
@@ -595,12 +585,12 @@ extension PostgresShopStore: OrderStore {
                     """, logger: logger)
             ).first
         else { return nil }
-        guard let product = try await fetchProduct(order.itemNumber, room: room, connection) else { throw Self.productNotFound(order.itemNumber) }
+        guard let product = try await fetchProduct(order.itemNumber, room: room, connection) else { throw Purchase.productNotFound(order.itemNumber) }
         return OrderAndProduct(order: order, product: product, repeated: true)
     }
 
     func checkLimit(_ product: Product, quantity: Int, userId: String, room: String, _ connection: PostgresConnection) async throws {
-        guard let limit = product.limitPerUser else { return }
+        guard product.limitPerUser != nil else { return }
         var held = 0
         for try await n in try await connection.query(
             """
@@ -608,8 +598,20 @@ extension PostgresShopStore: OrderStore {
             WHERE room_id = \(room) AND item_number = \(product.itemNumber) AND user_id = \(userId) AND state IN ('reserved', 'paid')
             """, logger: logger
         ).decode(Int.self) { held = n }
-        guard held + quantity <= limit else {
-            throw LiveRoomError(ErrorCode.purchaseLimitExceeded, "item \(product.itemNumber) is limited to \(limit) per buyer; you hold \(held)")
+        try Purchase.checkLimit(product, quantity: quantity, held: held)
+    }
+
+    public func buyers(of itemNumber: Int, room: String, atMost: Int) async throws -> (product: Product?, userIds: Set<String>)? {
+        guard !room.utf8.contains(0) else { return (nil, []) }
+        return try await call { connection -> (product: Product?, userIds: Set<String>)? in
+            var userIds = Set<String>()
+            for try await userId in try await connection.query(
+                """
+                SELECT DISTINCT user_id FROM liveroom_orders WHERE room_id = \(room) AND item_number = \(itemNumber) LIMIT \(atMost + 1)
+                """, logger: self.logger
+            ).decode(String.self) { userIds.insert(userId) }
+            guard userIds.count <= atMost else { return nil }
+            return (try await self.fetchProduct(itemNumber, room: room, connection), userIds)
         }
     }
 

@@ -92,8 +92,8 @@ public struct Order: Sendable, Hashable {
         self.updatedAt = updatedAt
     }
 
-    public static let quantityRange = 1...100
-    public static let maxRequestIdLength = 64
+    public static let quantityRange = RoomRequest.purchaseQuantities
+    public static let maxRequestIdLength = RoomRequest.maxPurchaseRequestIdLength
 
     /// The order as the admin API shows it: the amount as a decimal string, times in Unix milliseconds.
     public var json: JSONValue {
@@ -118,6 +118,10 @@ public protocol OrderStore: Sendable {
     func buy(
         itemNumber: Int, quantity: Int, userId: String, requestId: String?, room: String, now: Int64, reservation: Duration
     ) async throws -> (order: Order, product: Product, repeated: Bool)
+    /// The product as it is now and every user who holds an order of it (in any state), read
+    /// together; nil when more than `atMost` users do. A room's shop reads it to answer later
+    /// buyers of a sold-out product without a transaction each (``SoldOutItems``).
+    func buyers(of itemNumber: Int, room: String, atMost: Int) async throws -> (product: Product?, userIds: Set<String>)?
     /// Orders of a room (optionally in one state), newest first: `limit` of them after skipping
     /// `offset`, and how many there are in all.
     func orders(room: String, state: Order.State?, offset: Int, limit: Int) async throws -> (total: Int, orders: [Order])

@@ -40,9 +40,9 @@ public enum JSONValue: Sendable, Hashable, Codable {
         }
     }
 
-    /// Parses JSON text.
+    /// Parses JSON text (RFC 8259, strictly; ``JSONText``).
     public static func parse(_ text: String) throws -> JSONValue {
-        try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
+        try JSONText.parse(text)
     }
 
     /// Parses the JSON text of a `message` (`"signaling message"`); text that is not JSON is
@@ -55,14 +55,9 @@ public enum JSONValue: Sendable, Hashable, Codable {
         }
     }
 
-    /// Compact JSON text with sorted keys, one line.
+    /// Compact JSON text with sorted keys, one line (``JSONText``).
     public var jsonText: String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // Encoding fails only for a number JSON cannot write (NaN, infinity), which no parsed
-        // input holds: never a trap, whatever a value came from.
-        guard let data = try? encoder.encode(self) else { return "null" }
-        return String(decoding: data, as: UTF8.self)
+        JSONText.write(self)
     }
 
     public subscript(key: String) -> JSONValue? {

@@ -43,10 +43,16 @@ public enum RoomRequest: Sendable, Hashable {
     case unpopProduct
     /// Removes a replay of one of the room's products, with its file (anchors).
     case removeReplay(replayId: String)
-    /// Buys `quantity` (1–100) of a product: the server reserves the stock and answers with
-    /// onBuyResult. The same `requestId` (at most 64 characters) again returns the same order,
+    /// Buys `quantity` (``purchaseQuantities``) of a product: the server reserves the stock and answers with
+    /// onBuyResult. The same `requestId` (``maxPurchaseRequestIdLength`` at most) again returns the same order,
     /// so a client may retry after a lost answer.
     case buyProduct(itemNumber: Int, quantity: Int, requestId: String?)
+
+    /// The units one `buyProduct` may ask for.
+    public static let purchaseQuantities = 1...100
+    /// The longest `requestId` of a `buyProduct`.
+    public static let maxPurchaseRequestIdLength = 64
+
     /// TRTC's connectOtherRoom: link with anchor `userId` of `room` (nil when the request
     /// named none; the room core answers onConnectOtherRoom -3328).
     case connectOtherRoom(room: RoomID?, userId: String)
@@ -238,8 +244,13 @@ public enum RoomRequest: Sendable, Hashable {
         case "unpopProduct": return .unpopProduct
         case "removeReplay": return .removeReplay(replayId: try fields.requiredString("replayId"))
         case "buyProduct":
+            let requestId = try fields.string("requestId", code: ErrorCode.invalidPurchase)
+            if let requestId, requestId.isEmpty || requestId.count > Self.maxPurchaseRequestIdLength {
+                throw fields.invalid("requestId", "must be 1–\(Self.maxPurchaseRequestIdLength) characters", code: ErrorCode.invalidPurchase)
+            }
             return .buyProduct(
-                itemNumber: try fields.requiredInt("itemNumber"), quantity: try fields.int("quantity") ?? 1, requestId: try fields.string("requestId"))
+                itemNumber: try fields.requiredInt("itemNumber", code: ErrorCode.invalidPurchase),
+                quantity: try fields.int("quantity", in: Self.purchaseQuantities, code: ErrorCode.invalidPurchase) ?? 1, requestId: requestId)
         case "connectOtherRoom": return .connectOtherRoom(room: try otherRoom(f: fields), userId: try fields.string("userId") ?? "")
         case "disconnectOtherRoom": return .disconnectOtherRoom
         case "updateOtherRoomForwardMode":

@@ -435,9 +435,7 @@ public struct LiveRoomServer: Sendable {
                     try? await Task.sleep(for: .milliseconds(100))  // lets the writer send the error first
                     await hangUp(reason: "no enterRoom within \(seconds) s")
                 }
-                group.addTask {
-                    try? await outbox.drain { text in try await outbound.write(.text(text)) }
-                }
+                group.addTask { await outbox.write(to: channel) }
                 group.addTask {
                     switch await outbox.ended() {
                     case .overflowed:

@@ -89,7 +89,7 @@ extension RoomStore: CatalogueStore {
     public func replaceProduct(_ product: Product, room: String) async throws -> Product {
         try await database.write { db in
             guard let current = try Self.fetchProduct(product.itemNumber, room: room, db) else {
-                throw Self.notFound(product.itemNumber)
+                throw Purchase.productNotFound(product.itemNumber)
             }
             guard current.version == product.version else {
                 throw LiveRoomError(
@@ -112,7 +112,7 @@ extension RoomStore: CatalogueStore {
     public func removeProduct(_ itemNumber: Int, room: String) async throws -> [Replay] {
         try await database.write { db in
             try db.execute(sql: "DELETE FROM product WHERE roomId = ? AND itemNumber = ?", arguments: [room, itemNumber])
-            guard db.changesCount > 0 else { throw Self.notFound(itemNumber) }
+            guard db.changesCount > 0 else { throw Purchase.productNotFound(itemNumber) }
             let replays = try Self.replays(of: itemNumber, room: room, db)
             try db.execute(sql: "DELETE FROM replay WHERE roomId = ? AND itemNumber = ?", arguments: [room, itemNumber])
             // Its reservations go with it, so a product added later under the same number
@@ -125,7 +125,7 @@ extension RoomStore: CatalogueStore {
 
     public func addReplay(_ replay: Replay, keep: Int) async throws -> (product: Product, dropped: [Replay]) {
         try await database.write { db in
-            guard try Self.fetchProduct(replay.itemNumber, room: replay.roomId, db) != nil else { throw Self.notFound(replay.itemNumber) }
+            guard try Self.fetchProduct(replay.itemNumber, room: replay.roomId, db) != nil else { throw Purchase.productNotFound(replay.itemNumber) }
             try db.execute(
                 sql: "INSERT INTO replay (replayId, roomId, itemNumber, userId, codec, durationMs, bytes, createdAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 arguments: [
@@ -143,7 +143,7 @@ extension RoomStore: CatalogueStore {
             guard let replay = try Row.fetchOne(db, sql: "SELECT * FROM replay WHERE replayId = ? AND roomId = ?", arguments: [replayId, room]).map(Self.replay)
             else { throw LiveRoomError(ErrorCode.replayNotFound, "there is no replay \(replayId.quoted) in this room") }
             try db.execute(sql: "DELETE FROM replay WHERE replayId = ?", arguments: [replayId])
-            guard let product = try Self.fetchProduct(replay.itemNumber, room: room, db) else { throw Self.notFound(replay.itemNumber) }
+            guard let product = try Self.fetchProduct(replay.itemNumber, room: room, db) else { throw Purchase.productNotFound(replay.itemNumber) }
             return (replay, product)
         }
     }
@@ -213,9 +213,4 @@ extension RoomStore: CatalogueStore {
             room, product.itemNumber, product.title, product.price.minorUnits, product.price.currency, product.itemUrl, product.imageUrl,
             product.stock, product.limitPerUser, product.onShelf, product.version,
         ]
-    }
-
-    private static func notFound(_ itemNumber: Int) -> LiveRoomError {
-        LiveRoomError(ErrorCode.productNotFound, "there is no item \(itemNumber) in the catalogue")
-    }
-}
+    }}

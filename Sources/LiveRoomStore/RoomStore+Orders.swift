@@ -29,12 +29,7 @@ extension RoomStore: OrderStore {
     public func buy(
         itemNumber: Int, quantity: Int, userId: String, requestId: String?, room: String, now: Int64, reservation: Duration
     ) async throws -> (order: Order, product: Product, repeated: Bool) {
-        guard Order.quantityRange.contains(quantity) else {
-            throw LiveRoomError(ErrorCode.invalidPurchase, "quantity must be \(Order.quantityRange.lowerBound)-\(Order.quantityRange.upperBound), not \(quantity)")
-        }
-        if let requestId, requestId.isEmpty || requestId.count > Order.maxRequestIdLength {
-            throw LiveRoomError(ErrorCode.invalidPurchase, "requestId must be 1-\(Order.maxRequestIdLength) characters")
-        }
+        try Purchase.check(quantity: quantity, requestId: requestId)
         return try await database.write { db in
             if let requestId,
                 let row = try Row.fetchOne(
@@ -42,27 +37,22 @@ extension RoomStore: OrderStore {
             {
                 // The same request again (a retry after a lost answer): the same order.
                 let order = Self.order(row)
-                guard let product = try Self.storedProduct(order.itemNumber, room: room, db) else { throw Self.productNotFound(order.itemNumber) }
+                let product = try Purchase.offered(try Self.storedProduct(order.itemNumber, room: room, db), itemNumber: order.itemNumber)
                 return (order, product, true)
             }
-            guard var product = try Self.storedProduct(itemNumber, room: room, db) else { throw Self.productNotFound(itemNumber) }
-            guard product.onShelf else { throw LiveRoomError(ErrorCode.productOffShelf, "item \(itemNumber) is off the shelf") }
-            if let limit = product.limitPerUser {
+            var product = try Purchase.offered(try Self.storedProduct(itemNumber, room: room, db), itemNumber: itemNumber)
+            if product.limitPerUser != nil {
                 let held = try Int.fetchOne(
                     db,
                     sql: "SELECT COALESCE(SUM(quantity), 0) FROM purchase WHERE roomId = ? AND itemNumber = ? AND userId = ? AND state IN ('reserved', 'paid')",
                     arguments: [room, itemNumber, userId]) ?? 0
-                guard held + quantity <= limit else {
-                    throw LiveRoomError(ErrorCode.purchaseLimitExceeded, "item \(itemNumber) is limited to \(limit) per buyer; you hold \(held)")
-                }
+                try Purchase.checkLimit(product, quantity: quantity, held: held)
             }
-            guard product.stock >= quantity else {
-                throw LiveRoomError(ErrorCode.soldOut, product.stock == 0 ? "item \(itemNumber) is sold out" : "only \(product.stock) of item \(itemNumber) left")
-            }
+            try Purchase.checkStock(product.stock, quantity: quantity, itemNumber: itemNumber)
             try db.execute(
                 sql: "UPDATE product SET stock = stock - ?, version = version + 1 WHERE roomId = ? AND itemNumber = ? AND stock >= ?",
                 arguments: [quantity, room, itemNumber, quantity])
-            guard db.changesCount == 1 else { throw LiveRoomError(ErrorCode.soldOut, "item \(itemNumber) is sold out") }
+            guard db.changesCount == 1 else { throw Purchase.soldOut(itemNumber) }
             product.stock -= quantity
             product.version += 1
             let order = Order(
@@ -79,6 +69,15 @@ extension RoomStore: OrderStore {
                     requestId, now, order.expiresAt, now,
                 ])
             return (order, product, false)
+        }
+    }
+
+    public func buyers(of itemNumber: Int, room: String, atMost: Int) async throws -> (product: Product?, userIds: Set<String>)? {
+        try await database.read { db in
+            let userIds = try String.fetchAll(
+                db, sql: "SELECT DISTINCT userId FROM purchase WHERE roomId = ? AND itemNumber = ? LIMIT ?", arguments: [room, itemNumber, atMost + 1])
+            guard userIds.count <= atMost else { return nil }
+            return (try Self.storedProduct(itemNumber, room: room, db), Set(userIds))
         }
     }
 
@@ -155,12 +154,7 @@ extension RoomStore: OrderStore {
 
     private static func milliseconds(_ duration: Duration) -> Int64 {
         duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
-    }
-
-    private static func productNotFound(_ itemNumber: Int) -> LiveRoomError {
-        LiveRoomError(ErrorCode.productNotFound, "there is no item \(itemNumber) in the catalogue")
-    }
-}
+    }}
 
 extension String {
     fileprivate func leftPadded() -> String { count == 1 ? "0" + self : self }

@@ -169,10 +169,17 @@ import Testing
         #expect(bought["code"] == 0 && bought["stockLeft"] == 8 && bought["quantity"] == 2 && bought["requestId"] == "first")
         fan.send("buy 1 2 first")
         #expect(try await fan.waitForEvent("onBuyResult", count: 2)["orderId"] == .string(paidId), "a retry returns the same order")
-        for (line, code) in [("buy 1 2", ErrorCode.purchaseLimitExceeded), ("buy 9", ErrorCode.productNotFound), ("buy 1 0", ErrorCode.invalidPurchase), ("buy 1 500", ErrorCode.invalidPurchase)] {
+        for (line, code) in [("buy 1 2", ErrorCode.purchaseLimitExceeded), ("buy 9", ErrorCode.productNotFound)] {
             let count = fan.events(named: "onBuyResult").count + 1
             fan.send(line)
             #expect(try await fan.waitForEvent("onBuyResult", count: count)["code"]?.intValue == code, "\(line)")
+        }
+        // A quantity out of range is refused where the request is read, as any bad field is.
+        for line in ["buy 1 0", "buy 1 500"] {
+            let count = fan.events(named: "onError").count + 1
+            fan.send(line)
+            let error = try await fan.waitForEvent("onError", count: count)
+            #expect(error["errCode"]?.intValue == ErrorCode.invalidPurchase && error["errMsg"]?.stringValue?.contains("quantity") == true, "\(line): \(error.jsonText)")
         }
         let sold = try await host.waitForEvent("onProductSold")
         #expect(sold["sales"] == [["itemNumber": 1, "quantity": 2, "stockLeft": 8]], "\(sold.jsonText)")

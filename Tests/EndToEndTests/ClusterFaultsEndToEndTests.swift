@@ -59,7 +59,7 @@ struct ClusterFaultsEndToEndTests {
     @Test func aKilledHomeNodeMovesItsRoomAndThePublisherComesBack() async throws {
         let cluster = try await TestCluster(nodes: 3)
         defer { cluster.stop() }
-        let (database, scope, n1, n2, n3) = (cluster.database, cluster.scope, cluster.nodes[0], cluster.nodes[1], cluster.nodes[2])
+        let (scope, n1, n2, n3) = (cluster.scope, cluster.nodes[0], cluster.nodes[1], cluster.nodes[2])
 
         let anchor = try await Self.join(
             "anchor", room: "live", role: "anchor", servers: [n1, n2], in: scope,

@@ -128,7 +128,7 @@ import Testing
 
 @Suite struct ShopAdminRequestTests {
     static func parse(_ action: String, _ body: String) throws(CloudAPIError) -> AdminRequest {
-        try AdminRequestTests.parse(action, #"{"SdkAppId":1400000123,"# + body.dropFirst())
+        try AdminRequestTests.parse(action, #"{"SdkAppId":1400000123"# + (body == "{}" ? "" : ",") + body.dropFirst())
     }
 
     static func refusal(_ action: String, _ body: String) -> String? {

@@ -121,6 +121,13 @@ import Testing
         (#"{"type":"connectOtherRoom","strRoomId":7,"userId":"u"}"#, ErrorCode.pkInvalidParameter),
         (#"{"type":"startPKBattle"}"#, ErrorCode.missingField),
         (#"{"type":"startPKBattle","durationSec":"long"}"#, ErrorCode.invalidPKBattle),
+        // A purchase's quantity and request id are range-checked where they are read.
+        (#"{"type":"buyProduct","itemNumber":1,"quantity":0}"#, ErrorCode.invalidPurchase),
+        (#"{"type":"buyProduct","itemNumber":1,"quantity":101}"#, ErrorCode.invalidPurchase),
+        (#"{"type":"buyProduct","itemNumber":1,"quantity":-9223372036854775808}"#, ErrorCode.invalidPurchase),
+        (#"{"type":"buyProduct","itemNumber":"one"}"#, ErrorCode.invalidPurchase),
+        (#"{"type":"buyProduct","itemNumber":1,"requestId":""}"#, ErrorCode.invalidPurchase),
+        (#"{"type":"buyProduct","itemNumber":1,"requestId":"\#(String(repeating: "r", count: 65))"}"#, ErrorCode.invalidPurchase),
     ])
     func badMessagesNameTheProblem(text: String, code: Int) {
         do {

@@ -130,6 +130,13 @@ public enum ShopStoreChecks {
         #expect(try await store.product(1, room: "shop")?.stock == 0)
         #expect(try await store.orders(room: "shop", state: .reserved, offset: 0, limit: 1000).orders.count == 100)
         #expect(await code { _ = try await buy(store) } == ErrorCode.soldOut)
+
+        // The buyers of the sold-out product, read with it, or nil past the bound.
+        let holders = Set(try await store.orders(room: "shop", state: nil, offset: 0, limit: 1000).orders.map(\.userId))
+        let sold = try #require(try await store.buyers(of: 1, room: "shop", atMost: 120))
+        #expect(sold.product?.stock == 0 && sold.userIds == holders)
+        #expect(try await store.buyers(of: 1, room: "shop", atMost: holders.count - 1) == nil)
+        #expect(try await store.buyers(of: 1, room: "elsewhere", atMost: 10).map { $0.product == nil && $0.userIds.isEmpty } == true)
     }
 
     static func settledOrdersStayAndCancelledOrExpiredOnesReturnTheirStock(_ store: any ShopStore) async throws {

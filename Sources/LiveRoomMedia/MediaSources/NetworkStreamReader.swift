@@ -240,7 +240,7 @@ public final class StreamRecording: @unchecked Sendable {
 
     /// Writes the trailer and closes the file (once; later calls do nothing).
     public func finish() throws {
-        guard var context else { return }
+        guard let context else { return }
         self.context = nil
         defer {
             avio_closep(&context.pointee.pb)

@@ -33,12 +33,14 @@ public struct PublishTaskRecord: Sendable {
     /// Cluster mode: the node whose runner encodes the task, when not this server (its
     /// encoding does not count against this server's budget).
     public internal(set) var host: String?
+    /// The admin call that started the task, which hears when it runs or could not start.
+    var adminReply: AdminReply?
 
     /// The task's current config.
     public var config: PublishTaskConfig { machine.config }
 
     /// Who hears the answers to the task's start.
-    var caller: PublishTasksStateMachine.Caller { session.map { .client($0) } ?? .admin }
+    var caller: PublishTasksStateMachine.Caller { session.map { .client($0) } ?? .admin(adminReply ?? AdminReply()) }
 
     /// The destinations this task claims: mode with each normalized CDN URL, or mode with the
     /// robot user for a room target. Two tasks may not claim the same one.

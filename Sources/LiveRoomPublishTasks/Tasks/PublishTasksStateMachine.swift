@@ -59,8 +59,8 @@ public struct PublishTasksStateMachine: Sendable {
     public enum Caller: Sendable, Hashable {
         /// A signaling session (`startPublishMediaStream` and the like).
         case client(Session)
-        /// The admin REST API (`StartPublishCdnStream` and the like).
-        case admin
+        /// The admin REST API (`StartPublishCdnStream` and the like): the answer goes to the call's reply.
+        case admin(AdminReply)
     }
 
     /// The default encoding budget: 1920x1080 at 30 fps, about 62 million pixels a second. From
@@ -170,14 +170,16 @@ public struct PublishTasksStateMachine: Sendable {
     }
 
     /// `StartPublishCdnStream`; `anchors` are nil when the room does not exist.
-    public mutating func startFromAdmin(_ config: PublishTaskConfig, roomId: String, anchors: [MixAnchor]?, hostedOn: String? = nil) -> [Action] {
+    public mutating func startFromAdmin(
+        _ config: PublishTaskConfig, roomId: String, anchors: [MixAnchor]?, hostedOn: String? = nil, reply: AdminReply = AdminReply()
+    ) -> [Action] {
         do throws(LiveRoomError) {
             guard let anchors else {
                 throw LiveRoomError(ErrorCode.roomNotFound, "\(RoomID(key: roomId)) does not exist; a task publishes an existing room")
             }
-            return try add(config, roomId: roomId, owner: .admin, session: nil, anchors: anchors, host: hostedOn)
+            return try add(config, roomId: roomId, owner: .admin, session: nil, reply: reply, anchors: anchors, host: hostedOn)
         } catch {
-            return [.answer(.admin, .start, taskId: "", error: error)]
+            return [.answer(.admin(reply), .start, taskId: "", error: error)]
         }
     }
 
@@ -198,14 +200,14 @@ public struct PublishTasksStateMachine: Sendable {
     }
 
     /// `UpdatePublishCdnStream`.
-    public mutating func updateFromAdmin(_ request: AdminPublishCdnStreamRequest, now: ContinuousClock.Instant) -> [Action] {
+    public mutating func updateFromAdmin(_ request: AdminPublishCdnStreamRequest, now: ContinuousClock.Instant, reply: AdminReply = AdminReply()) -> [Action] {
         do throws(LiveRoomError) {
             guard let record = records[request.taskId] else { throw Self.noSuchTask(request.taskId) }
             let config = try request.applied(to: record.config)
             return try update(request.taskId, config: config, by: .admin, sequenceNumber: request.sequenceNumber, now: now)
-                + [.answer(.admin, .update, taskId: request.taskId, error: nil)]
+                + [.answer(.admin(reply), .update, taskId: request.taskId, error: nil)]
         } catch {
-            return [.answer(.admin, .update, taskId: request.taskId, error: error)]
+            return [.answer(.admin(reply), .update, taskId: request.taskId, error: error)]
         }
     }
 
@@ -221,12 +223,12 @@ public struct PublishTasksStateMachine: Sendable {
     }
 
     /// `StopPublishCdnStream`: the admin API may stop any task.
-    public mutating func stopFromAdmin(taskId: String) -> [Action] {
+    public mutating func stopFromAdmin(taskId: String, reply: AdminReply = AdminReply()) -> [Action] {
         do throws(LiveRoomError) {
             _ = try ownedTask(taskId, by: .admin)
-            return end(taskId) { $0.stop() } + [.answer(.admin, .stop, taskId: taskId, error: nil)]
+            return end(taskId) { $0.stop() } + [.answer(.admin(reply), .stop, taskId: taskId, error: nil)]
         } catch {
-            return [.answer(.admin, .stop, taskId: taskId, error: error)]
+            return [.answer(.admin(reply), .stop, taskId: taskId, error: error)]
         }
     }
 
@@ -315,7 +317,7 @@ public struct PublishTasksStateMachine: Sendable {
     // MARK: Inside
 
     private mutating func add(
-        _ config: PublishTaskConfig, roomId: String, owner: PublishTaskOwner, session: Session?, anchors: [MixAnchor], host: String?
+        _ config: PublishTaskConfig, roomId: String, owner: PublishTaskOwner, session: Session?, reply: AdminReply? = nil, anchors: [MixAnchor], host: String?
     ) throws(LiveRoomError) -> [Action] {
         guard tasks(inRoom: roomId).count < configuration.maxTasksPerRoom else {
             throw LiveRoomError(
@@ -349,6 +351,7 @@ public struct PublishTasksStateMachine: Sendable {
             taskId: taskId, roomId: roomId, owner: owner, session: session,
             machine: PublishTaskStateMachine(config: config, configuration: configuration.task), tap: tap, robot: robot)
         records[taskId]?.host = host
+        records[taskId]?.adminReply = reply
         order.append(taskId)
         rooms[roomId] = anchors
         return [.startRunner(taskId: taskId, roomId: roomId, config: config, tap: tap, robot: robot)]

@@ -35,38 +35,38 @@ final class ServerMetrics: Sendable {
     private let lastWebhooks = Mutex(WebhookService.Statistics())
 
     init() {
-        rooms = registry.makeGauge(name: "liveroom_rooms", help: "Rooms open now.")
-        users = registry.makeGauge(name: "liveroom_users", help: "Users in rooms now.")
-        publishers = registry.makeGauge(name: "liveroom_publishers", help: "Anchors publishing media now.")
-        connections = registry.makeGauge(name: "liveroom_signaling_connections", help: "Open signaling WebSocket connections.")
-        tasks = registry.makeGauge(name: "liveroom_publish_tasks", help: "Publish media stream tasks running now.")
-        peers = registry.makeGauge(name: "liveroom_media_peer_connections", help: "Peer connections on the media port.")
-        rtpReceived = registry.makeCounter(name: "liveroom_rtp_received_total", help: "RTP packets received from publishers.")
-        rtpForwarded = registry.makeCounter(name: "liveroom_rtp_forwarded_total", help: "RTP packets forwarded to subscribers.")
-        bytesForwarded = registry.makeCounter(name: "liveroom_rtp_forwarded_bytes_total", help: "Bytes of RTP forwarded to subscribers.")
-        retransmitted = registry.makeCounter(name: "liveroom_rtp_retransmitted_total", help: "Packets resent from the history for NACKs.")
-        nacksForwarded = registry.makeCounter(name: "liveroom_nacks_forwarded_total", help: "NACKs passed on to publishers.")
-        nacksSent = registry.makeCounter(name: "liveroom_nacks_sent_total", help: "NACKs the server sent publishers for video that did not arrive.")
-        keyframeRequests = registry.makeCounter(name: "liveroom_keyframe_requests_total", help: "PLIs sent to publishers.")
-        keyframesReplayed = registry.makeCounter(
-            name: "liveroom_keyframes_replayed_total", help: "New subscribers started from the keyframe the server keeps instead of a new one.")
+        rooms = registry.gauge("liveroom_rooms", help: "Rooms open now.")
+        users = registry.gauge("liveroom_users", help: "Users in rooms now.")
+        publishers = registry.gauge("liveroom_publishers", help: "Anchors publishing media now.")
+        connections = registry.gauge("liveroom_signaling_connections", help: "Open signaling WebSocket connections.")
+        tasks = registry.gauge("liveroom_publish_tasks", help: "Publish media stream tasks running now.")
+        peers = registry.gauge("liveroom_media_peer_connections", help: "Peer connections on the media port.")
+        rtpReceived = registry.counter("liveroom_rtp_received_total", help: "RTP packets received from publishers.")
+        rtpForwarded = registry.counter("liveroom_rtp_forwarded_total", help: "RTP packets forwarded to subscribers.")
+        bytesForwarded = registry.counter("liveroom_rtp_forwarded_bytes_total", help: "Bytes of RTP forwarded to subscribers.")
+        retransmitted = registry.counter("liveroom_rtp_retransmitted_total", help: "Packets resent from the history for NACKs.")
+        nacksForwarded = registry.counter("liveroom_nacks_forwarded_total", help: "NACKs passed on to publishers.")
+        nacksSent = registry.counter("liveroom_nacks_sent_total", help: "NACKs the server sent publishers for video that did not arrive.")
+        keyframeRequests = registry.counter("liveroom_keyframe_requests_total", help: "PLIs sent to publishers.")
+        keyframesReplayed = registry.counter(
+            "liveroom_keyframes_replayed_total", help: "New subscribers started from the keyframe the server keeps instead of a new one.")
         var dropped: [SFURouter.DropReason: Counter] = [:]
         for reason in SFURouter.DropReason.allCases {
-            dropped[reason] = registry.makeCounter(
-                name: "liveroom_media_dropped_total", labels: [("reason", reason.rawValue)],
+            dropped[reason] = registry.counter(
+                "liveroom_media_dropped_total", labels: [("reason", reason.rawValue)],
                 help: "Datagrams and packets the media port dropped, by why (they named nothing the server has, or did not parse or authenticate).")
         }
         self.dropped = dropped
-        handoffsDropped = registry.makeCounter(
-            name: "liveroom_media_handoffs_dropped_total", help: "Packets one media loop handed another and dropped because that loop had too many waiting.")
-        sendDropped = registry.makeCounter(
-            name: "liveroom_media_send_dropped_total", help: "Datagrams not sent because a media socket's send buffer was full.")
-        webhooksPending = registry.makeGauge(name: "liveroom_webhook_pending", help: "Webhooks stored in the outbox and not yet delivered.")
-        webhooksDelivered = registry.makeCounter(name: "liveroom_webhook_delivered_total", help: "Webhooks answered 2xx and deleted from the outbox.")
-        webhookFailures = registry.makeCounter(
-            name: "liveroom_webhook_failures_total", help: "Webhook attempts that failed (no connection, no answer in 5 s, not 2xx) and are retried.")
-        webhooksDropped = registry.makeCounter(
-            name: "liveroom_webhook_dropped_total", help: "Webhook events not stored because the outbox was full (or could not be written).")
+        handoffsDropped = registry.counter(
+            "liveroom_media_handoffs_dropped_total", help: "Packets one media loop handed another and dropped because that loop had too many waiting.")
+        sendDropped = registry.counter(
+            "liveroom_media_send_dropped_total", help: "Datagrams not sent because a media socket's send buffer was full.")
+        webhooksPending = registry.gauge("liveroom_webhook_pending", help: "Webhooks stored in the outbox and not yet delivered.")
+        webhooksDelivered = registry.counter("liveroom_webhook_delivered_total", help: "Webhooks answered 2xx and deleted from the outbox.")
+        webhookFailures = registry.counter(
+            "liveroom_webhook_failures_total", help: "Webhook attempts that failed (no connection, no answer in 5 s, not 2xx) and are retried.")
+        webhooksDropped = registry.counter(
+            "liveroom_webhook_dropped_total", help: "Webhook events not stored because the outbox was full (or could not be written).")
     }
 
     /// The Prometheus text exposition of the values given.
@@ -92,8 +92,8 @@ final class ServerMetrics: Sendable {
         loopForwarded.withLock { loops in
             for (index, counters) in media.loops.enumerated() {
                 if index == loops.count {
-                    let counter = registry.makeCounter(
-                        name: "liveroom_media_loop_rtp_forwarded_total", labels: [("loop", "\(index)")],
+                    let counter = registry.counter(
+                        "liveroom_media_loop_rtp_forwarded_total", labels: [("loop", "\(index)")],
                         help: "RTP packets forwarded to subscribers by each media loop.")
                     loops.append((counter, 0))
                 }
@@ -121,5 +121,17 @@ final class ServerMetrics: Sendable {
                 name: "liveroom_media_fanout_delay_seconds",
                 help: "From a publisher's packet reaching the server to each subscriber's copy being sent, over UDP.")
             + (media.relay?.exposition() ?? "")
+    }
+}
+
+extension PrometheusCollectorRegistry {
+    /// A counter named `name` as written (its unit, `_total`, is part of the name).
+    fileprivate func counter(_ name: String, labels: [(String, String)] = [], help: String) -> Counter {
+        let descriptor = MetricNameDescriptor(metricName: name, unitName: "", helpText: help)
+        return labels.isEmpty ? makeCounter(descriptor: descriptor) : makeCounter(descriptor: descriptor, labels: labels)
+    }
+
+    fileprivate func gauge(_ name: String, help: String) -> Gauge {
+        makeGauge(descriptor: MetricNameDescriptor(metricName: name, unitName: "", helpText: help))
     }
 }

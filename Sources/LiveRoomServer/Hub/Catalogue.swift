@@ -190,11 +190,11 @@ extension RoomHub {
     }
 
     func productChanged(_ product: Product, in roomId: String) {
-        shops.shop(roomId).note({ $0.changed(product) }, hub: self)
+        shops.shop(roomId).changed(product, hub: self)
     }
 
     func productRemoved(_ itemNumber: Int, in roomId: String) {
-        shops.shop(roomId).note({ $0.removed(itemNumber) }, hub: self)
+        shops.shop(roomId).removed(itemNumber, hub: self)
     }
 
     /// Tells a room what its shop gathered: everyone the changed products, the anchors the sales.

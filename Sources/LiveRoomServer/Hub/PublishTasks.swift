@@ -52,37 +52,30 @@ extension RoomHub {
     func startAdminTask(_ config: PublishTaskConfig, roomId: String) async throws(LiveRoomError) -> String {
         // Nil when the room does not exist; read again after waiting for another node.
         func anchors() -> [MixAnchor]? { machine.describe(roomId) == nil ? nil : mixAnchors(in: roomId) }
-        let actions = tasks.startFromAdmin(config, roomId: roomId, anchors: anchors())
-        guard cluster != nil, Self.isBudgetRefusal(actions), let host = await chooseTaskHost() else { return try adminCall(actions) }
-        adminAnswer = nil
-        perform(tasks.startFromAdmin(config, roomId: roomId, anchors: anchors(), hostedOn: host.nodeId))
+        let reply = AdminReply()
+        let actions = tasks.startFromAdmin(config, roomId: roomId, anchors: anchors(), reply: reply)
+        guard cluster != nil, Self.isBudgetRefusal(actions), let host = await chooseTaskHost() else {
+            perform(actions)
+            return try reply.result()
+        }
+        let hosted = AdminReply()
+        perform(tasks.startFromAdmin(config, roomId: roomId, anchors: anchors(), hostedOn: host.nodeId, reply: hosted))
         await startHostedRunners()
-        return try adminResult()
+        return try hosted.result()
     }
 
     /// `UpdatePublishCdnStream`.
     func updateAdminTask(_ request: AdminPublishCdnStreamRequest) throws(LiveRoomError) {
-        _ = try adminCall(tasks.updateFromAdmin(request, now: .now))
+        let reply = AdminReply()
+        perform(tasks.updateFromAdmin(request, now: .now, reply: reply))
+        _ = try reply.result()
     }
 
     /// `StopPublishCdnStream`.
     func stopAdminTask(_ taskId: String) throws(LiveRoomError) {
-        _ = try adminCall(tasks.stopFromAdmin(taskId: taskId))
-    }
-
-    /// Carries out an admin request's actions; its answer is the call's result.
-    private func adminCall(_ actions: [PublishTasksStateMachine.Action]) throws(LiveRoomError) -> String {
-        adminAnswer = nil
-        perform(actions)
-        return try adminResult()
-    }
-
-    /// The answer the admin call's actions gave: its task id, or its error.
-    private func adminResult() throws(LiveRoomError) -> String {
-        guard let answer = adminAnswer else { return "" }
-        adminAnswer = nil
-        if let error = answer.error { throw error }
-        return answer.taskId
+        let reply = AdminReply()
+        perform(tasks.stopFromAdmin(taskId: taskId, reply: reply))
+        _ = try reply.result()
     }
 
     // MARK: Reports
@@ -179,8 +172,8 @@ extension RoomHub {
                     try? await Task.sleep(until: at, clock: .continuous)
                     await self?.timerFired(taskId)
                 }
-            case .answer(.admin, _, let taskId, let error):
-                adminAnswer = (taskId, error)
+            case .answer(.admin(let reply), _, let taskId, let error):
+                reply.fulfil(taskId: taskId, error: error)
             case .answer(.client(let session), let request, let taskId, let error):
                 var (code, message) = (error?.code ?? 0, error?.message ?? "ok")
                 // A config the mix runs differently than written (shared zOrders, rects past the canvas) says so.

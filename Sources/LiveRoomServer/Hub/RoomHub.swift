@@ -10,10 +10,20 @@ import LiveRoomTransport
 import LiveRoomWebhooks
 import LiveRoomWire
 import Logging
+import NIOCore
+import NIOPosix
 
 /// Owns the room state machine and the open connections, and carries out the machine's
 /// actions: messages go to connection outboxes, records to the history recorder.
+///
+/// The hub runs on a thread of its own (``executorLoop``), not in the shared pool of Swift
+/// tasks: a burst of work there (a flash sale's thousands of purchases and answers) does not
+/// queue ahead of every room's requests.
 actor RoomHub {
+    /// One thread for the hubs of the process (a server has one; tests make several).
+    private static let executorLoop = MultiThreadedEventLoopGroup(numberOfThreads: 1).next()
+    nonisolated var unownedExecutor: UnownedSerialExecutor { Self.executorLoop.executor.asUnownedSerialExecutor() }
+
     var machine: RoomsStateMachine
     private(set) var outboxes: [SessionID: ConnectionOutbox] = [:]
     private var nextSession: SessionID = 1
@@ -34,8 +44,6 @@ actor RoomHub {
     let egress: EgressResolver
     /// The operator's image directory, the only place tasks may name image files in.
     let imageDirectory: String?
-    /// The answer to the admin call being carried out.
-    var adminAnswer: (taskId: String, error: LiveRoomError?)?
     /// Rooms' catalogues and orders; nil serves none.
     let catalogue: (any ShopStore)?
     /// The rooms' shops: purchases and what the rooms hear of their catalogues (RoomShops.swift).

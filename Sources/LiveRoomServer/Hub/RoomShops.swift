@@ -45,11 +45,13 @@ final class Seats: Sendable {
 
 /// One room's shop beside the room hub. Its purchases come here straight from the buyers'
 /// connections and run a few at a time in the order they came (the store orders their writes);
-/// what they change is gathered (``ShopNews``) and told to the room once per interval. A flash
+/// what they change is gathered (``ShopNews``) and told to the room once per interval. Once an
+/// item sells out, later buyers hear so without a store transaction (``SoldOutItems``). A flash
 /// sale in one room so keeps the hub, and every other room, free.
 final class RoomShop: Sendable {
     let roomId: String
     private let news = Mutex((news: ShopNews(), scheduled: false))
+    private let soldOut = Mutex(SoldOutItems())
     /// Purchases waiting for a worker, and how many workers run. A burst of purchases waits
     /// here, in the room's own queue, not as thousands of tasks in the process's shared pool,
     /// where every other room's work would queue behind them.
@@ -81,12 +83,54 @@ final class RoomShop: Sendable {
                 return nil
             }) {
                 await next()
+                // A purchase answered from memory does not suspend: let other rooms' work in
+                // between, or a burst would hold the shared pool's threads until it is done.
+                await Task.yield()
             }
         }
     }
 
+    /// The answer to a purchase without asking the store (the item is known sold out), or nil.
+    func refusal(_ itemNumber: Int, quantity: Int, userId: String) -> LiveRoomError? {
+        soldOut.withLock { $0.refusal(itemNumber, quantity: quantity, userId: userId, now: .now) }
+    }
+
+    /// Counts the changes to the shop's products; a purchase reads it before asking the store.
+    var generation: Int { soldOut.withLock { $0.generation } }
+
+    /// A purchase started in `generation` found no stock of `itemNumber` left, or took the last
+    /// of it: unless that is known already, reads the item's buyers so that later buyers are
+    /// answered without the store.
+    func learnSoldOut(_ itemNumber: Int, seenIn generation: Int, store: any ShopStore) async {
+        guard !soldOut.withLock({ $0.knows(itemNumber, now: .now) }),
+            let (product, buyers) = try? await store.buyers(of: itemNumber, room: roomId, atMost: SoldOutItems.maxBuyers), let product
+        else { return }
+        soldOut.withLock { $0.soldOut(product, buyers: buyers, seenIn: generation, now: .now) }
+    }
+
+    /// A product changed (an edit, stock back from an order, a replay): the room hears it, and
+    /// whether it is sold out is asked of the store again.
+    func changed(_ product: Product, hub: RoomHub) {
+        soldOut.withLock { $0.changed(product.itemNumber) }
+        note({ $0.changed(product) }, hub: hub)
+    }
+
+    func removed(_ itemNumber: Int, hub: RoomHub) {
+        soldOut.withLock { $0.changed(itemNumber) }
+        note({ $0.removed(itemNumber) }, hub: hub)
+    }
+
+    /// A purchase of `order` left `product`: the anchors hear the sale, everyone the stock.
+    func sold(_ order: Order, leaving product: Product, hub: RoomHub) {
+        note(
+            {
+                $0.sold(order.itemNumber, quantity: order.quantity, stockLeft: product.stock)
+                $0.changed(product)
+            }, hub: hub)
+    }
+
     /// Notes a change for the room; the first of an interval schedules the telling.
-    func note(_ change: (inout ShopNews) -> Void, hub: RoomHub) {
+    private func note(_ change: (inout ShopNews) -> Void, hub: RoomHub) {
         let first = news.withLock { state in
             change(&state.news)
             defer { state.scheduled = true }
@@ -150,6 +194,12 @@ final class RoomShops: Sendable {
             let error = LiveRoomError(ErrorCode.catalogueUnavailable, "this server keeps no catalogue")
             return send(.onBuyResult(itemNumber: itemNumber, quantity: quantity, code: error.code, message: error.message, orderId: nil, stockLeft: nil, requestId: requestId))
         }
+        let shop = shop(roomId)
+        // Asked when the purchase's turn comes: a burst queues before the item sells out.
+        if let refusal = shop.refusal(itemNumber, quantity: quantity, userId: userId) {
+            return send(.onBuyResult(itemNumber: itemNumber, quantity: quantity, code: refusal.code, message: refusal.message, orderId: nil, stockLeft: nil, requestId: requestId))
+        }
+        let generation = shop.generation
         do {
             let (order, product, repeated) = try await store.buy(
                 itemNumber: itemNumber, quantity: quantity, userId: userId, requestId: requestId, room: roomId,
@@ -162,14 +212,12 @@ final class RoomShops: Sendable {
             var events = [WebhookEvents.order(order, at: order.createdAt)]
             if product.stock == 0 { events.append(WebhookEvents.productSoldOut(roomKey: roomId, itemNumber: order.itemNumber, at: order.createdAt)) }
             webhooks?.enqueue(events)
-            shop(roomId).note(
-                {
-                    $0.sold(order.itemNumber, quantity: order.quantity, stockLeft: product.stock)
-                    $0.changed(product)
-                }, hub: hub)
+            shop.sold(order, leaving: product, hub: hub)
+            if product.stock == 0 { await shop.learnSoldOut(itemNumber, seenIn: generation, store: store) }
         } catch {
             let error = RoomHub.catalogueError(error)
             send(.onBuyResult(itemNumber: itemNumber, quantity: quantity, code: error.code, message: error.message, orderId: nil, stockLeft: nil, requestId: requestId))
+            if error.code == ErrorCode.soldOut { await shop.learnSoldOut(itemNumber, seenIn: generation, store: store) }
         }
     }
 }

@@ -173,9 +173,7 @@ extension RoomHub {
             if let owner = tasks.task(taskId)?.session {
                 send(.error(LiveRoomError(ErrorCode.homeNodeUnreachable, "task \(taskId) ran on node \(host), which died; start it again"), requestType: "startPublishMediaStream"), to: owner)
             }
-            let answer = adminAnswer
             perform(tasks.stopFromAdmin(taskId: taskId))
-            adminAnswer = answer
         }
         for (taskId, hosted) in hostedTasks where !alive.contains(hosted.home) { endHostedTask(taskId) }
     }

@@ -46,7 +46,7 @@ enum AdvertisedAddresses {
             }
             guard getnameinfo(socketAddress, length, &host, socklen_t(host.count), nil, 0, NI_NUMERICHOST) == 0 else { continue }
             // An IPv6 link-local address comes with its zone ("fe80::1%eth0").
-            let text = String(cString: host).split(separator: "%").first.map(String.init) ?? ""
+            let text = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).split(separator: "%").first.map(String.init) ?? ""
             guard let address = IPAddress(text) else { continue }
             result.append(Interface(name: String(cString: entry.pointee.ifa_name), address: address))
         }

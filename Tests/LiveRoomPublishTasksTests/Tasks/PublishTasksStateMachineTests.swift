@@ -337,9 +337,11 @@ struct PublishTaskOrchestrationTests {
         expectError(ErrorCode.roomNotFound, "nowhere") {
             _ = try TaskBook.answer(book.machine.startFromAdmin(mixConfig(urls: [url]), roomId: "nowhere", anchors: nil))
         }
-        _ = book.machine.startFromAdmin(mixConfig(urls: [url]), roomId: "room1", anchors: [])
+        // The call's reply travels with the task: the runner's failure, later, answers it.
+        let reply = AdminReply()
+        _ = book.machine.startFromAdmin(mixConfig(urls: [url]), roomId: "room1", anchors: [], reply: reply)
         let failed = book.machine.runnerFailed("task-1", error: LiveRoomError(ErrorCode.invalidVideoEncoding, "no encoder"))
-        #expect(failed == [.answer(.admin, .start, taskId: "", error: LiveRoomError(ErrorCode.invalidVideoEncoding, "no encoder"))])
+        #expect(failed == [.answer(.admin(reply), .start, taskId: "", error: LiveRoomError(ErrorCode.invalidVideoEncoding, "no encoder"))])
         #expect(book.machine.tasks.isEmpty && book.machine.roomIds.isEmpty)
     }
 
@@ -454,7 +456,8 @@ struct PublishTaskOrchestrationTests {
             target: PublishTarget(mode: .mixStreamToRoom, mixStreamIdentity: MixUser(userId: "mix")),
             encoderParam: StreamEncoderParam(videoEncodedWidth: 640, videoEncodedHeight: 360))
         let robot = MixUser(userId: "mix", roomId: "room1")
-        #expect(book.machine.startFromAdmin(config, roomId: "room1", anchors: both) == [
+        let (started, stopped) = (AdminReply(), AdminReply())
+        #expect(book.machine.startFromAdmin(config, roomId: "room1", anchors: both, reply: started) == [
             .startRunner(taskId: "task-1", roomId: "room1", config: config, tap: 1, robot: robot)
         ])
         #expect(book.machine.runnerStarted("task-1", now: book.t0) == [.enterRobot(taskId: "task-1", robot, hasVideo: true)])
@@ -464,12 +467,12 @@ struct PublishTaskOrchestrationTests {
         // Running, the mix takes every anchor but its own robot.
         #expect(book.machine.robotEntered("task-1", session: 900, now: book.t0) == [
             .setAnchors(taskId: "task-1", anchors([host, guest, robot])), .setTap(1, taskId: "task-1", publishers: [host, guest]),
-            .answer(.admin, .start, taskId: "task-1", error: nil),
+            .answer(.admin(started), .start, taskId: "task-1", error: nil),
         ])
         #expect(book.machine.task("task-1")?.robotSession == 900)
-        #expect(book.machine.stopFromAdmin(taskId: "task-1") == [
+        #expect(book.machine.stopFromAdmin(taskId: "task-1", reply: stopped) == [
             .stopRunner(taskId: "task-1", reason: .requested), .setTap(1, taskId: "task-1", publishers: []),
-            .leaveRobot(taskId: "task-1", robot, session: 900), .answer(.admin, .stop, taskId: "task-1", error: nil),
+            .leaveRobot(taskId: "task-1", robot, session: 900), .answer(.admin(stopped), .stop, taskId: "task-1", error: nil),
         ])
     }
 

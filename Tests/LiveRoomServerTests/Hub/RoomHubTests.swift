@@ -8,6 +8,9 @@ import LiveRoomSFU
 import LiveRoomStore
 import LiveRoomTransport
 import Logging
+import NIOCore
+import NIOEmbedded
+import NIOWebSocket
 import Synchronization
 import Testing
 
@@ -67,9 +70,11 @@ final class Client: Sendable {
         let (session, outbox) = await hub.connect()
         self.session = session
         let received = self.received
+        let channel = NIOAsyncTestingChannel()
+        Task { await outbox.write(to: channel) }
         Task {
-            try await outbox.drain { text in
-                if let event = try? JSONValue.parse(text) { received.events.withLock { $0.append(event) } }
+            while let frame = try? await channel.waitForOutboundWrite(as: WebSocketFrame.self) {
+                if let event = try? JSONValue.parse(String(buffer: frame.unmaskedData)) { received.events.withLock { $0.append(event) } }
             }
         }
     }

@@ -29,7 +29,8 @@ import Testing
 
 @Suite struct RoomShopTests {
     /// A burst of purchases waits in the room's queue: at most `maxWorkers` run at once, they
-    /// start in the order they came, and every one runs.
+    /// are taken in the order they came (workers on different threads may begin them a few
+    /// places apart, never more than the number of workers), and every one runs.
     @Test func aBurstRunsInOrderWithAtMostAFewAtOnce() async throws {
         let shop = RoomShop(roomId: "shop")
         let state = Mutex((running: 0, most: 0, started: [Int](), done: 0))
@@ -52,7 +53,8 @@ import Testing
         let final = state.withLock { $0 }
         #expect(final.done == 40)
         #expect(final.most <= RoomShop.maxWorkers && final.most > 1, "\(final.most) at once")
-        #expect(final.started == Array(0..<40))
+        #expect(Set(final.started) == Set(0..<40))
+        #expect(final.started.enumerated().allSatisfy { abs($0.element - $0.offset) < RoomShop.maxWorkers }, "\(final.started)")
         // Once the burst is done, new work starts again.
         let again = Mutex(false)
         shop.submit { again.withLock { $0 = true } }

@@ -1,0 +1,116 @@
+import LiveRoomProtocol
+
+/// The rules of a purchase, the same for every store: what a request may ask for and, in this
+/// order, why a product cannot be bought (not in the catalogue, off the shelf, over the buyer's
+/// limit, not enough stock). Stores only run the SQL that takes the stock atomically and call
+/// these for the answer.
+public enum Purchase {
+    /// Checks what a request asks for before any store is asked.
+    public static func check(quantity: Int, requestId: String?) throws(LiveRoomError) {
+        guard Order.quantityRange.contains(quantity) else {
+            throw LiveRoomError(ErrorCode.invalidPurchase, "quantity must be \(Order.quantityRange.lowerBound)-\(Order.quantityRange.upperBound), not \(quantity)")
+        }
+        if let requestId, requestId.isEmpty || requestId.count > Order.maxRequestIdLength {
+            throw LiveRoomError(ErrorCode.invalidPurchase, "requestId must be 1-\(Order.maxRequestIdLength) characters")
+        }
+    }
+
+    /// The product if it can be sold at all: it is in the catalogue and on the shelf.
+    public static func offered(_ product: Product?, itemNumber: Int) throws(LiveRoomError) -> Product {
+        guard let product else { throw productNotFound(itemNumber) }
+        guard product.onShelf else { throw LiveRoomError(ErrorCode.productOffShelf, "item \(itemNumber) is off the shelf") }
+        return product
+    }
+
+    /// Checks the buyer's limit, `held` being what the buyer has reserved or paid for already.
+    public static func checkLimit(_ product: Product, quantity: Int, held: Int) throws(LiveRoomError) {
+        guard let limit = product.limitPerUser, held + quantity > limit else { return }
+        throw LiveRoomError(ErrorCode.purchaseLimitExceeded, "item \(product.itemNumber) is limited to \(limit) per buyer; you hold \(held)")
+    }
+
+    /// Checks that `stock` covers `quantity`.
+    public static func checkStock(_ stock: Int, quantity: Int, itemNumber: Int) throws(LiveRoomError) {
+        guard stock < quantity else { return }
+        throw stock == 0 ? soldOut(itemNumber) : LiveRoomError(ErrorCode.soldOut, "only \(stock) of item \(itemNumber) left")
+    }
+
+    public static func soldOut(_ itemNumber: Int) -> LiveRoomError {
+        LiveRoomError(ErrorCode.soldOut, "item \(itemNumber) is sold out")
+    }
+
+    public static func productNotFound(_ itemNumber: Int) -> LiveRoomError {
+        LiveRoomError(ErrorCode.productNotFound, "there is no item \(itemNumber) in the catalogue")
+    }
+}
+
+/// The items a room's shop has seen sell out, so that a flash sale's late buyers hear "sold out"
+/// without a store transaction each. It answers only buyers who hold no order of the item: a
+/// retried request must get its order back, and a buyer's limit counts what they hold, so those
+/// still ask the store. An item is forgotten when anything changes it (an edit, stock coming
+/// back from a cancelled or expired order: every change the shop tells the room), and after
+/// ``maxAge`` in any case, so that a change this node did not see (another node of a cluster) is
+/// read from the store within that time.
+///
+/// A purchase that found the stock empty may finish after a change it did not see: it says which
+/// ``generation`` it started in, and is not believed when a change came since.
+public struct SoldOutItems: Sendable {
+    /// How long "sold out" is believed without asking the store again.
+    public static let maxAge = Duration.seconds(1)
+    /// The most items kept at once (the oldest goes first) and the most buyers of one item; an
+    /// item with more buyers is not kept. Together they bound the memory a room's shop spends.
+    public static let maxItems = 4
+    public static let maxBuyers = 10_000
+
+    private struct Item {
+        var product: Product
+        var buyers: Set<String>
+        var since: ContinuousClock.Instant
+    }
+
+    private var items: [Int: Item] = [:]
+    /// Counts changes; a purchase notes it before asking the store.
+    public private(set) var generation = 0
+
+    public init() {}
+
+    /// The answer to a purchase without asking the store, or nil when the store must answer.
+    public mutating func refusal(_ itemNumber: Int, quantity: Int, userId: String, now: ContinuousClock.Instant) -> LiveRoomError? {
+        guard let item = items[itemNumber] else { return nil }
+        guard now - item.since < Self.maxAge else {
+            items[itemNumber] = nil
+            return nil
+        }
+        guard !item.buyers.contains(userId) else { return nil }
+        do {
+            try Purchase.checkLimit(item.product, quantity: quantity, held: 0)
+            try Purchase.checkStock(0, quantity: quantity, itemNumber: itemNumber)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// Whether `itemNumber` is known to be sold out at `now`.
+    public func knows(_ itemNumber: Int, now: ContinuousClock.Instant) -> Bool {
+        items[itemNumber].map { now - $0.since < Self.maxAge } ?? false
+    }
+
+    /// What the store said after a purchase started in `generation` found no stock (or took the
+    /// last of it): the product as it is now and its buyers (``OrderStore/buyers(of:room:atMost:)``).
+    /// Kept when nothing changed the shop since and the product is on the shelf with no stock.
+    public mutating func soldOut(_ product: Product, buyers: Set<String>, seenIn generation: Int, now: ContinuousClock.Instant) {
+        guard generation == self.generation, product.onShelf, product.stock == 0, buyers.count <= Self.maxBuyers else { return }
+        if items[product.itemNumber] == nil, items.count >= Self.maxItems,
+            let oldest = items.min(by: { $0.value.since < $1.value.since })?.key
+        {
+            items[oldest] = nil
+        }
+        items[product.itemNumber] = Item(product: product, buyers: buyers, since: now)
+    }
+
+    /// Something changed `itemNumber` (or removed it): ask the store again.
+    public mutating func changed(_ itemNumber: Int) {
+        generation &+= 1
+        items[itemNumber] = nil
+    }
+}

@@ -131,3 +131,118 @@ final class QuietRooms: Sendable {
         state.withLock { if !$0.stopping { $0.dropped += 1 } }
     }
 }
+
+/// The quiet rooms in a process of their own (shop-bench started again with `--quiet-child`),
+/// so that their users do not share this process's threads with the 1,000 buyers: what is timed
+/// is the server keeping rooms apart, not the bench's own clients waiting for each other. The
+/// child takes one command a line on its standard input (`before`, `sale`, `after`, `stop`) and
+/// answers `in` once every user is in the room, and at `stop` one JSON line of figures.
+final class QuietRoomsChild: Sendable {
+    private let process: Process
+    private let commands: FileHandle
+    private let lines: AsyncStream<String>
+
+    init(url: String, tag: String, count: Int, intervalMs: Int, sdkAppId: UInt64, secretKey: String) throws {
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe")
+        process.arguments = [
+            "--quiet-child", url, "--quiet-tag", tag, "--quiet-rooms", String(count), "--quiet-interval-ms", String(intervalMs),
+            "--sdk-app-id", String(sdkAppId), "--secret-key", secretKey,
+        ]
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        commands = input.fileHandleForWriting
+        let (lines, continuation) = AsyncStream<String>.makeStream()
+        self.lines = lines
+        let reading = output.fileHandleForReading
+        Thread {
+            var buffer = Data()
+            while case let chunk = reading.availableData, !chunk.isEmpty {
+                buffer.append(chunk)
+                while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                    continuation.yield(String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self))
+                    buffer.removeSubrange(buffer.startIndex...newline)
+                }
+            }
+            continuation.finish()
+        }.start()
+        try process.run()
+    }
+
+    func send(_ command: String) {
+        try? commands.write(contentsOf: Data((command + "\n").utf8))
+    }
+
+    /// Waits for the next line that `matches`, at most `timeout`.
+    private func line(within timeout: Duration, where matches: @escaping @Sendable (String) -> Bool) async throws -> String {
+        let lines = self.lines
+        return try await withThrowingTaskGroup(of: String?.self) { group in
+            group.addTask {
+                for await line in lines where matches(line) { return line }
+                return nil
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let line = try await group.next() ?? nil else { throw BenchError("the quiet rooms' process said nothing within \(timeout)") }
+            return line
+        }
+    }
+
+    func waitUntilIn() async throws {
+        _ = try await line(within: .seconds(30)) { $0 == "in" }
+    }
+
+    /// Stops the users and returns their figures.
+    func finish() async throws -> QuietFigures {
+        send("stop")
+        let text = try await line(within: .seconds(30)) { $0.hasPrefix("{") }
+        process.waitUntilExit()
+        let json = try JSONValue.parse(text)
+        return QuietFigures(
+            before: json["before"]?.arrayValue?.compactMap(\.doubleValue) ?? [], during: json["sale"]?.arrayValue?.compactMap(\.doubleValue) ?? [],
+            lost: json["lost"]?.intValue ?? 0, dropped: json["dropped"]?.intValue ?? 0)
+    }
+
+    func kill() {
+        if process.isRunning { process.terminate() }
+    }
+
+    /// The child's side: runs the rooms and follows the parent's commands until `stop`.
+    static func serve(url: String, tag: String, count: Int, intervalMs: Int, sdkAppId: UInt64, secretKey: String, logger: Logger) async {
+        let rooms = QuietRooms(count: count, interval: .milliseconds(intervalMs))
+        let running = Task { await rooms.run(url: url, tag: tag, sdkAppId: sdkAppId, secretKey: secretKey, logger: logger) }
+        let (commands, continuation) = AsyncStream<String>.makeStream()
+        Thread {
+            while let line = readLine() { continuation.yield(line) }
+            continuation.finish()
+        }.start()
+        let announcing = Task {
+            while !rooms.everyoneIn, !Task.isCancelled { try? await Task.sleep(for: .milliseconds(20)) }
+            guard rooms.everyoneIn else { return }
+            FileHandle.standardOutput.write(Data("in\n".utf8))
+        }
+        for await command in commands {
+            switch command {
+            case "before": rooms.phase = .before
+            case "sale": rooms.phase = .sale
+            case "after": rooms.phase = .after
+            case "stop":
+                announcing.cancel()
+                rooms.stop()
+                await running.value
+                let figures: JSONValue = [
+                    "before": .array(rooms.delays(in: .before).map { .number($0) }), "sale": .array(rooms.delays(in: .sale).map { .number($0) }),
+                    "lost": .number(Double(rooms.lost(in: .before) + rooms.lost(in: .sale))), "dropped": .number(Double(rooms.dropped)),
+                ]
+                FileHandle.standardOutput.write(Data((figures.jsonText + "\n").utf8))
+                return
+            default: continue
+            }
+        }
+    }
+}

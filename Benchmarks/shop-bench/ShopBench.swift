@@ -22,8 +22,9 @@ struct ShopBench: AsyncParsableCommand {
             it runs the sales against that server (its --sdk-app-id and --secret-key), which must allow --clients connections \
             from one address (--max-connections-per-address).
 
-            Beside the sale, --quiet-rooms rooms each have two users exchanging a custom message every --quiet-interval-ms; \
-            their delivery delay is measured for --quiet-seconds before the sale and during it. With --previous-binary, the \
+            Beside the sale, --quiet-rooms rooms each have two users exchanging a custom message every --quiet-interval-ms, in \
+            a process of their own (this bench again); their delivery delay is measured for --quiet-seconds before the sale and \
+            during it. With --previous-binary, the \
             same rounds run against that binary too (a build of the previous commit), so both are measured in one run.
             """)
 
@@ -45,6 +46,8 @@ struct ShopBench: AsyncParsableCommand {
     @Option(help: "Milliseconds between one quiet room's custom messages.") var quietIntervalMs = 100
     @Option(help: "Seconds the quiet rooms are timed before each sale.") var quietSeconds = 5
     @Option(help: "A second liveroom-server executable (the previous commit's) to run the same rounds against.") var previousBinary: String?
+    @Option(help: .hidden) var quietChild: String?
+    @Option(help: .hidden) var quietTag = ""
     @Flag(help: "Skip the baseline (the store alone).") var noBaseline = false
     @Flag(help: "Print one JSON object per sale (with every acknowledged order) and one for the baseline.") var json = false
 
@@ -61,6 +64,10 @@ struct ShopBench: AsyncParsableCommand {
     func run() async throws {
         var logger = Logger(label: "shop-bench")
         logger.logLevel = .warning
+        if let quietChild {
+            return await QuietRoomsChild.serve(
+                url: quietChild, tag: quietTag, count: quietRooms, intervalMs: quietIntervalMs, sdkAppId: sdkAppId, secretKey: secretKey, logger: logger)
+        }
         var binaries: [String?] = server == nil ? [serverBinary] : [nil]
         if let previousBinary { binaries.append(previousBinary) }
         var results: [[SaleResult]] = []
@@ -147,9 +154,11 @@ struct ShopBench: AsyncParsableCommand {
         let gate = Gate()
         let (enteredStream, enteredContinuation) = AsyncStream<Bool>.makeStream()
         let limit = Duration.seconds(timeout)
-        let quiet = QuietRooms(count: quietRooms, interval: .milliseconds(quietIntervalMs))
-        let quietTask = Task { await quiet.run(url: signaling, tag: sale, sdkAppId: sdkAppId, secretKey: secretKey, logger: logger) }
-        defer { quiet.stop() }
+        let quiet =
+            quietRooms > 0
+            ? try QuietRoomsChild(url: signaling, tag: sale, count: quietRooms, intervalMs: quietIntervalMs, sdkAppId: sdkAppId, secretKey: secretKey)
+            : nil
+        defer { quiet?.kill() }
         return try await withThrowingTaskGroup(of: [BuyOutcome].self) { group in
             for index in 0..<clients {
                 let count = requests / clients + (index < requests % clients ? 1 : 0)
@@ -169,33 +178,30 @@ struct ShopBench: AsyncParsableCommand {
             enteredContinuation.finish()
             guard refused == 0 else { throw BenchError("\(refused) of \(clients) buyers could not enter \(room)") }
             progress("round \(round): \(clients) buyers entered in \(formatted(ContinuousClock.now - connectStart))")
-            if quietRooms > 0 {
+            if let quiet {
                 // The quiet rooms' delays without the sale (the buyers connected and idle).
-                let quietDeadline = ContinuousClock.now + .seconds(30)
-                while !quiet.everyoneIn, ContinuousClock.now < quietDeadline { try await Task.sleep(for: .milliseconds(50)) }
-                guard quiet.everyoneIn else { throw BenchError("the quiet rooms' users could not all enter within 30 s") }
-                quiet.phase = .before
+                try await quiet.waitUntilIn()
+                quiet.send("before")
                 try await Task.sleep(for: .seconds(quietSeconds))
             }
             progress("round \(round): \(requests) buy requests go")
             let start = ContinuousClock.now
-            quiet.phase = .sale
+            quiet?.send("sale")
             await gate.open()
             var outcomes: [BuyOutcome] = []
             for try await batch in group { outcomes += batch }
             let elapsed = ContinuousClock.now - start
-            quiet.phase = .after
+            quiet?.send("after")
             // Messages sent during the sale get a moment to arrive.
             try await Task.sleep(for: .seconds(1))
-            quiet.stop()
-            await quietTask.value
+            let quietFigures = try await quiet?.finish()
             let answered = outcomes.filter { $0.latency != nil }
             let last = answered.map { $0.latency! }.max() ?? .zero
             let products = try? await call(admin, "DescribeProducts", ["RoomId": .string(room)])["Products"]?.arrayValue
             return SaleResult(
                 name: "server, \(clients) WebSocket clients", round: round, outcomes: outcomes, seconds: seconds(elapsed, atLeast: last),
                 stockLeft: products?.first { $0["itemNumber"]?.intValue == item }?["stock"]?.intValue,
-                quiet: quietRooms > 0 ? QuietFigures(quiet) : nil)
+                quiet: quietFigures)
         }
     }
 
@@ -352,13 +358,6 @@ struct QuietFigures {
     var lost: Int
     /// Quiet users' connections that ended before the bench closed them.
     var dropped: Int
-
-    init(_ rooms: QuietRooms) {
-        before = rooms.delays(in: .before)
-        during = rooms.delays(in: .sale)
-        lost = rooms.lost(in: .before) + rooms.lost(in: .sale)
-        dropped = rooms.dropped
-    }
 
     var p99Before: Double { percentile(before, 99) }
     var p99During: Double { percentile(during, 99) }

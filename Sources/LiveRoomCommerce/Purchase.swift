@@ -75,12 +75,11 @@ public struct SoldOutItems: Sendable {
 
     /// The answer to a purchase without asking the store, or nil when the store must answer.
     public mutating func refusal(_ itemNumber: Int, quantity: Int, userId: String, now: ContinuousClock.Instant) -> LiveRoomError? {
-        guard let item = items[itemNumber] else { return nil }
-        guard now - item.since < Self.maxAge else {
-            items[itemNumber] = nil
+        guard knows(itemNumber, now: now) else {
+            items[itemNumber] = nil  // forgotten once too old
             return nil
         }
-        guard !item.buyers.contains(userId) else { return nil }
+        guard let item = items[itemNumber], !item.buyers.contains(userId) else { return nil }
         do {
             try Purchase.checkLimit(item.product, quantity: quantity, held: 0)
             try Purchase.checkStock(0, quantity: quantity, itemNumber: itemNumber)

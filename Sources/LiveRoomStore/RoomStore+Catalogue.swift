@@ -213,4 +213,5 @@ extension RoomStore: CatalogueStore {
             room, product.itemNumber, product.title, product.price.minorUnits, product.price.currency, product.itemUrl, product.imageUrl,
             product.stock, product.limitPerUser, product.onShelf, product.version,
         ]
-    }}
+    }
+}

@@ -37,7 +37,7 @@ extension RoomStore: OrderStore {
             {
                 // The same request again (a retry after a lost answer): the same order.
                 let order = Self.order(row)
-                let product = try Purchase.offered(try Self.storedProduct(order.itemNumber, room: room, db), itemNumber: order.itemNumber)
+                guard let product = try Self.storedProduct(order.itemNumber, room: room, db) else { throw Purchase.productNotFound(order.itemNumber) }
                 return (order, product, true)
             }
             var product = try Purchase.offered(try Self.storedProduct(itemNumber, room: room, db), itemNumber: itemNumber)
@@ -154,7 +154,8 @@ extension RoomStore: OrderStore {
 
     private static func milliseconds(_ duration: Duration) -> Int64 {
         duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
-    }}
+    }
+}
 
 extension String {
     fileprivate func leftPadded() -> String { count == 1 ? "0" + self : self }

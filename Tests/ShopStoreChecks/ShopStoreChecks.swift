@@ -114,6 +114,9 @@ public enum ShopStoreChecks {
         off.onShelf = false
         _ = try await store.replaceProduct(off, room: "shop")
         #expect(await code { _ = try await buy(store, user: "third") } == ErrorCode.productOffShelf)
+        // A retry still gets its order back: the request was answered before the shelf changed.
+        let retried = try await buy(store, 2, requestId: "r1")
+        #expect(retried.repeated && retried.order == first.order)
     }
 
     static func stockNeverGoesBelowZeroUnderConcurrentBuyers(_ store: any ShopStore) async throws {

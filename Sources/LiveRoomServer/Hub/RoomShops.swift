@@ -67,7 +67,9 @@ final class RoomShop: Sendable {
         self.roomId = roomId
     }
 
-    /// Runs `work` once a worker is free; the room's purchases start in the order they came.
+    /// Runs `work` once a worker is free. The room's purchases are taken in the order they came;
+    /// with several workers on several threads, one may begin a few places (fewer than
+    /// ``maxWorkers``) after a purchase that came later.
     func submit(_ work: @escaping @Sendable () async -> Void) {
         let startsWorker = queue.withLock { queue in
             queue.waiting.append(work)

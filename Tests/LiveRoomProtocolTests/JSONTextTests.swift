@@ -17,7 +17,7 @@ import Testing
         let characters: [String] = ["a", "Z", "0", " ", "\"", "\\", "/", "\u{0}", "\u{1f}", "\n", "\t", "\u{8}", "\u{c}", "\r", "\u{7f}", "é", "e\u{301}", "😀", "\u{2028}", "\u{feff}", "中", "_", "-", "{", "]"]
         let keyCharacters = asciiKeys ? ["a", "b", "B", "Z", "0", "9", " ", "\"", "\\", "/", "_", "-", "{", "]", "~"] : characters
         func string(_ characters: [String]) -> String { (0..<Int.random(in: 0...8, using: &rng)).map { _ in characters.randomElement(using: &rng)! }.joined() }
-        let numbers: [Double] = [0, -0.0, 1, -1, 0.1, 1e-7, 1.5e20, 1e16, 9e15, 8_999_999_999_999_999, 123.456, 5e-324, 1.7976931348623157e308, 2.5, 1e21, 4_294_967_295]
+        let numbers: [Double] = [0, -0.0, 1, -1, 0.1, 1e-7, 1.5e20, 1e16, 9e15, 8_999_999_999_999_999, 123.456, Double.leastNonzeroMagnitude, 1.7976931348623157e308, 2.5, 1e21, 4_294_967_295]
         switch Int.random(in: 0..<(depth > 0 ? 8 : 5), using: &rng) {
         case 0: return .null
         case 1: return .bool(Bool.random(using: &rng))

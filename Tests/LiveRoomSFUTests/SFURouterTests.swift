@@ -495,7 +495,7 @@ struct Network {
         let request: [RTCPPacket] = [.pictureLossIndication(RTCPPictureLossIndication(senderSSRC: 5, mediaSSRC: downSSRC))]
         let feedback = router.receive(try #require(subscriber.transport.protectRTCP(request)).datagram, from: subscriber.address, now: later)
         #expect(feedback.contains { if case .localKeyframeRequest(mix) = $0 { true } else { false } })
-        router.stopLocal(mix)
+        _ = router.stopLocal(mix)
         #expect(router.sendLocal(local, kind: .video, of: mix, now: now).isEmpty)
     }
 

@@ -52,6 +52,11 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
     var maxOutboxBytes: Int?
     @Option(help: "Seconds a signaling connection may stay without entering a room before it is closed (LIVEROOM_LOGIN_TIMEOUT, default 10).")
     var loginTimeout: Int?
+    @Option(
+        help:
+            "Nice value, -20 to 0, the signaling threads ask for so that a busy room does not hold up the others' messages when the CPU is short; needs root or CAP_SYS_NICE, else they stay at 0 (LIVEROOM_SIGNALING_NICE, default -10)."
+    )
+    var signalingNice: Int?
     @Option(help: "Seconds a connection to the HTTP port may take to send its first request head, TLS handshake included, and a kept-alive one may wait for its next request; then it is closed (LIVEROOM_REQUEST_HEAD_TIMEOUT, default 10).")
     var requestHeadTimeout: Int?
     @Option(help: "Seconds a user whose signaling connection dropped keeps its seat and media for a reconnect (LIVEROOM_RECONNECT_GRACE, default 15; 0 leaves at once).")
@@ -162,7 +167,8 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
             mediaLoops: try mediaLoops ?? number("LIVEROOM_MEDIA_LOOPS") ?? defaults.mediaLoops,
             clusterDatabase: clusterDb ?? env["LIVEROOM_CLUSTER_DB"].flatMap { $0.isEmpty ? nil : $0 },
             nodeId: nodeId ?? env["LIVEROOM_NODE_ID"].flatMap { $0.isEmpty ? nil : $0 },
-            nodeURL: nodeUrl ?? env["LIVEROOM_NODE_URL"].flatMap { $0.isEmpty ? nil : $0 })
+            nodeURL: nodeUrl ?? env["LIVEROOM_NODE_URL"].flatMap { $0.isEmpty ? nil : $0 },
+            signalingNice: Int32(clamping: try signalingNice ?? number("LIVEROOM_SIGNALING_NICE") ?? Int(defaults.signalingNice)))
         let levelText = logLevel ?? env["LIVEROOM_LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelText) else { throw ValidationError("unknown log level \(levelText)") }
         guard (configuration.tlsCertificate == nil) == (configuration.tlsKey == nil) else {
@@ -201,6 +207,9 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
             throw ValidationError("--replay-max-seconds must be 1 to 3600")
         }
         guard configuration.loginTimeout > .zero else { throw ValidationError("--login-timeout must be at least 1") }
+        guard ServerConfiguration.signalingNiceRange.contains(configuration.signalingNice) else {
+            throw ValidationError("--signaling-nice (LIVEROOM_SIGNALING_NICE) must be -20 to 0")
+        }
         guard configuration.requestHeadTimeout >= .seconds(1), configuration.requestHeadTimeout <= .seconds(300) else {
             throw ValidationError("--request-head-timeout must be 1 to 300 seconds")
         }

@@ -601,17 +601,16 @@ extension PostgresShopStore: OrderStore {
         try Purchase.checkLimit(product, quantity: quantity, held: held)
     }
 
-    public func buyers(of itemNumber: Int, room: String, atMost: Int) async throws -> (product: Product?, userIds: Set<String>)? {
+    public func orders(of itemNumber: Int, room: String, atMost: Int) async throws -> (product: Product?, orders: [Order])? {
         guard !room.utf8.contains(0) else { return (nil, []) }
-        return try await call { connection -> (product: Product?, userIds: Set<String>)? in
-            var userIds = Set<String>()
-            for try await userId in try await connection.query(
-                """
-                SELECT DISTINCT user_id FROM liveroom_orders WHERE room_id = \(room) AND item_number = \(itemNumber) LIMIT \(atMost + 1)
-                """, logger: self.logger
-            ).decode(String.self) { userIds.insert(userId) }
-            guard userIds.count <= atMost else { return nil }
-            return (try await self.fetchProduct(itemNumber, room: room, connection), userIds)
+        return try await call { connection -> (product: Product?, orders: [Order])? in
+            let orders = try await Self.orders(
+                try await connection.query(
+                    """
+                    SELECT \(unescaped: Self.orderColumns) FROM liveroom_orders WHERE room_id = \(room) AND item_number = \(itemNumber) LIMIT \(atMost + 1)
+                    """, logger: self.logger))
+            guard orders.count <= atMost else { return nil }
+            return (try await self.fetchProduct(itemNumber, room: room, connection), orders)
         }
     }
 

@@ -118,10 +118,10 @@ public protocol OrderStore: Sendable {
     func buy(
         itemNumber: Int, quantity: Int, userId: String, requestId: String?, room: String, now: Int64, reservation: Duration
     ) async throws -> (order: Order, product: Product, repeated: Bool)
-    /// The product as it is now and every user who holds an order of it (in any state), read
-    /// together; nil when more than `atMost` users do. A room's shop reads it to answer later
-    /// buyers of a sold-out product without a transaction each (``SoldOutItems``).
-    func buyers(of itemNumber: Int, room: String, atMost: Int) async throws -> (product: Product?, userIds: Set<String>)?
+    /// The product as it is now and every order of it (in any state), read together; nil when
+    /// there are more than `atMost` orders. A room's shop reads it to answer later buyers of a
+    /// sold-out product without a transaction each (``SoldOutItems``).
+    func orders(of itemNumber: Int, room: String, atMost: Int) async throws -> (product: Product?, orders: [Order])?
     /// Orders of a room (optionally in one state), newest first: `limit` of them after skipping
     /// `offset`, and how many there are in all.
     func orders(room: String, state: Order.State?, offset: Int, limit: Int) async throws -> (total: Int, orders: [Order])

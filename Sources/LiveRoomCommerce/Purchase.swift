@@ -43,27 +43,53 @@ public enum Purchase {
     }
 }
 
+/// What one buyer holds of one item: the units of their reserved and paid orders, and the request
+/// ids of all their orders of it (a retry of one gets that order back).
+public struct Holding: Sendable, Equatable {
+    public var quantity = 0
+    public var requestIds: Set<String> = []
+
+    public init(quantity: Int = 0, requestIds: Set<String> = []) {
+        self.quantity = quantity
+        self.requestIds = requestIds
+    }
+
+    /// Each buyer's holding among `orders` (the orders of one item).
+    public static func of(_ orders: some Sequence<Order>) -> [String: Holding] {
+        var holdings: [String: Holding] = [:]
+        for order in orders {
+            var holding = holdings[order.userId] ?? Holding()
+            if order.state == .reserved || order.state == .paid { holding.quantity += order.quantity }
+            if let requestId = order.requestId { holding.requestIds.insert(requestId) }
+            holdings[order.userId] = holding
+        }
+        return holdings
+    }
+}
+
 /// The items a room's shop has seen sell out, so that a flash sale's late buyers hear "sold out"
-/// without a store transaction each. It answers only buyers who hold no order of the item: a
-/// retried request must get its order back, and a buyer's limit counts what they hold, so those
-/// still ask the store. An item is forgotten when anything changes it (an edit, stock coming
-/// back from a cancelled or expired order: every change the shop tells the room), and after
-/// ``maxAge`` in any case, so that a change this node did not see (another node of a cluster) is
-/// read from the store within that time.
+/// (or "over your limit") without a store transaction each. It knows what each buyer holds of
+/// the item, so it answers them all the way the store would, limit before stock; only a retried
+/// request (a request id of one of the buyer's orders of the item) still asks the store, which
+/// gives that order back. A request id the buyer used for another item is not known here: such
+/// a request is answered as a new one. An item is forgotten when anything changes it (an edit,
+/// stock coming back from a cancelled or expired order: every change the shop tells the room),
+/// and after ``maxAge`` in any case, so that a change this node did not see (another node of a
+/// cluster) is read from the store within that time.
 ///
 /// A purchase that found the stock empty may finish after a change it did not see: it says which
 /// ``generation`` it started in, and is not believed when a change came since.
 public struct SoldOutItems: Sendable {
     /// How long "sold out" is believed without asking the store again.
     public static let maxAge = Duration.seconds(1)
-    /// The most items kept at once (the oldest goes first) and the most buyers of one item; an
-    /// item with more buyers is not kept. Together they bound the memory a room's shop spends.
+    /// The most items kept at once (the oldest goes first) and the most orders of one item; an
+    /// item with more orders is not kept. Together they bound the memory a room's shop spends.
     public static let maxItems = 4
-    public static let maxBuyers = 10_000
+    public static let maxOrders = 10_000
 
     private struct Item {
         var product: Product
-        var buyers: Set<String>
+        var holdings: [String: Holding]
         var since: ContinuousClock.Instant
     }
 
@@ -74,14 +100,18 @@ public struct SoldOutItems: Sendable {
     public init() {}
 
     /// The answer to a purchase without asking the store, or nil when the store must answer.
-    public mutating func refusal(_ itemNumber: Int, quantity: Int, userId: String, now: ContinuousClock.Instant) -> LiveRoomError? {
+    public mutating func refusal(
+        _ itemNumber: Int, quantity: Int, userId: String, requestId: String?, now: ContinuousClock.Instant
+    ) -> LiveRoomError? {
         guard knows(itemNumber, now: now) else {
             items[itemNumber] = nil  // forgotten once too old
             return nil
         }
-        guard let item = items[itemNumber], !item.buyers.contains(userId) else { return nil }
+        guard let item = items[itemNumber] else { return nil }
+        let holding = item.holdings[userId]
+        if let requestId, holding?.requestIds.contains(requestId) == true { return nil }
         do {
-            try Purchase.checkLimit(item.product, quantity: quantity, held: 0)
+            try Purchase.checkLimit(item.product, quantity: quantity, held: holding?.quantity ?? 0)
             try Purchase.checkStock(0, quantity: quantity, itemNumber: itemNumber)
             return nil
         } catch {
@@ -95,16 +125,16 @@ public struct SoldOutItems: Sendable {
     }
 
     /// What the store said after a purchase started in `generation` found no stock (or took the
-    /// last of it): the product as it is now and its buyers (``OrderStore/buyers(of:room:atMost:)``).
+    /// last of it): the product as it is now and what its buyers hold (``OrderStore/orders(of:room:atMost:)``).
     /// Kept when nothing changed the shop since and the product is on the shelf with no stock.
-    public mutating func soldOut(_ product: Product, buyers: Set<String>, seenIn generation: Int, now: ContinuousClock.Instant) {
-        guard generation == self.generation, product.onShelf, product.stock == 0, buyers.count <= Self.maxBuyers else { return }
+    public mutating func soldOut(_ product: Product, holdings: [String: Holding], seenIn generation: Int, now: ContinuousClock.Instant) {
+        guard generation == self.generation, product.onShelf, product.stock == 0 else { return }
         if items[product.itemNumber] == nil, items.count >= Self.maxItems,
             let oldest = items.min(by: { $0.value.since < $1.value.since })?.key
         {
             items[oldest] = nil
         }
-        items[product.itemNumber] = Item(product: product, buyers: buyers, since: now)
+        items[product.itemNumber] = Item(product: product, holdings: holdings, since: now)
     }
 
     /// Something changed `itemNumber` (or removed it): ask the store again.

@@ -71,6 +71,21 @@ public struct LiveRoomServer: Sendable {
         public var tcp: Int?
     }
 
+    /// Asks for ``ServerConfiguration/signalingNice`` on the signaling threads (``SignalingPriority``).
+    private func raiseSignalingPriority() async {
+        let nice = configuration.signalingNice
+        guard nice != 0 else { return }
+        let loops = Array(MultiThreadedEventLoopGroup.singleton.makeIterator()) + [RoomHub.executorLoop]
+        let took = await SignalingPriority.apply(nice, to: loops)
+        if took == loops.count {
+            logger.info("Signaling threads run at nice \(nice)")
+        } else {
+            logger.notice(
+                "Signaling threads stay at nice 0: a lower nice value needs root or CAP_SYS_NICE (--signaling-nice, LIVEROOM_SIGNALING_NICE; 0 turns this off)",
+                metadata: [LogKey.limit: "\(nice)"])
+        }
+    }
+
     /// Runs until SIGTERM or SIGINT. `onRunning` gets the HTTP address and the media ports once they listen.
     public func run(onRunning: @escaping @Sendable (Credentials, SocketAddress, MediaPorts) async -> Void = { _, _, _ in }) async throws {
         let (local, credentials) = try prepare()
@@ -141,6 +156,7 @@ public struct LiveRoomServer: Sendable {
                 connectionGuard.gate.exempt(Set(peers.map { ConnectionLimits.key($0.socketAddress) }))
             }
         }
+        await raiseSignalingPriority()
         logger.notice(
             "Media candidates",
             metadata: [

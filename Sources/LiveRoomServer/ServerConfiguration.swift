@@ -71,6 +71,11 @@ public struct ServerConfiguration: Sendable {
     public var maxOutboxBytes: Int
     /// How long a signaling connection may stay without entering a room before it is closed.
     public var loginTimeout: Duration
+    /// The nice value the signaling threads (the HTTP and WebSocket event loops, the room hub's
+    /// thread) ask for, -20 to 0: below the 0 of the server's other work, so that one room's
+    /// burst does not hold up every other room's messages when the CPU is short (``SignalingPriority``).
+    /// Taking it needs root or CAP_SYS_NICE; without, the threads stay at 0.
+    public var signalingNice: Int32
     /// How long a TCP connection to the HTTP port may take to send its first request head (TLS
     /// handshake included), and how long a kept-alive one may wait for its next request.
     public var requestHeadTimeout: Duration
@@ -124,8 +129,10 @@ public struct ServerConfiguration: Sendable {
         requirePrivateMapKey: Bool = false, announceAddresses: [String] = [], tlsCertificate: String? = nil, tlsKey: String? = nil,
         reconnectGrace: Duration = .seconds(15), orderReservation: Duration = .seconds(900),
         maxReplayLength: Duration = .seconds(600), maxPKRooms: Int = 3, maxPKAnchorsPerRoom: Int = 10, pkRequestTimeout: Duration = .seconds(30),
-        mediaLoops: Int = ServerConfiguration.defaultMediaLoops, clusterDatabase: String? = nil, nodeId: String? = nil, nodeURL: String? = nil
+        mediaLoops: Int = ServerConfiguration.defaultMediaLoops, clusterDatabase: String? = nil, nodeId: String? = nil, nodeURL: String? = nil,
+        signalingNice: Int32 = ServerConfiguration.defaultSignalingNice
     ) {
+        self.signalingNice = signalingNice
         self.clusterDatabase = clusterDatabase
         self.nodeId = nodeId
         self.nodeURL = nodeURL
@@ -182,6 +189,10 @@ public struct ServerConfiguration: Sendable {
 
     /// The most webhooks waiting in the outbox by default.
     public static let defaultMaxPendingWebhooks = 100_000
+
+    /// The signaling threads' nice value by default, and the values allowed.
+    public static let defaultSignalingNice: Int32 = -10
+    public static let signalingNiceRange: ClosedRange<Int32> = -20...0
 
     /// Why the webhook settings cannot be used, or nil when they can: a URL needs a key, the URL
     /// is http(s) with a host, the key 1–32 letters and digits.

@@ -72,12 +72,13 @@ extension RoomStore: OrderStore {
         }
     }
 
-    public func buyers(of itemNumber: Int, room: String, atMost: Int) async throws -> (product: Product?, userIds: Set<String>)? {
+    public func orders(of itemNumber: Int, room: String, atMost: Int) async throws -> (product: Product?, orders: [Order])? {
         try await database.read { db in
-            let userIds = try String.fetchAll(
-                db, sql: "SELECT DISTINCT userId FROM purchase WHERE roomId = ? AND itemNumber = ? LIMIT ?", arguments: [room, itemNumber, atMost + 1])
-            guard userIds.count <= atMost else { return nil }
-            return (try Self.storedProduct(itemNumber, room: room, db), Set(userIds))
+            let orders = try Row.fetchAll(
+                db, sql: "SELECT * FROM purchase WHERE roomId = ? AND itemNumber = ? LIMIT ?", arguments: [room, itemNumber, atMost + 1]
+            ).map(Self.order)
+            guard orders.count <= atMost else { return nil }
+            return (try Self.storedProduct(itemNumber, room: room, db), orders)
         }
     }
 

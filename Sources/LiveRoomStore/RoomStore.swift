@@ -41,6 +41,12 @@ public final class RoomStore: Sendable {
         }
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
+        // GRDB's writer runs at user-initiated priority by default: on Linux nice -4, above the
+        // server's other threads, so a flash sale's writes took the CPU from every room's
+        // messages. At the default priority (nice 0) it shares with them, below the signaling
+        // threads (``--signaling-nice``); at utility (nice 4) a sale's first 100 orders took
+        // over 5 s beside an encoding anchor in a debug build.
+        configuration.qos = .default
         database = try DatabaseQueue(path: path, configuration: configuration)
         try Self.migrator.migrate(database)
     }

@@ -12,51 +12,70 @@ import Testing
             limitPerUser: limit, onShelf: onShelf)
     }
 
-    @Test func aSoldOutItemIsRefusedToNewBuyersOnlyAndForAtMostMaxAge() {
+    func refusal(_ items: inout SoldOutItems, _ itemNumber: Int = 1, quantity: Int = 1, user: String = "new", requestId: String? = "r9", at now: ContinuousClock.Instant? = nil) -> LiveRoomError? {
+        items.refusal(itemNumber, quantity: quantity, userId: user, requestId: requestId, now: now ?? t0)
+    }
+
+    @Test func aSoldOutItemIsRefusedWithoutTheStoreForAtMostMaxAge() {
         var items = SoldOutItems()
-        #expect(items.refusal(1, quantity: 1, userId: "new", now: t0) == nil, "nothing known: the store answers")
-        items.soldOut(product(1), buyers: ["had"], seenIn: items.generation, now: t0)
-        #expect(items.refusal(1, quantity: 1, userId: "new", now: t0)?.code == ErrorCode.soldOut)
-        #expect(items.refusal(1, quantity: 1, userId: "new", now: t0)?.message == "item 1 is sold out")
-        #expect(items.refusal(1, quantity: 1, userId: "had", now: t0) == nil, "a buyer with an order asks the store (a retry gets its order back)")
-        #expect(items.refusal(2, quantity: 1, userId: "new", now: t0) == nil, "other items are not known")
+        #expect(refusal(&items) == nil, "nothing known: the store answers")
+        items.soldOut(product(1), holdings: ["had": Holding(quantity: 1, requestIds: ["r1"])], seenIn: items.generation, now: t0)
+        #expect(refusal(&items)?.code == ErrorCode.soldOut)
+        #expect(refusal(&items)?.message == "item 1 is sold out")
+        #expect(refusal(&items, user: "had")?.code == ErrorCode.soldOut, "a buyer with an order, asking anew")
+        #expect(refusal(&items, user: "had", requestId: nil)?.code == ErrorCode.soldOut)
+        #expect(refusal(&items, user: "had", requestId: "r1") == nil, "a retry asks the store, which gives its order back")
+        #expect(refusal(&items, user: "new", requestId: "r1")?.code == ErrorCode.soldOut, "another buyer's request id is not theirs")
+        #expect(refusal(&items, 2) == nil, "other items are not known")
         let late = t0 + SoldOutItems.maxAge
-        #expect(items.refusal(1, quantity: 1, userId: "new", now: late) == nil, "after maxAge the store is asked again")
+        #expect(refusal(&items, at: late) == nil, "after maxAge the store is asked again")
         #expect(!items.knows(1, now: late), "and the item is forgotten")
     }
 
     @Test func theAnswerIsTheStoresAnswerInItsOrderOfRules() {
         var items = SoldOutItems()
-        items.soldOut(product(1, limit: 2), buyers: [], seenIn: items.generation, now: t0)
-        #expect(items.refusal(1, quantity: 3, userId: "new", now: t0)?.code == ErrorCode.purchaseLimitExceeded, "the limit comes before the stock")
-        #expect(items.refusal(1, quantity: 2, userId: "new", now: t0)?.code == ErrorCode.soldOut)
+        items.soldOut(product(1, limit: 2), holdings: ["had": Holding(quantity: 2, requestIds: ["r1"])], seenIn: items.generation, now: t0)
+        #expect(refusal(&items, quantity: 3)?.code == ErrorCode.purchaseLimitExceeded, "the limit comes before the stock")
+        #expect(refusal(&items, quantity: 2)?.code == ErrorCode.soldOut)
+        #expect(refusal(&items, user: "had")?.code == ErrorCode.purchaseLimitExceeded, "what a buyer holds counts against the limit")
+        #expect(refusal(&items, user: "had")?.message == "item 1 is limited to 2 per buyer; you hold 2")
+    }
+
+    @Test func holdingsCountReservedAndPaidUnitsAndEveryRequestId() {
+        func order(_ user: String, _ quantity: Int, _ state: Order.State, _ requestId: String?) -> Order {
+            Order(
+                orderId: "\(user)-\(quantity)-\(state)", roomId: "shop", itemNumber: 1, userId: user, quantity: quantity, amount: Money(minorUnits: 100, currency: "CNY"),
+                state: state, requestId: requestId, createdAt: 0, expiresAt: 1, updatedAt: 0)
+        }
+        let holdings = Holding.of([
+            order("a", 2, .reserved, "r1"), order("a", 3, .paid, nil), order("a", 4, .cancelled, "r2"), order("b", 1, .expired, "r3"),
+        ])
+        #expect(holdings == ["a": Holding(quantity: 5, requestIds: ["r1", "r2"]), "b": Holding(quantity: 0, requestIds: ["r3"])])
     }
 
     @Test func aChangeForgetsTheItemAndDisbelievesPurchasesThatStartedBeforeIt() {
         var items = SoldOutItems()
         let started = items.generation
         items.changed(1)  // a restock committed while the purchase read the empty stock
-        items.soldOut(product(1), buyers: [], seenIn: started, now: t0)
+        items.soldOut(product(1), holdings: [:], seenIn: started, now: t0)
         #expect(!items.knows(1, now: t0), "a purchase from before the change is not believed")
-        items.soldOut(product(1), buyers: [], seenIn: items.generation, now: t0)
+        items.soldOut(product(1), holdings: [:], seenIn: items.generation, now: t0)
         #expect(items.knows(1, now: t0))
         items.changed(1)
-        #expect(items.refusal(1, quantity: 1, userId: "new", now: t0) == nil)
+        #expect(refusal(&items) == nil)
     }
 
-    @Test func onlyAnEmptyProductOnTheShelfWithFewBuyersIsKept() {
+    @Test func onlyAnEmptyProductOnTheShelfIsKept() {
         var items = SoldOutItems()
-        items.soldOut(product(1, stock: 3), buyers: [], seenIn: items.generation, now: t0)
-        items.soldOut(product(2, onShelf: false), buyers: [], seenIn: items.generation, now: t0)
-        let many = Set((0...SoldOutItems.maxBuyers).map { "u\($0)" })
-        items.soldOut(product(3), buyers: many, seenIn: items.generation, now: t0)
-        #expect(!items.knows(1, now: t0) && !items.knows(2, now: t0) && !items.knows(3, now: t0))
+        items.soldOut(product(1, stock: 3), holdings: [:], seenIn: items.generation, now: t0)
+        items.soldOut(product(2, onShelf: false), holdings: [:], seenIn: items.generation, now: t0)
+        #expect(!items.knows(1, now: t0) && !items.knows(2, now: t0))
     }
 
     @Test func atMostMaxItemsAreKeptTheOldestGoingFirst() {
         var items = SoldOutItems()
         for n in 1...(SoldOutItems.maxItems + 1) {
-            items.soldOut(product(n), buyers: [], seenIn: items.generation, now: t0 + .milliseconds(n))
+            items.soldOut(product(n), holdings: [:], seenIn: items.generation, now: t0 + .milliseconds(n))
         }
         #expect(!items.knows(1, now: t0 + .milliseconds(10)))
         #expect((2...(SoldOutItems.maxItems + 1)).allSatisfy { items.knows($0, now: t0 + .milliseconds(10)) })

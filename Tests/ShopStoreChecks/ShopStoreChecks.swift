@@ -134,12 +134,13 @@ public enum ShopStoreChecks {
         #expect(try await store.orders(room: "shop", state: .reserved, offset: 0, limit: 1000).orders.count == 100)
         #expect(await code { _ = try await buy(store) } == ErrorCode.soldOut)
 
-        // The buyers of the sold-out product, read with it, or nil past the bound.
-        let holders = Set(try await store.orders(room: "shop", state: nil, offset: 0, limit: 1000).orders.map(\.userId))
-        let sold = try #require(try await store.buyers(of: 1, room: "shop", atMost: 120))
-        #expect(sold.product?.stock == 0 && sold.userIds == holders)
-        #expect(try await store.buyers(of: 1, room: "shop", atMost: holders.count - 1) == nil)
-        #expect(try await store.buyers(of: 1, room: "elsewhere", atMost: 10).map { $0.product == nil && $0.userIds.isEmpty } == true)
+        // The orders of the sold-out product, read with it, or nil past the bound.
+        let all = try await store.orders(room: "shop", state: nil, offset: 0, limit: 1000).orders
+        let sold = try #require(try await store.orders(of: 1, room: "shop", atMost: 100))
+        #expect(sold.product?.stock == 0 && Set(sold.orders.map(\.orderId)) == Set(all.map(\.orderId)))
+        #expect(sold.orders.allSatisfy { $0.requestId != nil && $0.state == .reserved && $0.itemNumber == 1 })
+        #expect(try await store.orders(of: 1, room: "shop", atMost: 99) == nil)
+        #expect(try await store.orders(of: 1, room: "elsewhere", atMost: 10).map { $0.product == nil && $0.orders.isEmpty } == true)
     }
 
     static func settledOrdersStayAndCancelledOrExpiredOnesReturnTheirStock(_ store: any ShopStore) async throws {

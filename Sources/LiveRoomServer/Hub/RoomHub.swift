@@ -21,7 +21,7 @@ import NIOPosix
 /// queue ahead of every room's requests.
 actor RoomHub {
     /// One thread for the hubs of the process (a server has one; tests make several).
-    private static let executorLoop = MultiThreadedEventLoopGroup(numberOfThreads: 1).next()
+    static let executorLoop = MultiThreadedEventLoopGroup(numberOfThreads: 1).next()
     nonisolated var unownedExecutor: UnownedSerialExecutor { Self.executorLoop.executor.asUnownedSerialExecutor() }
 
     var machine: RoomsStateMachine

@@ -93,21 +93,22 @@ final class RoomShop: Sendable {
     }
 
     /// The answer to a purchase without asking the store (the item is known sold out), or nil.
-    func refusal(_ itemNumber: Int, quantity: Int, userId: String) -> LiveRoomError? {
-        soldOut.withLock { $0.refusal(itemNumber, quantity: quantity, userId: userId, now: .now) }
+    func refusal(_ itemNumber: Int, quantity: Int, userId: String, requestId: String?) -> LiveRoomError? {
+        soldOut.withLock { $0.refusal(itemNumber, quantity: quantity, userId: userId, requestId: requestId, now: .now) }
     }
 
     /// Counts the changes to the shop's products; a purchase reads it before asking the store.
     var generation: Int { soldOut.withLock { $0.generation } }
 
     /// A purchase started in `generation` found no stock of `itemNumber` left, or took the last
-    /// of it: unless that is known already, reads the item's buyers so that later buyers are
+    /// of it: unless that is known already, reads the item's orders so that later buyers are
     /// answered without the store.
     func learnSoldOut(_ itemNumber: Int, seenIn generation: Int, store: any ShopStore) async {
         guard !soldOut.withLock({ $0.knows(itemNumber, now: .now) }),
-            let (product, buyers) = try? await store.buyers(of: itemNumber, room: roomId, atMost: SoldOutItems.maxBuyers), let product
+            let (product, orders) = try? await store.orders(of: itemNumber, room: roomId, atMost: SoldOutItems.maxOrders), let product
         else { return }
-        soldOut.withLock { $0.soldOut(product, buyers: buyers, seenIn: generation, now: .now) }
+        let holdings = Holding.of(orders)
+        soldOut.withLock { $0.soldOut(product, holdings: holdings, seenIn: generation, now: .now) }
     }
 
     /// A product changed (an edit, stock back from an order, a replay): the room hears it, and
@@ -198,7 +199,7 @@ final class RoomShops: Sendable {
         }
         let shop = shop(roomId)
         // Asked when the purchase's turn comes: a burst queues before the item sells out.
-        if let refusal = shop.refusal(itemNumber, quantity: quantity, userId: userId) {
+        if let refusal = shop.refusal(itemNumber, quantity: quantity, userId: userId, requestId: requestId) {
             return send(.onBuyResult(itemNumber: itemNumber, quantity: quantity, code: refusal.code, message: refusal.message, orderId: nil, stockLeft: nil, requestId: requestId))
         }
         let generation = shop.generation

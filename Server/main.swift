@@ -53,6 +53,7 @@ struct LiveRoomServerCommand: AsyncParsableCommand {
     @Option(help: "Seconds a signaling connection may stay without entering a room before it is closed (LIVEROOM_LOGIN_TIMEOUT, default 10).")
     var loginTimeout: Int?
     @Option(
+        parsing: .unconditional,  // the value is negative: "--signaling-nice -5" must not read "-5" as a flag
         help:
             "Nice value, -20 to 0, the signaling threads ask for so that a busy room does not hold up the others' messages when the CPU is short; needs root or CAP_SYS_NICE, else they stay at 0 (LIVEROOM_SIGNALING_NICE, default -10)."
     )

@@ -125,16 +125,17 @@ public struct SoldOutItems: Sendable {
     }
 
     /// What the store said after a purchase started in `generation` found no stock (or took the
-    /// last of it): the product as it is now and what its buyers hold (``OrderStore/orders(of:room:atMost:)``).
-    /// Kept when nothing changed the shop since and the product is on the shelf with no stock.
-    public mutating func soldOut(_ product: Product, holdings: [String: Holding], seenIn generation: Int, now: ContinuousClock.Instant) {
-        guard generation == self.generation, product.onShelf, product.stock == 0 else { return }
+    /// last of it): the product as it is now and its orders (``OrderStore/orders(of:room:atMost:)``).
+    /// Kept, as what each buyer holds, when nothing changed the shop since, the product is on
+    /// the shelf with no stock, and it has at most ``maxOrders`` orders.
+    public mutating func soldOut(_ product: Product, orders: [Order], seenIn generation: Int, now: ContinuousClock.Instant) {
+        guard generation == self.generation, product.onShelf, product.stock == 0, orders.count <= Self.maxOrders else { return }
         if items[product.itemNumber] == nil, items.count >= Self.maxItems,
             let oldest = items.min(by: { $0.value.since < $1.value.since })?.key
         {
             items[oldest] = nil
         }
-        items[product.itemNumber] = Item(product: product, holdings: holdings, since: now)
+        items[product.itemNumber] = Item(product: product, holdings: Holding.of(orders), since: now)
     }
 
     /// Something changed `itemNumber` (or removed it): ask the store again.

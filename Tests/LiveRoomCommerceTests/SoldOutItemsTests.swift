@@ -12,6 +12,12 @@ import Testing
             limitPerUser: limit, onShelf: onShelf)
     }
 
+    func order(_ user: String, _ quantity: Int = 1, _ state: Order.State = .reserved, requestId: String?, number: Int = 0) -> Order {
+        Order(
+            orderId: "\(user)-\(quantity)-\(state)-\(number)", roomId: "shop", itemNumber: 1, userId: user, quantity: quantity,
+            amount: Money(minorUnits: 100, currency: "CNY"), state: state, requestId: requestId, createdAt: 0, expiresAt: 1, updatedAt: 0)
+    }
+
     func refusal(_ items: inout SoldOutItems, _ itemNumber: Int = 1, quantity: Int = 1, user: String = "new", requestId: String? = "r9", at now: ContinuousClock.Instant? = nil) -> LiveRoomError? {
         items.refusal(itemNumber, quantity: quantity, userId: user, requestId: requestId, now: now ?? t0)
     }
@@ -19,7 +25,7 @@ import Testing
     @Test func aSoldOutItemIsRefusedWithoutTheStoreForAtMostMaxAge() {
         var items = SoldOutItems()
         #expect(refusal(&items) == nil, "nothing known: the store answers")
-        items.soldOut(product(1), holdings: ["had": Holding(quantity: 1, requestIds: ["r1"])], seenIn: items.generation, now: t0)
+        items.soldOut(product(1), orders: [order("had", requestId: "r1")], seenIn: items.generation, now: t0)
         #expect(refusal(&items)?.code == ErrorCode.soldOut)
         #expect(refusal(&items)?.message == "item 1 is sold out")
         #expect(refusal(&items, user: "had")?.code == ErrorCode.soldOut, "a buyer with an order, asking anew")
@@ -34,7 +40,7 @@ import Testing
 
     @Test func theAnswerIsTheStoresAnswerInItsOrderOfRules() {
         var items = SoldOutItems()
-        items.soldOut(product(1, limit: 2), holdings: ["had": Holding(quantity: 2, requestIds: ["r1"])], seenIn: items.generation, now: t0)
+        items.soldOut(product(1, limit: 2), orders: [order("had", 2, requestId: "r1")], seenIn: items.generation, now: t0)
         #expect(refusal(&items, quantity: 3)?.code == ErrorCode.purchaseLimitExceeded, "the limit comes before the stock")
         #expect(refusal(&items, quantity: 2)?.code == ErrorCode.soldOut)
         #expect(refusal(&items, user: "had")?.code == ErrorCode.purchaseLimitExceeded, "what a buyer holds counts against the limit")
@@ -42,13 +48,8 @@ import Testing
     }
 
     @Test func holdingsCountReservedAndPaidUnitsAndEveryRequestId() {
-        func order(_ user: String, _ quantity: Int, _ state: Order.State, _ requestId: String?) -> Order {
-            Order(
-                orderId: "\(user)-\(quantity)-\(state)", roomId: "shop", itemNumber: 1, userId: user, quantity: quantity, amount: Money(minorUnits: 100, currency: "CNY"),
-                state: state, requestId: requestId, createdAt: 0, expiresAt: 1, updatedAt: 0)
-        }
         let holdings = Holding.of([
-            order("a", 2, .reserved, "r1"), order("a", 3, .paid, nil), order("a", 4, .cancelled, "r2"), order("b", 1, .expired, "r3"),
+            order("a", 2, .reserved, requestId: "r1"), order("a", 3, .paid, requestId: nil), order("a", 4, .cancelled, requestId: "r2"), order("b", 1, .expired, requestId: "r3"),
         ])
         #expect(holdings == ["a": Holding(quantity: 5, requestIds: ["r1", "r2"]), "b": Holding(quantity: 0, requestIds: ["r3"])])
     }
@@ -57,25 +58,29 @@ import Testing
         var items = SoldOutItems()
         let started = items.generation
         items.changed(1)  // a restock committed while the purchase read the empty stock
-        items.soldOut(product(1), holdings: [:], seenIn: started, now: t0)
+        items.soldOut(product(1), orders: [], seenIn: started, now: t0)
         #expect(!items.knows(1, now: t0), "a purchase from before the change is not believed")
-        items.soldOut(product(1), holdings: [:], seenIn: items.generation, now: t0)
+        items.soldOut(product(1), orders: [], seenIn: items.generation, now: t0)
         #expect(items.knows(1, now: t0))
         items.changed(1)
         #expect(refusal(&items) == nil)
     }
 
-    @Test func onlyAnEmptyProductOnTheShelfIsKept() {
+    @Test func onlyAnEmptyProductOnTheShelfWithFewOrdersIsKept() {
         var items = SoldOutItems()
-        items.soldOut(product(1, stock: 3), holdings: [:], seenIn: items.generation, now: t0)
-        items.soldOut(product(2, onShelf: false), holdings: [:], seenIn: items.generation, now: t0)
-        #expect(!items.knows(1, now: t0) && !items.knows(2, now: t0))
+        items.soldOut(product(1, stock: 3), orders: [], seenIn: items.generation, now: t0)
+        items.soldOut(product(2, onShelf: false), orders: [], seenIn: items.generation, now: t0)
+        let many = (0...SoldOutItems.maxOrders).map { order("u\($0)", requestId: "r\($0)", number: $0) }
+        items.soldOut(product(3), orders: many, seenIn: items.generation, now: t0)
+        #expect(!items.knows(1, now: t0) && !items.knows(2, now: t0) && !items.knows(3, now: t0))
+        items.soldOut(product(3), orders: Array(many.dropLast()), seenIn: items.generation, now: t0)
+        #expect(items.knows(3, now: t0), "maxOrders orders are kept")
     }
 
     @Test func atMostMaxItemsAreKeptTheOldestGoingFirst() {
         var items = SoldOutItems()
         for n in 1...(SoldOutItems.maxItems + 1) {
-            items.soldOut(product(n), holdings: [:], seenIn: items.generation, now: t0 + .milliseconds(n))
+            items.soldOut(product(n), orders: [], seenIn: items.generation, now: t0 + .milliseconds(n))
         }
         #expect(!items.knows(1, now: t0 + .milliseconds(10)))
         #expect((2...(SoldOutItems.maxItems + 1)).allSatisfy { items.knows($0, now: t0 + .milliseconds(10)) })

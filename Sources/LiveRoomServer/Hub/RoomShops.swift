@@ -107,8 +107,7 @@ final class RoomShop: Sendable {
         guard !soldOut.withLock({ $0.knows(itemNumber, now: .now) }),
             let (product, orders) = try? await store.orders(of: itemNumber, room: roomId, atMost: SoldOutItems.maxOrders), let product
         else { return }
-        let holdings = Holding.of(orders)
-        soldOut.withLock { $0.soldOut(product, holdings: holdings, seenIn: generation, now: .now) }
+        soldOut.withLock { $0.soldOut(product, orders: orders, seenIn: generation, now: .now) }
     }
 
     /// A product changed (an edit, stock back from an order, a replay): the room hears it, and

@@ -14,17 +14,20 @@ struct BuyOutcome: Sendable {
     var quantity: Int
     /// From sending the request to its answer.
     var latency: Duration?
+    /// Unanswered: how the buyer's connection ended.
+    var end: String?
 }
 
 /// Connects as audience member `userId`, enters `room`, and once `onEnterRoom` says it is in,
 /// runs `body` with the server's next messages and the writer. Refused, it returns without `body`.
-func inRoom(
+/// Returns the close frame the server sent, if it closed the connection.
+@discardableResult func inRoom(
     as userId: String, of room: RoomID, url: String, sdkAppId: UInt64, secretKey: String, logger: Logger,
     _ body: @escaping @Sendable (inout WebSocketInboundMessageStream.AsyncIterator, WebSocketOutboundWriter) async throws -> Void
-) async throws {
+) async throws -> WebSocketCloseFrame? {
     let sig = UserSig.make(sdkAppId: sdkAppId, secretKey: secretKey, identifier: userId, time: Int64(Date().timeIntervalSince1970), expire: 3600)
     let enter = EnterRoomParams(sdkAppId: sdkAppId, userId: userId, userSig: sig.encoded(), room: room, role: .audience)
-    try await WebSocketClient.connect(url: url, configuration: .init(maxFrameSize: 1 << 20), logger: logger) { inbound, outbound, _ in
+    return try await WebSocketClient.connect(url: url, configuration: .init(maxFrameSize: 1 << 20), logger: logger) { inbound, outbound, _ in
         try await outbound.write(.text(RoomRequest.enterRoom(enter).json.jsonText))
         var messages = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()
         while let message = try await messages.next() {
@@ -71,7 +74,7 @@ struct Buyer: Sendable {
     func run(gate: Gate, logger: Logger, entered: @escaping @Sendable (Bool) -> Void) async -> [BuyOutcome] {
         let outcomes = Outcomes(requestIds: requestIds)
         do {
-            try await withTimeout(timeout, "buyer \(userId) timed out") { [self] in
+            let close = try await withTimeout(timeout, "buyer \(userId) timed out") { [self] in
                 try await inRoom(as: userId, of: room, url: url, sdkAppId: sdkAppId, secretKey: secretKey, logger: logger) { messages, outbound in
                     outcomes.entered = true
                     entered(true)
@@ -97,12 +100,20 @@ struct Buyer: Sendable {
                     try? await outbound.close(.normalClosure, reason: "shop-bench done")
                 }
             }
+            if outcomes.waiting > 0 {
+                outcomes.end = close.map { "closed by the server (\($0.closeCode)): \($0.reason ?? "")" } ?? "the connection ended"
+            }
         } catch {
             // A lost connection (the server was killed) or the time running out: what was
             // answered stays answered, the rest has no code.
+            if outcomes.waiting > 0 { outcomes.end = "\(error)" }
         }
         if !outcomes.entered { entered(false) }
-        return outcomes.all
+        return outcomes.all.map { outcome in
+            var outcome = outcome
+            if outcome.code == nil { outcome.end = outcomes.end }
+            return outcome
+        }
     }
 }
 
@@ -113,6 +124,13 @@ final class Outcomes: @unchecked Sendable {
     private var sentAt: [String: ContinuousClock.Instant] = [:]
     private let order: [String]
     private var isIn = false
+    private var ending: String?
+
+    /// How the connection ended while answers were still due.
+    var end: String? {
+        get { lock.withLock { ending } }
+        set { lock.withLock { ending = newValue } }
+    }
 
     /// Whether the buyer got into the room.
     var entered: Bool {

@@ -333,8 +333,11 @@ struct SaleResult {
             "codes": .object(Dictionary(uniqueKeysWithValues: codes.map { (String($0.key), .number(Double($0.value))) })),
             "requestsPerSecond": .number(requestsPerSecond.rounded()), "p50Ms": .number((p50 * 1000).rounded() / 1000),
             "p99Ms": .number((p99 * 1000).rounded() / 1000), "stockLeft": stockLeft.map { .number(Double($0)) } ?? .null,
-            "binary": .string(binary),
+            "binary": .string(binary), "seconds": .number((seconds * 1000).rounded() / 1000),
         ]
+        // Why requests went unanswered: buyers' connections by how they ended.
+        let ends = outcomes.reduce(into: [String: Int]()) { if $1.code == nil { $0[$1.end ?? "unknown", default: 0] += 1 } }
+        if !ends.isEmpty { object["unanswered"] = .object(ends.mapValues { .number(Double($0)) }) }
         if let quiet {
             object["quietRooms"] = [
                 "p99BeforeMs": .number((quiet.p99Before * 1000).rounded() / 1000), "p99DuringMs": .number((quiet.p99During * 1000).rounded() / 1000),

@@ -118,6 +118,10 @@ public protocol OrderStore: Sendable {
     func buy(
         itemNumber: Int, quantity: Int, userId: String, requestId: String?, room: String, now: Int64, reservation: Duration
     ) async throws -> (order: Order, product: Product, repeated: Bool)
+    /// Several purchases of one room in one go, in the given order, each as ``buy(itemNumber:quantity:userId:requestId:room:now:reservation:)``
+    /// would make it; one refused does not touch the others. A store that can commits them
+    /// together (SQLite: one transaction, one sync to disk for a whole batch of a flash sale).
+    func buy(_ purchases: [PurchaseRequest], room: String, now: Int64, reservation: Duration) async -> [PurchaseOutcome]
     /// The product as it is now and every order of it (in any state), read together; nil when
     /// there are more than `atMost` orders. A room's shop reads it to answer later buyers of a
     /// sold-out product without a transaction each (``SoldOutItems``).
@@ -133,6 +137,44 @@ public protocol OrderStore: Sendable {
     /// Expires reservations unpaid at `now`, returning their stock; returns the products whose
     /// stock came back, each with the order that expired.
     func expireOrders(now: Int64) async throws -> [(room: String, product: Product, order: Order)]
+}
+
+/// One buy request of a batch (``OrderStore/buy(_:room:now:reservation:)``).
+public struct PurchaseRequest: Sendable {
+    public var itemNumber: Int
+    public var quantity: Int
+    public var userId: String
+    public var requestId: String?
+
+    public init(itemNumber: Int, quantity: Int, userId: String, requestId: String?) {
+        self.itemNumber = itemNumber
+        self.quantity = quantity
+        self.userId = userId
+        self.requestId = requestId
+    }
+}
+
+/// What became of one purchase of a batch: the order and the product as it is after it (and
+/// whether the request was seen before), or why not.
+public typealias PurchaseOutcome = Result<(order: Order, product: Product, repeated: Bool), any Error>
+
+extension OrderStore {
+    /// One purchase after the other, each in its own transaction.
+    public func buy(_ purchases: [PurchaseRequest], room: String, now: Int64, reservation: Duration) async -> [PurchaseOutcome] {
+        var outcomes: [PurchaseOutcome] = []
+        for purchase in purchases {
+            do {
+                outcomes.append(
+                    .success(
+                        try await buy(
+                            itemNumber: purchase.itemNumber, quantity: purchase.quantity, userId: purchase.userId, requestId: purchase.requestId,
+                            room: room, now: now, reservation: reservation)))
+            } catch {
+                outcomes.append(.failure(error))
+            }
+        }
+        return outcomes
+    }
 }
 
 /// Where PK sales battles are kept. A battle's score is computed from the orders table, so a

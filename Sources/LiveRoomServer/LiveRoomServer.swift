@@ -439,74 +439,81 @@ public struct LiveRoomServer: Sendable {
                 hub.shops.buy(
                     roomId: seat.roomId, userId: seat.userId, itemNumber: itemNumber, quantity: quantity, requestId: requestId, answer: outbox, hub: hub)
             }
-            await withTaskGroup(of: Void.self) { group in
-                let loginTimeout = configuration.loginTimeout
-                // A connection that has not entered a room by the deadline is closed: idle
-                // connections cost the server memory and a file descriptor each.
-                let loginDeadline = Task {
-                    guard (try? await Task.sleep(for: loginTimeout)) != nil, await !hub.isInRoom(session) else { return }
-                    let seconds = loginTimeout.components.seconds
-                    await hub.send(.error(LiveRoomError(ErrorCode.loginTimeout, "no enterRoom within \(seconds) s; the connection is closed")), to: session)
-                    logger.info("Signaling connection closed: no enterRoom", metadata: [LogKey.session: "\(session)"])
-                    try? await Task.sleep(for: .milliseconds(100))  // lets the writer send the error first
-                    await hangUp(reason: "no enterRoom within \(seconds) s")
-                }
-                group.addTask { await outbox.write(to: channel) }
-                group.addTask {
-                    switch await outbox.ended() {
-                    case .overflowed:
-                        // A client that does not read what its room sends is closed, not buffered for.
-                        logger.info("Signaling connection closed: it does not read", metadata: [LogKey.session: "\(session)"])
-                        await hangUp(reason: "more than \(outbox.maxBytes) bytes of messages wait for this client; read faster")
-                    case .hungUp(let reason):
-                        try? await Task.sleep(for: .milliseconds(100))  // lets the writer send what is queued first
-                        await hangUp(reason: reason, restart: true)
-                    case .closed:
-                        break
+            // The connection's work (reading, writing) runs on its room's lane once it has a
+            // seat: a busy room's connections queue behind each other, not before other rooms'.
+            let executor = ConnectionExecutor()
+            hub.seats.register(session, executor)
+            defer { hub.seats.unregister(session) }
+            await withTaskExecutorPreference(executor) {
+                await withTaskGroup(of: Void.self) { group in
+                    let loginTimeout = configuration.loginTimeout
+                    // A connection that has not entered a room by the deadline is closed: idle
+                    // connections cost the server memory and a file descriptor each.
+                    let loginDeadline = Task {
+                        guard (try? await Task.sleep(for: loginTimeout)) != nil, await !hub.isInRoom(session) else { return }
+                        let seconds = loginTimeout.components.seconds
+                        await hub.send(.error(LiveRoomError(ErrorCode.loginTimeout, "no enterRoom within \(seconds) s; the connection is closed")), to: session)
+                        logger.info("Signaling connection closed: no enterRoom", metadata: [LogKey.session: "\(session)"])
+                        try? await Task.sleep(for: .milliseconds(100))  // lets the writer send the error first
+                        await hangUp(reason: "no enterRoom within \(seconds) s")
                     }
-                }
-                do {
-                    while true {
-                        let message: WebSocketMessage
-                        if let pending = first {
-                            first = nil
-                            message = pending
-                        } else {
-                            guard let next = try await messages.next() else { break }
-                            message = next
+                    group.addTask { await outbox.write(to: channel) }
+                    group.addTask {
+                        switch await outbox.ended() {
+                        case .overflowed:
+                            // A client that does not read what its room sends is closed, not buffered for.
+                            logger.info("Signaling connection closed: it does not read", metadata: [LogKey.session: "\(session)"])
+                            await hangUp(reason: "more than \(outbox.maxBytes) bytes of messages wait for this client; read faster")
+                        case .hungUp(let reason):
+                            try? await Task.sleep(for: .milliseconds(100))  // lets the writer send what is queued first
+                            await hangUp(reason: reason, restart: true)
+                        case .closed:
+                            break
                         }
-                        switch message {
-                        case .text(let text) where relayed && NodeMediaFrame.isNodeFrame(text):
-                            await hub.nodeFrame(text, from: session)
-                        case .text(let text):
-                            do throws(LiveRoomError) {
-                                let request = try SignalingRequest.parse(text)
-                                if !relayed, case .room(.buyProduct(let itemNumber, let quantity, let requestId)) = request {
-                                    // A purchase goes to its room's shop, not through the hub, and the
-                                    // next frame is read at once.
-                                    buy(itemNumber: itemNumber, quantity: quantity, requestId: requestId, session: session, outbox: outbox)
-                                } else {
-                                    await hub.receive(request, from: session, connectedAt: connectedAt)
-                                }
-                            } catch {
-                                logger.debug("Bad signaling message", metadata: [LogKey.session: "\(session)", LogKey.error: "\(error)"])
-                                outbox.push(ServerEvent.error(error).json.jsonText, priority: .normal)
+                    }
+                    do {
+                        while true {
+                            let message: WebSocketMessage
+                            if let pending = first {
+                                first = nil
+                                message = pending
+                            } else {
+                                guard let next = try await messages.next() else { break }
+                                message = next
                             }
-                        case .binary:
-                            await hub.send(
-                                .error(LiveRoomError(ErrorCode.invalidField, "signaling frames must be text (JSON), not binary")), to: session)
+                            switch message {
+                            case .text(let text) where relayed && NodeMediaFrame.isNodeFrame(text):
+                                await hub.nodeFrame(text, from: session)
+                            case .text(let text):
+                                do throws(LiveRoomError) {
+                                    let request = try SignalingRequest.parse(text)
+                                    if !relayed, case .room(.buyProduct(let itemNumber, let quantity, let requestId)) = request {
+                                        // A purchase goes to its room's shop, not through the hub, and the
+                                        // next frame is read at once.
+                                        buy(itemNumber: itemNumber, quantity: quantity, requestId: requestId, session: session, outbox: outbox)
+                                    } else {
+                                        await hub.receive(request, from: session, connectedAt: connectedAt)
+                                    }
+                                } catch {
+                                    logger.debug("Bad signaling message", metadata: [LogKey.session: "\(session)", LogKey.error: "\(error)"])
+                                    outbox.push(ServerEvent.error(error).json.jsonText, priority: .normal)
+                                }
+                            case .binary:
+                                await hub.send(
+                                    .error(LiveRoomError(ErrorCode.invalidField, "signaling frames must be text (JSON), not binary")), to: session)
+                            }
                         }
+                    } catch {
+                        logger.debug("Signaling connection failed", metadata: [LogKey.session: "\(session)", LogKey.error: "\(error)"])
                     }
-                } catch {
-                    logger.debug("Signaling connection failed", metadata: [LogKey.session: "\(session)", LogKey.error: "\(error)"])
+                    loginDeadline.cancel()
+                    if closedByServer.isSet {
+                        await hub.disconnect(session)
+                    } else {
+                        await hub.connectionLost(session)
+                    }
+                    await group.waitForAll()
                 }
-                loginDeadline.cancel()
-                if closedByServer.isSet {
-                    await hub.disconnect(session)
-                } else {
-                    await hub.connectionLost(session)
-                }
-                await group.waitForAll()
             }
             logger.debug("Signaling connection closed", metadata: [LogKey.session: "\(session)"])
         }

@@ -29,47 +29,79 @@ extension RoomStore: OrderStore {
     public func buy(
         itemNumber: Int, quantity: Int, userId: String, requestId: String?, room: String, now: Int64, reservation: Duration
     ) async throws -> (order: Order, product: Product, repeated: Bool) {
+        let purchase = PurchaseRequest(itemNumber: itemNumber, quantity: quantity, userId: userId, requestId: requestId)
         try Purchase.check(quantity: quantity, requestId: requestId)
-        return try await database.write { db in
-            if let requestId,
-                let row = try Row.fetchOne(
-                    db, sql: "SELECT * FROM purchase WHERE roomId = ? AND userId = ? AND requestId = ?", arguments: [room, userId, requestId])
-            {
-                // The same request again (a retry after a lost answer): the same order.
-                let order = Self.order(row)
-                guard let product = try Self.storedProduct(order.itemNumber, room: room, db) else { throw Purchase.productNotFound(order.itemNumber) }
-                return (order, product, true)
+        return try await database.write { db in try Self.buy(purchase, room: room, now: now, reservation: reservation, db) }
+    }
+
+    /// The batch in one write transaction, each purchase in a savepoint of its own: one
+    /// refused (or failing) rolls back only itself, and the batch costs one commit.
+    public func buy(_ purchases: [PurchaseRequest], room: String, now: Int64, reservation: Duration) async -> [PurchaseOutcome] {
+        do {
+            return try await database.write { db in
+                purchases.map { purchase in
+                    do {
+                        try Purchase.check(quantity: purchase.quantity, requestId: purchase.requestId)
+                        var outcome: (order: Order, product: Product, repeated: Bool)?
+                        try db.inSavepoint {
+                            outcome = try Self.buy(purchase, room: room, now: now, reservation: reservation, db)
+                            return .commit
+                        }
+                        return outcome.map { .success($0) } ?? .failure(Purchase.productNotFound(purchase.itemNumber))
+                    } catch {
+                        return .failure(error)
+                    }
+                }
             }
-            var product = try Purchase.offered(try Self.storedProduct(itemNumber, room: room, db), itemNumber: itemNumber)
-            if product.limitPerUser != nil {
-                let held = try Int.fetchOne(
-                    db,
-                    sql: "SELECT COALESCE(SUM(quantity), 0) FROM purchase WHERE roomId = ? AND itemNumber = ? AND userId = ? AND state IN ('reserved', 'paid')",
-                    arguments: [room, itemNumber, userId]) ?? 0
-                try Purchase.checkLimit(product, quantity: quantity, held: held)
-            }
-            try Purchase.checkStock(product.stock, quantity: quantity, itemNumber: itemNumber)
-            try db.execute(
-                sql: "UPDATE product SET stock = stock - ?, version = version + 1 WHERE roomId = ? AND itemNumber = ? AND stock >= ?",
-                arguments: [quantity, room, itemNumber, quantity])
-            guard db.changesCount == 1 else { throw Purchase.soldOut(itemNumber) }
-            product.stock -= quantity
-            product.version += 1
-            let order = Order(
-                orderId: Self.newOrderId(), roomId: room, itemNumber: itemNumber, userId: userId, quantity: quantity,
-                amount: Money(minorUnits: product.price.minorUnits * Int64(quantity), currency: product.price.currency), state: .reserved,
-                requestId: requestId, createdAt: now, expiresAt: now + Self.milliseconds(reservation), updatedAt: now)
-            try db.execute(
-                sql: """
-                    INSERT INTO purchase (orderId, roomId, itemNumber, userId, quantity, amountMinor, currency, state, requestId, createdAt, expiresAt, updatedAt)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [
-                    order.orderId, room, itemNumber, userId, quantity, order.amount.minorUnits, order.amount.currency, order.state.rawValue,
-                    requestId, now, order.expiresAt, now,
-                ])
-            return (order, product, false)
+        } catch {
+            return purchases.map { _ in .failure(error) }
         }
+    }
+
+    /// One purchase inside a write transaction: checks shelf, the user's limit and stock, takes
+    /// the stock and stores the order; a request id seen before returns its order.
+    private static func buy(
+        _ purchase: PurchaseRequest, room: String, now: Int64, reservation: Duration, _ db: Database
+    ) throws -> (order: Order, product: Product, repeated: Bool) {
+        let (itemNumber, quantity, userId, requestId) = (purchase.itemNumber, purchase.quantity, purchase.userId, purchase.requestId)
+        if let requestId,
+            let row = try Row.fetchOne(
+                db, sql: "SELECT * FROM purchase WHERE roomId = ? AND userId = ? AND requestId = ?", arguments: [room, userId, requestId])
+        {
+            // The same request again (a retry after a lost answer): the same order.
+            let order = Self.order(row)
+            guard let product = try Self.storedProduct(order.itemNumber, room: room, db) else { throw Purchase.productNotFound(order.itemNumber) }
+            return (order, product, true)
+        }
+        var product = try Purchase.offered(try Self.storedProduct(itemNumber, room: room, db), itemNumber: itemNumber)
+        if product.limitPerUser != nil {
+            let held = try Int.fetchOne(
+                db,
+                sql: "SELECT COALESCE(SUM(quantity), 0) FROM purchase WHERE roomId = ? AND itemNumber = ? AND userId = ? AND state IN ('reserved', 'paid')",
+                arguments: [room, itemNumber, userId]) ?? 0
+            try Purchase.checkLimit(product, quantity: quantity, held: held)
+        }
+        try Purchase.checkStock(product.stock, quantity: quantity, itemNumber: itemNumber)
+        try db.execute(
+            sql: "UPDATE product SET stock = stock - ?, version = version + 1 WHERE roomId = ? AND itemNumber = ? AND stock >= ?",
+            arguments: [quantity, room, itemNumber, quantity])
+        guard db.changesCount == 1 else { throw Purchase.soldOut(itemNumber) }
+        product.stock -= quantity
+        product.version += 1
+        let order = Order(
+            orderId: Self.newOrderId(), roomId: room, itemNumber: itemNumber, userId: userId, quantity: quantity,
+            amount: Money(minorUnits: product.price.minorUnits * Int64(quantity), currency: product.price.currency), state: .reserved,
+            requestId: requestId, createdAt: now, expiresAt: now + Self.milliseconds(reservation), updatedAt: now)
+        try db.execute(
+            sql: """
+                INSERT INTO purchase (orderId, roomId, itemNumber, userId, quantity, amountMinor, currency, state, requestId, createdAt, expiresAt, updatedAt)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                order.orderId, room, itemNumber, userId, quantity, order.amount.minorUnits, order.amount.currency, order.state.rawValue,
+                requestId, now, order.expiresAt, now,
+            ])
+        return (order, product, false)
     }
 
     public func orders(of itemNumber: Int, room: String, atMost: Int) async throws -> (product: Product?, orders: [Order])? {

@@ -77,7 +77,11 @@ import Testing
                 try await Task.sleep(for: .milliseconds(100))
             }
         }
-        #expect(first["sold"] == 100 && first["answered"]?.intValue == Self.requests, "\(first["codes"]?.jsonText ?? "")")
+        // What the server said of connections it closed, for a failure's message.
+        let closings = { server.process.standardError.split(separator: "\n").filter { $0.contains("closed") || $0.contains("Ping") }.suffix(20).joined(separator: "\n") }
+        #expect(
+            first["sold"] == 100 && first["answered"]?.intValue == Self.requests,
+            "\(first["codes"]?.jsonText ?? ""); unanswered: \(first["unanswered"]?.jsonText ?? "none"); \(first["requestsPerSecond"]?.jsonText ?? "") answers/s; the server's closings: \(closings())")
         #expect(first["codes"]?["0"] == 100 && first["codes"]?["-7310"]?.intValue == Self.requests - 100, "every other request is sold out: \(first["codes"]?.jsonText ?? "")")
         let sold = try #require(first["orders"]?.arrayValue)
         #expect(Set(sold.compactMap { $0["orderId"]?.stringValue }).count == 100)
@@ -113,7 +117,12 @@ import Testing
 
         // The anchor heard of the sales, summed into a few events.
         let sales = host.events(named: "onProductSold").flatMap { $0["sales"]?.arrayValue ?? [] }.filter { $0["itemNumber"] == 1 }
-        #expect(sales.reduce(0) { $0 + ($1["quantity"]?.intValue ?? 0) } == 100 && sales.count <= 20, "\(sales.count) onProductSold")
+        #expect(
+            sales.reduce(0) { $0 + ($1["quantity"]?.intValue ?? 0) } == 100 && sales.count <= 20,
+            """
+            \(sales.count) onProductSold, units each: \(sales.compactMap { $0["quantity"]?.intValue }); \
+            the sale took \(first["seconds"]?.jsonText ?? "?") s at p50 \(first["p50Ms"]?.jsonText ?? "?") ms
+            """)
 
         // Sale 2: more stock, requests spread over 4 s, and kill -9 in the middle.
         let second = try await Self.sale(server, item: 2, stock: 3000, spreadMs: 4000, in: scope) { bench in

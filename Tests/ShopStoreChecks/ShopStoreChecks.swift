@@ -14,6 +14,7 @@ public enum ShopStoreChecks {
         ("a room holds at most 500 products", aRoomHoldsAtMostFiveHundredProducts),
         ("a purchase reserves stock and a retry returns the same order", aPurchaseReservesStockAndARetryReturnsTheSameOrder),
         ("stock never goes below zero under concurrent buyers", stockNeverGoesBelowZeroUnderConcurrentBuyers),
+        ("a batch of purchases: each as alone, one refused touches no other", aBatchOfPurchasesIsEachAsAlone),
         ("settled orders stay, cancelled or expired ones return their stock", settledOrdersStayAndCancelledOrExpiredOnesReturnTheirStock),
         ("products keep their newest replays", productsKeepTheirNewestReplays),
         ("the pop-up is set, read and ended per room", thePopUpIsSetReadAndEndedPerRoom),
@@ -141,6 +142,42 @@ public enum ShopStoreChecks {
         #expect(sold.orders.allSatisfy { $0.requestId != nil && $0.state == .reserved && $0.itemNumber == 1 })
         #expect(try await store.orders(of: 1, room: "shop", atMost: 99) == nil)
         #expect(try await store.orders(of: 1, room: "elsewhere", atMost: 10).map { $0.product == nil && $0.orders.isEmpty } == true)
+    }
+
+    static func aBatchOfPurchasesIsEachAsAlone(_ store: any ShopStore) async throws {
+        var product = limitedTea
+        product.stock = 4
+        _ = try await store.addProduct(product, room: "shop")
+        let batch = [
+            PurchaseRequest(itemNumber: 1, quantity: 2, userId: "a", requestId: "r1"),
+            PurchaseRequest(itemNumber: 1, quantity: 0, userId: "b", requestId: "r2"),
+            PurchaseRequest(itemNumber: 1, quantity: 2, userId: "a", requestId: "r3"),
+            PurchaseRequest(itemNumber: 9, quantity: 1, userId: "b", requestId: "r4"),
+            PurchaseRequest(itemNumber: 1, quantity: 1, userId: "b", requestId: "r5"),
+            PurchaseRequest(itemNumber: 1, quantity: 1, userId: "a", requestId: "r1"),
+            PurchaseRequest(itemNumber: 1, quantity: 2, userId: "c", requestId: "r6"),
+            PurchaseRequest(itemNumber: 1, quantity: 1, userId: "c", requestId: "r6"),
+        ]
+        let outcomes = await store.buy(batch, room: "shop", now: 1_000, reservation: .seconds(60))
+        #expect(outcomes.count == batch.count)
+        let codes = outcomes.map { outcome in
+            switch outcome {
+            case .success(let result): result.repeated ? 1 : 0
+            case .failure(let error): (error as? LiveRoomError)?.code ?? -1
+            }
+        }
+        #expect(
+            codes == [0, ErrorCode.invalidPurchase, ErrorCode.purchaseLimitExceeded, ErrorCode.productNotFound, 0, 1, ErrorCode.soldOut, 0],
+            "\(codes)")
+        let first = try #require(try? outcomes[0].get())
+        #expect(first.product.stock == 2 && first.order.quantity == 2 && first.order.userId == "a")
+        #expect(try outcomes[5].get().order == first.order, "the same request in the batch gets the same order")
+        #expect(try outcomes[4].get().product.stock == 1)
+        // A request refused for want of stock took nothing, and its id is free for a smaller one.
+        #expect(try outcomes[7].get().product.stock == 0)
+        #expect(try await store.product(1, room: "shop")?.stock == 0)
+        #expect(try await store.orders(room: "shop", state: nil, offset: 0, limit: 10).total == 3)
+        #expect(await store.buy([], room: "shop", now: 1_000, reservation: .seconds(60)).isEmpty)
     }
 
     static func settledOrdersStayAndCancelledOrExpiredOnesReturnTheirStock(_ store: any ShopStore) async throws {

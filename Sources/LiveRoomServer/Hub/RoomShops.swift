@@ -6,7 +6,8 @@ import LiveRoomWebhooks
 import Synchronization
 
 /// Who sits in which room, as the room machine last said (``RoomsStateMachine/takeSeatChanges()``),
-/// for connections to read without asking the room hub; and each seat's budget of purchases.
+/// for connections to read without asking the room hub; each seat's budget of purchases; and
+/// each room's lane of work (``RoomLane``), which its connections' executors follow.
 final class Seats: Sendable {
     private struct Seat {
         var roomId: String
@@ -16,28 +17,70 @@ final class Seats: Sendable {
         var purchases = TokenBucket(capacity: RoomsStateMachine.roomChangeBurst, ratePerSecond: RoomsStateMachine.roomChangesPerSecond)
     }
 
-    private let seats = Mutex<[SessionID: Seat]>([:])
+    private struct State {
+        var seats: [SessionID: Seat] = [:]
+        var executors: [SessionID: ConnectionExecutor] = [:]
+        /// Each room's lane while someone sits in it, with how many do.
+        var lanes: [String: (lane: RoomLane, seated: Int)] = [:]
+
+        mutating func seat(_ session: SessionID, _ seat: Seat?) {
+            if let old = seats[session]?.roomId {
+                lanes[old]?.seated -= 1
+                if lanes[old]?.seated == 0 { lanes[old] = nil }
+            }
+            seats[session] = seat
+            guard let roomId = seat?.roomId else {
+                executors[session]?.move(to: nil)
+                return
+            }
+            let lane = lanes[roomId]?.lane ?? RoomLane()
+            lanes[roomId] = (lane, (lanes[roomId]?.seated ?? 0) + 1)
+            executors[session]?.move(to: lane)
+        }
+    }
+
+    private let state = Mutex(State())
 
     func apply(_ changes: [(session: SessionID, seat: (roomId: String, userId: String)?)]) {
         guard !changes.isEmpty else { return }
-        seats.withLock { seats in
+        state.withLock { state in
             for (session, seat) in changes {
-                seats[session] = seat.map { Seat(roomId: $0.roomId, userId: $0.userId) }
+                state.seat(session, seat.map { Seat(roomId: $0.roomId, userId: $0.userId) })
             }
         }
     }
 
+    /// `session`'s tasks run on `executor`, which follows its seat from room to room.
+    func register(_ session: SessionID, _ executor: ConnectionExecutor) {
+        state.withLock { state in
+            state.executors[session] = executor
+            executor.move(to: state.seats[session].flatMap { state.lanes[$0.roomId]?.lane })
+        }
+    }
+
+    func unregister(_ session: SessionID) {
+        _ = state.withLock { $0.executors.removeValue(forKey: session) }
+    }
+
+    /// The room's lane, or a lane of its own when nobody sits in it.
+    func lane(of roomId: String) -> RoomLane {
+        state.withLock { $0.lanes[roomId]?.lane } ?? RoomLane()
+    }
+
+    /// How many rooms have a lane (someone sits in them).
+    var laneCount: Int { state.withLock { $0.lanes.count } }
+
     /// The room and user of `session`, with one purchase taken from its budget, or why not.
     func takePurchase(by session: SessionID, now: ContinuousClock.Instant) throws(LiveRoomError) -> (roomId: String, userId: String) {
-        try seats.withLock { seats throws(LiveRoomError) in
-            guard var seat = seats[session] else { throw LiveRoomError(ErrorCode.notInRoom, "enter a room first") }
+        try state.withLock { state throws(LiveRoomError) in
+            guard var seat = state.seats[session] else { throw LiveRoomError(ErrorCode.notInRoom, "enter a room first") }
             guard seat.purchases.canTake(1, now: now) else {
                 throw LiveRoomError(
                     ErrorCode.roomChangeRateLimited,
                     "refused: over \(Int(RoomsStateMachine.roomChangesPerSecond)) buy requests per second (bursts of \(Int(RoomsStateMachine.roomChangeBurst)))")
             }
             seat.purchases.take(1, now: now)
-            seats[session] = seat
+            state.seats[session] = seat
             return (seat.roomId, seat.userId)
         }
     }
@@ -55,10 +98,13 @@ final class RoomShop: Sendable {
     /// Purchases waiting for a worker, and how many workers run. A burst of purchases waits
     /// here, in the room's own queue, not as thousands of tasks in the process's shared pool,
     /// where every other room's work would queue behind them.
-    private let queue = Mutex((waiting: CircularBuffer<@Sendable () async -> Void>(), workers: 0))
-    /// Purchases run side by side at most this many at a time (SQLite writes one at a time;
-    /// PostgreSQL's pool takes a few).
+    private let queue = Mutex((waiting: CircularBuffer<PendingPurchase>(), workers: 0))
+    /// Batches of purchases run side by side at most this many at a time (SQLite writes one at
+    /// a time; PostgreSQL's pool takes a few).
     static let maxWorkers = 4
+    /// A worker takes at most this many waiting purchases at once; the store commits those it
+    /// is asked for together (one transaction in SQLite).
+    static let maxBatch = 64
     /// How long changes gather before the room hears them: at most 5 onProductChanged a second
     /// per room, however fast stock moves.
     static let newsInterval = Duration.milliseconds(200)
@@ -67,26 +113,30 @@ final class RoomShop: Sendable {
         self.roomId = roomId
     }
 
-    /// Runs `work` once a worker is free. The room's purchases are taken in the order they came;
-    /// with several workers on several threads, one may begin a few places (fewer than
-    /// ``maxWorkers``) after a purchase that came later.
-    func submit(_ work: @escaping @Sendable () async -> Void) {
+    /// Queues `purchase`; once a worker is free, it takes the purchases waiting (up to
+    /// ``maxBatch``, in the order they came) and hands them to `carryOut`. Workers run on `lane`
+    /// (the room's); one batch may begin before an earlier one has finished.
+    func submit(_ purchase: PendingPurchase, on lane: RoomLane, carryOut: @escaping @Sendable ([PendingPurchase]) async -> Void) {
         let startsWorker = queue.withLock { queue in
-            queue.waiting.append(work)
+            queue.waiting.append(purchase)
             guard queue.workers < Self.maxWorkers else { return false }
             queue.workers += 1
             return true
         }
         guard startsWorker else { return }
-        Task {
-            while let next = self.queue.withLock({ queue in
-                if let next = queue.waiting.popFirst() { return next }
-                queue.workers -= 1
-                return nil
+        Task(executorPreference: lane) {
+            while let batch = self.queue.withLock({ queue -> [PendingPurchase]? in
+                guard !queue.waiting.isEmpty else {
+                    queue.workers -= 1
+                    return nil
+                }
+                let count = min(queue.waiting.count, Self.maxBatch)
+                defer { queue.waiting.removeFirst(count) }
+                return Array(queue.waiting.prefix(count))
             }) {
-                await next()
-                // A purchase answered from memory does not suspend: let other rooms' work in
-                // between, or a burst would hold the shared pool's threads until it is done.
+                await carryOut(batch)
+                // A batch answered from memory does not suspend: let the room's connections
+                // read and write in between.
                 await Task.yield()
             }
         }
@@ -179,47 +229,71 @@ final class RoomShops: Sendable {
         _ = shops.withLock { $0.removeValue(forKey: roomId) }
     }
 
-    /// Queues a purchase in its room's shop (``RoomShop/submit(_:)``): once a worker is free it
-    /// reserves stock (the store commits before the answer), answers the buyer through `answer`,
-    /// and notes the sale for the anchors and the new stock for the room.
+    /// Queues a purchase in its room's shop (``RoomShop/submit(_:on:carryOut:)``): once a worker is
+    /// free it reserves stock (the store commits before the answer), answers the buyer through
+    /// `answer`, and notes the sale for the anchors and the new stock for the room.
     func buy(roomId: String, userId: String, itemNumber: Int, quantity: Int, requestId: String?, answer: ConnectionOutbox, hub: RoomHub) {
-        shop(roomId).submit {
-            await self.reserve(roomId: roomId, userId: userId, itemNumber: itemNumber, quantity: quantity, requestId: requestId, answer: answer, hub: hub)
+        let shop = shop(roomId)
+        let purchase = PendingPurchase(request: PurchaseRequest(itemNumber: itemNumber, quantity: quantity, userId: userId, requestId: requestId), answer: answer)
+        shop.submit(purchase, on: hub.seats.lane(of: roomId)) { [weak hub] batch in
+            guard let hub else { return }
+            await self.reserve(batch, in: shop, hub: hub)
         }
     }
 
-    private func reserve(
-        roomId: String, userId: String, itemNumber: Int, quantity: Int, requestId: String?, answer: ConnectionOutbox, hub: RoomHub
-    ) async {
-        func send(_ event: ServerEvent) { answer.push(event.json.jsonText, priority: .normal) }
+    /// Answers what memory can (an item known sold out), and asks the store for the rest in one
+    /// batch.
+    private func reserve(_ batch: [PendingPurchase], in shop: RoomShop, hub: RoomHub) async {
+        func send(_ purchase: PendingPurchase, code: Int, message: String, order: Order? = nil, stockLeft: Int? = nil) {
+            let request = purchase.request
+            let event = ServerEvent.onBuyResult(
+                itemNumber: request.itemNumber, quantity: order?.quantity ?? request.quantity, code: code, message: message, orderId: order?.orderId,
+                stockLeft: stockLeft, requestId: request.requestId)
+            purchase.answer.push(event.json.jsonText, priority: .normal)
+        }
         guard let store else {
             let error = LiveRoomError(ErrorCode.catalogueUnavailable, "this server keeps no catalogue")
-            return send(.onBuyResult(itemNumber: itemNumber, quantity: quantity, code: error.code, message: error.message, orderId: nil, stockLeft: nil, requestId: requestId))
+            return batch.forEach { send($0, code: error.code, message: error.message) }
         }
-        let shop = shop(roomId)
         // Asked when the purchase's turn comes: a burst queues before the item sells out.
-        if let refusal = shop.refusal(itemNumber, quantity: quantity, userId: userId, requestId: requestId) {
-            return send(.onBuyResult(itemNumber: itemNumber, quantity: quantity, code: refusal.code, message: refusal.message, orderId: nil, stockLeft: nil, requestId: requestId))
+        var asking: [PendingPurchase] = []
+        for purchase in batch {
+            let request = purchase.request
+            if let refusal = shop.refusal(request.itemNumber, quantity: request.quantity, userId: request.userId, requestId: request.requestId) {
+                send(purchase, code: refusal.code, message: refusal.message)
+            } else {
+                asking.append(purchase)
+            }
         }
+        guard !asking.isEmpty else { return }
         let generation = shop.generation
-        do {
-            let (order, product, repeated) = try await store.buy(
-                itemNumber: itemNumber, quantity: quantity, userId: userId, requestId: requestId, room: roomId,
-                now: EventTime.now().unixMillis, reservation: reservation)
-            send(
-                .onBuyResult(
-                    itemNumber: order.itemNumber, quantity: order.quantity, code: 0, message: repeated ? "ok (the same request as before)" : "ok",
-                    orderId: order.orderId, stockLeft: product.stock, requestId: requestId))
-            guard !repeated else { return }
-            var events = [WebhookEvents.order(order, at: order.createdAt)]
-            if product.stock == 0 { events.append(WebhookEvents.productSoldOut(roomKey: roomId, itemNumber: order.itemNumber, at: order.createdAt)) }
-            webhooks?.enqueue(events)
-            shop.sold(order, leaving: product, hub: hub)
-            if product.stock == 0 { await shop.learnSoldOut(itemNumber, seenIn: generation, store: store) }
-        } catch {
-            let error = RoomHub.catalogueError(error)
-            send(.onBuyResult(itemNumber: itemNumber, quantity: quantity, code: error.code, message: error.message, orderId: nil, stockLeft: nil, requestId: requestId))
-            if error.code == ErrorCode.soldOut { await shop.learnSoldOut(itemNumber, seenIn: generation, store: store) }
+        let outcomes = await store.buy(asking.map(\.request), room: shop.roomId, now: EventTime.now().unixMillis, reservation: reservation)
+        var events: [WebhookEvent] = []
+        var soldOut = Set<Int>()
+        for (purchase, outcome) in zip(asking, outcomes) {
+            switch outcome {
+            case .success(let (order, product, repeated)):
+                send(purchase, code: 0, message: repeated ? "ok (the same request as before)" : "ok", order: order, stockLeft: product.stock)
+                guard !repeated else { continue }
+                events.append(WebhookEvents.order(order, at: order.createdAt))
+                if product.stock == 0 {
+                    events.append(WebhookEvents.productSoldOut(roomKey: shop.roomId, itemNumber: order.itemNumber, at: order.createdAt))
+                    soldOut.insert(order.itemNumber)
+                }
+                shop.sold(order, leaving: product, hub: hub)
+            case .failure(let error):
+                let error = RoomHub.catalogueError(error)
+                send(purchase, code: error.code, message: error.message)
+                if error.code == ErrorCode.soldOut { soldOut.insert(purchase.request.itemNumber) }
+            }
         }
+        webhooks?.enqueue(events)
+        for itemNumber in soldOut.sorted() { await shop.learnSoldOut(itemNumber, seenIn: generation, store: store) }
     }
+}
+
+/// A purchase waiting in its room's queue, and where its answer goes.
+struct PendingPurchase: Sendable {
+    var request: PurchaseRequest
+    var answer: ConnectionOutbox
 }

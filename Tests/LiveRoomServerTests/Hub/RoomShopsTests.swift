@@ -1,3 +1,4 @@
+import LiveRoomCommerce
 import LiveRoomCore
 import LiveRoomProtocol
 import Synchronization
@@ -28,37 +29,41 @@ import Testing
 }
 
 @Suite struct RoomShopTests {
-    /// A burst of purchases waits in the room's queue: at most `maxWorkers` run at once, they
-    /// are taken in the order they came (workers on different threads may begin them a few
-    /// places apart, never more than the number of workers), and every one runs.
-    @Test func aBurstRunsInOrderWithAtMostAFewAtOnce() async throws {
+    /// A burst of purchases waits in the room's queue: at most `maxWorkers` batches run at once,
+    /// each of at most `maxBatch` purchases that came one after the other, and every purchase
+    /// runs once.
+    @Test func aBurstRunsInOrderedBatchesWithAtMostAFewAtOnce() async throws {
         let shop = RoomShop(roomId: "shop")
-        let state = Mutex((running: 0, most: 0, started: [Int](), done: 0))
-        for n in 0..<40 {
-            shop.submit {
-                state.withLock {
-                    $0.running += 1
-                    $0.most = max($0.most, $0.running)
-                    $0.started.append(n)
-                }
-                try? await Task.sleep(for: .milliseconds(5))
-                state.withLock {
-                    $0.running -= 1
-                    $0.done += 1
-                }
+        let lane = RoomLane()
+        let outbox = ConnectionOutbox(maxBytes: 1 << 20)
+        let state = Mutex((running: 0, most: 0, batches: [[Int]](), done: 0))
+        let count = 300
+        @Sendable func carryOut(_ batch: [PendingPurchase]) async {
+            state.withLock {
+                $0.running += 1
+                $0.most = max($0.most, $0.running)
+                $0.batches.append(batch.compactMap { $0.request.requestId.flatMap(Int.init) })
+            }
+            try? await Task.sleep(for: .milliseconds(5))
+            state.withLock {
+                $0.running -= 1
+                $0.done += batch.count
             }
         }
+        for n in 0..<count {
+            shop.submit(PendingPurchase(request: PurchaseRequest(itemNumber: 1, quantity: 1, userId: "u", requestId: String(n)), answer: outbox), on: lane, carryOut: carryOut)
+        }
         let deadline = ContinuousClock.now + .seconds(10)
-        while state.withLock({ $0.done }) < 40, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        while state.withLock({ $0.done }) < count, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
         let final = state.withLock { $0 }
-        #expect(final.done == 40)
+        #expect(final.done == count)
         #expect(final.most <= RoomShop.maxWorkers && final.most > 1, "\(final.most) at once")
-        #expect(Set(final.started) == Set(0..<40))
-        #expect(final.started.enumerated().allSatisfy { abs($0.element - $0.offset) < RoomShop.maxWorkers }, "\(final.started)")
+        #expect(final.batches.flatMap { $0 }.sorted() == Array(0..<count), "each purchase once")
+        #expect(final.batches.allSatisfy { $0.count <= RoomShop.maxBatch && $0 == Array(($0.first ?? 0)..<(($0.first ?? 0) + $0.count)) }, "\(final.batches)")
+        #expect(final.batches.count < count / 2, "the waiting are taken together: \(final.batches.map(\.count))")
         // Once the burst is done, new work starts again.
-        let again = Mutex(false)
-        shop.submit { again.withLock { $0 = true } }
-        while !again.withLock({ $0 }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(again.withLock { $0 })
+        shop.submit(PendingPurchase(request: PurchaseRequest(itemNumber: 1, quantity: 1, userId: "u", requestId: "again"), answer: outbox), on: lane, carryOut: carryOut)
+        while state.withLock({ $0.done }) == count, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(state.withLock { $0.done } == count + 1)
     }
 }

@@ -1,0 +1,87 @@
+import Synchronization
+import Testing
+
+@testable import LiveRoomServer
+
+/// Shared state for tasks that run elsewhere.
+private final class Shared<Value: Sendable>: Sendable {
+    let value: Mutex<Value>
+    init(_ value: Value) { self.value = Mutex(value) }
+    func callAsFunction<T: Sendable>(_ body: (inout sending Value) -> sending T) -> T { value.withLock(body) }
+}
+
+@Suite struct RoomLaneTests {
+    /// Work on one lane runs one job at a time, in the order it came.
+    @Test func aLaneRunsItsJobsOneAtATimeInOrder() async {
+        let lane = RoomLane()
+        let state = Shared((running: 0, most: 0, order: [Int]()))
+        await withTaskGroup(of: Void.self) { group in
+            for n in 0..<200 {
+                group.addTask(executorPreference: lane) {
+                    state {
+                        $0.running += 1
+                        $0.most = max($0.most, $0.running)
+                        $0.order.append(n)
+                    }
+                    state { $0.running -= 1 }
+                }
+            }
+        }
+        let final = state { $0 }
+        #expect(final.most == 1)
+        #expect(final.order == Array(0..<200))
+    }
+
+    /// A room with thousands of jobs waiting holds another room's job for a slice or two, not
+    /// until its own are done.
+    @Test func aBusyLaneDoesNotHoldAnotherLanesJob() async {
+        let busy = RoomLane()
+        let quiet = RoomLane()
+        let jobs = 2000
+        let done = Shared(0)
+        let doneWhenQuietRan = Shared(-1)
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<jobs {
+                group.addTask(executorPreference: busy) {
+                    // About 50 µs of work each.
+                    let end = ContinuousClock.now + .microseconds(50)
+                    while ContinuousClock.now < end {}
+                    done { $0 += 1 }
+                }
+            }
+            group.addTask(executorPreference: quiet) {
+                let now = done { $0 }
+                doneWhenQuietRan { $0 = now }
+            }
+        }
+        let before = doneWhenQuietRan { $0 }
+        #expect(before >= 0 && before < jobs / 4, "the quiet lane's job ran after \(before) of the busy lane's \(jobs)")
+    }
+
+    /// A connection's executor follows its seat: the pool before, its room's lane after, the
+    /// pool again once it leaves; the room's lane lasts while someone sits in it.
+    @Test func aConnectionFollowsItsSeatFromLaneToLane() async {
+        let seats = Seats()
+        let first = ConnectionExecutor()
+        let second = ConnectionExecutor()
+        seats.register(1, first)
+        seats.register(2, second)
+        #expect(seats.laneCount == 0)
+        seats.apply([(1, ("shop", "a")), (2, ("shop", "b"))])
+        #expect(seats.laneCount == 1)
+        let lane = seats.lane(of: "shop")
+        #expect(first.lane === lane && second.lane === lane)
+        seats.apply([(1, ("other", "a"))])
+        #expect(seats.laneCount == 2 && first.lane === seats.lane(of: "other") && second.lane === lane)
+        seats.apply([(2, nil)])
+        #expect(seats.laneCount == 1 && second.lane == nil)
+        // Work still runs wherever the executor is.
+        let ran = await Task(executorPreference: second) { 7 }.value
+        #expect(ran == 7)
+        let ranOnLane = await Task(executorPreference: first) { 8 }.value
+        #expect(ranOnLane == 8)
+        seats.unregister(1)
+        seats.apply([(1, nil)])
+        #expect(seats.laneCount == 0)
+    }
+}

@@ -348,66 +348,9 @@ public struct LiveRoomServer: Sendable {
             loginTimeout: configuration.loginTimeout, logger: logger
         ).add(to: router)
 
-        router.post("/v1/:action") { request, context -> Response in
-            let action = try context.parameters.require("action")
-            if let refusal = Self.refusal(request, auth: auth, body: AdminAPI.authFailure) { return refusal }
-            let body = try await request.body.collect(upTo: AdminRequest.maxBodyBytes)
-            logger.info("Admin call", metadata: [LogKey.action: "\(action)"])
-            if let forwarding, !forwarding.isForwarded(request), let home = await forwarding.home(ofCall: action, body: String(buffer: body)) {
-                if let answer = await forwarding.forwardCall(uri: request.uri.string, body: body, to: home) { return answer }
-                return Self.json(AdminAPI.homeUnreachable(home.nodeId))
-            }
-            return Self.json(await admin.call(action, body: String(buffer: body)))
-        }
-
-        // Cluster mode: a linked room's home node tells this one about a PK link (PKPeerMessage).
-        router.post(RouterPath(PKPeerMessage.path)) { request, _ -> Response in
-            guard forwarding?.isForwarded(request) == true else { return Self.notFromNode(code: ErrorCode.pkInvalidParameter) }
-            let body = try await request.body.collect(upTo: PKPeerMessage.maxBodyBytes)
-            do throws(LiveRoomError) {
-                return Self.json(await hub.pkPeerMessage(try PKPeerMessage.parse(String(buffer: body))))
-            } catch {
-                return Self.json(["ErrorCode": .number(Double(error.code)), "ErrorMessage": .string(error.message)], status: .badRequest)
-            }
-        }
-
-        // Cluster mode: a task's home and the node running its runner (TaskHosting.swift).
-        router.post(RouterPath(TaskHostMessage.path)) { request, _ -> Response in
-            guard forwarding?.isForwarded(request) == true else { return Self.notFromNode(code: ErrorCode.invalidParameter) }
-            let body = try await request.body.collect(upTo: TaskHostMessage.maxBodyBytes)
-            guard let message = TaskHostMessage.parse(String(buffer: body)) else {
-                return Self.json(["ErrorCode": .number(Double(ErrorCode.invalidParameter)), "ErrorMessage": "not a task message"], status: .badRequest)
-            }
-            return Self.json(await hub.taskHostMessage(message))
-        }
-
-        router.get("/v1/cluster/nodes") { request, _ -> Response in
-            if let refusal = Self.refusal(request, auth: auth, body: AdminAPI.authFailure) { return refusal }
-            return Self.json(await ClusterAdmin.describe(cluster, hub: hub))
-        }
-
+        AdminRoutes(hub: hub, admin: admin, auth: auth, cluster: cluster, forwarding: forwarding, logger: logger).add(to: router)
+        NodeRoutes(hub: hub, forwarding: forwarding).add(to: router)
         WHIPRoutes(hub: hub, auth: auth, forwarding: forwarding, media: forwarding == nil ? nil : media).add(to: router)
-
-        // Cluster mode: the other end of a WHEP session whose media and seat are on two nodes ended it (RemotePlayback).
-        router.post(RouterPath(RemotePlayback.path)) { request, _ -> Response in
-            guard forwarding?.isForwarded(request) == true else { return Self.notFromNode(code: ErrorCode.invalidParameter) }
-            let body = try await request.body.collect(upTo: 1024)
-            guard let message = RemotePlayback.Message.parse(String(buffer: body)) else {
-                return Self.json(["ErrorCode": .number(Double(ErrorCode.invalidParameter)), "ErrorMessage": "not a WHEP session message"], status: .badRequest)
-            }
-            let known = await hub.remotePlaybackMessage(message)
-            return Self.json(["ErrorCode": .number(Double(known ? 0 : ErrorCode.invalidParameter)), "ErrorMessage": .string(known ? "" : "no such session from that node")])
-        }
-
-        router.post("/v4/group_open_http_svc/send_group_msg") { request, _ -> Response in
-            if let refusal = Self.refusal(request, auth: auth, body: AdminAPI.imAuthFailure) { return refusal }
-            let body = try await request.body.collect(upTo: AdminRequest.maxBodyBytes)
-            if let forwarding, !forwarding.isForwarded(request), let home = await forwarding.home(ofGroupMessage: String(buffer: body)) {
-                if let answer = await forwarding.forwardCall(uri: request.uri.string, body: body, to: home) { return answer }
-                return Self.json(AdminAPI.imHomeUnreachable(home.nodeId))
-            }
-            return Self.json(await admin.sendGroupMessage(body: String(buffer: body)))
-        }
         return router
     }
 

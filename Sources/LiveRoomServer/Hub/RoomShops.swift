@@ -124,7 +124,9 @@ final class RoomShop: Sendable {
             return true
         }
         guard startsWorker else { return }
-        Task(executorPreference: lane) {
+        Task(executorPreference: lane) { [lane] in
+            // The task's executor must outlive its jobs: the worker holds its lane.
+            defer { withExtendedLifetime(lane) {} }
             while let batch = self.queue.withLock({ queue -> [PendingPurchase]? in
                 guard !queue.waiting.isEmpty else {
                     queue.workers -= 1

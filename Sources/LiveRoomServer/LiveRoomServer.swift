@@ -101,7 +101,7 @@ public struct LiveRoomServer: Sendable {
                 throw WebhookSettingsError(description: ServerConfiguration.webhookProblem(url: url, key: configuration.webhookKey) ?? "bad webhook settings")
             }
             webhooks = WebhookService(
-                store: store, client: try HTTPPostClient(target: target, group: MultiThreadedEventLoopGroup.singleton), key: key,
+                store: store, client: HTTPPostClient(target: target), key: key,
                 sdkAppId: credentials.sdkAppId, maxPending: configuration.maxPendingWebhooks, logger: logger)
         }
         let egress = try EgressPolicy(allow: configuration.egressAllow)
@@ -144,7 +144,7 @@ public struct LiveRoomServer: Sendable {
             tls: try Self.tlsConfiguration(certificate: configuration.tlsCertificate, key: configuration.tlsKey))
         if let cluster {
             let messenger = NodeMessenger(
-                nodeId: cluster.membership.nodeId, relayToken: cluster.membership.relayToken, group: MultiThreadedEventLoopGroup.singleton, logger: logger
+                nodeId: cluster.membership.nodeId, relayToken: cluster.membership.relayToken, logger: logger
             ) { node in await hub.pkPeerLost(node) }
             await hub.attach(cluster.membership, messenger: messenger)
             await cluster.membership.attach(hub)
@@ -168,7 +168,7 @@ public struct LiveRoomServer: Sendable {
             hub: hub, admin: AdminAPI(hub: hub, store: store, sdkAppId: credentials.sdkAppId), auth: auth, webhooks: webhooks,
             cluster: cluster?.membership, media: media,
             forwarding: cluster.map {
-                ClusterForwarding(membership: $0.membership, orders: store, sdkAppId: credentials.sdkAppId, group: MultiThreadedEventLoopGroup.singleton, logger: logger)
+                ClusterForwarding(membership: $0.membership, orders: store, sdkAppId: credentials.sdkAppId, logger: logger)
             })
         ReplayRoutes(store: store, directory: replayDirectory, auth: auth, elsewhere: cluster.map { Self.replayLocator($0) }).add(to: router)
         WatchRoutes(

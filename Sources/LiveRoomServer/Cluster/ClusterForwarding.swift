@@ -26,7 +26,6 @@ struct ClusterForwarding: Sendable {
     let membership: ClusterMembership
     let orders: any OrderStore
     let sdkAppId: UInt64
-    let group: any EventLoopGroup
     let logger: Logger
 
     /// How long the home node has to answer a forwarded request.
@@ -96,7 +95,7 @@ struct ClusterForwarding: Sendable {
     func forward(_ method: HTTPMethod, uri: String, body: ByteBuffer, headers: [(String, String)], to node: NodeRegistration) async -> HTTPPostClient.Answer? {
         guard let target = HTTPTarget(url: node.signalingURL) else { return nil }
         do {
-            let client = try HTTPPostClient(target: target, group: group, timeout: Self.timeout, maxResponseBytes: Self.maxAnswerBytes)
+            let client = HTTPPostClient(target: target, timeout: Self.timeout, maxResponseBytes: Self.maxAnswerBytes)
             let answer = try await client.send(
                 method, Array(buffer: body), headers: headers + [(ClusterRouting.tokenHeader, membership.relayToken)], path: uri)
             return answer.truncated ? nil : answer

@@ -15,7 +15,6 @@ import Synchronization
 final class NodeMessenger: Sendable {
     let nodeId: String
     private let relayToken: String
-    private let group: any EventLoopGroup
     private let logger: Logger
     private let onLost: @Sendable (String) async -> Void
     private let queues = Mutex<[String: AsyncStream<(String, String, NodeRegistration)>.Continuation]>([:])
@@ -25,10 +24,9 @@ final class NodeMessenger: Sendable {
     /// Most messages that may wait for one node.
     static let maxQueued = 1024
 
-    init(nodeId: String, relayToken: String, group: any EventLoopGroup, logger: Logger, onLost: @escaping @Sendable (String) async -> Void) {
+    init(nodeId: String, relayToken: String, logger: Logger, onLost: @escaping @Sendable (String) async -> Void) {
         self.nodeId = nodeId
         self.relayToken = relayToken
-        self.group = group
         self.logger = logger
         self.onLost = onLost
     }
@@ -42,7 +40,7 @@ final class NodeMessenger: Sendable {
     func post(_ body: String, path: String, to node: NodeRegistration) async -> (status: Int, body: String)? {
         guard let target = HTTPTarget(url: node.signalingURL) else { return nil }
         do {
-            let client = try HTTPPostClient(target: target, group: group, timeout: Self.timeout, maxResponseBytes: PKPeerMessage.maxBodyBytes)
+            let client = HTTPPostClient(target: target, timeout: Self.timeout, maxResponseBytes: PKPeerMessage.maxBodyBytes)
             let answer = try await client.send(
                 .POST, Array(body.utf8),
                 headers: [("Content-Type", "application/json"), (ClusterRouting.tokenHeader, relayToken)], path: path)

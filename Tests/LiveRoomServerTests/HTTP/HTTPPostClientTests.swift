@@ -99,8 +99,7 @@ final class ScriptedHTTPServer: Sendable {
 
 @Suite(.timeLimit(.minutes(1))) struct HTTPPostClientTests {
     func client(_ port: UInt16, timeout: Duration = .seconds(5), path: String = "/hook?x=1") throws -> HTTPPostClient {
-        try HTTPPostClient(
-            target: try #require(HTTPTarget(url: "http://127.0.0.1:\(port)\(path)")), group: MultiThreadedEventLoopGroup.singleton, timeout: timeout)
+        HTTPPostClient(target: try #require(HTTPTarget(url: "http://127.0.0.1:\(port)\(path)")), timeout: timeout)
     }
 
     @Test func postsTheBodyWithItsHeadersAndReturnsTheStatus() async throws {
@@ -161,11 +160,15 @@ final class ScriptedHTTPServer: Sendable {
     @Test func garbageAndRefusedConnectionsAreFailures() async throws {
         let garbage = try ScriptedHTTPServer(.endless(head: "NOT HTTP AT ALL\r\n"))
         defer { garbage.stop() }
+        let started = ContinuousClock.now
         await #expect(throws: HTTPPostClient.Failure.self) { try await client(garbage.port).post([1], headers: []) }
+        #expect(ContinuousClock.now - started < .seconds(2), "garbage fails the attempt at once")
         let closed = try ScriptedHTTPServer(.silent)
         let port = closed.port
         closed.stop()
+        let refusedAt = ContinuousClock.now
         await #expect(throws: HTTPPostClient.Failure.self) { try await client(port).post([1], headers: []) }
+        #expect(ContinuousClock.now - refusedAt < .seconds(2), "a refused connection fails the attempt at once, not at the deadline")
     }
 
     @Test func targetsAreHttpOrHttpsWithAHost() throws {

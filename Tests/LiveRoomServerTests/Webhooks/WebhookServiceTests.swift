@@ -17,7 +17,7 @@ import Testing
     func service(_ store: RoomStore, port: UInt16, maxPending: Int) throws -> WebhookService {
         let target = try #require(HTTPTarget(url: "http://127.0.0.1:\(port)/hook"))
         return WebhookService(
-            store: store, client: try HTTPPostClient(target: target, group: MultiThreadedEventLoopGroup.singleton, timeout: .seconds(2)),
+            store: store, client: HTTPPostClient(target: target, timeout: .seconds(2)),
             key: "k3y", sdkAppId: 1_400_000_000, maxPending: maxPending, logger: Logger(label: "test"))
     }
 

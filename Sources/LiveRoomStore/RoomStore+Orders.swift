@@ -40,17 +40,18 @@ extension RoomStore: OrderStore {
         do {
             return try await database.write { db in
                 purchases.map { purchase in
+                    // A savepoint returns nothing: the outcome comes out through this.
+                    var outcome: PurchaseOutcome = .failure(Purchase.productNotFound(purchase.itemNumber))
                     do {
                         try Purchase.check(quantity: purchase.quantity, requestId: purchase.requestId)
-                        var outcome: (order: Order, product: Product, repeated: Bool)?
                         try db.inSavepoint {
-                            outcome = try Self.buy(purchase, room: room, now: now, reservation: reservation, db)
+                            outcome = .success(try Self.buy(purchase, room: room, now: now, reservation: reservation, db))
                             return .commit
                         }
-                        return outcome.map { .success($0) } ?? .failure(Purchase.productNotFound(purchase.itemNumber))
                     } catch {
-                        return .failure(error)
+                        outcome = .failure(error)
                     }
+                    return outcome
                 }
             }
         } catch {

@@ -3,7 +3,6 @@ import Foundation
 import FoundationNetworking
 #endif
 import LiveRoomProtocol
-import Synchronization
 import TestTools
 import Testing
 
@@ -19,13 +18,6 @@ let binDirectory: URL = {
 
 /// How long a test waits for ffmpeg or ffprobe to finish.
 let toolTimeout: Duration = .seconds(20)
-
-/// A value behind a lock that closures can share.
-final class Locked<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
-    init(_ value: Value) { mutex = Mutex(value) }
-    func withLock<R>(_ body: (inout Value) -> R) -> R { mutex.withLock { body(&$0) } }
-}
 
 /// A child process with its output collected line by line. Every process a test starts is
 /// stopped when the test ends (``stop()``, or at the latest by ``ProcessScope``).

@@ -7,6 +7,7 @@ import LiveRoomAuth
 import LiveRoomProtocol
 import Logging
 import Synchronization
+import TestTools
 import Testing
 
 /// A client that sends hand-made frames must get errors, and nobody else may notice.

@@ -1,33 +1,26 @@
-import Synchronization
+import TestTools
 import Testing
 
 @testable import LiveRoomServer
-
-/// Shared state for tasks that run elsewhere.
-private final class Shared<Value: Sendable>: Sendable {
-    let value: Mutex<Value>
-    init(_ value: Value) { self.value = Mutex(value) }
-    func callAsFunction<T: Sendable>(_ body: (inout sending Value) -> sending T) -> T { value.withLock(body) }
-}
 
 @Suite struct RoomLaneTests {
     /// Work on one lane runs one job at a time, in the order it came.
     @Test func aLaneRunsItsJobsOneAtATimeInOrder() async {
         let lane = RoomLane()
-        let state = Shared((running: 0, most: 0, order: [Int]()))
+        let state = Locked((running: 0, most: 0, order: [Int]()))
         await withTaskGroup(of: Void.self) { group in
             for n in 0..<200 {
                 group.addTask(executorPreference: lane) {
-                    state {
+                    state.withLock {
                         $0.running += 1
                         $0.most = max($0.most, $0.running)
                         $0.order.append(n)
                     }
-                    state { $0.running -= 1 }
+                    state.withLock { $0.running -= 1 }
                 }
             }
         }
-        let final = state { $0 }
+        let final = state.withLock { $0 }
         #expect(final.most == 1)
         #expect(final.order == Array(0..<200))
     }
@@ -38,23 +31,23 @@ private final class Shared<Value: Sendable>: Sendable {
         let busy = RoomLane()
         let quiet = RoomLane()
         let jobs = 2000
-        let done = Shared(0)
-        let doneWhenQuietRan = Shared(-1)
+        let done = Locked(0)
+        let doneWhenQuietRan = Locked(-1)
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<jobs {
                 group.addTask(executorPreference: busy) {
                     // About 50 µs of work each.
                     let end = ContinuousClock.now + .microseconds(50)
                     while ContinuousClock.now < end {}
-                    done { $0 += 1 }
+                    done.withLock { $0 += 1 }
                 }
             }
             group.addTask(executorPreference: quiet) {
-                let now = done { $0 }
-                doneWhenQuietRan { $0 = now }
+                let now = done.withLock { $0 }
+                doneWhenQuietRan.withLock { $0 = now }
             }
         }
-        let before = doneWhenQuietRan { $0 }
+        let before = doneWhenQuietRan.withLock { $0 }
         #expect(before >= 0 && before < jobs / 4, "the quiet lane's job ran after \(before) of the busy lane's \(jobs)")
     }
 

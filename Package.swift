@@ -31,6 +31,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0", traits: ["JSON", "YAML"]),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
     ],
     targets: [
         // C libraries, one system module each, with shims for macros and variadic calls.
@@ -89,6 +91,8 @@ let package = Package(
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+            .product(name: "Configuration", package: "swift-configuration"),
+            .product(name: "Yams", package: "Yams"),
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
@@ -150,7 +154,7 @@ let package = Package(
 
         .executableTarget(name: "liveroom-server", dependencies: [
             "LiveRoomServer",
-            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
         ], path: "Server"),
         .executableTarget(name: "liveroom", dependencies: [
             "LiveRoomClientKit",
@@ -202,7 +206,7 @@ let package = Package(
 
         .testTarget(name: "CLibraryTests", dependencies: ["CSRTP", "COpus", "CVPX", "CFFmpeg", "COpenSSL"]),
         .testTarget(name: "LiveRoomAuthTests", dependencies: ["LiveRoomAuth"]),
-        .testTarget(name: "LiveRoomProtocolTests", dependencies: ["LiveRoomProtocol"]),
+        .testTarget(name: "LiveRoomProtocolTests", dependencies: ["LiveRoomProtocol", "TestTools"]),
         .testTarget(name: "LiveRoomCoreTests", dependencies: ["LiveRoomCore", "LiveRoomProtocol"]),
         .testTarget(name: "LiveRoomStoreTests", dependencies: ["LiveRoomStore", "LiveRoomCommerce", "LiveRoomProtocol", "ShopStoreChecks"]),
         .testTarget(name: "LiveRoomCommerceTests", dependencies: ["LiveRoomCommerce", "LiveRoomProtocol"]),

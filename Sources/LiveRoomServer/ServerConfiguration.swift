@@ -5,7 +5,8 @@ import LiveRoomWebhooks
 import LiveRoomWire
 import NIOCore
 
-/// Everything `liveroom-server` is told at start.
+/// Everything `liveroom-server` is told at start, with its defaults; ``ServerSettings`` says how
+/// each is set and what it may be.
 public struct ServerConfiguration: Sendable {
     /// Address to bind (HTTP, WebSocket and, later, media).
     public var host: String
@@ -107,6 +108,9 @@ public struct ServerConfiguration: Sendable {
     /// How long a connected peer may send no ICE check before it is dropped (RFC 7675 says 30 s).
     public var consentTimeout: Duration
 
+    /// The least important log lines written: trace, debug, info, notice, warning, error or critical.
+    public var logLevel: String
+
     /// The cluster database (`postgres://…`): cluster mode on; nil runs alone, with no PostgreSQL code.
     public var clusterDatabase: String?
     /// This node's id in the cluster; nil: a random one kept in the data directory.
@@ -130,8 +134,9 @@ public struct ServerConfiguration: Sendable {
         reconnectGrace: Duration = .seconds(15), orderReservation: Duration = .seconds(900),
         maxReplayLength: Duration = .seconds(600), maxPKRooms: Int = 3, maxPKAnchorsPerRoom: Int = 10, pkRequestTimeout: Duration = .seconds(30),
         mediaLoops: Int = ServerConfiguration.defaultMediaLoops, clusterDatabase: String? = nil, nodeId: String? = nil, nodeURL: String? = nil,
-        signalingNice: Int32 = ServerConfiguration.defaultSignalingNice
+        signalingNice: Int32 = ServerConfiguration.defaultSignalingNice, logLevel: String = "info"
     ) {
+        self.logLevel = logLevel
         self.signalingNice = signalingNice
         self.clusterDatabase = clusterDatabase
         self.nodeId = nodeId

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestTools
 
 /// `docs/architecture.md`'s module table says what each LiveRoom module depends on; these tests
 /// hold it to `Package.swift`, and `Package.swift` to what the sources import. They read both
@@ -75,20 +76,6 @@ struct ArchitectureDocTests {
 }
 
 extension ArchitectureDocTests {
-    enum RepositoryRoot {
-        /// The nearest folder above `path` that holds a `Package.swift`.
-        static func find(from path: String) -> URL? {
-            var folder = URL(fileURLWithPath: path).deletingLastPathComponent()
-            while folder.path != "/" {
-                if FileManager.default.fileExists(atPath: folder.appendingPathComponent("Package.swift").path) {
-                    return folder
-                }
-                folder.deleteLastPathComponent()
-            }
-            return nil
-        }
-    }
-
     /// The targets of a `Package.swift`, read with a small scan of its tokens: each `.target(` or
     /// `.executableTarget(` call's `name:`, `path:` and the target names in `dependencies:`
     /// (strings, `.target(name:)`, `.byName(name:)`; products are left out).

@@ -173,7 +173,7 @@ public struct RoomsStateMachine: Sendable {
     var rooms: [String: Room] = [:]
     private(set) var sessions: [SessionID: (roomId: String, userId: String)] = [:]
     /// Sessions that entered (their room and user) or left (nil) a room since ``takeSeatChanges()``.
-    private var seatChanges: [(session: SessionID, seat: (roomId: String, userId: String)?)] = []
+    var seatChanges: [(session: SessionID, seat: (roomId: String, userId: String)?)] = []
     /// Cross-room PK links (RoomsStateMachine+PK.swift).
     var pkLinks: [PKLink] = []
     /// What a room receives of the PK anchors of each room it is linked with, when not both.
@@ -194,7 +194,7 @@ public struct RoomsStateMachine: Sendable {
     public static let roomChangeBurst = 20.0
 
     /// Takes one room change from the member's budget, or refuses it (-7014).
-    private mutating func admitRoomChange(_ userId: String, in roomId: String, at now: EventTime) throws(LiveRoomError) {
+    mutating func admitRoomChange(_ userId: String, in roomId: String, at now: EventTime) throws(LiveRoomError) {
         guard rooms[roomId]!.members[userId]!.roomChanges.canTake(1, now: now.monotonic) else {
             throw LiveRoomError(
                 ErrorCode.roomChangeRateLimited,
@@ -212,7 +212,7 @@ public struct RoomsStateMachine: Sendable {
     }
 
     /// Seats `session` (or unseats it, nil), noting the change for ``takeSeatChanges()``.
-    private mutating func seat(_ session: SessionID, _ seat: (roomId: String, userId: String)?) {
+    mutating func seat(_ session: SessionID, _ seat: (roomId: String, userId: String)?) {
         sessions[session] = seat
         seatChanges.append((session, seat))
     }
@@ -257,51 +257,10 @@ public struct RoomsStateMachine: Sendable {
                 actions = try endMic(target, by: userId, in: roomId, at: now)
             case .sendCustomCmdMsg(let message):
                 actions = try sendCustomCmdMsg(message, from: userId, in: roomId, at: now)
-            case .publish(let sdp):
-                guard rooms[roomId]!.members[userId]!.role == .anchor else {
-                    throw LiveRoomError(ErrorCode.audienceCannotPublish, "only anchors publish; switch role to anchor first")
-                }
-                try checkMedia(of: session, offer: sdp, sending: true)
-                actions = [.media(.publish(session: session, roomId: roomId, userId: userId, sdp: sdp))]
-            case .unpublish:
-                actions = stopPublishing(userId, in: roomId)
-            case .subscribe(let publisherId, let sdp):
-                actions = try subscription(of: session, to: publisherId, sdp: sdp)
-            case .unsubscribe(let publisherId):
-                actions = [.media(.unsubscribe(session: session, publisherId: publisherId))]
-            case .restartIce(let publisherId, let sdp):
-                if publisherId == nil, rooms[roomId]!.members[userId]!.publishing == nil {
-                    throw LiveRoomError(ErrorCode.notPublishing, "there is no publishing connection to restart: publish first")
-                }
-                actions = [.media(.restartIce(session: session, publisherId: publisherId, sdp: sdp))]
-            case .muteLocalVideo(let mute):
-                actions = setMuted(userId, in: roomId) { $0.videoMuted = mute }
-            case .muteLocalAudio(let mute):
-                actions = setMuted(userId, in: roomId) { $0.audioMuted = mute }
-            case .addProduct(let fields):
-                try requireAnchor(userId, in: roomId, to: "add products")
-                actions = [.catalogue(.add(session: session, roomId: roomId, fields: fields))]
-            case .editProduct(let itemNumber, let changes):
-                try requireAnchor(userId, in: roomId, to: "edit products")
-                actions = [.catalogue(.edit(session: session, roomId: roomId, itemNumber: itemNumber, changes: changes))]
-            case .removeProduct(let itemNumber):
-                try requireAnchor(userId, in: roomId, to: "remove products")
-                actions = [.catalogue(.remove(session: session, roomId: roomId, itemNumber: itemNumber))]
-            case .listProducts:
-                actions = [.catalogue(.list(session: session, roomId: roomId))]
-            case .popProduct(let itemNumber, let custom):
-                try requireAnchor(userId, in: roomId, to: "pop products")
-                actions = [.catalogue(.pop(session: session, roomId: roomId, userId: userId, itemNumber: itemNumber, custom: custom))]
-            case .unpopProduct:
-                try requireAnchor(userId, in: roomId, to: "end pop-ups")
-                actions = [.catalogue(.unpop(roomId: roomId, userId: userId))]
-            case .removeReplay(let replayId):
-                try requireAnchor(userId, in: roomId, to: "remove replays")
-                actions = [.catalogue(.removeReplay(session: session, roomId: roomId, replayId: replayId))]
-            case .buyProduct(let itemNumber, let quantity, let requestId):
-                actions = [
-                    .catalogue(.buy(session: session, roomId: roomId, userId: userId, itemNumber: itemNumber, quantity: quantity, requestId: requestId))
-                ]
+            case .publish, .unpublish, .subscribe, .unsubscribe, .restartIce, .muteLocalVideo, .muteLocalAudio:
+                actions = try handleMedia(request, from: session, as: userId, in: roomId)
+            case .addProduct, .editProduct, .removeProduct, .listProducts, .popProduct, .unpopProduct, .removeReplay, .buyProduct:
+                actions = try handleCatalogue(request, from: session, as: userId, in: roomId)
             case .connectOtherRoom, .disconnectOtherRoom, .updateOtherRoomForwardMode, .requestPK, .answerPK, .startPKBattle:
                 actions = handlePK(request, from: session, as: PKEnd(roomId: roomId, userId: userId), at: now)
             }
@@ -343,142 +302,6 @@ public struct RoomsStateMachine: Sendable {
     /// The room and user a session is in, if any.
     public func membership(of session: SessionID) -> (roomId: String, userId: String)? {
         sessions[session]
-    }
-
-    // MARK: Admin
-
-    /// DismissRoom / DismissRoomByStrRoomId (`roomId` is the room's key): everyone gets onExitRoom(2).
-    public mutating func dismissRoom(_ roomId: String, at now: EventTime) throws(LiveRoomError) -> [Action] {
-        guard rooms[roomId] != nil else { throw noSuchRoom(roomId) }
-        // Other rooms stop seeing this room's PK anchors first.
-        var actions = rooms[roomId]!.anchorOrder.flatMap { endPKLinks(of: PKEnd(roomId: roomId, userId: $0)) }.filter { !Self.isSend(to: rooms[roomId]!, $0) }
-        let room = rooms[roomId]!
-        actions += room.sessions().map { .send($0, .onExitRoom(reason: 2)) }
-        for member in room.members.values {
-            seat(member.session, nil)
-            actions.append(.media(.closeSession(member.session)))
-            actions.append(.record(.userLeft(roomId: roomId, userId: member.userId, at: now.unixMillis, reason: "dismissed")))
-        }
-        rooms[roomId] = nil
-        actions.append(.record(.roomDissolved(roomId: roomId, at: now.unixMillis, reason: "dismissed")))
-        return actions
-    }
-
-    /// RemoveUser / RemoveUserByStrRoomId: each named user present gets onExitRoom(1). Returns the actions
-    /// and the user ids that were not in the room.
-    public mutating func removeUsers(_ userIds: [String], from roomId: String, at now: EventTime) throws(LiveRoomError) -> (actions: [Action], notFound: [String]) {
-        guard rooms[roomId] != nil else { throw noSuchRoom(roomId) }
-        var actions: [Action] = []
-        var notFound: [String] = []
-        for userId in userIds {
-            guard let member = rooms[roomId]?.members[userId] else {
-                notFound.append(userId)
-                continue
-            }
-            actions.append(.send(member.session, .onExitRoom(reason: 1)))
-            actions += removeMember(userId, from: roomId, remoteReason: 2, record: "removed", at: now)
-        }
-        return (actions, notFound)
-    }
-
-    /// An IM group message from the backend: delivered to every user as a custom message
-    /// from `administrator` with cmdID 0.
-    public mutating func sendGroupMessage(_ data: String, to roomId: String, priority: MessagePriority) throws(LiveRoomError) -> [Action] {
-        guard var room = rooms[roomId] else { throw noSuchRoom(roomId) }
-        let seq = room.adminSeq
-        room.adminSeq += 1
-        rooms[roomId] = room
-        let event = ServerEvent.onRecvCustomCmdMsg(userId: UserSig.administrator, cmdID: 0, seq: seq, data: data)
-        return room.sessions().map { .send($0, event, priority) }
-    }
-
-    public func describe(_ roomId: String) -> RoomSnapshot? {
-        guard let room = rooms[roomId] else { return nil }
-        let users = room.members.values
-            .sorted { $0.enteredAt < $1.enteredAt || ($0.enteredAt == $1.enteredAt && $0.userId < $1.userId) }
-            .map { RoomSnapshot.User(userId: $0.userId, role: $0.role, enteredAt: $0.enteredAt, onMic: $0.micApproved && $0.role == .anchor) }
-        return RoomSnapshot(roomId: room.id, createdAt: room.createdAt, users: users)
-    }
-
-    public var roomIds: [String] { rooms.keys.sorted() }
-
-    /// Users in rooms, and how many of them publish (for metrics).
-    public var population: (users: Int, publishers: Int) {
-        rooms.values.reduce(into: (0, 0)) { total, room in
-            total.0 += room.members.count
-            total.1 += room.members.values.filter { $0.publishing != nil }.count
-        }
-    }
-
-    /// Anchors of a room who publish, in the order they became anchors.
-    /// The sessions of everyone in a room.
-    public func sessions(in roomId: String) -> [SessionID] {
-        rooms[roomId]?.members.values.map(\.session) ?? []
-    }
-
-    /// The sessions of the room's anchors.
-    public func anchorSessions(in roomId: String) -> [SessionID] {
-        rooms[roomId]?.anchorSessions() ?? []
-    }
-
-    /// The media commands of `session`'s subscription to `publisherId`, an anchor of its own room
-    /// or a PK anchor its room sees (subscribed to in its own room, with the room's forward mode):
-    /// for signaling's `subscribe` and for WHEP, which answers the offer itself.
-    public func subscription(of session: SessionID, to publisherId: String, sdp: String) throws(LiveRoomError) -> [Action] {
-        guard let (roomId, userId) = sessions[session] else { throw LiveRoomError(ErrorCode.notInRoom, "enter a room first") }
-        guard let publisherRoom = publisherRoom(of: publisherId, seenFrom: roomId),
-            anchorState(of: PKEnd(roomId: publisherRoom, userId: publisherId))?.publishing != nil
-        else {
-            throw LiveRoomError(ErrorCode.notPublishing, "user \(publisherId.quoted) is not publishing in \(Self.room(roomId))")
-        }
-        try checkMedia(of: session, offer: sdp, sending: false)
-        var actions: [Action] = [.media(.subscribe(session: session, roomId: publisherRoom, userId: userId, publisherId: publisherId, sdp: sdp))]
-        let mode = forwardMode(from: publisherRoom, into: roomId)
-        if publisherRoom != roomId, mode != .both {
-            actions.append(.media(.setForwarding(sessions: [session], publisherRoomId: publisherRoom, publisherId: publisherId, audio: mode.audio, video: mode.video)))
-        }
-        return actions
-    }
-
-    /// The session of `userId` in room `roomId` (a room key), if the user is there.
-    public func session(of userId: String, in roomId: String) -> SessionID? {
-        rooms[roomId]?.members[userId]?.session
-    }
-
-    /// The publishers a member of `roomId` may play: the room's own, then the PK anchors it sees.
-    public func visiblePublishers(in roomId: String) -> [String] {
-        publishers(in: roomId) + pkAnchors(in: roomId).filter { anchorState(of: $0)?.publishing != nil }.map(\.userId)
-    }
-
-    /// Whether `id` is a valid string room id (``checkStringRoomId(_:)`` passes).
-    public func isValidStringRoomId(_ id: String) -> Bool {
-        (try? checkStringRoomId(id)) != nil
-    }
-
-    /// Whether `id` is a valid user id (``checkUserId(_:)`` passes).
-    public func isValidUserId(_ id: String) -> Bool {
-        (try? checkUserId(id)) != nil
-    }
-
-    public func publishers(in roomId: String) -> [String] {
-        guard let room = rooms[roomId] else { return [] }
-        return room.anchorOrder.filter { room.members[$0]?.publishing != nil }
-    }
-
-    /// What each publishing anchor of a room sends, in the order they became anchors (for mixers).
-    public func publisherStates(in roomId: String) -> [PublisherState] {
-        guard let room = rooms[roomId] else { return [] }
-        return room.anchorOrder.compactMap { userId in
-            guard let member = room.members[userId], let publishing = member.publishing else { return nil }
-            return PublisherState(
-                userId: userId, audio: publishing.audio, video: publishing.video, audioMuted: member.audioMuted, videoMuted: member.videoMuted)
-        }
-    }
-
-    /// The role of a session's user, if it is in a room.
-    public func role(of session: SessionID) -> Role? {
-        guard let (roomId, userId) = sessions[session] else { return nil }
-        return rooms[roomId]?.members[userId]?.role
     }
 
     // MARK: Entering and leaving
@@ -592,7 +415,7 @@ public struct RoomsStateMachine: Sendable {
         }
     }
 
-    private mutating func admit(_ params: EnterRoomParams, session: SessionID, elapsedMs: Int, at now: EventTime) throws(LiveRoomError) -> [Action] {
+    mutating func admit(_ params: EnterRoomParams, session: SessionID, elapsedMs: Int, at now: EventTime) throws(LiveRoomError) -> [Action] {
         if let current = sessions[session] {
             throw LiveRoomError(ErrorCode.enterRoomRefused, "this connection is already in \(Self.room(current.roomId)); call exitRoom first")
         }
@@ -601,28 +424,9 @@ public struct RoomsStateMachine: Sendable {
         try Self.require(.enterRoom, of: privileges, to: "entering the room")
         if rooms[roomId] == nil { try Self.require(.createRoom, of: privileges, to: "creating \(params.room)") }
         if params.role == .anchor { try Self.require([.sendAudio, .sendVideo], of: privileges, to: "entering as an anchor") }
+        let replaced = rooms[roomId]?.members[params.userId]
+        try checkLimits(entering: params, replacing: replaced)
         var actions: [Action] = []
-        var replaced: Member?
-        if let existing = rooms[roomId]?.members[params.userId] {
-            replaced = existing
-        } else {
-            let roomsOfUser = sessions.values.reduce(0) { $0 + ($1.userId == params.userId ? 1 : 0) }
-            if roomsOfUser >= configuration.maxRoomsPerUser {
-                throw LiveRoomError(
-                    ErrorCode.tooManyRoomsForUser,
-                    "user \(params.userId.quoted) is already in \(roomsOfUser) rooms, the most one user may be in at once; exit one first")
-            }
-        }
-        if rooms[roomId] == nil, rooms.count >= configuration.maxRooms {
-            throw LiveRoomError(ErrorCode.tooManyRooms, "the server holds \(rooms.count) rooms, the most it allows; enter an existing room or try later")
-        }
-        // Check the anchor limit before touching anything, counting the seat a replaced anchor frees.
-        if params.role == .anchor, let room = rooms[roomId] {
-            let freed = replaced?.role == .anchor ? 1 : 0
-            if room.anchorCount - freed >= configuration.maxAnchorsPerRoom {
-                throw tooManyAnchors(roomId)
-            }
-        }
         if rooms[roomId] == nil {
             rooms[roomId] = Room(id: roomId, createdAt: now.unixMillis)
             actions.append(.record(.roomCreated(roomId: roomId, at: now.unixMillis)))
@@ -631,21 +435,7 @@ public struct RoomsStateMachine: Sendable {
             actions += endPKLinks(of: PKEnd(roomId: roomId, userId: old.userId))
         }
         if let old = replaced {
-            // A newer session of the same user takes over; the old one is told why it was removed.
-            seat(old.session, nil)
-            actions.append(
-                .send(old.session, .onError(errCode: ErrorCode.replacedBySession, errMsg: "user \(old.userId.quoted) entered \(params.room) again from another connection, which takes over", requestType: nil)))
-            actions.append(.send(old.session, .onExitRoom(reason: 1)))
-            actions.append(.media(.closeSession(old.session)))
-            if old.publishing != nil {
-                actions.append(.media(.stopPublishing(roomId: roomId, userId: old.userId)))
-                let gone = Member(session: old.session, userId: old.userId, role: old.role, enteredAsAnchor: old.enteredAsAnchor, enteredAt: old.enteredAt)
-                actions += availabilityChanges(of: old.userId, in: roomId, from: old, to: gone, except: old.userId)
-            }
-            actions.append(.record(.userLeft(roomId: roomId, userId: old.userId, at: now.unixMillis, reason: "replaced")))
-            rooms[roomId]!.members[old.userId] = nil
-            rooms[roomId]!.anchorOrder.removeAll { $0 == old.userId }
-            dropMicState(of: old.userId, in: roomId)
+            actions += replace(old, in: roomId, enteringAgain: params.room, at: now)
         }
         let member = Member(
             session: session, userId: params.userId, role: params.role, enteredAsAnchor: params.role == .anchor,
@@ -676,8 +466,52 @@ public struct RoomsStateMachine: Sendable {
         return actions
     }
 
+    /// The server-wide and room limits an enter must fit in; a user entering again (`replaced`)
+    /// keeps its room count and frees its anchor seat.
+    func checkLimits(entering params: EnterRoomParams, replacing replaced: Member?) throws(LiveRoomError) {
+        let roomId = params.room.key
+        if replaced == nil {
+            let roomsOfUser = sessions.values.reduce(0) { $0 + ($1.userId == params.userId ? 1 : 0) }
+            if roomsOfUser >= configuration.maxRoomsPerUser {
+                throw LiveRoomError(
+                    ErrorCode.tooManyRoomsForUser,
+                    "user \(params.userId.quoted) is already in \(roomsOfUser) rooms, the most one user may be in at once; exit one first")
+            }
+        }
+        if rooms[roomId] == nil, rooms.count >= configuration.maxRooms {
+            throw LiveRoomError(ErrorCode.tooManyRooms, "the server holds \(rooms.count) rooms, the most it allows; enter an existing room or try later")
+        }
+        if params.role == .anchor, let room = rooms[roomId] {
+            let freed = replaced?.role == .anchor ? 1 : 0
+            if room.anchorCount - freed >= configuration.maxAnchorsPerRoom {
+                throw tooManyAnchors(roomId)
+            }
+        }
+    }
+
+    /// A newer session of the same user takes over from `old`, which is told why it was removed.
+    mutating func replace(_ old: Member, in roomId: String, enteringAgain room: RoomID, at now: EventTime) -> [Action] {
+        var actions: [Action] = []
+        // A newer session of the same user takes over; the old one is told why it was removed.
+        seat(old.session, nil)
+        actions.append(
+            .send(old.session, .onError(errCode: ErrorCode.replacedBySession, errMsg: "user \(old.userId.quoted) entered \(room) again from another connection, which takes over", requestType: nil)))
+        actions.append(.send(old.session, .onExitRoom(reason: 1)))
+        actions.append(.media(.closeSession(old.session)))
+        if old.publishing != nil {
+            actions.append(.media(.stopPublishing(roomId: roomId, userId: old.userId)))
+            let gone = Member(session: old.session, userId: old.userId, role: old.role, enteredAsAnchor: old.enteredAsAnchor, enteredAt: old.enteredAt)
+            actions += availabilityChanges(of: old.userId, in: roomId, from: old, to: gone, except: old.userId)
+        }
+        actions.append(.record(.userLeft(roomId: roomId, userId: old.userId, at: now.unixMillis, reason: "replaced")))
+        rooms[roomId]!.members[old.userId] = nil
+        rooms[roomId]!.anchorOrder.removeAll { $0 == old.userId }
+        dropMicState(of: old.userId, in: roomId)
+        return actions
+    }
+
     /// Removes a member; anchors' departure is announced with `remoteReason`. Dissolves an empty room.
-    private mutating func removeMember(_ userId: String, from roomId: String, remoteReason: Int, record: String, at now: EventTime) -> [Action] {
+    mutating func removeMember(_ userId: String, from roomId: String, remoteReason: Int, record: String, at now: EventTime) -> [Action] {
         guard rooms[roomId]?.members[userId] != nil else { return [] }
         var actions = endPKLinks(of: PKEnd(roomId: roomId, userId: userId))
         var room = rooms[roomId]!
@@ -709,7 +543,7 @@ public struct RoomsStateMachine: Sendable {
     }
 
     /// Forgets mic requests and invitations made by or to a user.
-    private mutating func dropMicState(of userId: String, in roomId: String) {
+    mutating func dropMicState(of userId: String, in roomId: String) {
         guard var room = rooms[roomId] else { return }
         room.micRequests.removeAll { $0 == userId }
         room.invitations[userId] = nil
@@ -717,250 +551,13 @@ public struct RoomsStateMachine: Sendable {
         rooms[roomId] = room
     }
 
-    // MARK: Roles and mic-connection
-
-    private mutating func switchRole(_ userId: String, in roomId: String, to role: Role, at now: EventTime) throws(LiveRoomError) -> [Action] {
-        let member = rooms[roomId]!.members[userId]!
-        guard member.role != role else {
-            return [.send(member.session, .onSwitchRole(errCode: 0, errMsg: "", role: role))]
-        }
-        if role == .anchor, !member.enteredAsAnchor, !member.micApproved {
-            throw LiveRoomError(
-                ErrorCode.micApprovalRequired,
-                "switching to anchor needs an anchor to accept your mic request (requestMic) or an accepted invitation")
-        }
-        return try setRole(userId, in: roomId, to: role, at: now)
-    }
-
-    /// Changes a member's role and announces it. Leaving the anchor role ends mic approval.
-    private mutating func setRole(_ userId: String, in roomId: String, to role: Role, at now: EventTime) throws(LiveRoomError) -> [Action] {
-        var room = rooms[roomId]!
-        var member = room.members[userId]!
-        if role == .anchor, room.anchorCount >= configuration.maxAnchorsPerRoom {
-            throw tooManyAnchors(roomId)
-        }
-        member.role = role
-        if role == .anchor {
-            room.anchorOrder.append(userId)
-            room.micRequests.removeAll { $0 == userId }
-            room.invitations[userId] = nil
-        } else {
-            room.anchorOrder.removeAll { $0 == userId }
-            member.micApproved = false
-        }
-        rooms[roomId] = room
-        // An anchor who becomes audience ends its PK links and stops publishing first.
-        var actions: [Action] = role == .audience ? endPKLinks(of: PKEnd(roomId: roomId, userId: userId)) + stopPublishing(userId, in: roomId) : []
-        room = rooms[roomId]!
-        member.publishing = room.members[userId]!.publishing
-        room.members[userId] = member
-        rooms[roomId] = room
-        actions += [
-            .send(member.session, .onSwitchRole(errCode: 0, errMsg: "", role: role)),
-            .record(.roleChanged(roomId: roomId, userId: userId, role: role, at: now.unixMillis)),
-        ]
-        for s in room.sessions(except: userId) {
-            actions.append(.send(s, role == .anchor ? .onRemoteUserEnterRoom(userId: userId) : .onRemoteUserLeaveRoom(userId: userId, reason: 3)))
-        }
-        return actions
-    }
-
-    private mutating func requestMic(_ userId: String, in roomId: String) throws(LiveRoomError) -> [Action] {
-        var room = rooms[roomId]!
-        guard room.members[userId]!.role == .audience else {
-            throw LiveRoomError(ErrorCode.audienceOnly, "you are already an anchor")
-        }
-        let anchors = room.anchorSessions()
-        guard !anchors.isEmpty else {
-            throw LiveRoomError(ErrorCode.noSuchUserOrRequest, "\(Self.room(roomId)) has no anchor to ask")
-        }
-        if !room.micRequests.contains(userId) { room.micRequests.append(userId) }
-        rooms[roomId] = room
-        return anchors.map { .send($0, .onMicRequest(userId: userId)) }
-    }
-
-    private mutating func answerMicRequest(from target: String, by anchorId: String, in roomId: String, accept: Bool, at now: EventTime) throws(LiveRoomError) -> [Action] {
-        try requireAnchor(anchorId, in: roomId)
-        var room = rooms[roomId]!
-        guard room.micRequests.contains(target), let asker = room.members[target] else {
-            throw LiveRoomError(ErrorCode.noSuchUserOrRequest, "no pending mic request from \(target.quoted)")
-        }
-        room.micRequests.removeAll { $0 == target }
-        rooms[roomId] = room
-        guard accept else {
-            return [.send(asker.session, .onMicRequestResult(userId: anchorId, accepted: false, reason: "rejected by \(anchorId)"))]
-        }
-        do {
-            let switched = try bringOnMic(target, in: roomId, at: now)
-            return [.send(asker.session, .onMicRequestResult(userId: anchorId, accepted: true, reason: "accepted by \(anchorId)"))] + switched
-        } catch {
-            let anchorSession = room.members[anchorId]!.session
-            return [
-                .send(asker.session, .onMicRequestResult(userId: anchorId, accepted: false, reason: error.message)),
-                .send(anchorSession, .error(error, requestType: "acceptMic")),
-            ]
-        }
-    }
-
-    private mutating func inviteMic(_ target: String, by anchorId: String, in roomId: String) throws(LiveRoomError) -> [Action] {
-        try requireAnchor(anchorId, in: roomId)
-        guard let invited = rooms[roomId]!.members[target] else {
-            throw LiveRoomError(ErrorCode.noSuchUserOrRequest, "user \(target.quoted) is not in \(Self.room(roomId))")
-        }
-        guard invited.role == .audience else {
-            throw LiveRoomError(ErrorCode.audienceOnly, "user \(target.quoted) is already an anchor")
-        }
-        rooms[roomId]!.invitations[target] = anchorId
-        return [.send(invited.session, .onMicInvitation(userId: anchorId))]
-    }
-
-    private mutating func answerInvitation(_ userId: String, in roomId: String, accept: Bool, at now: EventTime) throws(LiveRoomError) -> [Action] {
-        guard let inviterId = rooms[roomId]!.invitations[userId] else {
-            throw LiveRoomError(ErrorCode.noSuchUserOrRequest, "you have no pending mic invitation")
-        }
-        rooms[roomId]!.invitations[userId] = nil
-        let inviterSession = rooms[roomId]!.members[inviterId]?.session
-        guard accept else {
-            return inviterSession.map { [.send($0, .onMicInvitationResult(userId: userId, accepted: false, reason: "rejected by \(userId)"))] } ?? []
-        }
-        do {
-            let switched = try bringOnMic(userId, in: roomId, at: now)
-            let answer = inviterSession.map { [Action.send($0, .onMicInvitationResult(userId: userId, accepted: true, reason: "accepted"))] } ?? []
-            return answer + switched
-        } catch {
-            let answer = inviterSession.map { [Action.send($0, .onMicInvitationResult(userId: userId, accepted: false, reason: error.message))] } ?? []
-            return answer + [.send(rooms[roomId]!.members[userId]!.session, .error(error, requestType: "acceptInvitation"))]
-        }
-    }
-
-    /// Switches an approved audience member to anchor; they stay approved while on mic.
-    private mutating func bringOnMic(_ userId: String, in roomId: String, at now: EventTime) throws(LiveRoomError) -> [Action] {
-        let actions = try setRole(userId, in: roomId, to: .anchor, at: now)
-        rooms[roomId]!.members[userId]!.micApproved = true
-        return actions
-    }
-
-    private mutating func endMic(_ target: String, by anchorId: String, in roomId: String, at now: EventTime) throws(LiveRoomError) -> [Action] {
-        try requireAnchor(anchorId, in: roomId)
-        guard let member = rooms[roomId]!.members[target], member.role == .anchor else {
-            throw LiveRoomError(ErrorCode.noSuchUserOrRequest, "user \(target.quoted) is not on mic in \(Self.room(roomId))")
-        }
-        guard member.micApproved else {
-            throw LiveRoomError(ErrorCode.notCoHost, "user \(target.quoted) is an anchor of the room, not a mic-connection co-host")
-        }
-        return try setRole(target, in: roomId, to: .audience, at: now)
-    }
-
-    private func requireAnchor(_ userId: String, in roomId: String) throws(LiveRoomError) {
-        guard rooms[roomId]!.members[userId]!.role == .anchor else {
-            throw LiveRoomError(ErrorCode.anchorOnly, "only an anchor may do this")
-        }
-    }
-
-    // MARK: Publishing
-
-    /// Ends a member's publishing: the media server closes it and the room is told.
-    private mutating func stopPublishing(_ userId: String, in roomId: String) -> [Action] {
-        guard let before = rooms[roomId]?.members[userId], before.publishing != nil else { return [] }
-        var after = before
-        after.publishing = nil
-        rooms[roomId]!.members[userId] = after
-        return [.media(.stopPublishing(roomId: roomId, userId: userId))] + availabilityChanges(of: userId, in: roomId, from: before, to: after)
-    }
-
-    private mutating func setMuted(_ userId: String, in roomId: String, _ change: (inout Member) -> Void) -> [Action] {
-        let before = rooms[roomId]!.members[userId]!
-        var after = before
-        change(&after)
-        rooms[roomId]!.members[userId] = after
-        return availabilityChanges(of: userId, in: roomId, from: before, to: after)
-    }
-
-    /// onUserVideoAvailable / onUserAudioAvailable to everyone else for what changed.
-    /// Rooms linked with the member's through PK hear of it too, as far as their forward mode lets through.
-    private func availabilityChanges(of userId: String, in roomId: String, from before: Member, to after: Member, except: String? = nil) -> [Action] {
-        var actions: [Action] = []
-        func tell(_ sessions: [SessionID], video: Bool, audio: Bool) {
-            for s in sessions {
-                if before.videoAvailable != after.videoAvailable, video {
-                    actions.append(.send(s, .onUserVideoAvailable(userId: userId, available: after.videoAvailable)))
-                }
-                if before.audioAvailable != after.audioAvailable, audio {
-                    actions.append(.send(s, .onUserAudioAvailable(userId: userId, available: after.audioAvailable)))
-                }
-            }
-        }
-        tell(rooms[roomId]!.sessions(except: except ?? userId), video: true, audio: true)
-        // A replaced session's media ends with its leaving (`except` is set only then).
-        if except == nil, before.videoAvailable != after.videoAvailable || before.audioAvailable != after.audioAvailable {
-            actions.append(
-                .record(
-                    .mediaChanged(
-                        roomId: roomId, userId: userId,
-                        video: before.videoAvailable != after.videoAvailable ? after.videoAvailable : nil,
-                        audio: before.audioAvailable != after.audioAvailable ? after.audioAvailable : nil)))
-        }
-        let end = PKEnd(roomId: roomId, userId: userId)
-        for viewer in roomsSeeing(end).sorted() {
-            let mode = forwardMode(from: roomId, into: viewer)
-            tell(rooms[viewer]?.sessions() ?? [], video: mode.video, audio: mode.audio)
-        }
-        // The homes of linked rooms on other nodes hear what the anchor sends now.
-        return actions + peerNodes(seeing: end).map { .pkPeer(.anchorState(end, AnchorState(after), node: $0)) }
-    }
-
-    // MARK: Room messages
-
-    private func requireAnchor(_ userId: String, in roomId: String, to what: String) throws(LiveRoomError) {
-        guard rooms[roomId]?.members[userId]?.role == .anchor else {
-            throw LiveRoomError(ErrorCode.anchorOnly, "only anchors \(what)")
-        }
-    }
-
-    /// The custom message (cmdID 1, high priority, as TRTC's guide sends pop-ups) of a pop-up
-    /// `session`'s user made, to everyone else in its room; nothing when it has left.
-    public mutating func popUpMessage(_ data: String, from session: SessionID) -> [Action] {
-        guard let (roomId, userId) = sessions[session], var member = rooms[roomId]?.members[userId] else { return [] }
-        let seq = member.nextSeq
-        member.nextSeq += 1
-        rooms[roomId]!.members[userId] = member
-        let event = ServerEvent.onRecvCustomCmdMsg(userId: userId, cmdID: 1, seq: seq, data: data)
-        return rooms[roomId]!.sessions(except: userId).map { .send($0, event, .high) }
-    }
-
-    private mutating func sendCustomCmdMsg(_ message: CustomCmdMsg, from userId: String, in roomId: String, at now: EventTime) throws(LiveRoomError) -> [Action] {
-        guard configuration.customCmdIDs.contains(message.cmdID) else {
-            throw LiveRoomError(
-                ErrorCode.invalidCustomMessage,
-                "cmdID must be from \(configuration.customCmdIDs.lowerBound) to \(configuration.customCmdIDs.upperBound), not \(message.cmdID)")
-        }
-        let size = message.data.utf8.count
-        guard size <= configuration.maxCustomMessageBytes else {
-            throw LiveRoomError(
-                ErrorCode.invalidCustomMessage, "data is \(size) bytes; at most \(configuration.maxCustomMessageBytes) are allowed")
-        }
-        var member = rooms[roomId]!.members[userId]!
-        try member.limiter.admit(size: size, now: now.monotonic)
-        let seq = member.nextSeq
-        member.nextSeq += 1
-        rooms[roomId]!.members[userId] = member
-        let event = ServerEvent.onRecvCustomCmdMsg(userId: userId, cmdID: message.cmdID, seq: seq, data: message.data)
-        return rooms[roomId]!.sessions(except: userId).map { .send($0, event) }
-    }
-
-    /// Whether an action is a message to someone in `room` (who is about to be told the room is gone).
-    static func isSend(to room: Room, _ action: Action) -> Bool {
-        guard case .send(let session, _, _) = action else { return false }
-        return room.members.values.contains { $0.session == session }
-    }
-
     // MARK: Errors
 
-    private func noSuchRoom(_ roomId: String) -> LiveRoomError {
+    func noSuchRoom(_ roomId: String) -> LiveRoomError {
         LiveRoomError(ErrorCode.noSuchUserOrRequest, "\(Self.room(roomId)) does not exist")
     }
 
-    private func tooManyAnchors(_ roomId: String) -> LiveRoomError {
+    func tooManyAnchors(_ roomId: String) -> LiveRoomError {
         LiveRoomError(ErrorCode.tooManyAnchors, "\(Self.room(roomId)) already has \(configuration.maxAnchorsPerRoom) anchors, the most allowed")
     }
 

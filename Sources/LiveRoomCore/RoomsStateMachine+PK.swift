@@ -297,29 +297,7 @@ extension RoomsStateMachine {
                 return [.send(session, .onConnectOtherRoom(userId: userId, errCode: error.code, errMsg: error.message))]
             }
         case .answerPK(let room, let userId, let accept):
-            let asker = room.map { PKEnd(roomId: $0.key, userId: userId) }
-            guard let asker, let index = pkRequests.firstIndex(where: { $0.from == asker && $0.to == caller }) else {
-                let error = LiveRoomError(ErrorCode.noSuchUserOrRequest, "no PK request from \(userId.quoted) waits for your answer")
-                return [.send(session, .error(error, requestType: accept ? "acceptPK" : "rejectPK"))]
-            }
-            pkRequests.remove(at: index)
-            guard let askerSession = rooms[asker.roomId]?.members[asker.userId]?.session else { return [] }
-            guard accept else {
-                return [.send(askerSession, .onConnectOtherRoom(userId: caller.userId, errCode: ErrorCode.pkRejected, errMsg: "\(caller.userId.quoted) rejected the PK request"))]
-            }
-            do throws(LiveRoomError) {
-                // Checked again: the rooms may have changed while the request waited.
-                _ = try checkLink(from: asker, to: RoomID(key: caller.roomId), userId: caller.userId)
-                return [
-                    .send(askerSession, .onConnectOtherRoom(userId: caller.userId, errCode: 0, errMsg: "")),
-                    .send(session, .onConnectOtherRoom(userId: asker.userId, errCode: 0, errMsg: "")),
-                ] + link(asker, with: caller, since: now.unixMillis)
-            } catch {
-                return [
-                    .send(askerSession, .onConnectOtherRoom(userId: caller.userId, errCode: error.code, errMsg: error.message)),
-                    .send(session, .onConnectOtherRoom(userId: asker.userId, errCode: error.code, errMsg: error.message)),
-                ]
-            }
+            return answerPK(from: room.map { PKEnd(roomId: $0.key, userId: userId) }, userId: userId, accept: accept, by: caller, session: session, at: now)
         case .disconnectOtherRoom:
             guard rooms[caller.roomId]?.members[caller.userId]?.role == .anchor else {
                 return [.send(session, .onDisconnectOtherRoom(errCode: ErrorCode.pkCallerIsAudience, errMsg: "only anchors end PK links"))]
@@ -330,26 +308,7 @@ extension RoomsStateMachine {
             }
             return [.send(session, .onDisconnectOtherRoom(errCode: 0, errMsg: ""))] + remove(links: links)
         case .updateOtherRoomForwardMode(let room, let mode):
-            guard rooms[caller.roomId]?.members[caller.userId]?.role == .anchor else {
-                return [.send(session, .onUpdateOtherRoomForwardMode(errCode: ErrorCode.pkCallerIsAudience, errMsg: "only anchors change PK forwarding"))]
-            }
-            guard let room, linkedRooms(of: caller.roomId).contains(room.key) else {
-                return [.send(session, .onUpdateOtherRoomForwardMode(errCode: ErrorCode.pkNotConnected, errMsg: "your room has no PK link with \(room?.description ?? "that room")"))]
-            }
-            let ends = pkAnchors(in: caller.roomId).filter { $0.roomId == room.key }
-            let before = ends.map { availability(of: $0, in: caller.roomId) }
-            pkForward[caller.roomId, default: [:]][room.key] = mode == .both ? nil : mode
-            let sessions = rooms[caller.roomId]!.sessions()
-            var actions: [Action] = [.send(session, .onUpdateOtherRoomForwardMode(errCode: 0, errMsg: ""))]
-            for (end, was) in zip(ends, before) {
-                let now = availability(of: end, in: caller.roomId)
-                for s in sessions {
-                    if was.video != now.video { actions.append(.send(s, .onUserVideoAvailable(userId: end.userId, available: now.video))) }
-                    if was.audio != now.audio { actions.append(.send(s, .onUserAudioAvailable(userId: end.userId, available: now.audio))) }
-                }
-                actions.append(.media(.setForwarding(sessions: sessions, publisherRoomId: end.roomId, publisherId: end.userId, audio: mode.audio, video: mode.video)))
-            }
-            return actions
+            return updateForwardMode(of: caller, for: room, to: mode, session: session)
         case .startPKBattle(let durationSec):
             do throws(LiveRoomError) {
                 guard rooms[caller.roomId]?.members[caller.userId]?.role == .anchor else {
@@ -368,6 +327,56 @@ extension RoomsStateMachine {
         default:
             return []
         }
+    }
+
+    /// The callee's answer to a PK request from `asker`.
+    mutating func answerPK(from asker: PKEnd?, userId: String, accept: Bool, by caller: PKEnd, session: SessionID, at now: EventTime) -> [Action] {
+        guard let asker, let index = pkRequests.firstIndex(where: { $0.from == asker && $0.to == caller }) else {
+            let error = LiveRoomError(ErrorCode.noSuchUserOrRequest, "no PK request from \(userId.quoted) waits for your answer")
+            return [.send(session, .error(error, requestType: accept ? "acceptPK" : "rejectPK"))]
+        }
+        pkRequests.remove(at: index)
+        guard let askerSession = rooms[asker.roomId]?.members[asker.userId]?.session else { return [] }
+        guard accept else {
+            return [.send(askerSession, .onConnectOtherRoom(userId: caller.userId, errCode: ErrorCode.pkRejected, errMsg: "\(caller.userId.quoted) rejected the PK request"))]
+        }
+        do throws(LiveRoomError) {
+            // Checked again: the rooms may have changed while the request waited.
+            _ = try checkLink(from: asker, to: RoomID(key: caller.roomId), userId: caller.userId)
+            return [
+                .send(askerSession, .onConnectOtherRoom(userId: caller.userId, errCode: 0, errMsg: "")),
+                .send(session, .onConnectOtherRoom(userId: asker.userId, errCode: 0, errMsg: "")),
+            ] + link(asker, with: caller, since: now.unixMillis)
+        } catch {
+            return [
+                .send(askerSession, .onConnectOtherRoom(userId: caller.userId, errCode: error.code, errMsg: error.message)),
+                .send(session, .onConnectOtherRoom(userId: asker.userId, errCode: error.code, errMsg: error.message)),
+            ]
+        }
+    }
+
+    /// An anchor chooses what of a linked room's anchors its room receives.
+    mutating func updateForwardMode(of caller: PKEnd, for room: RoomID?, to mode: PKForwardMode, session: SessionID) -> [Action] {
+        guard rooms[caller.roomId]?.members[caller.userId]?.role == .anchor else {
+            return [.send(session, .onUpdateOtherRoomForwardMode(errCode: ErrorCode.pkCallerIsAudience, errMsg: "only anchors change PK forwarding"))]
+        }
+        guard let room, linkedRooms(of: caller.roomId).contains(room.key) else {
+            return [.send(session, .onUpdateOtherRoomForwardMode(errCode: ErrorCode.pkNotConnected, errMsg: "your room has no PK link with \(room?.description ?? "that room")"))]
+        }
+        let ends = pkAnchors(in: caller.roomId).filter { $0.roomId == room.key }
+        let before = ends.map { availability(of: $0, in: caller.roomId) }
+        pkForward[caller.roomId, default: [:]][room.key] = mode == .both ? nil : mode
+        let sessions = rooms[caller.roomId]!.sessions()
+        var actions: [Action] = [.send(session, .onUpdateOtherRoomForwardMode(errCode: 0, errMsg: ""))]
+        for (end, was) in zip(ends, before) {
+            let now = availability(of: end, in: caller.roomId)
+            for s in sessions {
+                if was.video != now.video { actions.append(.send(s, .onUserVideoAvailable(userId: end.userId, available: now.video))) }
+                if was.audio != now.audio { actions.append(.send(s, .onUserAudioAvailable(userId: end.userId, available: now.audio))) }
+            }
+            actions.append(.media(.setForwarding(sessions: sessions, publisherRoomId: end.roomId, publisherId: end.userId, audio: mode.audio, video: mode.video)))
+        }
+        return actions
     }
 
     /// PK requests nobody answered in time: their askers get -3326.

@@ -95,67 +95,17 @@ public struct LiveRoomServer: Sendable {
         let store: any ShopStore & RoomHistoryStore & WebhookOutbox = cluster?.shop ?? local
         let replayDirectory = try await prepareReplayDirectory(store)
         let recorder = RoomRecorder(store: store, logger: logger)
-        var webhooks: WebhookService?
-        if let url = configuration.webhookURL {
-            guard let target = HTTPTarget(url: url), let key = configuration.webhookKey else {
-                throw WebhookSettingsError(description: ServerConfiguration.webhookProblem(url: url, key: configuration.webhookKey) ?? "bad webhook settings")
-            }
-            webhooks = WebhookService(
-                store: store, client: HTTPPostClient(target: target), key: key,
-                sdkAppId: credentials.sdkAppId, maxPending: configuration.maxPendingWebhooks, logger: logger)
-        }
-        let egress = try EgressPolicy(allow: configuration.egressAllow)
-        var rooms = RoomsStateMachine.Configuration(
-            sdkAppId: credentials.sdkAppId, secretKey: credentials.secretKey, maxAnchorsPerRoom: configuration.maxAnchorsPerRoom,
-            maxRoomsPerUser: configuration.maxRoomsPerUser, maxRooms: configuration.maxRooms,
-            requirePrivateMapKey: configuration.requirePrivateMapKey, maxPKRooms: configuration.maxPKRooms,
-            maxPKAnchorsPerRoom: configuration.maxPKAnchorsPerRoom, pkRequestTimeout: configuration.pkRequestTimeout)
-        // A PK with a room that is not here is asked of its home node.
-        rooms.roomsOnOtherNodes = cluster != nil
-        let hub = RoomHub(
-            configuration: rooms,
-            tasksConfiguration: .init(
-                task: .init(
-                    retryCount: configuration.taskRetryCount, retryInterval: configuration.taskRetryInterval, idleTimeout: configuration.taskIdleTimeout),
-                maxTasksPerRoom: configuration.maxTasksPerRoom, maxTasksPerUser: configuration.maxTasksPerUser, maxTasks: configuration.maxTasks,
-                encodingBudget: configuration.encodingBudget, egress: egress),
-            egress: EgressResolver(policy: egress, insecureTLS: configuration.rtmpsInsecure), imageDirectory: configuration.imageDirectory,
-            maxOutboxBytes: configuration.maxOutboxBytes, reconnectGrace: configuration.reconnectGrace, catalogue: store,
-            orderReservation: configuration.orderReservation, replayDirectory: replayDirectory, maxReplayLength: configuration.maxReplayLength,
-            recorder: recorder, webhooks: webhooks, nodeId: cluster?.membership.nodeId, logger: logger)
-        let certificate = try DTLSCertificate()
-        let advertised = AdvertisedAddresses.choose(
-            bindHost: configuration.host, announced: configuration.announceAddresses, interfaces: AdvertisedAddresses.interfaces())
-        let media = try await MediaService.bind(
-            host: configuration.host, port: configuration.mediaPort, tcpPort: configuration.iceTCPPort,
-            tcpLimits: ConnectionLimits(maxTotal: configuration.maxICETCPConnections, maxPerAddress: configuration.maxConnectionsPerAddress),
-            advertisedHosts: advertised,
-            certificate: certificate, connectTimeout: configuration.mediaConnectTimeout, consentTimeout: configuration.consentTimeout,
-            loopCount: configuration.mediaLoops, nodeRelay: cluster == nil ? nil : NodeMediaRelay(secretKey: credentials.secretKey), logger: logger
-        ) { owner, publisher, _ in
-            Task { await hub.peerLost(session: owner, wasPublishing: publisher != nil) }
-        }
-        await hub.attach(media)
+        let webhooks = try makeWebhooks(store: store, credentials: credentials)
+        let hub = try makeHub(
+            credentials: credentials, inCluster: cluster, store: store, replayDirectory: replayDirectory, recorder: recorder, webhooks: webhooks)
+        let (media, advertised) = try await bindMedia(hub: hub, inCluster: cluster != nil, credentials: credentials)
         // Every connection is admitted under the per-address and total caps before any byte is
         // read, and closed unless its first request head (TLS handshake included) comes in time.
         let connectionGuard = try ConnectionGuard(
             maxTotal: configuration.maxConnections, maxPerAddress: configuration.maxConnectionsPerAddress,
             headTimeout: configuration.requestHeadTimeout,
             tls: try Self.tlsConfiguration(certificate: configuration.tlsCertificate, key: configuration.tlsKey))
-        if let cluster {
-            let messenger = NodeMessenger(
-                nodeId: cluster.membership.nodeId, relayToken: cluster.membership.relayToken, logger: logger
-            ) { node in await hub.pkPeerLost(node) }
-            await hub.attach(cluster.membership, messenger: messenger)
-            await cluster.membership.attach(hub)
-            // The node relay takes mirror requests only from the media ports of live nodes, and
-            // their connections to the HTTP port are under the total cap only.
-            await cluster.membership.watchPeers { addresses in
-                let peers = Set(addresses.compactMap(NodeMediaRelay.address))
-                media.setRelayPeers(peers)
-                connectionGuard.gate.exempt(Set(peers.map { ConnectionLimits.key($0.socketAddress) }))
-            }
-        }
+        if let cluster { await join(cluster, hub: hub, media: media, connectionGuard: connectionGuard) }
         await raiseSignalingPriority()
         logger.notice(
             "Media candidates",
@@ -185,25 +135,8 @@ public struct LiveRoomServer: Sendable {
             connectionGuard.wrap(
                 HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: channelConfiguration))
         }
-        let app = Application(
-            router: router,
-            server: server,
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "liveroom-server"),
-            onServerRunning: { channel in
-                guard let address = channel.localAddress else { return }
-                if let cluster {
-                    let port = address.port ?? configuration.port
-                    let scheme = configuration.tlsCertificate == nil ? "http" : "https"
-                    let host = advertised.first ?? configuration.host
-                    let url = configuration.nodeURL ?? "\(scheme)://\(host.contains(":") ? "[\(host)]" : host):\(port)"
-                    let mediaAddresses = advertised.map { "\($0.contains(":") ? "[\($0)]" : $0):\(media.port)" }
-                    await hub.setOwnMediaAddress(mediaAddresses.first)
-                    await cluster.membership.register(signalingURL: url, mediaAddresses: mediaAddresses)
-                }
-                await onRunning(credentials, address, MediaPorts(udp: media.port, tcp: media.tcpPort))
-            },
-            logger: logger
-        )
+        let app = makeApplication(
+            router: router, server: server, hub: hub, media: media, cluster: cluster, advertised: advertised, credentials: credentials, onRunning: onRunning)
         let hubService = RoomHubService(hub: hub)
         let group = ServiceGroup(
             configuration: .init(
@@ -227,6 +160,108 @@ public struct LiveRoomServer: Sendable {
             // The media ports are bound above; the one the group binds is the HTTP listener's.
             throw ListenError("HTTP and WebSocket", setting: "--port, LIVEROOM_PORT", host: configuration.host, port: configuration.port, error: error)
         }
+    }
+
+    /// Binds the media port (UDP and ICE-TCP) and attaches it to the hub; returns it with the
+    /// addresses clients are told.
+    private func bindMedia(hub: RoomHub, inCluster: Bool, credentials: Credentials) async throws -> (MediaService, [String]) {
+        let certificate = try DTLSCertificate()
+        let advertised = AdvertisedAddresses.choose(
+            bindHost: configuration.host, announced: configuration.announceAddresses, interfaces: AdvertisedAddresses.interfaces())
+        let media = try await MediaService.bind(
+            host: configuration.host, port: configuration.mediaPort, tcpPort: configuration.iceTCPPort,
+            tcpLimits: ConnectionLimits(maxTotal: configuration.maxICETCPConnections, maxPerAddress: configuration.maxConnectionsPerAddress),
+            advertisedHosts: advertised,
+            certificate: certificate, connectTimeout: configuration.mediaConnectTimeout, consentTimeout: configuration.consentTimeout,
+            loopCount: configuration.mediaLoops, nodeRelay: !inCluster ? nil : NodeMediaRelay(secretKey: credentials.secretKey), logger: logger
+        ) { owner, publisher, _ in
+            Task { await hub.peerLost(session: owner, wasPublishing: publisher != nil) }
+        }
+        await hub.attach(media)
+        return (media, advertised)
+    }
+
+    /// Joins the cluster: node-to-node messages to the hub, live nodes' media addresses to the
+    /// media port's relay and to the connection caps' exemptions.
+    private func join(_ cluster: Cluster, hub: RoomHub, media: MediaService, connectionGuard: ConnectionGuard) async {
+        let messenger = NodeMessenger(
+            nodeId: cluster.membership.nodeId, relayToken: cluster.membership.relayToken, logger: logger
+        ) { node in await hub.pkPeerLost(node) }
+        await hub.attach(cluster.membership, messenger: messenger)
+        await cluster.membership.attach(hub)
+        // The node relay takes mirror requests only from the media ports of live nodes, and
+        // their connections to the HTTP port are under the total cap only.
+        await cluster.membership.watchPeers { addresses in
+            let peers = Set(addresses.compactMap(NodeMediaRelay.address))
+            media.setRelayPeers(peers)
+            connectionGuard.gate.exempt(Set(peers.map { ConnectionLimits.key($0.socketAddress) }))
+        }
+    }
+
+    /// The webhook outbox's sender, when a webhook URL is set.
+    private func makeWebhooks(store: any WebhookOutbox, credentials: Credentials) throws -> WebhookService? {
+        if let url = configuration.webhookURL {
+            guard let target = HTTPTarget(url: url), let key = configuration.webhookKey else {
+                throw WebhookSettingsError(description: ServerConfiguration.webhookProblem(url: url, key: configuration.webhookKey) ?? "bad webhook settings")
+            }
+            return WebhookService(
+                store: store, client: HTTPPostClient(target: target), key: key,
+                sdkAppId: credentials.sdkAppId, maxPending: configuration.maxPendingWebhooks, logger: logger)
+        }
+        return nil
+    }
+
+    /// The room hub with this server's limits and services.
+    private func makeHub(
+        credentials: Credentials, inCluster cluster: Cluster?, store: any ShopStore & RoomHistoryStore & WebhookOutbox, replayDirectory: String,
+        recorder: RoomRecorder, webhooks: WebhookService?
+    ) throws -> RoomHub {
+        let egress = try EgressPolicy(allow: configuration.egressAllow)
+        var rooms = RoomsStateMachine.Configuration(
+            sdkAppId: credentials.sdkAppId, secretKey: credentials.secretKey, maxAnchorsPerRoom: configuration.maxAnchorsPerRoom,
+            maxRoomsPerUser: configuration.maxRoomsPerUser, maxRooms: configuration.maxRooms,
+            requirePrivateMapKey: configuration.requirePrivateMapKey, maxPKRooms: configuration.maxPKRooms,
+            maxPKAnchorsPerRoom: configuration.maxPKAnchorsPerRoom, pkRequestTimeout: configuration.pkRequestTimeout)
+        // A PK with a room that is not here is asked of its home node.
+        rooms.roomsOnOtherNodes = cluster != nil
+        return RoomHub(
+            configuration: rooms,
+            tasksConfiguration: .init(
+                task: .init(
+                    retryCount: configuration.taskRetryCount, retryInterval: configuration.taskRetryInterval, idleTimeout: configuration.taskIdleTimeout),
+                maxTasksPerRoom: configuration.maxTasksPerRoom, maxTasksPerUser: configuration.maxTasksPerUser, maxTasks: configuration.maxTasks,
+                encodingBudget: configuration.encodingBudget, egress: egress),
+            egress: EgressResolver(policy: egress, insecureTLS: configuration.rtmpsInsecure), imageDirectory: configuration.imageDirectory,
+            maxOutboxBytes: configuration.maxOutboxBytes, reconnectGrace: configuration.reconnectGrace, catalogue: store,
+            orderReservation: configuration.orderReservation, replayDirectory: replayDirectory, maxReplayLength: configuration.maxReplayLength,
+            recorder: recorder, webhooks: webhooks, nodeId: cluster?.membership.nodeId, logger: logger)
+    }
+
+    /// The HTTP application, which registers this node in the cluster and reports its
+    /// addresses once it listens.
+    private func makeApplication(
+        router: Router<RequestContext>, server: HTTPServerBuilder, hub: RoomHub, media: MediaService, cluster: Cluster?, advertised: [String],
+        credentials: Credentials, onRunning: @escaping @Sendable (Credentials, SocketAddress, MediaPorts) async -> Void
+    ) -> some Service {
+        Application(
+            router: router,
+            server: server,
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "liveroom-server"),
+            onServerRunning: { channel in
+                guard let address = channel.localAddress else { return }
+                if let cluster {
+                    let port = address.port ?? configuration.port
+                    let scheme = configuration.tlsCertificate == nil ? "http" : "https"
+                    let host = advertised.first ?? configuration.host
+                    let url = configuration.nodeURL ?? "\(scheme)://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+                    let mediaAddresses = advertised.map { "\($0.contains(":") ? "[\($0)]" : $0):\(media.port)" }
+                    await hub.setOwnMediaAddress(mediaAddresses.first)
+                    await cluster.membership.register(signalingURL: url, mediaAddresses: mediaAddresses)
+                }
+                await onRunning(credentials, address, MediaPorts(udp: media.port, tcp: media.tcpPort))
+            },
+            logger: logger
+        )
     }
 
     /// The cluster parts of a node: the membership and the connection pool it needs running.

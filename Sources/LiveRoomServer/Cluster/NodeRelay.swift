@@ -57,102 +57,16 @@ enum NodeRelay {
             _ = pending.add(text.utf8.count)
             toHomeInput.yield(text)
         }
-        @Sendable func carryOut(_ frame: NodeMediaFrame, media: MediaService) {
-            switch frame.kind {
-            case .subscribe:
-                guard let id = frame.id, let roomId = frame.roomId, let publisherId = frame.publisherId, let sdp = frame.sdp else { return }
-                // A PK anchor of a room on another node is mirrored from that node.
-                guard let homeMedia = frame.mediaHome.map(NodeMediaRelay.address) ?? homeMedia else {
-                    toHomeNode(NodeMediaFrame(kind: .answer, id: id, error: "the publisher's node has no usable media address"))
-                    return
-                }
-                Task {
-                    do {
-                        let answer = try await media.subscribeMirrored(
-                            owner: owner, key: SFURouter.PublisherKey(roomId: roomId, userId: publisherId), offer: sdp, home: homeMedia)
-                        toHomeNode(NodeMediaFrame(kind: .answer, id: id, sdp: answer))
-                    } catch {
-                        logger.info("Mirrored subscription failed", metadata: [LogKey.node: "\(home.nodeId)", LogKey.error: "\(error)"])
-                        toHomeNode(NodeMediaFrame(kind: .answer, id: id, error: "\(error)"))
-                    }
-                }
-            case .restartIce:
-                guard let id = frame.id, let publisherId = frame.publisherId, let sdp = frame.sdp else { return }
-                Task {
-                    do {
-                        let offer = try TransportDescription(of: try SessionDescription.parse(sdp))
-                        guard let answer = try await media.restartICE(
-                            owner: owner, target: .subscription(publisherId: publisherId),
-                            remote: ICECredentials(ufrag: offer.iceUfrag, pwd: offer.icePwd), fingerprint: offer.fingerprint
-                        ).get() else {
-                            throw NegotiationError("an ICE restart needs new ICE credentials; the offer keeps ice-ufrag \(offer.iceUfrag)")
-                        }
-                        toHomeNode(NodeMediaFrame(kind: .answer, id: id, sdp: answer.sdp))
-                    } catch {
-                        toHomeNode(NodeMediaFrame(kind: .answer, id: id, error: "\(error)"))
-                    }
-                }
-            case .unsubscribe:
-                guard let publisherId = frame.publisherId else { return }
-                media.unsubscribe(owner: owner, publisherId: publisherId, roomId: frame.roomId)
-            case .forwarding:
-                guard let roomId = frame.roomId, let publisherId = frame.publisherId else { return }
-                media.setForwarding(
-                    owners: [owner], publisher: SFURouter.PublisherKey(roomId: roomId, userId: publisherId), audio: frame.audio ?? true, video: frame.video ?? true)
-            case .close:
-                media.close(owner: owner)
-            case .answer:
-                break
-            }
-        }
+        let relayed = media.map { RelayedMedia(media: $0, owner: owner, homeMedia: homeMedia, home: home, logger: logger, reply: toHomeNode) }
         defer { media?.close(owner: owner) }
         logger.debug("Signaling relayed to the room's home node", metadata: [LogKey.node: "\(home.nodeId)", LogKey.url: "\(url)"])
 
         // Set when the wait for the home node is given up: the client's connection is not the link's to close then.
         let abandoned = SharedFlag()
         let link = Task {
-            let connected = SharedFlag()
-            do {
-                try await WebSocketClient.connect(
-                    url: url,
-                    configuration: .init(maxFrameSize: maxHomeFrameSize, additionalHeaders: headers, autoPing: .enabled(timePeriod: .seconds(20))),
-                    logger: logger
-                ) { homeInbound, homeOutbound, _ in
-                    connected.set()
-                    openedInput.yield(true)
-                    try await withThrowingTaskGroup(of: Void.self) { group in
-                        group.addTask {
-                            for await text in toHome {
-                                pending.remove(text.utf8.count)
-                                try await homeOutbound.write(.text(text))
-                            }
-                            try? await homeOutbound.close(.normalClosure, reason: "the client closed")
-                        }
-                        group.addTask {
-                            for try await message in homeInbound.messages(maxSize: maxHomeFrameSize) {
-                                guard case .text(let text) = message else { continue }
-                                if let media, NodeMediaFrame.isNodeFrame(text) {
-                                    if let frame = NodeMediaFrame.parse(text) { carryOut(frame, media: media) }
-                                    continue
-                                }
-                                try await outbound.write(.text(text))
-                            }
-                        }
-                        _ = try await group.next()
-                        group.cancelAll()
-                    }
-                }
-            } catch {
-                logger.info("Relay to the room's home node ended", metadata: [LogKey.node: "\(home.nodeId)", LogKey.error: "\(error)"])
-            }
-            openedInput.yield(false)
-            openedInput.finish()
-            guard connected.isSet, !abandoned.isSet else { return }
-            // The home side is gone: close the client's side too (it reconnects, as after any drop).
-            let closing = Task { try? await outbound.close(.goingAway, reason: "the room's home node closed the connection") }
-            try? await Task.sleep(for: .seconds(1))
-            closing.cancel()
-            try? await channel.close()
+            await linkHome(
+                url: url, headers: headers, home: home, toHome: toHome, pending: pending, opened: openedInput, outbound: outbound,
+                channel: channel, relayed: relayed, abandoned: abandoned, logger: logger)
         }
 
         // Nothing more is read from the client until the home node answered (within 5 s).
@@ -197,6 +111,121 @@ enum NodeRelay {
         deadline.cancel()
         try? await channel.close()
         return .relayed
+    }
+
+    /// The home node's side of a relay: opens its WebSocket (saying so on `opened`), passes
+    /// `toHome` to it and its frames to the client (the home node's media requests to
+    /// `relayed`), and when it closes first, closes the client's connection too, unless the
+    /// wait for it was `abandoned`.
+    static func linkHome(
+        url: String, headers: HTTPFields, home: NodeRegistration, toHome: AsyncStream<String>, pending: PendingBytes,
+        opened: AsyncStream<Bool>.Continuation, outbound: WebSocketOutboundWriter, channel: any Channel, relayed: RelayedMedia?,
+        abandoned: SharedFlag, logger: Logger
+    ) async {
+        let connected = SharedFlag()
+        do {
+            try await WebSocketClient.connect(
+                url: url,
+                configuration: .init(maxFrameSize: maxHomeFrameSize, additionalHeaders: headers, autoPing: .enabled(timePeriod: .seconds(20))),
+                logger: logger
+            ) { homeInbound, homeOutbound, _ in
+                connected.set()
+                opened.yield(true)
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        for await text in toHome {
+                            pending.remove(text.utf8.count)
+                            try await homeOutbound.write(.text(text))
+                        }
+                        try? await homeOutbound.close(.normalClosure, reason: "the client closed")
+                    }
+                    group.addTask {
+                        for try await message in homeInbound.messages(maxSize: maxHomeFrameSize) {
+                            guard case .text(let text) = message else { continue }
+                            if let relayed, NodeMediaFrame.isNodeFrame(text) {
+                                if let frame = NodeMediaFrame.parse(text) { relayed.carryOut(frame) }
+                                continue
+                            }
+                            try await outbound.write(.text(text))
+                        }
+                    }
+                    _ = try await group.next()
+                    group.cancelAll()
+                }
+            }
+        } catch {
+            logger.info("Relay to the room's home node ended", metadata: [LogKey.node: "\(home.nodeId)", LogKey.error: "\(error)"])
+        }
+        opened.yield(false)
+        opened.finish()
+        guard connected.isSet, !abandoned.isSet else { return }
+        // The home side is gone: close the client's side too (it reconnects, as after any drop).
+        let closing = Task { try? await outbound.close(.goingAway, reason: "the room's home node closed the connection") }
+        try? await Task.sleep(for: .seconds(1))
+        closing.cancel()
+        try? await channel.close()
+    }
+}
+
+/// A relayed client's media connections on this node, made when its room's home node asks
+/// (``NodeMediaFrame``): subscriptions mirrored from the publisher's node, ICE restarts,
+/// forwarding changes. Answers go back to the home node through `reply`.
+struct RelayedMedia: Sendable {
+    let media: MediaService
+    let owner: UInt64
+    /// The media address of the room's home node, where its publishers are mirrored from.
+    let homeMedia: TransportAddress?
+    let home: NodeRegistration
+    let logger: Logger
+    let reply: @Sendable (NodeMediaFrame) -> Void
+
+    func carryOut(_ frame: NodeMediaFrame) {
+        switch frame.kind {
+        case .subscribe:
+            guard let id = frame.id, let roomId = frame.roomId, let publisherId = frame.publisherId, let sdp = frame.sdp else { return }
+            // A PK anchor of a room on another node is mirrored from that node.
+            guard let homeMedia = frame.mediaHome.map(NodeMediaRelay.address) ?? homeMedia else {
+                reply(NodeMediaFrame(kind: .answer, id: id, error: "the publisher's node has no usable media address"))
+                return
+            }
+            Task {
+                do {
+                    let answer = try await media.subscribeMirrored(
+                        owner: owner, key: SFURouter.PublisherKey(roomId: roomId, userId: publisherId), offer: sdp, home: homeMedia)
+                    reply(NodeMediaFrame(kind: .answer, id: id, sdp: answer))
+                } catch {
+                    logger.info("Mirrored subscription failed", metadata: [LogKey.node: "\(home.nodeId)", LogKey.error: "\(error)"])
+                    reply(NodeMediaFrame(kind: .answer, id: id, error: "\(error)"))
+                }
+            }
+        case .restartIce:
+            guard let id = frame.id, let publisherId = frame.publisherId, let sdp = frame.sdp else { return }
+            Task {
+                do {
+                    let offer = try TransportDescription(of: try SessionDescription.parse(sdp))
+                    guard let answer = try await media.restartICE(
+                        owner: owner, target: .subscription(publisherId: publisherId),
+                        remote: ICECredentials(ufrag: offer.iceUfrag, pwd: offer.icePwd), fingerprint: offer.fingerprint
+                    ).get() else {
+                        throw NegotiationError("an ICE restart needs new ICE credentials; the offer keeps ice-ufrag \(offer.iceUfrag)")
+                    }
+                    reply(NodeMediaFrame(kind: .answer, id: id, sdp: answer.sdp))
+                } catch {
+                    reply(NodeMediaFrame(kind: .answer, id: id, error: "\(error)"))
+                }
+            }
+        case .unsubscribe:
+            guard let publisherId = frame.publisherId else { return }
+            media.unsubscribe(owner: owner, publisherId: publisherId, roomId: frame.roomId)
+        case .forwarding:
+            guard let roomId = frame.roomId, let publisherId = frame.publisherId else { return }
+            media.setForwarding(
+                owners: [owner], publisher: SFURouter.PublisherKey(roomId: roomId, userId: publisherId), audio: frame.audio ?? true, video: frame.video ?? true)
+        case .close:
+            media.close(owner: owner)
+        case .answer:
+            break
+        }
     }
 }
 

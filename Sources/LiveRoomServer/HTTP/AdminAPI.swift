@@ -58,59 +58,9 @@ struct AdminAPI: Sendable {
             let notFound = try await Self.roomMustExist { () async throws(LiveRoomError) in try await hub.removeUsers(userIds, from: room.key) }
             return notFound.isEmpty ? [:] : ["NotFoundUserIds": .array(notFound.map { .string($0) })]
         case .describeRoom(let requested):
-            guard let room = await hub.describe(requested.key) else {
-                throw CloudAPIError("FailedOperation.RoomNotExist", "\(requested) does not exist")
-            }
-            let users: [JSONValue] = room.users.map { user in
-                let entry: [String: JSONValue] = [
-                    "UserId": .string(user.userId), "Role": .string(user.role.rawValue),
-                    "JoinTime": .number(Double(user.enteredAt / 1000)), "OnMic": .bool(user.onMic),
-                ]
-                return .object(entry)
-            }
-            // The product presented now, if any (LiveRoom's addition).
-            var popUp: JSONValue = .null
-            if let current = try? await store.popUp(room: requested.key) {
-                popUp = [
-                    "ItemNumber": .number(Double(current.itemNumber)), "UserId": .string(current.userId), "Data": .string(current.data),
-                    "PopTime": .number(Double(current.poppedAt / 1000)),
-                ]
-            }
-            // Its cross-room PK links (LiveRoom's addition): each with this room's anchor and the other room's.
-            let links: [JSONValue] = await hub.pkLinks(of: requested.key).map { link in
-                let (local, remote) = link.caller.roomId == requested.key ? (link.caller, link.callee) : (link.callee, link.caller)
-                return [
-                    "UserId": .string(local.userId), "RemoteRoomId": RoomID(key: remote.roomId).json, "RemoteUserId": .string(remote.userId),
-                    "StartTime": .number(Double(link.since / 1000)),
-                ]
-            }
-            // A numeric room's RoomId is a number, a string room's a string, as in TRTC's callbacks.
-            return [
-                "RoomId": room.room.json, "CreateTime": .number(Double(room.createdAt / 1000)), "UserList": .array(users), "PopUp": popUp,
-                "PKLinks": .array(links),
-            ]
+            return try await describeRoom(requested)
         case .describeRoomInfo(let start, let end, let pageNumber, let pageSize, let requested):
-            let total: Int
-            let rooms: [RoomHistoryEntry]
-            do {
-                (total, rooms) = try await store.roomHistory(
-                    from: Int64(start) * 1000, to: Int64(end) * 1000 + 999, roomId: requested?.key, offset: pageNumber * pageSize, limit: pageSize)
-            } catch {
-                throw CloudAPIError("InternalError", "the room history cannot be read")
-            }
-            let list: [JSONValue] = rooms.map { room in
-                let id = RoomID(key: room.roomId)
-                let destroyTime: JSONValue = room.dissolvedAt.map { .number(Double($0 / 1000)) } ?? .null
-                let reason: JSONValue = room.dissolveReason.map { .string($0) } ?? .null
-                let users: [JSONValue] = room.userIds.map { .string($0) }
-                let entry: [String: JSONValue] = [
-                    "RoomString": .string(id.text), "RoomId": id.json, "CreateTime": .number(Double(room.createdAt / 1000)),
-                    "DestroyTime": destroyTime, "IsFinished": .bool(room.dissolvedAt != nil), "DestroyReason": reason,
-                    "UserIds": .array(users),
-                ]
-                return .object(entry)
-            }
-            return ["Total": .number(Double(total)), "RoomList": .array(list)]
+            return try await describeRoomInfo(from: start, to: end, pageNumber: pageNumber, pageSize: pageSize, room: requested)
         case .startPublishCdnStream(let request, let config):
             let taskId = try await Self.taskCall { () async throws(LiveRoomError) in try await hub.startAdminTask(config, roomId: request.roomId) }
             return ["TaskId": .string(taskId)]
@@ -144,6 +94,66 @@ struct AdminAPI: Sendable {
         case .describePKBattles(let room, let limit):
             return ["Battles": .array(try await Self.shopCall { try await store.battles(room: room.key, limit: limit) }.map(\.json))]
         }
+    }
+
+    /// DescribeRoom: who is in the room now, its pop-up and its PK links.
+    private func describeRoom(_ requested: RoomID) async throws(CloudAPIError) -> [String: JSONValue] {
+        guard let room = await hub.describe(requested.key) else {
+            throw CloudAPIError("FailedOperation.RoomNotExist", "\(requested) does not exist")
+        }
+        let users: [JSONValue] = room.users.map { user in
+            let entry: [String: JSONValue] = [
+                "UserId": .string(user.userId), "Role": .string(user.role.rawValue),
+                "JoinTime": .number(Double(user.enteredAt / 1000)), "OnMic": .bool(user.onMic),
+            ]
+            return .object(entry)
+        }
+        // The product presented now, if any (LiveRoom's addition).
+        var popUp: JSONValue = .null
+        if let current = try? await store.popUp(room: requested.key) {
+            popUp = [
+                "ItemNumber": .number(Double(current.itemNumber)), "UserId": .string(current.userId), "Data": .string(current.data),
+                "PopTime": .number(Double(current.poppedAt / 1000)),
+            ]
+        }
+        // Its cross-room PK links (LiveRoom's addition): each with this room's anchor and the other room's.
+        let links: [JSONValue] = await hub.pkLinks(of: requested.key).map { link in
+            let (local, remote) = link.caller.roomId == requested.key ? (link.caller, link.callee) : (link.callee, link.caller)
+            return [
+                "UserId": .string(local.userId), "RemoteRoomId": RoomID(key: remote.roomId).json, "RemoteUserId": .string(remote.userId),
+                "StartTime": .number(Double(link.since / 1000)),
+            ]
+        }
+        // A numeric room's RoomId is a number, a string room's a string, as in TRTC's callbacks.
+        return [
+            "RoomId": room.room.json, "CreateTime": .number(Double(room.createdAt / 1000)), "UserList": .array(users), "PopUp": popUp,
+            "PKLinks": .array(links),
+        ]
+    }
+
+    /// DescribeRoomInformation: a page of the room history.
+    private func describeRoomInfo(from start: Int, to end: Int, pageNumber: Int, pageSize: Int, room requested: RoomID?) async throws(CloudAPIError) -> [String: JSONValue] {
+        let total: Int
+        let rooms: [RoomHistoryEntry]
+        do {
+            (total, rooms) = try await store.roomHistory(
+                from: Int64(start) * 1000, to: Int64(end) * 1000 + 999, roomId: requested?.key, offset: pageNumber * pageSize, limit: pageSize)
+        } catch {
+            throw CloudAPIError("InternalError", "the room history cannot be read")
+        }
+        let list: [JSONValue] = rooms.map { room in
+            let id = RoomID(key: room.roomId)
+            let destroyTime: JSONValue = room.dissolvedAt.map { .number(Double($0 / 1000)) } ?? .null
+            let reason: JSONValue = room.dissolveReason.map { .string($0) } ?? .null
+            let users: [JSONValue] = room.userIds.map { .string($0) }
+            let entry: [String: JSONValue] = [
+                "RoomString": .string(id.text), "RoomId": id.json, "CreateTime": .number(Double(room.createdAt / 1000)),
+                "DestroyTime": destroyTime, "IsFinished": .bool(room.dissolvedAt != nil), "DestroyReason": reason,
+                "UserIds": .array(users),
+            ]
+            return .object(entry)
+        }
+        return ["Total": .number(Double(total)), "RoomList": .array(list)]
     }
 
     /// Runs a catalogue or order operation, turning its error into the Tencent Cloud error name.

@@ -33,95 +33,17 @@ struct WHIPRoutes: Sendable {
 
     func add(to router: Router<RequestContext>) {
         for (prefix, publish) in [("whip", true), ("whep", false)] {
-            router.post("/\(prefix)/:room/:user") { request, context -> Response in
-                // Paths come as sent: `/whep/shop%201/…` names room "shop 1"; the Location keeps the sent form.
-                let rawRoom = try context.parameters.require("room")
-                let rawUser = try context.parameters.require("user")
-                guard let room = rawRoom.removingPercentEncoding, let user = rawUser.removingPercentEncoding else {
-                    return Self.text("the room and user in the path must be valid percent-encoded UTF-8", status: .badRequest)
-                }
-                guard request.headers[.contentType]?.lowercased().hasPrefix("application/sdp") == true else {
-                    return Self.text("the body must be an SDP offer (Content-Type: application/sdp)", status: .unsupportedMediaType)
-                }
-                guard let token = Self.bearer(request) else {
-                    return Self.text("missing Authorization: Bearer <UserSig>", status: .unauthorized)
-                }
-                let offer = String(buffer: try await request.body.collect(upTo: 256 * 1024))
-                if let forwarding, !forwarding.isForwarded(request), let home = await forwarding.home(ofRoom: RoomID.string(room).key) {
-                    if let refusal = verify(token, of: user) { return refusal }
-                    if !publish, let media {
-                        return await playHere(request, room: (room, rawRoom), user: (user, rawUser), offer: offer, home: home, forwarding: forwarding, media: media)
-                    }
-                    return await forward(.POST, request, path: nil, body: ByteBuffer(string: offer), to: home, forwarding: forwarding)
-                }
-                if !publish, let forwarding, forwarding.isForwarded(request), let mediaOn = Self.mediaNode(request) {
-                    // The forwarding node makes the media: the seat only, and the publisher it is to play.
-                    do throws(RoomHub.HTTPRefusal) {
-                        let (session, publisher) = try await hub.enterForRemotePlayback(
-                            roomId: room, userId: user, userSig: token, privateMapKey: request.uri.queryParameters.get("privateMapKey") ?? "",
-                            anchor: request.uri.queryParameters.get("anchor"), offer: offer, mediaOn: mediaOn)
-                        let body: JSONValue = ["Session": .string(String(session)), "PublisherRoom": .string(publisher.roomId), "Publisher": .string(publisher.userId)]
-                        return Response(status: .created, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: body.jsonText)))
-                    } catch {
-                        return Self.text(error.message, status: .init(code: error.status))
-                    }
-                }
-                do throws(RoomHub.HTTPRefusal) {
-                    let (session, answer) = try await hub.enterForHTTP(
-                        roomId: room, userId: user, userSig: token, privateMapKey: request.uri.queryParameters.get("privateMapKey") ?? "",
-                        publish: publish, anchor: request.uri.queryParameters.get("anchor"), offer: offer)
-                    var headers = Self.cors
-                    headers[.contentType] = "application/sdp"
-                    headers[.location] = "/\(prefix)/\(rawRoom)/\(rawUser)/\(session)"
-                    headers[.eTag] = "\"\(session)\""
-                    return Response(status: .created, headers: headers, body: .init(byteBuffer: ByteBuffer(string: answer)))
-                } catch {
-                    return Self.text(error.message, status: .init(code: error.status))
-                }
+            router.post("/\(prefix)/:room/:user") { request, context in
+                try await create(request, context, prefix: prefix, publish: publish)
             }
-            router.delete("/\(prefix)/:room/:user/:resource") { request, context -> Response in
-                if let elsewhere = await elsewhere(request, context) {
-                    return await forward(.DELETE, request, path: elsewhere.path, body: ByteBuffer(), to: elsewhere.node, forwarding: forwarding!)
-                }
-                let session: UInt64
-                switch await resource(of: request, context) {
-                case .success(let found): session = found
-                case .failure(let refusal): return refusal.response
-                }
-                await hub.leaveForHTTP(session)
-                return Response(status: .ok, headers: Self.cors)
+            router.delete("/\(prefix)/:room/:user/:resource") { request, context in
+                await end(request, context)
             }
             // RFC 9725 section 4.4: new ICE credentials in a trickle-ice-sdpfrag restart ICE (the
             // answer carries ours); the same credentials with trickled candidates need nothing
             // from an ICE-lite server.
-            router.patch("/\(prefix)/:room/:user/:resource") { request, context -> Response in
-                if let elsewhere = await elsewhere(request, context) {
-                    let body = try await request.body.collect(upTo: 16 * 1024)
-                    return await forward(.PATCH, request, path: elsewhere.path, body: body, to: elsewhere.node, forwarding: forwarding!)
-                }
-                let session: UInt64
-                switch await resource(of: request, context) {
-                case .success(let found): session = found
-                case .failure(let refusal): return refusal.response
-                }
-                guard request.headers[.contentType]?.lowercased().hasPrefix("application/trickle-ice-sdpfrag") == true else {
-                    return Self.text("the body must be an SDP fragment (Content-Type: application/trickle-ice-sdpfrag)", status: .unsupportedMediaType)
-                }
-                let body = String(buffer: try await request.body.collect(upTo: 16 * 1024))
-                guard let remote = Self.iceCredentials(inFragment: body) else {
-                    return Self.text("the fragment needs a=ice-ufrag and a=ice-pwd", status: .badRequest)
-                }
-                do throws(RoomHub.HTTPRefusal) {
-                    guard let answer = try await hub.restartICEForHTTP(session, publishing: publish, remote: remote) else {
-                        return Response(status: .noContent, headers: Self.cors)
-                    }
-                    var headers = Self.cors
-                    headers[.contentType] = "application/trickle-ice-sdpfrag"
-                    headers[.eTag] = "\"\(session)-\(answer.local.ufrag)\""
-                    return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: Self.fragment(answer))))
-                } catch {
-                    return Self.text(error.message, status: .init(code: error.status))
-                }
+            router.patch("/\(prefix)/:room/:user/:resource") { request, context in
+                try await patch(request, context, publish: publish)
             }
             for path in ["/\(prefix)/:room/:user", "/\(prefix)/:room/:user/:resource"] {
                 router.on(RouterPath(path), method: .options) { _, _ -> Response in
@@ -130,6 +52,99 @@ struct WHIPRoutes: Sendable {
                     return Response(status: .noContent, headers: headers)
                 }
             }
+        }
+    }
+
+    /// POST: a new WHIP (publish) or WHEP (play) session, its answer and its resource.
+    func create(_ request: Request, _ context: RequestContext, prefix: String, publish: Bool) async throws -> Response {
+        // Paths come as sent: `/whep/shop%201/…` names room "shop 1"; the Location keeps the sent form.
+        let rawRoom = try context.parameters.require("room")
+        let rawUser = try context.parameters.require("user")
+        guard let room = rawRoom.removingPercentEncoding, let user = rawUser.removingPercentEncoding else {
+            return Self.text("the room and user in the path must be valid percent-encoded UTF-8", status: .badRequest)
+        }
+        guard request.headers[.contentType]?.lowercased().hasPrefix("application/sdp") == true else {
+            return Self.text("the body must be an SDP offer (Content-Type: application/sdp)", status: .unsupportedMediaType)
+        }
+        guard let token = Self.bearer(request) else {
+            return Self.text("missing Authorization: Bearer <UserSig>", status: .unauthorized)
+        }
+        let offer = String(buffer: try await request.body.collect(upTo: 256 * 1024))
+        if let forwarding, !forwarding.isForwarded(request), let home = await forwarding.home(ofRoom: RoomID.string(room).key) {
+            if let refusal = verify(token, of: user) { return refusal }
+            if !publish, let media {
+                return await playHere(request, room: (room, rawRoom), user: (user, rawUser), offer: offer, home: home, forwarding: forwarding, media: media)
+            }
+            return await forward(.POST, request, path: nil, body: ByteBuffer(string: offer), to: home, forwarding: forwarding)
+        }
+        if !publish, let forwarding, forwarding.isForwarded(request), let mediaOn = Self.mediaNode(request) {
+            // The forwarding node makes the media: the seat only, and the publisher it is to play.
+            do throws(RoomHub.HTTPRefusal) {
+                let (session, publisher) = try await hub.enterForRemotePlayback(
+                    roomId: room, userId: user, userSig: token, privateMapKey: request.uri.queryParameters.get("privateMapKey") ?? "",
+                    anchor: request.uri.queryParameters.get("anchor"), offer: offer, mediaOn: mediaOn)
+                let body: JSONValue = ["Session": .string(String(session)), "PublisherRoom": .string(publisher.roomId), "Publisher": .string(publisher.userId)]
+                return Response(status: .created, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: body.jsonText)))
+            } catch {
+                return Self.text(error.message, status: .init(code: error.status))
+            }
+        }
+        do throws(RoomHub.HTTPRefusal) {
+            let (session, answer) = try await hub.enterForHTTP(
+                roomId: room, userId: user, userSig: token, privateMapKey: request.uri.queryParameters.get("privateMapKey") ?? "",
+                publish: publish, anchor: request.uri.queryParameters.get("anchor"), offer: offer)
+            var headers = Self.cors
+            headers[.contentType] = "application/sdp"
+            headers[.location] = "/\(prefix)/\(rawRoom)/\(rawUser)/\(session)"
+            headers[.eTag] = "\"\(session)\""
+            return Response(status: .created, headers: headers, body: .init(byteBuffer: ByteBuffer(string: answer)))
+        } catch {
+            return Self.text(error.message, status: .init(code: error.status))
+        }
+    }
+
+    /// DELETE: the session ends.
+    func end(_ request: Request, _ context: RequestContext) async -> Response {
+        if let elsewhere = await elsewhere(request, context) {
+            return await forward(.DELETE, request, path: elsewhere.path, body: ByteBuffer(), to: elsewhere.node, forwarding: forwarding!)
+        }
+        let session: UInt64
+        switch await resource(of: request, context) {
+        case .success(let found): session = found
+        case .failure(let refusal): return refusal.response
+        }
+        await hub.leaveForHTTP(session)
+        return Response(status: .ok, headers: Self.cors)
+    }
+
+    /// PATCH: an ICE restart, or trickled candidates that need nothing.
+    func patch(_ request: Request, _ context: RequestContext, publish: Bool) async throws -> Response {
+        if let elsewhere = await elsewhere(request, context) {
+            let body = try await request.body.collect(upTo: 16 * 1024)
+            return await forward(.PATCH, request, path: elsewhere.path, body: body, to: elsewhere.node, forwarding: forwarding!)
+        }
+        let session: UInt64
+        switch await resource(of: request, context) {
+        case .success(let found): session = found
+        case .failure(let refusal): return refusal.response
+        }
+        guard request.headers[.contentType]?.lowercased().hasPrefix("application/trickle-ice-sdpfrag") == true else {
+            return Self.text("the body must be an SDP fragment (Content-Type: application/trickle-ice-sdpfrag)", status: .unsupportedMediaType)
+        }
+        let body = String(buffer: try await request.body.collect(upTo: 16 * 1024))
+        guard let remote = Self.iceCredentials(inFragment: body) else {
+            return Self.text("the fragment needs a=ice-ufrag and a=ice-pwd", status: .badRequest)
+        }
+        do throws(RoomHub.HTTPRefusal) {
+            guard let answer = try await hub.restartICEForHTTP(session, publishing: publish, remote: remote) else {
+                return Response(status: .noContent, headers: Self.cors)
+            }
+            var headers = Self.cors
+            headers[.contentType] = "application/trickle-ice-sdpfrag"
+            headers[.eTag] = "\"\(session)-\(answer.local.ufrag)\""
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: Self.fragment(answer))))
+        } catch {
+            return Self.text(error.message, status: .init(code: error.status))
         }
     }
 

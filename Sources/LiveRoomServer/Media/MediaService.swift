@@ -60,42 +60,22 @@ final class MediaService: MediaPort, Service, Sendable {
         logger: Logger, onPeerClosed: @escaping @Sendable (SFURouter.OwnerID, SFURouter.PublisherKey?, String) -> Void
     ) async throws -> MediaService {
         let eventLoops = Array(Self.group(loopCount).makeIterator())
-        var channels: [any Channel] = []
-        // Each loop's own descriptor of its socket, for its sender.
-        var descriptors: [(CInt, sa_family_t)] = []
-        var tcpListener: (any Channel)?
         // The ICE-TCP listener hands accepted connections to the first loop's handler, made once both ports are known.
         let first = NIOLoopBoundBox.makeEmptyBox(valueType: MediaChannelHandler.self, eventLoop: eventLoops[0])
-        do {
-            for eventLoop in eventLoops {
-                // The first socket picks the port when asked to; the others share it. The loop
-                // reads through the channel and writes through its own descriptor of the socket.
-                let sharedPort = channels.first?.localAddress?.port
-                let (socket, address) = try await ListenError.naming("media UDP", setting: "--media-port, LIVEROOM_MEDIA_PORT", host: host, port: port) {
-                    let address = try SocketAddress.makeAddressResolvingHost(host, port: sharedPort ?? port)
-                    // A shared port admits any socket that shares too, another server's as well:
-                    // the first socket checks that nobody holds the port.
-                    if sharedPort == nil, port != 0, eventLoops.count > 1 { try Self.checkUDPPortFree(address) }
-                    return (try Self.udpSocket(bound: address, sharedPort: eventLoops.count > 1), address)
-                }
-                let descriptor = dup(socket)
-                guard descriptor >= 0 else {
-                    Glibc.close(socket)
-                    throw IOError(errnoCode: errno, reason: "dup")
-                }
-                descriptors.append((descriptor, sa_family_t(address.protocol.rawValue)))
-                let channel = try await Self.mediaSocketBootstrap(on: eventLoop).withBoundSocket(socket).get()
-                channels.append(channel)
-            }
-            if let tcpPort {
-                tcpListener = try await ListenError.naming("ICE-TCP", setting: "--ice-tcp-port, LIVEROOM_ICE_TCP_PORT (--no-ice-tcp turns it off)", host: host, port: tcpPort) {
+        let (channels, descriptors) = try await bindUDP(host: host, port: port, on: eventLoops)
+        var tcpListener: (any Channel)?
+        if let tcpPort {
+            do {
+                tcpListener = try await ListenError.naming(
+                    "ICE-TCP", setting: "--ice-tcp-port, LIVEROOM_ICE_TCP_PORT (--no-ice-tcp turns it off)", host: host, port: tcpPort
+                ) {
                     try await Self.listenICETCP(host: host, port: tcpPort, eventLoop: eventLoops[0], media: first)
                 }
+            } catch {
+                for channel in channels { try? await channel.close() }
+                for (descriptor, _) in descriptors { Glibc.close(descriptor) }
+                throw error
             }
-        } catch {
-            for channel in channels { try? await channel.close() }
-            for (descriptor, _) in descriptors { Glibc.close(descriptor) }
-            throw error
         }
         let boundPort = channels[0].localAddress?.port ?? port
         let boundTCPPort = tcpListener?.localAddress?.port
@@ -135,6 +115,41 @@ final class MediaService: MediaPort, Service, Sendable {
             }.get()
         }
         return MediaService(loops: loops, shared: shared, tcpListener: tcpListener, port: boundPort, tcpPort: boundTCPPort, nodeRelay: nodeRelay)
+    }
+
+    /// One UDP socket on the media port for each loop, all sharing the port when there are
+    /// several, with a duplicate descriptor of each for its loop's sender.
+    static func bindUDP(host: String, port: Int, on eventLoops: [any EventLoop]) async throws -> ([any Channel], [(CInt, sa_family_t)]) {
+        var channels: [any Channel] = []
+        // Each loop's own descriptor of its socket, for its sender.
+        var descriptors: [(CInt, sa_family_t)] = []
+        do {
+            for eventLoop in eventLoops {
+                // The first socket picks the port when asked to; the others share it. The loop
+                // reads through the channel and writes through its own descriptor of the socket.
+                let sharedPort = channels.first?.localAddress?.port
+                let (socket, address) = try await ListenError.naming("media UDP", setting: "--media-port, LIVEROOM_MEDIA_PORT", host: host, port: port) {
+                    let address = try SocketAddress.makeAddressResolvingHost(host, port: sharedPort ?? port)
+                    // A shared port admits any socket that shares too, another server's as well:
+                    // the first socket checks that nobody holds the port.
+                    if sharedPort == nil, port != 0, eventLoops.count > 1 { try Self.checkUDPPortFree(address) }
+                    return (try Self.udpSocket(bound: address, sharedPort: eventLoops.count > 1), address)
+                }
+                let descriptor = dup(socket)
+                guard descriptor >= 0 else {
+                    Glibc.close(socket)
+                    throw IOError(errnoCode: errno, reason: "dup")
+                }
+                descriptors.append((descriptor, sa_family_t(address.protocol.rawValue)))
+                let channel = try await Self.mediaSocketBootstrap(on: eventLoop).withBoundSocket(socket).get()
+                channels.append(channel)
+            }
+        } catch {
+            for channel in channels { try? await channel.close() }
+            for (descriptor, _) in descriptors { Glibc.close(descriptor) }
+            throw error
+        }
+        return (channels, descriptors)
     }
 
     /// How a media socket is read, the port's own and a publisher's connected one alike: vector

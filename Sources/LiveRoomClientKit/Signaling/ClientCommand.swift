@@ -132,50 +132,10 @@ public enum ClientCommand: Sendable, Hashable {
             return .request(.room(.rejectInvitation))
         case "mute-video": return .request(.room(.muteLocalVideo(try onOff())))
         case "mute-audio": return .request(.room(.muteLocalAudio(try onOff())))
-        case "start-publish":
-            let usage = #"usage: start-publish {"target":{…},"encoderParam":{…},"mixingConfig":{…}}"#
-            let object = try publishObject(rest, usage: usage)
-            guard object["target"] != nil else {
-                throw LiveRoomError(ErrorCode.missingField, "start-publish needs \"target\"; \(usage)")
-            }
-            return .request(try publishRequest("startPublishMediaStream", object, command: word))
-        case "update-publish":
-            let usage = #"usage: update-publish <task> {"target":{…},"encoderParam":{…},"mixingConfig":{…}} (any of the three)"#
-            let (taskId, json) = split(rest)
-            guard !taskId.isEmpty, !json.isEmpty else { throw LiveRoomError(ErrorCode.missingField, usage) }
-            var object = try publishObject(json, usage: usage)
-            object["taskId"] = .string(taskId)
-            return .request(try publishRequest("updatePublishMediaStream", object, command: word))
-        case "stop-publish":
-            let (taskId, extra) = split(rest)
-            guard extra.isEmpty else { throw LiveRoomError(ErrorCode.invalidField, "usage: stop-publish [task]") }
-            return .request(.publishTask(.stopPublishMediaStream(taskId: taskId)))
+        case "start-publish", "update-publish", "stop-publish":
+            return .request(try publishTaskCommand(word, rest))
         case "sei", "sei-hex":
-            let usage = "usage: \(word) <\(word == "sei" ? "text" : "hex")> [repeatCount]"
-            var text = rest
-            var repeatCount = 1
-            if let space = rest.lastIndex(where: { $0 == " " || $0 == "\t" }), let count = Int(rest[rest.index(after: space)...]) {
-                text = rest[..<space].trimmingCharacters(in: .whitespaces)
-                repeatCount = count
-            }
-            guard !text.isEmpty else { throw LiveRoomError(ErrorCode.invalidSEIMessage, usage) }
-            guard (1...maxSEIRepeatCount).contains(repeatCount) else {
-                throw LiveRoomError(ErrorCode.invalidSEIMessage, "the repeat count must be 1-\(maxSEIRepeatCount), not \(repeatCount)")
-            }
-            let data: [UInt8]
-            if word == "sei" {
-                data = Array(text.utf8)
-            } else {
-                let digits = Array(text.filter { !$0.isWhitespace })
-                guard digits.count % 2 == 0, digits.allSatisfy({ $0.isASCII && $0.isHexDigit }) else {
-                    throw LiveRoomError(ErrorCode.invalidSEIMessage, "sei-hex takes an even number of hex digits; \(usage)")
-                }
-                data = stride(from: 0, to: digits.count, by: 2).map { UInt8(String(digits[$0...$0 + 1]), radix: 16)! }
-            }
-            guard data.count <= SEIMessage.maxDataLength else {
-                throw LiveRoomError(ErrorCode.invalidSEIMessage, "an SEI message is at most \(SEIMessage.maxDataLength) bytes, not \(data.count)")
-            }
-            return .sendSEI(data: data, repeatCount: repeatCount)
+            return try seiCommand(word, rest)
         case "product":
             return .request(.room(try productRequest(rest)))
         case "pop":
@@ -194,33 +154,98 @@ public enum ClientCommand: Sendable, Hashable {
                 throw LiveRoomError(ErrorCode.invalidPurchase, "usage: buy <itemNumber> [quantity] [requestId]")
             }
             return .request(.room(.buyProduct(itemNumber: itemNumber, quantity: Int(count) ?? 1, requestId: requestId.isEmpty ? nil : requestId)))
+        case "connect-room", "pk-request", "pk-accept", "pk-reject", "disconnect-room", "pk-forward", "pk-battle":
+            return .request(.room(try pkCommand(word, rest)))
+        case "leave":
+            try noArgument()
+            return .leave
+        default:
+            throw LiveRoomError(ErrorCode.unknownRequest, "unknown command \"\(word)\"; commands:\n\(usage)")
+        }
+    }
+
+    /// `sei <text> [repeatCount]`, `sei-hex <hex> [repeatCount]`.
+    static func seiCommand(_ word: String, _ rest: String) throws(LiveRoomError) -> ClientCommand {
+        let usage = "usage: \(word) <\(word == "sei" ? "text" : "hex")> [repeatCount]"
+        var text = rest
+        var repeatCount = 1
+        if let space = rest.lastIndex(where: { $0 == " " || $0 == "\t" }), let count = Int(rest[rest.index(after: space)...]) {
+            text = rest[..<space].trimmingCharacters(in: .whitespaces)
+            repeatCount = count
+        }
+        guard !text.isEmpty else { throw LiveRoomError(ErrorCode.invalidSEIMessage, usage) }
+        guard (1...maxSEIRepeatCount).contains(repeatCount) else {
+            throw LiveRoomError(ErrorCode.invalidSEIMessage, "the repeat count must be 1-\(maxSEIRepeatCount), not \(repeatCount)")
+        }
+        let data: [UInt8]
+        if word == "sei" {
+            data = Array(text.utf8)
+        } else {
+            let digits = Array(text.filter { !$0.isWhitespace })
+            guard digits.count % 2 == 0, digits.allSatisfy({ $0.isASCII && $0.isHexDigit }) else {
+                throw LiveRoomError(ErrorCode.invalidSEIMessage, "sei-hex takes an even number of hex digits; \(usage)")
+            }
+            data = stride(from: 0, to: digits.count, by: 2).map { UInt8(String(digits[$0...$0 + 1]), radix: 16)! }
+        }
+        guard data.count <= SEIMessage.maxDataLength else {
+            throw LiveRoomError(ErrorCode.invalidSEIMessage, "an SEI message is at most \(SEIMessage.maxDataLength) bytes, not \(data.count)")
+        }
+        return .sendSEI(data: data, repeatCount: repeatCount)
+    }
+
+    /// `start-publish`, `update-publish`, `stop-publish`: publish media stream tasks.
+    static func publishTaskCommand(_ word: String, _ rest: String) throws(LiveRoomError) -> SignalingRequest {
+        switch word {
+        case "start-publish":
+            let usage = #"usage: start-publish {"target":{…},"encoderParam":{…},"mixingConfig":{…}}"#
+            let object = try publishObject(rest, usage: usage)
+            guard object["target"] != nil else {
+                throw LiveRoomError(ErrorCode.missingField, "start-publish needs \"target\"; \(usage)")
+            }
+            return try publishRequest("startPublishMediaStream", object, command: word)
+        case "update-publish":
+            let usage = #"usage: update-publish <task> {"target":{…},"encoderParam":{…},"mixingConfig":{…}} (any of the three)"#
+            let (taskId, json) = split(rest)
+            guard !taskId.isEmpty, !json.isEmpty else { throw LiveRoomError(ErrorCode.missingField, usage) }
+            var object = try publishObject(json, usage: usage)
+            object["taskId"] = .string(taskId)
+            return try publishRequest("updatePublishMediaStream", object, command: word)
+        case "stop-publish":
+            let (taskId, extra) = split(rest)
+            guard extra.isEmpty else { throw LiveRoomError(ErrorCode.invalidField, "usage: stop-publish [task]") }
+            return .publishTask(.stopPublishMediaStream(taskId: taskId))
+        default:
+            throw LiveRoomError(ErrorCode.unknownRequest, "unknown command \"\(word)\"")
+        }
+    }
+
+    /// The cross-room PK commands.
+    static func pkCommand(_ word: String, _ rest: String) throws(LiveRoomError) -> RoomRequest {
+        switch word {
         case "connect-room", "pk-request", "pk-accept", "pk-reject":
             let (roomText, user) = split(rest)
             guard let room = pkRoom(roomText), !user.isEmpty, !user.contains(where: \.isWhitespace) else {
                 throw LiveRoomError(ErrorCode.pkInvalidParameter, "usage: \(word) <room> <user> (a numeric room as #123)")
             }
             switch word {
-            case "connect-room": return .request(.room(.connectOtherRoom(room: room, userId: user)))
-            case "pk-request": return .request(.room(.requestPK(room: room, userId: user)))
-            default: return .request(.room(.answerPK(room: room, userId: user, accept: word == "pk-accept")))
+            case "connect-room": return .connectOtherRoom(room: room, userId: user)
+            case "pk-request": return .requestPK(room: room, userId: user)
+            default: return .answerPK(room: room, userId: user, accept: word == "pk-accept")
             }
         case "disconnect-room":
-            try noArgument()
-            return .request(.room(.disconnectOtherRoom))
+            guard rest.isEmpty else { throw LiveRoomError(ErrorCode.invalidField, "\(word) takes no argument") }
+            return .disconnectOtherRoom
         case "pk-forward":
             let (roomText, modeText) = split(rest)
             guard let room = pkRoom(roomText), let mode = PKForwardMode(rawValue: modeText) else {
                 throw LiveRoomError(ErrorCode.pkInvalidParameter, "usage: pk-forward <room> audio|video|both|none")
             }
-            return .request(.room(.updateOtherRoomForwardMode(room: room, mode: mode)))
+            return .updateOtherRoomForwardMode(room: room, mode: mode)
         case "pk-battle":
             guard let seconds = Int(rest) else { throw LiveRoomError(ErrorCode.invalidPKBattle, "usage: pk-battle <seconds>") }
-            return .request(.room(.startPKBattle(durationSec: seconds)))
-        case "leave":
-            try noArgument()
-            return .leave
+            return .startPKBattle(durationSec: seconds)
         default:
-            throw LiveRoomError(ErrorCode.unknownRequest, "unknown command \"\(word)\"; commands:\n\(usage)")
+            throw LiveRoomError(ErrorCode.unknownRequest, "unknown command \"\(word)\"")
         }
     }
 

@@ -124,14 +124,7 @@ public final class CDNPlayer: Sendable {
 
     private func play() -> Int32 {
         let start = ContinuousClock.now
-        if let duration = options.duration {
-            let stopper = Thread { [self] in
-                let deadline = start + duration
-                while !isStopped, ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.05) }
-                stop()
-            }
-            stopper.start()
-        }
+        if let duration = options.duration { stop(at: start + duration) }
         var statistics = PlaybackStatistics(now: start)
         var seen = SEIDeduplicator()
         var firstFrame = false
@@ -187,17 +180,7 @@ public final class CDNPlayer: Sendable {
                             ])
                         }
                     }
-                    for tagged in H264SEI.messages(inAccessUnit: accessUnit) {
-                        if let tag = tagged.tag {
-                            statistics.latencyMilliseconds = Int64(Date().timeIntervalSince1970 * 1000) - Int64(tag.sentAtMilliseconds)
-                        }
-                        guard options.seiPayloadType.map({ $0 == tagged.message.payloadType }) ?? true,
-                            seen.isNew(tagged, from: options.url, now: now)
-                        else { continue }
-                        var event = Self.seiEvent(tagged).objectValue ?? [:]
-                        if options.frameCodes, let picture = decoded.last { event["frameCode"] = .number(Double(FrameCodeSource.read(picture))) }
-                        printer.print(.object(event))
-                    }
+                    reportSEI(in: accessUnit, lastPicture: decoded.last, now: now, statistics: &statistics, seen: &seen)
                 }
                 if now >= nextStatistics {
                     nextStatistics = now + Self.statisticsInterval
@@ -209,6 +192,32 @@ public final class CDNPlayer: Sendable {
             guard reconnect(attempt: &attempt, lost: &lost, reason: reason) else { return 1 }
         }
         return 0
+    }
+
+    /// Stops the player at `deadline` (`--duration`), from a thread of its own.
+    private func stop(at deadline: ContinuousClock.Instant) {
+        Thread { [self] in
+            while !isStopped, ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.05) }
+            stop()
+        }.start()
+    }
+
+    /// Prints the SEI messages of an access unit not seen before (`onReceiveSeiMessage`) and
+    /// takes the latency from a tagged one.
+    private func reportSEI(
+        in accessUnit: [UInt8], lastPicture: VideoFrame?, now: ContinuousClock.Instant, statistics: inout PlaybackStatistics, seen: inout SEIDeduplicator
+    ) {
+        for tagged in H264SEI.messages(inAccessUnit: accessUnit) {
+            if let tag = tagged.tag {
+                statistics.latencyMilliseconds = Int64(Date().timeIntervalSince1970 * 1000) - Int64(tag.sentAtMilliseconds)
+            }
+            guard options.seiPayloadType.map({ $0 == tagged.message.payloadType }) ?? true, seen.isNew(tagged, from: options.url, now: now) else {
+                continue
+            }
+            var event = Self.seiEvent(tagged).objectValue ?? [:]
+            if options.frameCodes, let picture = lastPicture { event["frameCode"] = .number(Double(FrameCodeSource.read(picture))) }
+            printer.print(.object(event))
+        }
     }
 
     /// After a failure: tells the viewer, waits the interval, and says whether to try again.

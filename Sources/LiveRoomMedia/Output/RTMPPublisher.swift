@@ -299,132 +299,141 @@ public final class RTMPPublisher: @unchecked Sendable {
 
     // MARK: - The I/O thread
 
+    /// What the I/O thread keeps between packets: the connection's muxer and streams, and the
+    /// last timestamps, which stay strictly increasing across reconnects.
+    private struct Output {
+        var muxer: FFmpegMuxer?
+        var videoStream: Int32 = -1
+        var audioStream: Int32 = -1
+        var lastVideoDts: Int64 = -1
+        var lastAudioDts: Int64 = -1
+        /// FLV refuses a packet older than a connection's first (libavformat's flv muxer
+        /// answers EINVAL): nothing goes out below it.
+        var floor: Int64?
+    }
+
     private func run() {
         var sessionGeneration = -1
-        var muxer: FFmpegMuxer?
-        var videoStream: Int32 = -1, audioStream: Int32 = -1
-        var lastVideoDts: Int64 = -1, lastAudioDts: Int64 = -1
-        // FLV refuses a packet older than a connection's first (libavformat's flv muxer
-        // answers EINVAL): nothing goes out below it.
-        var sessionFloor: Int64? = nil
-
+        var output = Output()
         while true {
             condition.lock()
-            while !stopRequested && generation == sessionGeneration && (queue.isEmpty || muxer == nil) {
+            while !stopRequested && generation == sessionGeneration && (queue.isEmpty || output.muxer == nil) {
                 condition.wait()
             }
-
             if stopRequested {
-                let remaining = muxer == nil ? [] : queue
+                let remaining = output.muxer == nil ? [] : queue
                 counters.discardedPackets += queue.count - remaining.count
                 queue.removeAll()
                 condition.unlock()
-                if let muxer {
-                    for packet in remaining {
-                        do {
-                            try send(
-                                packet, muxer: muxer, videoStream: videoStream, audioStream: audioStream, lastVideoDts: &lastVideoDts,
-                                lastAudioDts: &lastAudioDts, floor: &sessionFloor)
-                        } catch {
-                            break
-                        }
-                    }
-                    interrupt.arm(timeout: writeTimeout)
-                    try? muxer.finish()
-                }
-                muxer = nil
-                condition.lock()
-                connected = false
-                currentState = .stopped
-                condition.unlock()
-                onStateChange(.stopped)  // before stop() returns
-                condition.lock()
-                threadFinished = true
-                condition.broadcast()
-                condition.unlock()
+                finish(&output, sending: remaining)
                 return
             }
-
             if generation != sessionGeneration {
                 sessionGeneration = generation
                 connected = false
                 currentState = .connecting
                 condition.unlock()
-                if let old = muxer {
-                    interrupt.reset()
-                    interrupt.arm(timeout: .seconds(1))
-                    try? old.finish()
-                    muxer = nil
-                }
-                interrupt.reset()
-                sessionFloor = nil
-                onStateChange(.connecting)
-                do {
-                    let target = try destination(url)
-                    let opened = try FFmpegMuxer(url: target.url, format: "flv", interrupt: interrupt)
-                    condition.lock()
-                    let videoTrack = self.videoTrack
-                    condition.unlock()
-                    if let videoTrack {
-                        videoStream = try opened.addH264Stream(
-                            width: videoTrack.width, height: videoTrack.height, fps: videoTrack.fps, parameterSets: videoTrack.parameterSets)
-                    }
-                    if let audioTrack {
-                        audioStream = try opened.addAACStream(
-                            sampleRate: audioTrack.sampleRate, channels: audioTrack.channels, audioSpecificConfig: audioTrack.audioSpecificConfig)
-                    }
-                    interrupt.arm(timeout: connectTimeout)
-                    // A live stream has no duration or size to patch in at the end.
-                    try opened.open(
-                        options: url.contains("://") ? ["flvflags": "no_duration_filesize"] : [:], protocolOptions: target.protocolOptions)
-                    muxer = opened
-                    condition.lock()
-                    let current = generation == sessionGeneration && !stopRequested
-                    if current {
-                        connected = true
-                        counters.connections += 1
-                        currentState = .pushing
-                    }
-                    condition.unlock()
-                    if current { onStateChange(.pushing) }
-                } catch {
-                    muxer = nil
-                    fail(error, generation: sessionGeneration)
-                }
+                connect(&output, generation: sessionGeneration)
                 continue
             }
-
             let packet = queue.removeFirst()
             condition.unlock()
             do {
-                try send(
-                    packet, muxer: muxer!, videoStream: videoStream, audioStream: audioStream, lastVideoDts: &lastVideoDts,
-                    lastAudioDts: &lastAudioDts, floor: &sessionFloor)
+                try send(packet, &output)
             } catch {
-                muxer = nil  // closing aborts instead of waiting on a broken connection
+                output.muxer = nil  // closing aborts instead of waiting on a broken connection
                 fail(error, generation: sessionGeneration)
             }
         }
     }
 
-    private func send(
-        _ packet: Packet, muxer: FFmpegMuxer, videoStream: Int32, audioStream: Int32,
-        lastVideoDts: inout Int64, lastAudioDts: inout Int64, floor: inout Int64?
-    ) throws {
+    /// Stopping: sends what is queued (within the write timeout), closes the connection and
+    /// tells `stop()` the thread is done.
+    private func finish(_ output: inout Output, sending remaining: [Packet]) {
+        if let muxer = output.muxer {
+            for packet in remaining {
+                do {
+                    try send(packet, &output)
+                } catch {
+                    break
+                }
+            }
+            interrupt.arm(timeout: writeTimeout)
+            try? muxer.finish()
+        }
+        output.muxer = nil
+        condition.lock()
+        connected = false
+        currentState = .stopped
+        condition.unlock()
+        onStateChange(.stopped)  // before stop() returns
+        condition.lock()
+        threadFinished = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// A new connection for `sessionGeneration`: the old one closed (within a second), the
+    /// new one opened with the tracks known now.
+    private func connect(_ output: inout Output, generation sessionGeneration: Int) {
+        if let old = output.muxer {
+            interrupt.reset()
+            interrupt.arm(timeout: .seconds(1))
+            try? old.finish()
+            output.muxer = nil
+        }
+        interrupt.reset()
+        output.floor = nil
+        onStateChange(.connecting)
+        do {
+            let target = try destination(url)
+            let opened = try FFmpegMuxer(url: target.url, format: "flv", interrupt: interrupt)
+            condition.lock()
+            let videoTrack = self.videoTrack
+            condition.unlock()
+            if let videoTrack {
+                output.videoStream = try opened.addH264Stream(
+                    width: videoTrack.width, height: videoTrack.height, fps: videoTrack.fps, parameterSets: videoTrack.parameterSets)
+            }
+            if let audioTrack {
+                output.audioStream = try opened.addAACStream(
+                    sampleRate: audioTrack.sampleRate, channels: audioTrack.channels, audioSpecificConfig: audioTrack.audioSpecificConfig)
+            }
+            interrupt.arm(timeout: connectTimeout)
+            // A live stream has no duration or size to patch in at the end.
+            try opened.open(options: url.contains("://") ? ["flvflags": "no_duration_filesize"] : [:], protocolOptions: target.protocolOptions)
+            output.muxer = opened
+            condition.lock()
+            let current = generation == sessionGeneration && !stopRequested
+            if current {
+                connected = true
+                counters.connections += 1
+                currentState = .pushing
+            }
+            condition.unlock()
+            if current { onStateChange(.pushing) }
+        } catch {
+            output.muxer = nil
+            fail(error, generation: sessionGeneration)
+        }
+    }
+
+    private func send(_ packet: Packet, _ output: inout Output) throws {
+        guard let muxer = output.muxer else { return }
         // Strictly increasing per stream, whatever the caller or a reconnect did, and never
         // below the connection's first packet.
         let dts: Int64
         if packet.isVideo {
-            dts = max(packet.timestampMs, lastVideoDts + 1, floor ?? .min)
-            lastVideoDts = dts
+            dts = max(packet.timestampMs, output.lastVideoDts + 1, output.floor ?? .min)
+            output.lastVideoDts = dts
         } else {
-            dts = max(packet.timestampMs, lastAudioDts + 1, floor ?? .min)
-            lastAudioDts = dts
+            dts = max(packet.timestampMs, output.lastAudioDts + 1, output.floor ?? .min)
+            output.lastAudioDts = dts
         }
-        if floor == nil { floor = dts }
+        if output.floor == nil { output.floor = dts }
         interrupt.arm(timeout: writeTimeout)
         try muxer.write(
-            packet.data, stream: packet.isVideo ? videoStream : audioStream,
+            packet.data, stream: packet.isVideo ? output.videoStream : output.audioStream,
             dtsMilliseconds: dts, ptsMilliseconds: dts, keyframe: packet.isKeyframe, newExtradata: packet.newTrack?.parameterSets)
         condition.lock()
         if packet.isVideo { counters.videoFramesWritten += 1 } else { counters.audioFramesWritten += 1 }

@@ -59,7 +59,7 @@ let package = Package(
         .target(name: "LiveRoomCommerce", dependencies: ["LiveRoomProtocol"]),
         // SQLite storage (GRDB): settings, room history, catalogues.
         .target(name: "LiveRoomStore", dependencies: [
-            "LiveRoomCore", "LiveRoomCommerce", "LiveRoomProtocol",
+            "LiveRoomCore", "LiveRoomCommerce", "LiveRoomProtocol", "LiveRoomWebhooks",
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         // The admin REST API's requests (pure): each action read and range-checked.
@@ -68,10 +68,14 @@ let package = Package(
             "LiveRoomCore", "LiveRoomProtocol", "LiveRoomCommerce",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
-        // Cluster mode (issue 16): the nodes, their load and the rooms' home nodes in PostgreSQL;
-        // pure liveness and placement rules beside the store.
-        .target(name: "LiveRoomCluster", dependencies: [
-            "LiveRoomCommerce", "LiveRoomProtocol", "LiveRoomStore", "LiveRoomCore",
+        // Cluster mode (issue 16), pure: the nodes, their liveness and load, the rooms' home
+        // nodes, and the ClusterStore protocol that keeps them.
+        .target(name: "LiveRoomCluster", dependencies: []),
+        // PostgreSQL (postgres-nio): the cluster's ClusterStore and the shop every node shares
+        // (catalogues, orders, battles, room history, the webhook outbox), behind the same
+        // protocols as LiveRoomStore's SQLite; the --cluster-db URL.
+        .target(name: "LiveRoomPostgres", dependencies: [
+            "LiveRoomCluster", "LiveRoomCommerce", "LiveRoomProtocol", "LiveRoomCore", "LiveRoomWebhooks",
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -81,7 +85,7 @@ let package = Package(
         .target(name: "LiveRoomServer", dependencies: [
             "LiveRoomAdmin", "LiveRoomAuth", "LiveRoomCore", "LiveRoomProtocol", "LiveRoomStore", "LiveRoomSFU", "LiveRoomTransport", "LiveRoomSecureTransport", "LiveRoomWire",
             "LiveRoomPublishTasks", "LiveRoomTaskRunner", "LiveRoomMedia", "LiveRoomCommerce", "LiveRoomWebhooks", "LiveRoomCluster",
-            "LiveRoomRTP",
+            "LiveRoomPostgres", "LiveRoomRTP",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -246,7 +250,7 @@ let package = Package(
         .testTarget(name: "LiveRoomClientKitTests", dependencies: ["LiveRoomClientKit", "LiveRoomProtocol"]),
         .testTarget(name: "LiveRoomPublishTasksTests", dependencies: ["LiveRoomPublishTasks", "LiveRoomProtocol"]),
         .testTarget(name: "LiveRoomClusterTests", dependencies: [
-            "LiveRoomCluster", "PostgresTestSupport", "TestTools", "ShopStoreChecks", "LiveRoomCommerce", "LiveRoomProtocol", "LiveRoomStore",
+            "LiveRoomCluster", "LiveRoomPostgres", "LiveRoomWebhooks", "PostgresTestSupport", "TestTools", "ShopStoreChecks", "LiveRoomCommerce", "LiveRoomProtocol", "LiveRoomStore",
             "LiveRoomCore", .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),

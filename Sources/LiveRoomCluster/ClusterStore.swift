@@ -1,5 +1,5 @@
 /// Where the cluster's shared state lives: the nodes with their load and the rooms' home
-/// nodes. ``PostgresClusterStore`` is the one implementation; a node holds one.
+/// nodes. LiveRoomPostgres's `PostgresClusterStore` is the one implementation; a node holds one.
 public protocol ClusterStore: Sendable {
     /// Creates the tables if they are missing. Throws when the database cannot be reached.
     func prepare() async throws

@@ -7,11 +7,13 @@ import LiveRoomAdmin
 import LiveRoomCluster
 import LiveRoomCommerce
 import LiveRoomCore
+import LiveRoomPostgres
 import LiveRoomProtocol
 import LiveRoomPublishTasks
 import LiveRoomSecureTransport
 import LiveRoomStore
 import LiveRoomTaskRunner
+import LiveRoomWebhooks
 import Logging
 import NIOCore
 import NIOPosix

@@ -1,4 +1,5 @@
 import LiveRoomCluster
+import LiveRoomPostgres
 import LiveRoomPublishTasks
 import LiveRoomSFU
 import LiveRoomWebhooks

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import LiveRoomCluster
+import LiveRoomPostgres
 
 /// A node with a load, heartbeating at `heartbeat`.
 private func node(_ id: String, rooms: Int = 0, peers: Int = 0, tasks: Int = 0, cpu: Double = 0, heartbeat: Int64 = 10_000) -> ClusterNode {

@@ -4,7 +4,8 @@ import PostgresTestSupport
 import TestTools
 import Testing
 
-@testable import LiveRoomCluster
+import LiveRoomCluster
+@testable import LiveRoomPostgres
 
 /// The PostgreSQL cluster store against a real PostgreSQL server.
 @Suite(.requires(.postgreSQL), .serialized, .timeLimit(.minutes(2))) struct PostgresClusterStoreTests {

@@ -10,7 +10,9 @@ import ShopStoreChecks
 import TestTools
 import Testing
 
-@testable import LiveRoomCluster
+import LiveRoomCluster
+@testable import LiveRoomPostgres
+import LiveRoomWebhooks
 
 /// The PostgreSQL shop store against a real PostgreSQL server: the checks every shop store
 /// passes, and what only a store shared by several nodes must do.

@@ -4,6 +4,7 @@ import Hummingbird
 import LiveRoomAdmin
 import LiveRoomCluster
 import LiveRoomCommerce
+import LiveRoomPostgres
 import LiveRoomProtocol
 import Logging
 import NIOCore

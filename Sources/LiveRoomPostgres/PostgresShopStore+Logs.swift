@@ -1,6 +1,6 @@
 import Foundation
 import LiveRoomCore
-import LiveRoomStore
+import LiveRoomWebhooks
 import NIOCore
 import PostgresNIO
 

@@ -1,3 +1,4 @@
+import LiveRoomCluster
 import Logging
 import NIOSSL
 import PostgresNIO

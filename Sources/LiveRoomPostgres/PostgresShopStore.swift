@@ -289,7 +289,7 @@ extension PostgresShopStore: CatalogueStore {
                 .decode(Int.self)
             { count = n }
             guard count < Product.maxPerRoom else {
-                throw LiveRoomError(ErrorCode.tooManyProducts, "the room's catalogue holds \(Product.maxPerRoom) products, the most it may")
+                throw Product.catalogueFull
             }
             let p = toStore
             let inserted = try await connection.query(
@@ -301,7 +301,7 @@ extension PostgresShopStore: CatalogueStore {
                 """, logger: self.logger)
             var added = false
             for try await _ in inserted.decode(Int.self) { added = true }
-            guard added else { throw LiveRoomError(ErrorCode.productExists, "item \(p.itemNumber) is already in the catalogue") }
+            guard added else { throw Product.alreadyInCatalogue(p.itemNumber) }
             return p
         }
     }
@@ -323,9 +323,7 @@ extension PostgresShopStore: CatalogueStore {
             for try await _ in updated.decode(Int.self) { replaced = true }
             guard replaced else {
                 guard let current = try await self.fetchProduct(p.itemNumber, room: room, connection) else { throw Purchase.productNotFound(p.itemNumber) }
-                throw LiveRoomError(
-                    ErrorCode.productVersionConflict,
-                    "item \(p.itemNumber) is at version \(current.version), not \(p.version): someone changed it first; list it and edit again")
+                throw Product.versionConflict(p.itemNumber, stored: current.version, given: p.version)
             }
             return try await self.fetchProduct(p.itemNumber, room: room, connection)!
         }
@@ -405,7 +403,7 @@ extension PostgresShopStore: CatalogueStore {
 
     public func removeReplay(_ replayId: String, room: String) async throws -> (replay: Replay, product: Product) {
         guard !replayId.utf8.contains(0), !room.utf8.contains(0) else {
-            throw LiveRoomError(ErrorCode.replayNotFound, "there is no replay \(replayId.quoted) in this room")
+            throw Replay.notFound(replayId)
         }
         let result = try await call { connection -> ProductAndReplays in
             guard
@@ -414,7 +412,7 @@ extension PostgresShopStore: CatalogueStore {
                         "DELETE FROM liveroom_replays WHERE replay_id = \(replayId) AND room_id = \(room) RETURNING \(unescaped: Self.replayColumns)",
                         logger: self.logger)
                 ).first
-            else { throw LiveRoomError(ErrorCode.replayNotFound, "there is no replay \(replayId.quoted) in this room") }
+            else { throw Replay.notFound(replayId) }
             guard let product = try await self.fetchProduct(replay.itemNumber, room: room, connection) else {
                 throw Purchase.productNotFound(replay.itemNumber)
             }
@@ -657,7 +655,7 @@ extension PostgresShopStore: OrderStore {
 
     public func settle(orderId: String, to state: Order.State, now: Int64) async throws -> (order: Order, product: Product?) {
         precondition(state == .paid || state == .cancelled, "orders are settled as paid or cancelled")
-        guard !orderId.utf8.contains(0) else { throw LiveRoomError(ErrorCode.orderNotFound, "there is no order \(orderId.quoted)") }
+        guard !orderId.utf8.contains(0) else { throw Order.notFound(orderId) }
         let result = try await call { connection -> OrderAndProduct in
             // Only a reserved order moves: of two nodes settling (or expiring) it at once, one does.
             guard
@@ -673,8 +671,8 @@ extension PostgresShopStore: OrderStore {
                     let order = try await Self.orders(
                         try await connection.query("SELECT \(unescaped: Self.orderColumns) FROM liveroom_orders WHERE order_id = \(orderId)", logger: self.logger)
                     ).first
-                else { throw LiveRoomError(ErrorCode.orderNotFound, "there is no order \(orderId.quoted)") }
-                throw LiveRoomError(ErrorCode.orderNotReserved, "order \(orderId.quoted) is \(order.state.rawValue), not reserved")
+                else { throw Order.notFound(orderId) }
+                throw Order.notReserved(order)
             }
             guard state == .cancelled else { return OrderAndProduct(order: order, product: nil) }
             return OrderAndProduct(order: order, product: try await self.returnStock(of: order, connection))
@@ -759,15 +757,7 @@ struct OrdersPage: Sendable {
 extension PostgresShopStore: BattleStore {
     public func startBattle(_ battle: PKBattle) async throws {
         precondition(battle.endedAt == nil && battle.results == nil && battle.winnerRoomId == nil, "a battle starts without a result")
-        guard !battle.battleId.isEmpty, battle.battleId.count <= PKBattle.maxBattleIdLength else {
-            throw LiveRoomError(ErrorCode.invalidParameter, "battleId must be 1-\(PKBattle.maxBattleIdLength) characters")
-        }
-        guard battle.rooms.count >= PKBattle.minRooms, Set(battle.rooms.map(\.roomId)).count == battle.rooms.count else {
-            throw LiveRoomError(ErrorCode.invalidParameter, "a battle needs \(PKBattle.minRooms) or more different rooms")
-        }
-        guard battle.endsAt > battle.startedAt else {
-            throw LiveRoomError(ErrorCode.invalidParameter, "a battle must end after it starts")
-        }
+        try battle.checkNew()
         try Self.refuseNUL([battle.battleId] + battle.rooms.flatMap { [$0.roomId, $0.userId] }, code: ErrorCode.invalidParameter, "a battle's ids")
         try await call { connection -> Void in
             var inserted = false
@@ -777,7 +767,7 @@ extension PostgresShopStore: BattleStore {
                 ON CONFLICT (battle_id) DO NOTHING RETURNING battle_id
                 """, logger: self.logger
             ).decode(String.self) { inserted = true }
-            guard inserted else { throw LiveRoomError(ErrorCode.invalidParameter, "there is already a battle \(battle.battleId.quoted)") }
+            guard inserted else { throw PKBattle.alreadyExists(battle.battleId) }
             for (position, side) in battle.rooms.enumerated() {
                 try await connection.query(
                     """
@@ -808,10 +798,10 @@ extension PostgresShopStore: BattleStore {
     }
 
     public func finishBattle(_ battleId: String, endedAt: Int64) async throws -> PKBattle {
-        guard !battleId.utf8.contains(0) else { throw Self.battleNotFound(battleId) }
+        guard !battleId.utf8.contains(0) else { throw PKBattle.notFound(battleId) }
         return try await call { connection -> PKBattle in
             // Locked: two nodes finishing it at once store one result.
-            guard var battle = try await self.storedBattle(battleId, lock: true, connection) else { throw Self.battleNotFound(battleId) }
+            guard var battle = try await self.storedBattle(battleId, lock: true, connection) else { throw PKBattle.notFound(battleId) }
             guard !battle.isFinished else { return battle }
             let to = max(battle.startedAt, min(battle.endsAt, endedAt))
             var results: [PKBattle.Score] = []
@@ -894,9 +884,5 @@ extension PostgresShopStore: BattleStore {
         ).decode((String, String, Int64).self) { amounts[room, default: [:]][currency] = amount }
         battle.results = sides.map { PKBattle.Score(roomId: $0.roomId, units: $0.units ?? 0, amounts: amounts[$0.roomId] ?? [:]) }
         return battle
-    }
-
-    static func battleNotFound(_ battleId: String) -> LiveRoomError {
-        LiveRoomError(ErrorCode.invalidParameter, "there is no battle \(battleId.quoted)")
     }
 }

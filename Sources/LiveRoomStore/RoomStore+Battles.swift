@@ -38,18 +38,10 @@ extension RoomStore: BattleStore {
 
     public func startBattle(_ battle: PKBattle) async throws {
         precondition(battle.endedAt == nil && battle.results == nil && battle.winnerRoomId == nil, "a battle starts without a result")
-        guard !battle.battleId.isEmpty, battle.battleId.count <= PKBattle.maxBattleIdLength else {
-            throw LiveRoomError(ErrorCode.invalidParameter, "battleId must be 1-\(PKBattle.maxBattleIdLength) characters")
-        }
-        guard battle.rooms.count >= PKBattle.minRooms, Set(battle.rooms.map(\.roomId)).count == battle.rooms.count else {
-            throw LiveRoomError(ErrorCode.invalidParameter, "a battle needs \(PKBattle.minRooms) or more different rooms")
-        }
-        guard battle.endsAt > battle.startedAt else {
-            throw LiveRoomError(ErrorCode.invalidParameter, "a battle must end after it starts")
-        }
+        try battle.checkNew()
         try await database.write { db in
             guard try !Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM pkBattle WHERE battleId = ?)", arguments: [battle.battleId])! else {
-                throw LiveRoomError(ErrorCode.invalidParameter, "there is already a battle \(battle.battleId.quoted)")
+                throw PKBattle.alreadyExists(battle.battleId)
             }
             try db.execute(
                 sql: "INSERT INTO pkBattle (battleId, startedAt, endsAt) VALUES (?, ?, ?)",
@@ -68,7 +60,7 @@ extension RoomStore: BattleStore {
 
     public func finishBattle(_ battleId: String, endedAt: Int64) async throws -> PKBattle {
         try await database.write { db in
-            guard var battle = try Self.storedBattle(battleId, db) else { throw Self.battleNotFound(battleId) }
+            guard var battle = try Self.storedBattle(battleId, db) else { throw PKBattle.notFound(battleId) }
             guard !battle.isFinished else { return battle }
             let to = max(battle.startedAt, min(battle.endsAt, endedAt))
             let results = try battle.rooms.map { try Self.sales(room: $0.roomId, from: battle.startedAt, to: to, db) }
@@ -148,7 +140,4 @@ extension RoomStore: BattleStore {
         return battle
     }
 
-    private static func battleNotFound(_ battleId: String) -> LiveRoomError {
-        LiveRoomError(ErrorCode.invalidParameter, "there is no battle \(battleId.quoted)")
-    }
 }

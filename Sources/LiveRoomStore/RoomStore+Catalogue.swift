@@ -69,10 +69,10 @@ extension RoomStore: CatalogueStore {
         try await database.write { db in
             let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM product WHERE roomId = ?", arguments: [room]) ?? 0
             guard count < Product.maxPerRoom else {
-                throw LiveRoomError(ErrorCode.tooManyProducts, "the room's catalogue holds \(Product.maxPerRoom) products, the most it may")
+                throw Product.catalogueFull
             }
             guard try Self.fetchProduct(product.itemNumber, room: room, db) == nil else {
-                throw LiveRoomError(ErrorCode.productExists, "item \(product.itemNumber) is already in the catalogue")
+                throw Product.alreadyInCatalogue(product.itemNumber)
             }
             var stored = product
             stored.version = 1
@@ -92,9 +92,7 @@ extension RoomStore: CatalogueStore {
                 throw Purchase.productNotFound(product.itemNumber)
             }
             guard current.version == product.version else {
-                throw LiveRoomError(
-                    ErrorCode.productVersionConflict,
-                    "item \(product.itemNumber) is at version \(current.version), not \(product.version): someone changed it first; list it and edit again")
+                throw Product.versionConflict(product.itemNumber, stored: current.version, given: product.version)
             }
             var stored = product
             stored.version = current.version + 1
@@ -141,7 +139,7 @@ extension RoomStore: CatalogueStore {
     public func removeReplay(_ replayId: String, room: String) async throws -> (replay: Replay, product: Product) {
         try await database.write { db in
             guard let replay = try Row.fetchOne(db, sql: "SELECT * FROM replay WHERE replayId = ? AND roomId = ?", arguments: [replayId, room]).map(Self.replay)
-            else { throw LiveRoomError(ErrorCode.replayNotFound, "there is no replay \(replayId.quoted) in this room") }
+            else { throw Replay.notFound(replayId) }
             try db.execute(sql: "DELETE FROM replay WHERE replayId = ?", arguments: [replayId])
             guard let product = try Self.fetchProduct(replay.itemNumber, room: room, db) else { throw Purchase.productNotFound(replay.itemNumber) }
             return (replay, product)

@@ -139,12 +139,10 @@ extension RoomStore: OrderStore {
         precondition(state == .paid || state == .cancelled, "orders are settled as paid or cancelled")
         return try await database.write { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM purchase WHERE orderId = ?", arguments: [orderId]) else {
-                throw LiveRoomError(ErrorCode.orderNotFound, "there is no order \(orderId.quoted)")
+                throw Order.notFound(orderId)
             }
             var order = Self.order(row)
-            guard order.state == .reserved else {
-                throw LiveRoomError(ErrorCode.orderNotReserved, "order \(orderId.quoted) is \(order.state.rawValue), not reserved")
-            }
+            try order.checkReserved()
             order.state = state
             order.updatedAt = now
             try db.execute(sql: "UPDATE purchase SET state = ?, updatedAt = ? WHERE orderId = ?", arguments: [state.rawValue, now, orderId])

@@ -8,8 +8,8 @@ public struct MirrorBook {
     public struct Mirror {
         /// The media port of the publisher's node.
         public var home: TransportAddress
-        /// The origin the routers know the mirror's relays by (``SFURouter/nodeOrigin(_:)``).
-        public var origin: Int
+        /// The origin the routers know the mirror's relays by (``SFURouter/Origin/node(_:)``).
+        public var origin: SFURouter.Origin
         /// The publisher's tracks once its node answered; nil while asked for (or after it ended).
         public var codecs: [RTPCodec]?
         /// Local owners (signaling sessions) watching it.
@@ -25,7 +25,7 @@ public struct MirrorBook {
     }
 
     public private(set) var mirrors: [SFURouter.PublisherKey: Mirror] = [:]
-    private var origins: [TransportAddress: Int] = [:]
+    private var origins: [TransportAddress: SFURouter.Origin] = [:]
     public let maximumMirrors: Int
     public let grace: Duration
     public static let askInterval = Duration.seconds(1)
@@ -37,16 +37,16 @@ public struct MirrorBook {
 
     /// The origin of relays from the node at `home`, made on first use (at most
     /// ``SFURouter/maximumNodeOrigins`` homes).
-    mutating func origin(of home: TransportAddress) throws(Refusal) -> Int {
+    mutating func origin(of home: TransportAddress) throws(Refusal) -> SFURouter.Origin {
         if let origin = origins[home] { return origin }
         guard origins.count < SFURouter.maximumNodeOrigins else { throw .tooManyHomes }
-        let origin = SFURouter.nodeOrigin(origins.count)
+        let origin = SFURouter.Origin.node(origins.count)
         origins[home] = origin
         return origin
     }
 
     /// The home whose relays come in as `origin`.
-    public func home(ofOrigin origin: Int) -> TransportAddress? {
+    public func home(ofOrigin origin: SFURouter.Origin) -> TransportAddress? {
         origins.first { $0.value == origin }?.key
     }
 

@@ -43,7 +43,7 @@ extension SFURouter {
                         counters.nacksForwarded += 1
                         outputs += sendRTCP([.genericNACK(RTCPGenericNACK(senderSSRC: feedbackSSRC, mediaSSRC: upSSRC, lostSequenceNumbers: missing))], to: publisher)
                     } else if !missing.isEmpty, let mirror = mirrors[key] {
-                        outputs.append(.relay(.nack(key, kind, missing), to: .shard(mirror.origin)))
+                        outputs.append(.relay(.nack(key, kind, missing), to: .origin(mirror.origin)))
                     }
                 case .pictureLossIndication(let pli):
                     if tracks[.video]?.ssrc == pli.mediaSSRC { outputs += requestKeyframe(of: key, now: now) }
@@ -88,7 +88,7 @@ extension SFURouter {
     func requestKeyframe(of key: PublisherKey, now: ContinuousClock.Instant) -> [Output] {
         if let mirror = mirrors[key] {
             // The origin's limiter holds back the requests of every router.
-            return [.relay(.keyframeRequest(key), to: .shard(mirror.origin))]
+            return [.relay(.keyframeRequest(key), to: .origin(mirror.origin))]
         }
         if let local = localPublishers[key] {
             guard let video = local.first(where: { $0.kind == .video }), video.keyframeRequests.request(now: now) else { return [] }

@@ -76,13 +76,13 @@ extension SFURouter {
     }
 
     /// A message from router `origin` of the same port.
-    public func receiveRelay(_ relay: Relay, from origin: Int, now: ContinuousClock.Instant) -> [Output] {
+    public func receiveRelay(_ relay: Relay, from origin: Origin, now: ContinuousClock.Instant) -> [Output] {
         switch relay {
         case .published(let key, let codecs):
             // A publisher of this router's own is the newer one.
             guard publishers[key] == nil, localPublishers[key] == nil else { return [] }
             // Another node's answer repeated (a loop may have taken it already): the mirror stays, with its history.
-            if Self.isNodeOrigin(origin), let mirror = mirrors[key], mirror.origin == origin, mirror.tracks.map(\.codec) == codecs { return [] }
+            if origin.isNode, let mirror = mirrors[key], mirror.origin == origin, mirror.tracks.map(\.codec) == codecs { return [] }
             let tracks = codecs.map { UpTrack(kind: $0.kind, codec: $0, payloadType: 0) }
             mirrors[key] = (origin, tracks)
             attachSubscribers(of: key, to: tracks)
@@ -93,12 +93,12 @@ extension SFURouter {
                 let parsed = try? RTPPacket.parse(ByteBuffer(bytes: packet))
             else { return [] }
             var outputs: [Output] = []
-            if Self.isNodeOrigin(origin) {
+            if origin.isNode {
                 // Another node's packets cross a network: what did not arrive is asked for again.
                 counters.rtpReceived += 1
                 if track.videoCodec != nil, track.ssrc == nil || track.ssrc == parsed.header.ssrc {
                     let lost = track.nacks.received(parsed.header.sequenceNumber, now: now)
-                    if !lost.isEmpty { outputs.append(.relay(.nack(key, kind, lost), to: .shard(origin))) }
+                    if !lost.isEmpty { outputs.append(.relay(.nack(key, kind, lost), to: .origin(origin))) }
                 }
             }
             // Forwarded as of when it reached the server, so its copies' delay counts the hand-off.
@@ -156,7 +156,7 @@ extension SFURouter {
     /// node's publisher mirrored here on the first router (every router mirrors it; one taps).
     func tapsHere(_ key: PublisherKey) -> Bool {
         guard let mirror = mirrors[key] else { return true }
-        return Self.isNodeOrigin(mirror.origin) && shard == 0
+        return mirror.origin.isNode && shard == 0
     }
 
     /// A tap asks a publisher for a keyframe (rate-limited like subscribers' requests). Every

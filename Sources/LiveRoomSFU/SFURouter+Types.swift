@@ -52,25 +52,28 @@ extension SFURouter {
         case nack(PublisherKey, MediaKind, [UInt16])
     }
 
+    /// Where a mirrored publisher comes from: another router of this media port (by its
+    /// shard), or another node's media port (by the index the node relay gave it).
+    public enum Origin: Sendable, Hashable {
+        case loop(Int)
+        case node(Int)
+
+        public var isNode: Bool {
+            if case .node = self { true } else { false }
+        }
+    }
+
     public enum RelayDestination: Sendable, Hashable {
         /// Every other router of the port (an origin to its mirrors).
         case mirrors
-        /// One router (a mirror to its origin); an origin from ``nodeOrigin(_:)`` is another
-        /// node's media port (the node relay).
-        case shard(Int)
+        /// A mirror's origin: a router of the port or another node's media port (the node relay).
+        case origin(Origin)
         /// Every node that mirrors the publisher (the node relay; ``setExported(_:_:)``).
         case nodes
     }
 
     /// How many other nodes' media ports a router may mirror publishers of.
     public static let maximumNodeOrigins = 1024
-
-    /// The origin by which a router knows the relays of the `index`th other node: past the
-    /// port's own routers.
-    public static func nodeOrigin(_ index: Int) -> Int { maximumShards + index }
-
-    /// Whether `origin` is another node rather than a router of the port.
-    public static func isNodeOrigin(_ origin: Int) -> Bool { origin >= maximumShards }
 
     /// Identifies a receiver of publishers' RTP inside the server (a publish task's mixer).
     public typealias TapID = UInt64

@@ -27,7 +27,7 @@ public final class SFURouter {
     /// Publishers the server feeds itself (a mix published into a room): tracks without a peer connection.
     var localPublishers: [PublisherKey: [UpTrack]] = [:]
     /// Publishers of other routers of the port, fed by their relayed packets.
-    var mirrors: [PublisherKey: (origin: Int, tracks: [UpTrack])] = [:]
+    var mirrors: [PublisherKey: (origin: Origin, tracks: [UpTrack])] = [:]
     /// This router's place among the port's routers, and how many there are.
     public let shard: Int
     public let shards: Int
@@ -227,10 +227,10 @@ public final class SFURouter {
             }
         }
         // Mirrors of other nodes' video: what is still missing is asked for again.
-        for (key, mirror) in mirrors where Self.isNodeOrigin(mirror.origin) {
+        for (key, mirror) in mirrors where mirror.origin.isNode {
             for track in mirror.tracks where track.videoCodec != nil {
                 let lost = track.nacks.due(now: now)
-                if !lost.isEmpty { outputs.append(.relay(.nack(key, track.kind, lost), to: .shard(mirror.origin))) }
+                if !lost.isEmpty { outputs.append(.relay(.nack(key, track.kind, lost), to: .origin(mirror.origin))) }
             }
         }
         return outputs

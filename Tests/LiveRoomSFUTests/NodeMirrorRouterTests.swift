@@ -10,7 +10,7 @@ import Testing
 /// messages (what the media ports seal into datagrams), and the NACKs of V's copy go back.
 @Suite struct NodeMirrorRouterTests {
     let key = SFURouter.PublisherKey(roomId: "s:shop1", userId: "anchor")
-    let origin = SFURouter.nodeOrigin(0)
+    let origin = SFURouter.Origin.node(0)
 
     func vp8(_ seq: UInt16) -> [UInt8] {
         [0x80, 96, UInt8(seq >> 8), UInt8(seq & 0xFF), 0, 0, 0x0B, 0xB8, 0, 0, 0x22, 0xB8, 0x10, 0x00, 0x9D]
@@ -48,14 +48,14 @@ import Testing
         #expect(viewerNode.hasTracks(of: key) && viewerNode.ownTracks(of: key) == nil)
         for bytes in [sent[0], sent[1]] { #expect(relays(viewerNode.receiveRelay(.packet(key, .video, bytes, arrival: now), from: origin, now: now)).isEmpty) }
         let gap = relays(viewerNode.receiveRelay(.packet(key, .video, sent[3], arrival: now), from: origin, now: now))
-        guard case (.nack(key, .video, let lost), .shard(let to))? = gap.first else {
+        guard case (.nack(key, .video, let lost), .origin(let to))? = gap.first else {
             Issue.record("no NACK to the origin: \(gap)")
             return
         }
         #expect(lost == [4] && to == origin)
         // Asked again until it comes.
         let retry = relays(viewerNode.handleTimers(now: now + .milliseconds(200)))
-        #expect(retry.contains { if case (.nack(key, .video, [4]), .shard(origin)) = $0 { true } else { false } }, "\(retry)")
+        #expect(retry.contains { if case (.nack(key, .video, [4]), .origin(origin)) = $0 { true } else { false } }, "\(retry)")
 
         // The same answer again (a loop that took it already) keeps the mirror and its history.
         _ = viewerNode.receiveRelay(.published(key, codecs: [.vp8, .opus]), from: origin, now: now)
@@ -73,7 +73,7 @@ import Testing
         // The publisher ends: the nodes are told, and V's mirror goes.
         let ended = relays(home.stopLocal(key))
         #expect(ended.contains { if case (.ended(key), .nodes) = $0 { true } else { false } })
-        _ = viewerNode.receiveRelay(.ended(key), from: SFURouter.nodeOrigin(1), now: now)
+        _ = viewerNode.receiveRelay(.ended(key), from: .node(1), now: now)
         #expect(viewerNode.hasTracks(of: key), "only its origin ends a mirror")
         _ = viewerNode.receiveRelay(.ended(key), from: origin, now: now)
         #expect(!viewerNode.hasTracks(of: key))

@@ -215,7 +215,7 @@ import Testing
         #expect(throws: MirrorBook.Refusal.tooManyMirrors) { try book.want(.init(roomId: "r3", userId: "a"), from: home, viewer: 1, now: now) }
         let first = try #require(book.mirrors[key]?.origin)
         let second = try #require(book.mirrors[.init(roomId: "r2", userId: "a")]?.origin)
-        #expect(first != second && SFURouter.isNodeOrigin(first) && SFURouter.isNodeOrigin(second))
+        #expect(first != second && first.isNode && second.isNode)
         #expect(book.home(ofOrigin: first) == home)
         #expect(book.home(ofOrigin: second) == otherHome)
     }

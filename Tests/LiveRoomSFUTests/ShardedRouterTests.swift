@@ -74,9 +74,9 @@ final class ShardedNetwork {
                 for address in addresses where owners[address] == shard { owners[address] = nil }
             case .relay(let relay, .mirrors):
                 for other in routers.indices where other != shard { queue.append(.relay(other, relay, from: shard)) }
-            case .relay(let relay, .shard(let other)):
+            case .relay(let relay, .origin(.loop(let other))):
                 queue.append(.relay(other, relay, from: shard))
-            case .peerClosed, .tapped, .localKeyframeRequest, .relay(_, .nodes):
+            case .peerClosed, .tapped, .localKeyframeRequest, .relay(_, .nodes), .relay(_, .origin(.node)):
                 break
             }
         }
@@ -109,7 +109,7 @@ final class ShardedNetwork {
                 running = true
             case .relay(let shard, let relay, let origin):
                 running = false
-                deliver(routers[shard].receiveRelay(relay, from: origin, now: now), of: shard)
+                deliver(routers[shard].receiveRelay(relay, from: .loop(origin), now: now), of: shard)
                 running = true
             }
         }

@@ -134,7 +134,7 @@ final class MediaChannelHandler: ChannelInboundHandler {
             case .write(let bytes, let address):
                 send(bytes, to: address)
             case .relay(let relay):
-                handle(router.receiveRelay(relay, from: origin, now: now))
+                handle(router.receiveRelay(relay, from: .loop(origin), now: now))
             case .node(let action):
                 perform(action, now: now)
             }
@@ -237,9 +237,9 @@ final class MediaChannelHandler: ChannelInboundHandler {
                 }
             case .relay(let relay, .mirrors):
                 for other in 0..<(loops?.count ?? 0) where other != router.shard { hand(.relay(relay), to: other) }
-            case .relay(let relay, .shard(let origin)) where SFURouter.isNodeOrigin(origin):
-                if let home = nodeRelay?.home(ofOrigin: origin) { sendNode(NodeRelayMessage(relay), to: home) }
-            case .relay(let relay, .shard(let other)):
+            case .relay(let relay, .origin(.node(let index))):
+                if let home = nodeRelay?.home(ofOrigin: .node(index)) { sendNode(NodeRelayMessage(relay), to: home) }
+            case .relay(let relay, .origin(.loop(let other))):
                 hand(.relay(relay), to: other)
             case .relay(let relay, .nodes):
                 for node in exportTargets[NodeRelayMessage(relay).key] ?? [] { sendNode(NodeRelayMessage(relay), to: node) }
@@ -306,7 +306,7 @@ final class MediaChannelHandler: ChannelInboundHandler {
             // The publisher's own router answers, and asks for a keyframe for the new copy.
             guard let codecs = router.ownTracks(of: key) else { return }
             sendNode(.published(key, codecs: codecs), to: node)
-            if isNew { handle(router.receiveRelay(.keyframeRequest(key), from: SFURouter.nodeOrigin(0), now: now)) }
+            if isNew { handle(router.receiveRelay(.keyframeRequest(key), from: NodeMediaRelay.viewerNode, now: now)) }
         case .unexport(let key, let node):
             exportTargets[key]?.remove(node)
             if exportTargets[key]?.isEmpty == true {
@@ -331,7 +331,7 @@ final class MediaChannelHandler: ChannelInboundHandler {
 
     /// Makes sure this loop's router mirrors `key` (the node relay answered before the
     /// hand-off of its answer reached this loop), for a subscription made now.
-    func ensureMirror(_ key: SFURouter.PublisherKey, codecs: [RTPCodec], origin: Int) {
+    func ensureMirror(_ key: SFURouter.PublisherKey, codecs: [RTPCodec], origin: SFURouter.Origin) {
         guard !router.hasTracks(of: key) else { return }
         handle(router.receiveRelay(.published(key, codecs: codecs), from: origin, now: .now))
     }

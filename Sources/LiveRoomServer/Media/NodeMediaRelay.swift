@@ -21,9 +21,9 @@ final class NodeMediaRelay: Sendable {
         /// `node` no longer mirrors `key`.
         case unexport(SFURouter.PublisherKey, to: TransportAddress)
         /// A message for the routers, from the node known as `origin`.
-        case relay(SFURouter.Relay, origin: Int)
+        case relay(SFURouter.Relay, origin: SFURouter.Origin)
         /// `node` lost these packets of `key`: resent from the publisher's router's history.
-        case resend(SFURouter.PublisherKey, MediaKind, [UInt16], to: TransportAddress, origin: Int)
+        case resend(SFURouter.PublisherKey, MediaKind, [UInt16], to: TransportAddress, origin: SFURouter.Origin)
 
         var isMedia: Bool {
             if case .relay(.packet, _) = self { true } else { false }
@@ -110,16 +110,20 @@ final class NodeMediaRelay: Sendable {
                     state.unknownSource += 1
                     return nil
                 }
-                return .relay(.keyframeRequest(key), origin: SFURouter.nodeOrigin(0))
+                return .relay(.keyframeRequest(key), origin: Self.viewerNode)
             case .nack(let key, let kind, let lost):
                 guard state.exports.isMirrored(key, by: source) else {
                     state.unknownSource += 1
                     return nil
                 }
-                return .resend(key, kind, lost, to: source, origin: SFURouter.nodeOrigin(0))
+                return .resend(key, kind, lost, to: source, origin: Self.viewerNode)
             }
         }
     }
+
+    /// The origin a publisher's router hears a viewing node's keyframe requests and NACKs
+    /// from: any node (the router answers its own publisher's, whoever asks).
+    static let viewerNode = SFURouter.Origin.node(0)
 
     /// `viewer` watches `key` of the node at `home`: the message to send now, if any.
     func want(_ key: SFURouter.PublisherKey, from home: TransportAddress, viewer: UInt64, now: ContinuousClock.Instant) throws(MirrorBook.Refusal) -> Bool {
@@ -127,7 +131,7 @@ final class NodeMediaRelay: Sendable {
     }
 
     /// The publisher's tracks and the routers' origin for it, once its node answered.
-    func mirrored(_ key: SFURouter.PublisherKey) -> (codecs: [RTPCodec], origin: Int)? {
+    func mirrored(_ key: SFURouter.PublisherKey) -> (codecs: [RTPCodec], origin: SFURouter.Origin)? {
         state.withLock { state in
             state.mirrors.mirrors[key].flatMap { mirror in mirror.codecs.map { ($0, mirror.origin) } }
         }
@@ -139,7 +143,7 @@ final class NodeMediaRelay: Sendable {
     }
 
     /// The home a mirror's origin stands for (where its keyframe requests and NACKs go).
-    func home(ofOrigin origin: Int) -> TransportAddress? {
+    func home(ofOrigin origin: SFURouter.Origin) -> TransportAddress? {
         state.withLock { $0.mirrors.home(ofOrigin: origin) }
     }
 

@@ -301,6 +301,36 @@ public enum ServerEvent: Sendable, Hashable {
             return .onCdnStreamStateChanged(
                 taskId: try f.requiredString("taskId"), cdnUrl: try f.requiredString("cdnUrl"), status: try f.requiredInt("status"),
                 code: try f.requiredInt("code"), message: try f.requiredString("message"))
+        case "onProductList", "onProductResult", "onProductChanged", "onPopProduct", "onPopUpChanged", "onBuyResult", "onProductSold":
+            return try parseShopEvent(name, f)
+        case "onConnectOtherRoom":
+            return .onConnectOtherRoom(userId: try f.requiredString("userId"), errCode: try f.requiredInt("errCode"), errMsg: try f.requiredString("errMsg"))
+        case "onDisconnectOtherRoom", "onUpdateOtherRoomForwardMode":
+            let (errCode, errMsg) = (try f.requiredInt("errCode"), try f.requiredString("errMsg"))
+            if name == "onDisconnectOtherRoom" { return .onDisconnectOtherRoom(errCode: errCode, errMsg: errMsg) }
+            return .onUpdateOtherRoomForwardMode(errCode: errCode, errMsg: errMsg)
+        case "onPKRequest":
+            let room: RoomID
+            if let number = try f.int("roomId") {
+                room = .number(UInt32(clamping: number))
+            } else {
+                room = .string(try f.requiredString("strRoomId"))
+            }
+            return .onPKRequest(userId: try f.requiredString("userId"), room: room, timeoutSec: try f.requiredInt("timeoutSec"))
+        case "onPKBattleStarted", "onPKBattleScore", "onPKBattleEnded":
+            var fields = value.objectValue ?? [:]
+            fields["event"] = nil
+            return .onPKBattle(name: name, fields: fields)
+        case "onError":
+            return .onError(errCode: try f.requiredInt("errCode"), errMsg: try f.requiredString("errMsg"), requestType: try f.string("requestType"))
+        default:
+            throw LiveRoomError(ErrorCode.unknownRequest, "unknown event \(name.quoted); known: \(names.joined(separator: ", "))", field: "event")
+        }
+    }
+
+    /// The live-shopping events.
+    static func parseShopEvent(_ name: String, _ f: JSONFields) throws(LiveRoomError) -> ServerEvent {
+        switch name {
         case "onProductList":
             return .onProductList(products: try array("products", f))
         case "onProductResult":
@@ -331,28 +361,8 @@ public enum ServerEvent: Sendable, Hashable {
                     return ProductSale(
                         itemNumber: try sale.requiredInt("itemNumber"), quantity: try sale.requiredInt("quantity"), stockLeft: try sale.requiredInt("stockLeft"))
                 })
-        case "onConnectOtherRoom":
-            return .onConnectOtherRoom(userId: try f.requiredString("userId"), errCode: try f.requiredInt("errCode"), errMsg: try f.requiredString("errMsg"))
-        case "onDisconnectOtherRoom", "onUpdateOtherRoomForwardMode":
-            let (errCode, errMsg) = (try f.requiredInt("errCode"), try f.requiredString("errMsg"))
-            if name == "onDisconnectOtherRoom" { return .onDisconnectOtherRoom(errCode: errCode, errMsg: errMsg) }
-            return .onUpdateOtherRoomForwardMode(errCode: errCode, errMsg: errMsg)
-        case "onPKRequest":
-            let room: RoomID
-            if let number = try f.int("roomId") {
-                room = .number(UInt32(clamping: number))
-            } else {
-                room = .string(try f.requiredString("strRoomId"))
-            }
-            return .onPKRequest(userId: try f.requiredString("userId"), room: room, timeoutSec: try f.requiredInt("timeoutSec"))
-        case "onPKBattleStarted", "onPKBattleScore", "onPKBattleEnded":
-            var fields = value.objectValue ?? [:]
-            fields["event"] = nil
-            return .onPKBattle(name: name, fields: fields)
-        case "onError":
-            return .onError(errCode: try f.requiredInt("errCode"), errMsg: try f.requiredString("errMsg"), requestType: try f.string("requestType"))
         default:
-            throw LiveRoomError(ErrorCode.unknownRequest, "unknown event \(name.quoted); known: \(names.joined(separator: ", "))", field: "event")
+            throw LiveRoomError(ErrorCode.unknownRequest, "unknown event \(name.quoted)", field: "event")
         }
     }
 }

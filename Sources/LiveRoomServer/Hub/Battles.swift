@@ -17,10 +17,10 @@ extension RoomHub {
     /// from the orders, and finished (stored with its winner) when due.
     func startBattle(_ command: PKBattleCommand) {
         guard let catalogue else {
-            let error = LiveRoomError(ErrorCode.pkBattleUnavailable, "this server keeps no catalogue, so battles cannot be scored")
+            let error = LiveRoomError(ErrorCode.pkBattleUnavailable, "this server keeps no catalogue, so pkBattles.running cannot be scored")
             return send(.error(error, requestType: "startPKBattle"), to: command.session)
         }
-        if let busy = command.sides.first(where: { battleOfRoom[$0.roomId] != nil }) {
+        if let busy = command.sides.first(where: { pkBattles.ofRoom[$0.roomId] != nil }) {
             let error = LiveRoomError(ErrorCode.pkBattleRunning, "\(RoomID(key: busy.roomId)) is already in a battle")
             return send(.error(error, requestType: "startPKBattle"), to: command.session)
         }
@@ -28,17 +28,17 @@ extension RoomHub {
         let battle = PKBattle(
             battleId: "pk-" + String(UInt64.random(in: 1...UInt64(Int64.max)), radix: 36), rooms: command.sides.map { PKBattle.Side(roomId: $0.roomId, userId: $0.userId) },
             startedAt: now, endsAt: now + Int64(command.durationSec) * 1000)
-        for side in battle.rooms { battleOfRoom[side.roomId] = battle.battleId }
-        battles[battle.battleId] = RunningBattle(battle: battle)
-        battles[battle.battleId]?.task = Task {
+        for side in battle.rooms { pkBattles.ofRoom[side.roomId] = battle.battleId }
+        pkBattles.running[battle.battleId] = RunningBattle(battle: battle)
+        pkBattles.running[battle.battleId]?.task = Task {
             await self.runBattle(battle, catalogue, startedBy: command.session)
         }
     }
 
     private func runBattle(_ battle: PKBattle, _ store: any ShopStore, startedBy session: SessionID) async {
         defer {
-            battles[battle.battleId] = nil
-            for side in battle.rooms where battleOfRoom[side.roomId] == battle.battleId { battleOfRoom[side.roomId] = nil }
+            pkBattles.running[battle.battleId] = nil
+            for side in battle.rooms where pkBattles.ofRoom[side.roomId] == battle.battleId { pkBattles.ofRoom[side.roomId] = nil }
         }
         do {
             try await store.startBattle(battle)
@@ -90,13 +90,13 @@ extension RoomHub {
         do {
             let now = EventTime.now().unixMillis
             let overdueMs = overdueBy.map { $0.components.seconds * 1000 }
-            for battle in try await catalogue.unfinishedBattles() where battles[battle.battleId] == nil {
+            for battle in try await catalogue.unfinishedBattles() where pkBattles.running[battle.battleId] == nil {
                 if let overdueMs, battle.endsAt + overdueMs > now { continue }
                 let finished = try await catalogue.finishBattle(battle.battleId, endedAt: min(now, battle.endsAt))
                 webhooks?.enqueue(WebhookEvents.battleEnded(finished, at: finished.endedAt ?? now))
             }
         } catch {
-            logger.warning("Finishing interrupted PK battles failed", metadata: [LogKey.error: "\(error)"])
+            logger.warning("Finishing interrupted PK pkBattles.running failed", metadata: [LogKey.error: "\(error)"])
         }
     }
 

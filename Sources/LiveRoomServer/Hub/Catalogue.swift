@@ -16,15 +16,15 @@ extension RoomHub {
             Task { await self.run(command, catalogue) }
             return
         }
-        let previous = catalogueQueues[roomId]
-        nextCatalogueCommand += 1
-        let id = nextCatalogueCommand
+        let previous = catalogueQueue.queues[roomId]
+        catalogueQueue.next += 1
+        let id = catalogueQueue.next
         let task = Task {
             await previous?.task.value
             await self.run(command, catalogue)
-            if self.catalogueQueues[roomId]?.id == id { self.catalogueQueues[roomId] = nil }
+            if self.catalogueQueue.queues[roomId]?.id == id { self.catalogueQueue.queues[roomId] = nil }
         }
-        catalogueQueues[roomId] = (id, task)
+        catalogueQueue.queues[roomId] = (id, task)
     }
 
     private func run(_ command: CatalogueCommand, _ catalogue: any ShopStore) async {
@@ -78,7 +78,7 @@ extension RoomHub {
                 self.send(.onProductResult(request: "removeReplay", itemNumber: 0, code: error.code, message: error.message, product: nil), to: session)
             }
         case .buy(let session, let roomId, let userId, let itemNumber, let quantity, let requestId):
-            guard let outbox = outboxes[session] else { return }
+            guard let outbox = connections.outboxes[session] else { return }
             shops.buy(roomId: roomId, userId: userId, itemNumber: itemNumber, quantity: quantity, requestId: requestId, answer: outbox, hub: self)
         }
     }
@@ -120,7 +120,7 @@ extension RoomHub {
         let replays = try await shop().removeProduct(itemNumber, room: roomId)
         deleteReplayFiles(replays)
         productRemoved(itemNumber, in: roomId)
-        if activeReplays[roomId]?.capture.itemNumber == itemNumber { await stopReplay(roomId: roomId) }
+        if self.replays.active[roomId]?.capture.itemNumber == itemNumber { await stopReplay(roomId: roomId) }
     }
 
     /// Removes a replay and its file.

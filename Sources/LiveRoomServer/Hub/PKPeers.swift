@@ -31,10 +31,10 @@ extension RoomHub {
                 self.execute(self.machine.remoteLinkAnswered(session: session, caller: caller, callee: callee, node: node, result: result, since: since))
             }
         case .anchorState(let end, let state, let node):
-            guard let registration = peerNodes[node] else { return }
+            guard let registration = self.node.peers[node] else { return }
             messenger.enqueue(PKPeerMessage(kind: .state, node: messenger.nodeId, caller: end, state: state), to: registration)
         case .unlink(let link, let node):
-            guard let registration = peerNodes[node] else { return }
+            guard let registration = self.node.peers[node] else { return }
             messenger.enqueue(PKPeerMessage(kind: .unlink, node: messenger.nodeId, caller: link.caller, callee: link.callee), to: registration)
         }
     }
@@ -43,7 +43,7 @@ extension RoomHub {
     /// Returns false when the side's room is here.
     func announceElsewhere(_ name: String, _ fields: [String: JSONValue], to side: PKEnd, from starter: PKEnd) -> Bool {
         guard let node = machine.remoteNode(ofRoom: side.roomId) else { return false }
-        if let messenger, let registration = peerNodes[node] {
+        if let messenger, let registration = self.node.peers[node] {
             var message = PKPeerMessage(kind: .battle, node: messenger.nodeId, caller: starter, callee: side)
             message.event = (name, fields)
             messenger.enqueue(message, to: registration)
@@ -53,7 +53,7 @@ extension RoomHub {
 
     /// Keeps `node`'s registration for the messages this node sends it.
     func rememberPeer(_ node: NodeRegistration) {
-        peerNodes[node.nodeId] = node
+        self.node.peers[node.nodeId] = node
     }
 
     /// A message of another node's (`POST /v1/cluster/pk`, its relay token checked): its answer.
@@ -103,7 +103,7 @@ extension RoomHub {
     /// another node; nil when it is here.
     func remoteMediaHome(ofRoom roomId: String) -> Result<TransportAddress, LiveRoomError>? {
         guard let node = machine.remoteNode(ofRoom: roomId) else { return nil }
-        guard let address = peerNodes[node]?.mediaAddresses.lazy.compactMap(NodeMediaRelay.address).first else {
+        guard let address = self.node.peers[node]?.mediaAddresses.lazy.compactMap(NodeMediaRelay.address).first else {
             return .failure(LiveRoomError(ErrorCode.badSessionDescription, "node \(node) of the PK anchor has no usable media address"))
         }
         return .success(address)

@@ -128,27 +128,27 @@ extension RoomHub {
             case .startRunner(let taskId, let roomId, let config, let tap, let robot):
                 perform(startRunner(taskId: taskId, roomId: roomId, config: config, tap: tap, robot: robot))
             case .stopRunner(let taskId, let reason):
-                runners.removeValue(forKey: taskId)?.stop()
+                taskRunners.local.removeValue(forKey: taskId)?.stop()
                 tellHost(of: taskId, .stop)
-                hostedRunners[taskId] = nil
+                taskRunners.hostedElsewhere[taskId] = nil
                 if let reason { logger.info("Publish task ended", metadata: [LogKey.task: "\(taskId)", LogKey.reason: "\(reason)"]) }
             case .connect(let taskId, let url):
-                runners[taskId]?.connect(url: url)
+                taskRunners.local[taskId]?.connect(url: url)
                 tellHost(of: taskId, .connect, url: url)
             case .disconnect(let taskId, let url):
-                runners[taskId]?.disconnect(url: url)
+                taskRunners.local[taskId]?.disconnect(url: url)
                 tellHost(of: taskId, .disconnect, url: url)
             case .applyConfig(let taskId, let config):
-                runners[taskId]?.apply(config)
+                taskRunners.local[taskId]?.apply(config)
                 tellHost(of: taskId, .apply, config: config)
             case .setAnchors(let taskId, let anchors):
-                runners[taskId]?.setAnchors(anchors)
+                taskRunners.local[taskId]?.setAnchors(anchors)
                 tellHost(of: taskId, .anchors, anchors: anchors)
             case .setTap(let tap, let taskId, let publishers):
-                if hostedRunners[taskId] != nil {
+                if taskRunners.hostedElsewhere[taskId] != nil {
                     sendInputs(publishers, of: taskId)
                 } else {
-                    setTap(tap, publishers: publishers, runner: runners[taskId])
+                    setTap(tap, publishers: publishers, runner: taskRunners.local[taskId])
                 }
             case .enterRobot(let taskId, let robot, let hasVideo):
                 perform(enterRobot(robot, hasVideo: hasVideo, taskId: taskId))
@@ -202,7 +202,7 @@ extension RoomHub {
                 return tasks.runnerFailed(
                     taskId, error: LiveRoomError(ErrorCode.encodingBudgetExceeded, "a mix published into the room runs on the room's own node, which has no encoding budget left"))
             }
-            pendingHostedStarts.append((taskId, host))
+            taskRunners.pendingHostedStarts.append((taskId, host))
             return []
         }
         guard let media else {
@@ -213,7 +213,7 @@ extension RoomHub {
         }
         do {
             let runner = try makeRunner(taskId: taskId, roomId: roomId, config: config, tap: tap, robot: robot, media: media, onEvent: onEvent)
-            runners[taskId] = runner
+            taskRunners.local[taskId] = runner
             logger.info("Publish task started", metadata: [LogKey.task: "\(taskId)", LogKey.room: "\(roomId)", LogKey.mode: "\(config.target.mode.name)"])
             return tasks.runnerStarted(taskId, now: .now)
         } catch let error as LiveRoomError {
@@ -263,7 +263,7 @@ extension RoomHub {
         case .refused(let error):
             return tasks.robotRefused(taskId, .refused(error))
         case .entered(let actions):
-            let runner = runners[taskId]
+            let runner = taskRunners.local[taskId]
             media?.publishLocal(SFURouter.PublisherKey(roomId: robot.roomId, userId: robot.userId), codecs: hasVideo ? [.h264, .opus] : [.opus]) {
                 runner?.requestOutputKeyframe()
             }

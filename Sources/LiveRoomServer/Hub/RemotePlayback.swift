@@ -59,18 +59,18 @@ struct RemotePlayback: Sendable {
 extension RoomHub {
     /// V: a peer connection made here for a session on the room's home.
     func startRemotePlayback(owner: UInt64, _ playback: RemotePlayback) {
-        remotePlaybacks[owner] = playback
+        httpSessions.remote[owner] = playback
     }
 
     /// V: the remote playback `owner` is, when it is `userId`'s in `roomKey`.
     func remotePlayback(_ owner: UInt64, roomKey: String, userId: String) -> RemotePlayback? {
-        remotePlaybacks[owner].flatMap { $0.roomKey == roomKey && $0.userId == userId ? $0 : nil }
+        httpSessions.remote[owner].flatMap { $0.roomKey == roomKey && $0.userId == userId ? $0 : nil }
     }
 
     /// V: the client ended the session, or its peer connection was lost: the media here ends
     /// and the home hears of it.
     func endRemotePlayback(_ owner: UInt64) {
-        guard let playback = remotePlaybacks.removeValue(forKey: owner) else { return }
+        guard let playback = httpSessions.remote.removeValue(forKey: owner) else { return }
         media?.close(owner: owner)
         guard let messenger else { return }
         Task { _ = await messenger.post(RemotePlayback.Message.ended(session: playback.session, from: messenger.nodeId).json.jsonText, path: RemotePlayback.path, to: playback.home) }
@@ -79,8 +79,8 @@ extension RoomHub {
     /// V: the nodes alive now: the peer connections of sessions seated on a node that died are
     /// closed (the client makes a new session, which reaches the room's new home).
     func playbackHomesAlive(_ alive: Set<String>) {
-        for (owner, playback) in remotePlaybacks where !alive.contains(playback.home.nodeId) {
-            remotePlaybacks[owner] = nil
+        for (owner, playback) in httpSessions.remote where !alive.contains(playback.home.nodeId) {
+            httpSessions.remote[owner] = nil
             media?.close(owner: owner)
         }
     }
@@ -88,10 +88,10 @@ extension RoomHub {
     /// H: `session` left (or its signaling session, which a WHEP session attached to, closed):
     /// the nodes making their media are told to end it.
     func endRemoteMedia(of session: SessionID) {
-        guard !mediaNodes.isEmpty else { return }
-        let ended = [session] + attachedPlaybacks.filter { $0.value.owner == session }.map(\.key)
+        guard !httpSessions.mediaNodes.isEmpty else { return }
+        let ended = [session] + httpSessions.attached.filter { $0.value.owner == session }.map(\.key)
         for session in ended {
-            guard let mediaOn = mediaNodes.removeValue(forKey: session), let cluster, let messenger else { continue }
+            guard let mediaOn = httpSessions.mediaNodes.removeValue(forKey: session), let cluster, let messenger else { continue }
             Task {
                 guard let node = await cluster.liveNode(mediaOn.node) else { return }
                 _ = await messenger.post(RemotePlayback.Message.close(owner: mediaOn.owner, from: messenger.nodeId).json.jsonText, path: RemotePlayback.path, to: node)
@@ -104,12 +104,12 @@ extension RoomHub {
     func remotePlaybackMessage(_ message: RemotePlayback.Message) -> Bool {
         switch message {
         case .close(let owner, let node):
-            guard let playback = remotePlaybacks[owner], playback.home.nodeId == node else { return false }
-            remotePlaybacks[owner] = nil
+            guard let playback = httpSessions.remote[owner], playback.home.nodeId == node else { return false }
+            httpSessions.remote[owner] = nil
             media?.close(owner: owner)
         case .ended(let session, let node):
-            guard mediaNodes[session]?.node == node else { return false }
-            mediaNodes[session] = nil
+            guard httpSessions.mediaNodes[session]?.node == node else { return false }
+            httpSessions.mediaNodes[session] = nil
             leaveForHTTP(session)
         }
         return true

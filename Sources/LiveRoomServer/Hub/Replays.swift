@@ -105,8 +105,8 @@ extension RoomHub {
     func startReplay(roomId: String, itemNumber: Int, userId: String) async {
         await stopReplay(roomId: roomId)
         guard let directory = replayDirectory, let media else { return }
-        let tap = nextReplayTap
-        nextReplayTap += 1
+        let tap = self.replays.nextTap
+        self.replays.nextTap += 1
         let key = SFURouter.PublisherKey(roomId: roomId, userId: userId)
         let capture = ReplayCapture(
             directory: directory, roomId: roomId, itemNumber: itemNumber, userId: userId, startedAt: EventTime.now().unixMillis, logger: logger
@@ -120,14 +120,14 @@ extension RoomHub {
             // A task of its own: stopping cancels this one, and the store would see that.
             Task { await self.stopReplay(roomId: roomId, only: replayId) }
         }
-        activeReplays[roomId] = ActiveReplay(capture: capture, tap: tap, deadline: deadline)
+        self.replays.active[roomId] = ActiveReplay(capture: capture, tap: tap, deadline: deadline)
     }
 
     /// Ends the room's replay recording (only the one with `only`'s id, when given) and, once
     /// the file is written, adds it to its product; the room hears of it (onProductChanged).
     func stopReplay(roomId: String, only replayId: String? = nil) async {
-        guard let active = activeReplays[roomId], replayId == nil || active.capture.replayId == replayId else { return }
-        activeReplays[roomId] = nil
+        guard let active = self.replays.active[roomId], replayId == nil || active.capture.replayId == replayId else { return }
+        self.replays.active[roomId] = nil
         active.deadline.cancel()
         media?.setTap(active.tap, publishers: [], sink: { _, _, _ in })
         let capture = active.capture
@@ -154,7 +154,7 @@ extension RoomHub {
 
     /// Ends every recording (the server is shutting down).
     func stopAllReplays() async {
-        for roomId in Array(activeReplays.keys) { await stopReplay(roomId: roomId) }
+        for roomId in Array(self.replays.active.keys) { await stopReplay(roomId: roomId) }
     }
 
     func deleteReplayFiles(_ replays: [Replay]) {

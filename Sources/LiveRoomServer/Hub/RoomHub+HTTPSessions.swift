@@ -86,7 +86,7 @@ extension RoomHub {
             privateMapKey: privateMapKey)
         // The subscription's owner: the user's signaling session, or this new session in the room.
         var owner = session
-        if !publish, let signaling = machine.session(of: userId, in: roomKey), outboxes[signaling] != nil {
+        if !publish, let signaling = machine.session(of: userId, in: roomKey), connections.outboxes[signaling] != nil {
             do throws(LiveRoomError) {
                 try machine.validate(params, now: EventTime.now().unixSeconds)
             } catch {
@@ -131,7 +131,7 @@ extension RoomHub {
             if let mediaOn {
                 // The node the client reached makes the media; this node only keeps the seat.
                 answer = ""
-                mediaNodes[session] = mediaOn
+                httpSessions.mediaNodes[session] = mediaOn
             } else {
                 answer = try await subscriptionAnswer(owner: owner, roomId: publisherRoom, publisherId: publisherId, offer: offer, media: media)()
             }
@@ -142,10 +142,10 @@ extension RoomHub {
         if owner != session {
             // A new subscription of the owner to the publisher replaced any earlier one; entries
             // of owners gone from their rooms are dropped here too.
-            attachedPlaybacks = attachedPlaybacks.filter { _, playback in
+            httpSessions.attached = httpSessions.attached.filter { _, playback in
                 !(playback.owner == owner && playback.publisherId == publisherId) && machine.membership(of: playback.owner) != nil
             }
-            attachedPlaybacks[session] = AttachedPlayback(
+            httpSessions.attached[session] = AttachedPlayback(
                 owner: owner, roomKey: roomKey, userId: userId, publisherId: publisherId, publisherRoom: publisherRoom)
         }
         return (session, answer, SFURouter.PublisherKey(roomId: publisherRoom, userId: publisherId))
@@ -173,7 +173,7 @@ extension RoomHub {
         guard let media else { throw HTTPRefusal(status: 503, message: "the media port is not running") }
         var owner = session
         var target: SFURouter.ICERestartTarget = publishing ? .publishing : .subscription(publisherId: nil)
-        if !publishing, let playback = attachedPlaybacks[session] {
+        if !publishing, let playback = httpSessions.attached[session] {
             owner = playback.owner
             target = .subscription(publisherId: playback.publisherId)
         }
@@ -187,20 +187,20 @@ extension RoomHub {
     /// Whether a WHIP/WHEP resource is a session in this (string) room as this user.
     func isHTTPSession(_ session: SessionID, roomId: String, userId: String) -> Bool {
         if remotePlayback(session, roomKey: RoomID.string(roomId).key, userId: userId) != nil { return true }
-        if let playback = attachedPlaybacks[session] {
+        if let playback = httpSessions.attached[session] {
             // The owner must still be that user in that room (a connection may leave and enter another).
             return playback.roomKey == RoomID.string(roomId).key && playback.userId == userId
                 && machine.membership(of: playback.owner).map { $0 == (playback.roomKey, playback.userId) } == true
         }
-        return outboxes[session] == nil && machine.membership(of: session).map { $0 == (RoomID.string(roomId).key, userId) } == true
+        return connections.outboxes[session] == nil && machine.membership(of: session).map { $0 == (RoomID.string(roomId).key, userId) } == true
     }
 
     /// Ends a WHIP/WHEP session: it leaves the room and its peer connection closes. An attached
     /// playback ends only its subscription; its signaling session stays in the room.
     func leaveForHTTP(_ session: SessionID) {
-        if remotePlaybacks[session] != nil { return endRemotePlayback(session) }
+        if httpSessions.remote[session] != nil { return endRemotePlayback(session) }
         endRemoteMedia(of: session)
-        if let playback = attachedPlaybacks.removeValue(forKey: session) {
+        if let playback = httpSessions.attached.removeValue(forKey: session) {
             media?.unsubscribe(owner: playback.owner, publisherId: playback.publisherId, roomId: playback.publisherRoom)
             return
         }

@@ -25,56 +25,30 @@ actor RoomHub {
     nonisolated var unownedExecutor: UnownedSerialExecutor { Self.executorLoop.executor.asUnownedSerialExecutor() }
 
     var machine: RoomsStateMachine
-    private(set) var outboxes: [SessionID: ConnectionOutbox] = [:]
-    private var nextSession: SessionID = 1
-    private let recorder: RoomRecorder
-    /// Where webhook events go; nil when no webhook URL is set.
-    let webhooks: WebhookService?
-    /// The most bytes of messages that may wait for one connection.
-    private let maxOutboxBytes: Int
-    /// How long a dropped signaling connection's user keeps its seat.
-    private let reconnectGrace: Duration
-    let logger: Logger
-    private(set) var media: (any MediaPort)?
     /// Publish media stream tasks (PublishTasks.swift carries out their actions).
     var tasks: PublishTasksStateMachine
-    /// The runner of each task that has one.
-    var runners: [String: PublishTaskRunner] = [:]
-    /// Where publish tasks may connect.
-    let egress: EgressResolver
-    /// The operator's image directory, the only place tasks may name image files in.
-    let imageDirectory: String?
-    /// Rooms' catalogues and orders; nil serves none.
-    let catalogue: (any ShopStore)?
-    /// The rooms' shops: purchases and what the rooms hear of their catalogues (RoomShops.swift).
-    let shops: RoomShops
-    /// Who sits in which room, for connections to read without asking the hub.
-    let seats = Seats()
+    /// What the hub was given to work with, fixed at start.
+    let services: HubServices
+    let logger: Logger
+    private(set) var media: (any MediaPort)?
+    /// The signaling connections' outboxes and the next session id.
+    var connections: Connections
     /// The last catalogue command of each room, which the next one waits for (Catalogue.swift).
-    var catalogueQueues: [String: (id: Int, task: Task<Void, Never>)] = [:]
-    var nextCatalogueCommand = 0
-    /// Where replays are written; nil records none.
-    let replayDirectory: String?
-    /// The longest a replay runs.
-    let maxReplayLength: Duration
+    var catalogueQueue = CatalogueQueue()
     /// The replay each room records now (Replays.swift).
-    var activeReplays: [String: ActiveReplay] = [:]
-    var nextReplayTap = RoomHub.firstReplayTap
+    var replays = ReplayState()
     /// PK battles running now, and the battle each room is in (Battles.swift).
-    var battles: [String: RunningBattle] = [:]
-    var battleOfRoom: [String: String] = [:]
+    var pkBattles = PKBattles()
+    /// WHEP sessions that are not a signaling session's own (RoomHub+HTTPSessions.swift, RemotePlayback.swift).
+    var httpSessions = HTTPSessions()
+    /// The runners of publish tasks: here, and in cluster mode on other nodes (TaskHosting.swift).
+    var taskRunners = TaskRunners()
+    /// Cluster mode: this node's membership and what it knows of the others; empty on a single node.
+    var node = NodeState()
 
     /// `tasksConfiguration`'s task id prefix is replaced by a random one per server run, so
     /// task ids stay unique across restarts; in cluster mode it begins with `nodeId` and `~`,
     /// so that an admin call naming the task reaches the node running it through any node.
-    /// The WHEP sessions attached to signaling sessions, by resource id.
-    var attachedPlaybacks: [SessionID: AttachedPlayback] = [:]
-    /// Cluster mode, on a room's home: WHEP sessions here whose media another node makes.
-    var mediaNodes: [SessionID: RemotePlayback.MediaNode] = [:]
-    /// Cluster mode, on the node a WHEP client reached: its peer connections whose session
-    /// (the seat in the room) is on the room's home, by owner.
-    var remotePlaybacks: [UInt64: RemotePlayback] = [:]
-
     init(
         configuration: RoomsStateMachine.Configuration, tasksConfiguration: PublishTasksStateMachine.Configuration = .init(),
         egress: EgressResolver = EgressResolver(policy: EgressPolicy()), imageDirectory: String? = nil, maxOutboxBytes: Int = 4 << 20,
@@ -82,52 +56,43 @@ actor RoomHub {
         replayDirectory: String? = nil, maxReplayLength: Duration = .seconds(600), recorder: RoomRecorder, webhooks: WebhookService? = nil,
         nodeId: String? = nil, logger: Logger
     ) {
-        self.webhooks = webhooks
-        self.replayDirectory = replayDirectory
-        self.maxReplayLength = maxReplayLength
-        self.catalogue = catalogue
-        self.shops = RoomShops(store: catalogue, reservation: orderReservation, webhooks: webhooks)
-        self.egress = egress
-        self.imageDirectory = imageDirectory
-        self.maxOutboxBytes = maxOutboxBytes
-        self.reconnectGrace = reconnectGrace
+        self.services = HubServices(
+            recorder: recorder, webhooks: webhooks, catalogue: catalogue,
+            shops: RoomShops(store: catalogue, reservation: orderReservation, webhooks: webhooks), egress: egress, imageDirectory: imageDirectory,
+            replayDirectory: replayDirectory, maxReplayLength: maxReplayLength)
+        self.connections = Connections(maxOutboxBytes: maxOutboxBytes, reconnectGrace: reconnectGrace)
         self.machine = RoomsStateMachine(configuration: configuration)
         var tasksConfiguration = tasksConfiguration
         tasksConfiguration.taskIdPrefix = (nodeId.map { ClusterForwarding.taskIdPrefix(node: $0) } ?? "") + String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 36) + "-"
         self.tasks = PublishTasksStateMachine(configuration: tasksConfiguration)
-        self.recorder = recorder
         self.logger = logger
     }
 
-    var sdkAppId: UInt64 { machine.configuration.sdkAppId }
+    // What the hub was given, by name.
+    var recorder: RoomRecorder { services.recorder }
+    var webhooks: WebhookService? { services.webhooks }
+    var catalogue: (any ShopStore)? { services.catalogue }
+    nonisolated var shops: RoomShops { services.shops }
+    nonisolated var seats: Seats { services.seats }
+    var egress: EgressResolver { services.egress }
+    var imageDirectory: String? { services.imageDirectory }
+    var replayDirectory: String? { services.replayDirectory }
+    var maxReplayLength: Duration { services.maxReplayLength }
+    var cluster: ClusterMembership? { self.node.cluster }
+    var messenger: NodeMessenger? { self.node.messenger }
 
-    /// This node's cluster membership (cluster mode); nil on a single node.
-    private(set) var cluster: ClusterMembership?
+    var sdkAppId: UInt64 { machine.configuration.sdkAppId }
 
     /// Joins the cluster: rooms that empty here are released for their next enter, PK links
     /// with rooms on other nodes go through `messenger`.
     func attach(_ cluster: ClusterMembership, messenger: NodeMessenger) {
-        self.cluster = cluster
-        self.messenger = messenger
+        self.node.cluster = cluster
+        self.node.messenger = messenger
     }
 
-    /// Carries PK messages to the home nodes of linked rooms on other nodes (PKPeers.swift).
-    private(set) var messenger: NodeMessenger?
-    /// The other nodes this one has sent messages to (homes of linked rooms, task hosts), as
-    /// they were when it last looked them up.
-    var peerNodes: [String: NodeRegistration] = [:]
-    /// This node's media address as registered in the cluster (`host:port`).
-    private(set) var ownMediaAddress: String?
-    /// Cluster mode, on a room's home: tasks whose runners other nodes run, with their node,
-    /// and those whose runner is yet to be started there (TaskHosting.swift).
-    var hostedRunners: [String: String] = [:]
-    var pendingHostedStarts: [(taskId: String, host: String)] = []
-    /// Cluster mode, on a task's host: runners this node runs for tasks of rooms on other nodes.
-    var hostedTasks: [String: HostedTask] = [:]
-    var nextHostedTap: SFURouter.TapID = 1 << 44
 
     func setOwnMediaAddress(_ address: String?) {
-        ownMediaAddress = address
+        self.node.ownMediaAddress = address
     }
 
     /// The keys of the rooms held here now.
@@ -135,25 +100,20 @@ actor RoomHub {
         Array(machine.roomIds)
     }
 
-    /// Connections another node relays here (cluster mode): that node makes their subscriptions.
-    var relayedSessions: Set<SessionID> = []
-    /// Subscriptions asked of a relaying node and not yet answered, by request id.
-    private var nodeRequests: [Int: (session: SessionID, publisherId: String, restart: Bool)] = [:]
-    private var nextNodeRequest = 1
     /// How long a relaying node has to answer a subscription.
     static let nodeAnswerTimeout = Duration.seconds(10)
 
     /// The connection is relayed from another node: its subscriptions' media is served there.
     func markRelayed(_ session: SessionID) {
-        relayedSessions.insert(session)
+        self.node.relayedSessions.insert(session)
     }
 
     /// A frame of the relaying node on a relayed connection (``NodeMediaFrame``).
     func nodeFrame(_ text: String, from session: SessionID) {
-        guard relayedSessions.contains(session), let frame = NodeMediaFrame.parse(text), frame.kind == .answer, let id = frame.id,
-            let request = nodeRequests[id], request.session == session
+        guard self.node.relayedSessions.contains(session), let frame = NodeMediaFrame.parse(text), frame.kind == .answer, let id = frame.id,
+            let request = self.node.requests[id], request.session == session
         else { return }
-        nodeRequests[id] = nil
+        self.node.requests[id] = nil
         switch (frame.sdp, request.restart) {
         case (let sdp?, false):
             send(.onSubscribeAnswer(userId: request.publisherId, sdp: sdp), to: session)
@@ -169,7 +129,7 @@ actor RoomHub {
     }
 
     private func sendNodeFrame(_ frame: NodeMediaFrame, to session: SessionID) {
-        outboxes[session]?.push(frame.text, priority: .high)
+        connections.outboxes[session]?.push(frame.text, priority: .high)
     }
 
     /// Asks the relaying node to make a subscription; the client gets its answer (or an error) when it comes.
@@ -177,9 +137,9 @@ actor RoomHub {
     /// `mediaHome` names the node whose media port serves the publisher when it is not the room's
     /// home (a PK anchor of a room on another node).
     private func subscribeThroughRelay(session: SessionID, roomId: String?, publisherId: String, sdp: String, restart: Bool = false, mediaHome: String? = nil) {
-        let id = nextNodeRequest
-        nextNodeRequest += 1
-        nodeRequests[id] = (session, publisherId, restart)
+        let id = self.node.nextRequest
+        self.node.nextRequest += 1
+        self.node.requests[id] = (session, publisherId, restart)
         sendNodeFrame(
             NodeMediaFrame(kind: restart ? .restartIce : .subscribe, id: id, roomId: roomId, publisherId: publisherId, sdp: sdp, mediaHome: mediaHome), to: session)
         Task { [weak self] in
@@ -189,7 +149,7 @@ actor RoomHub {
     }
 
     private func nodeRequestTimedOut(_ id: Int) {
-        guard let request = nodeRequests.removeValue(forKey: id) else { return }
+        guard let request = self.node.requests.removeValue(forKey: id) else { return }
         let error =
             request.restart
             ? LiveRoomError(ErrorCode.badSessionDescription, "ICE restart refused: the node the client is connected to did not answer")
@@ -207,9 +167,9 @@ actor RoomHub {
     /// WHIP/WHEP session is its peer connection, so it leaves the room; a signaling client
     /// stays in the room (its membership follows the WebSocket) and only stops publishing.
     func peerLost(session: SessionID, wasPublishing: Bool) {
-        if remotePlaybacks[session] != nil {
+        if httpSessions.remote[session] != nil {
             endRemotePlayback(session)
-        } else if outboxes[session] == nil, machine.membership(of: session) != nil {
+        } else if connections.outboxes[session] == nil, machine.membership(of: session) != nil {
             leaveForHTTP(session)
         } else if wasPublishing {
             execute(machine.publishEnded(session))
@@ -218,15 +178,15 @@ actor RoomHub {
 
     /// A new session id (a connection, a WHIP/WHEP client, a task's robot user).
     func newSession() -> SessionID {
-        defer { nextSession += 1 }
-        return nextSession
+        defer { connections.nextSession += 1 }
+        return connections.nextSession
     }
 
     /// Registers a new signaling connection.
     func connect() -> (SessionID, ConnectionOutbox) {
         let session = newSession()
-        let outbox = ConnectionOutbox(maxBytes: maxOutboxBytes)
-        outboxes[session] = outbox
+        let outbox = ConnectionOutbox(maxBytes: connections.maxOutboxBytes)
+        connections.outboxes[session] = outbox
         return (session, outbox)
     }
 
@@ -238,9 +198,9 @@ actor RoomHub {
     /// The connection closed: leave its room, drop its outbox.
     func disconnect(_ session: SessionID) {
         execute(machine.disconnected(session, at: .now()))
-        outboxes.removeValue(forKey: session)?.close()
-        relayedSessions.remove(session)
-        nodeRequests = nodeRequests.filter { $0.value.session != session }
+        connections.outboxes.removeValue(forKey: session)?.close()
+        self.node.relayedSessions.remove(session)
+        self.node.requests = self.node.requests.filter { $0.value.session != session }
     }
 
     /// The connection dropped without exitRoom (a network change, a dead link): its user keeps
@@ -248,10 +208,10 @@ actor RoomHub {
     /// room hears nothing unless the grace runs out. A re-entry by the same user in that time
     /// takes the seat over as any newer session does.
     func connectionLost(_ session: SessionID) {
-        outboxes[session]?.close()
-        guard reconnectGrace > .zero, let (roomId, userId) = machine.membership(of: session) else { return disconnect(session) }
+        connections.outboxes[session]?.close()
+        guard connections.reconnectGrace > .zero, let (roomId, userId) = machine.membership(of: session) else { return disconnect(session) }
         logger.info("Signaling connection lost; seat kept for a reconnect", metadata: [LogKey.session: "\(session)", LogKey.room: "\(roomId)", LogKey.user: "\(userId)"])
-        let grace = reconnectGrace
+        let grace = connections.reconnectGrace
         Task { [weak self] in
             try? await Task.sleep(for: grace)
             await self?.disconnect(session)
@@ -275,14 +235,14 @@ actor RoomHub {
 
     /// Tells a connection about an error that is not a request's (e.g. a binary frame).
     func send(_ event: ServerEvent, to session: SessionID) {
-        outboxes[session]?.push(event.json.jsonText, priority: .normal)
+        connections.outboxes[session]?.push(event.json.jsonText, priority: .normal)
     }
 
     /// Sends one event to many sessions, encoded once.
     func send(_ event: ServerEvent, to sessions: [SessionID]) {
         guard !sessions.isEmpty else { return }
         let text = event.json.jsonText
-        for session in sessions { outboxes[session]?.push(text, priority: .normal) }
+        for session in sessions { connections.outboxes[session]?.push(text, priority: .normal) }
     }
 
     // MARK: Admin
@@ -311,7 +271,7 @@ actor RoomHub {
         let population = machine.population
         return ServerMetrics.Rooms(
             rooms: machine.roomIds.count, users: population.users, publishers: population.publishers,
-            signalingConnections: outboxes.count, publishTasks: runners.count + hostedTasks.count)
+            signalingConnections: connections.outboxes.count, publishTasks: taskRunners.local.count + taskRunners.hostedHere.count)
     }
 
     /// The room lives on another node (it was opened here while the cluster database could not
@@ -321,7 +281,7 @@ actor RoomHub {
         logger.warning("Room lives on another node; its connections here are closed", metadata: [LogKey.room: "\(roomId)"])
         perform(tasks.roomDismissed(roomId))
         for session in machine.sessions(in: roomId) {
-            if let outbox = outboxes[session] {
+            if let outbox = connections.outboxes[session] {
                 send(.error(LiveRoomError(ErrorCode.roomMovedToAnotherNode, "the room lives on another node; reconnect to reach it")), to: session)
                 outbox.hangUp(reason: "the room lives on another node")
             } else {
@@ -336,7 +296,7 @@ actor RoomHub {
         for roomId in machine.roomIds {
             _ = try? dismissRoom(roomId)
         }
-        for outbox in outboxes.values { outbox.close() }
+        for outbox in connections.outboxes.values { outbox.close() }
     }
 
     func execute(_ actions: [RoomsStateMachine.Action]) {
@@ -347,7 +307,7 @@ actor RoomHub {
             switch action {
             case .send(let session, let event, let priority):
                 if encoded?.event != event { encoded = (event, event.json.jsonText) }
-                outboxes[session]?.push(encoded!.text, priority: priority)
+                connections.outboxes[session]?.push(encoded!.text, priority: priority)
             case .record(let record):
                 records.append(record)
             case .media(let command):
@@ -392,7 +352,7 @@ actor RoomHub {
                     self.send(.error(LiveRoomError(ErrorCode.badSessionDescription, "publish offer refused: \(error)"), requestType: "publish"), to: session)
                 }
             }
-        case .subscribe(let session, let roomId, _, let publisherId, let sdp) where relayedSessions.contains(session):
+        case .subscribe(let session, let roomId, _, let publisherId, let sdp) where self.node.relayedSessions.contains(session):
             // The relaying node makes it; a PK anchor of a room on another node is mirrored from that node.
             switch remoteMediaHome(ofRoom: roomId) {
             case .failure(let error): send(.error(error, requestType: "subscribe"), to: session)
@@ -413,7 +373,7 @@ actor RoomHub {
             } catch {
                 send(.error(error, requestType: "subscribe"), to: session)
             }
-        case .restartIce(let session, let publisherId?, let sdp) where relayedSessions.contains(session):
+        case .restartIce(let session, let publisherId?, let sdp) where self.node.relayedSessions.contains(session):
             // The subscription lives on the relaying node.
             subscribeThroughRelay(session: session, roomId: nil, publisherId: publisherId, sdp: sdp, restart: true)
         case .restartIce(let session, let publisherId, let sdp):
@@ -433,11 +393,11 @@ actor RoomHub {
             }
         case .unsubscribe(let session, let publisherId, let roomId):
             media.unsubscribe(owner: session, publisherId: publisherId, roomId: roomId)
-            if relayedSessions.contains(session) {
+            if self.node.relayedSessions.contains(session) {
                 sendNodeFrame(NodeMediaFrame(kind: .unsubscribe, roomId: roomId, publisherId: publisherId), to: session)
             }
         case .setForwarding(let sessions, let roomId, let publisherId, let audio, let video):
-            for session in sessions where relayedSessions.contains(session) {
+            for session in sessions where self.node.relayedSessions.contains(session) {
                 sendNodeFrame(NodeMediaFrame(kind: .forwarding, roomId: roomId, publisherId: publisherId, audio: audio, video: video), to: session)
             }
             media.setForwarding(owners: sessions, publisher: SFURouter.PublisherKey(roomId: roomId, userId: publisherId), audio: audio, video: video)
@@ -446,7 +406,7 @@ actor RoomHub {
         case .closeSession(let session):
             media.close(owner: session)
             endRemoteMedia(of: session)
-            if relayedSessions.contains(session) { sendNodeFrame(NodeMediaFrame(kind: .close), to: session) }
+            if self.node.relayedSessions.contains(session) { sendNodeFrame(NodeMediaFrame(kind: .close), to: session) }
         }
     }
 

@@ -110,19 +110,19 @@ extension RoomHub {
     /// Starts on their hosts the runners of tasks just started for other nodes: each host
     /// checks its own encoding budget; the task runs, or is refused with the host's reason.
     func startHostedRunners() async {
-        let pending = pendingHostedStarts
-        pendingHostedStarts = []
+        let pending = taskRunners.pendingHostedStarts
+        taskRunners.pendingHostedStarts = []
         for (taskId, host) in pending {
-            guard let record = tasks.task(taskId), let node = peerNodes[host], let messenger else {
+            guard let record = tasks.task(taskId), let node = self.node.peers[host], let messenger else {
                 perform(tasks.runnerFailed(taskId, error: LiveRoomError(ErrorCode.encodingBudgetExceeded, "no other node can run the task now")))
                 continue
             }
-            hostedRunners[taskId] = host
+            taskRunners.hostedElsewhere[taskId] = host
             let start = TaskHostMessage(kind: .start, node: messenger.nodeId, taskId: taskId, roomId: record.roomId, config: record.config)
             let answer = await messenger.post(start.text, path: TaskHostMessage.path, to: node)
             let code = answer.flatMap { try? JSONValue.parse($0.body) }?["ErrorCode"]?.intValue
             if answer?.status == 200, code == 0 {
-                guard tasks.task(taskId) != nil, hostedRunners[taskId] == host else {
+                guard tasks.task(taskId) != nil, taskRunners.hostedElsewhere[taskId] == host else {
                     // The task ended while its host started the runner (a stop sent meanwhile may
                     // have come first): stop it there again.
                     messenger.enqueue(TaskHostMessage(kind: .stop, node: messenger.nodeId, taskId: taskId).text, path: TaskHostMessage.path, to: node)
@@ -131,7 +131,7 @@ extension RoomHub {
                 logger.info("Publish task runs on another node", metadata: [LogKey.task: "\(taskId)", LogKey.node: "\(host)"])
                 perform(tasks.runnerStarted(taskId, now: .now))
             } else {
-                hostedRunners[taskId] = nil
+                taskRunners.hostedElsewhere[taskId] = nil
                 let reason = answer.flatMap { try? JSONValue.parse($0.body) }?["ErrorMessage"]?.stringValue ?? "node \(host) did not answer"
                 perform(tasks.runnerFailed(taskId, error: LiveRoomError(code ?? ErrorCode.encodingBudgetExceeded, "node \(host): \(reason)")))
             }
@@ -140,7 +140,7 @@ extension RoomHub {
 
     /// Sends the host of a task running elsewhere what its runner is to do, in order.
     func tellHost(of taskId: String, _ kind: TaskHostMessage.Kind, url: String? = nil, config: PublishTaskConfig? = nil, anchors: [MixAnchor]? = nil) {
-        guard let host = hostedRunners[taskId], let node = peerNodes[host], let messenger else { return }
+        guard let host = taskRunners.hostedElsewhere[taskId], let node = self.node.peers[host], let messenger else { return }
         var message = TaskHostMessage(kind: kind, node: messenger.nodeId, taskId: taskId, config: config, anchors: anchors)
         message.url = url
         messenger.enqueue(message.text, path: TaskHostMessage.path, to: node)
@@ -153,13 +153,13 @@ extension RoomHub {
         var inputs: [TaskHostMessage.Input] = []
         for user in publishers {
             if let node = machine.remoteNode(ofRoom: user.roomId) {
-                guard let media = peerNodes[node]?.mediaAddresses.first else { continue }
+                guard let media = self.node.peers[node]?.mediaAddresses.first else { continue }
                 inputs.append(.init(roomKey: user.roomId, userId: user.userId, node: node, media: media))
-            } else if let own = ownMediaAddress {
+            } else if let own = self.node.ownMediaAddress {
                 inputs.append(.init(roomKey: user.roomId, userId: user.userId, node: messenger.nodeId, media: own))
             }
         }
-        guard let host = hostedRunners[taskId], let node = peerNodes[host] else { return }
+        guard let host = taskRunners.hostedElsewhere[taskId], let node = self.node.peers[host] else { return }
         var message = TaskHostMessage(kind: .inputs, node: messenger.nodeId, taskId: taskId)
         message.inputs = inputs
         messenger.enqueue(message.text, path: TaskHostMessage.path, to: node)
@@ -167,15 +167,15 @@ extension RoomHub {
 
     /// The hosts of tasks running elsewhere that died: those tasks end (their owners hear why).
     func taskHostsAlive(_ alive: Set<String>) {
-        for (taskId, host) in hostedRunners where !alive.contains(host) {
+        for (taskId, host) in taskRunners.hostedElsewhere where !alive.contains(host) {
             logger.warning("The node running a publish task died; the task ends", metadata: [LogKey.task: "\(taskId)", LogKey.node: "\(host)"])
-            hostedRunners[taskId] = nil
+            taskRunners.hostedElsewhere[taskId] = nil
             if let owner = tasks.task(taskId)?.session {
                 send(.error(LiveRoomError(ErrorCode.homeNodeUnreachable, "task \(taskId) ran on node \(host), which died; start it again"), requestType: "startPublishMediaStream"), to: owner)
             }
             perform(tasks.stopFromAdmin(taskId: taskId))
         }
-        for (taskId, hosted) in hostedTasks where !alive.contains(hosted.home) { endHostedTask(taskId) }
+        for (taskId, hosted) in taskRunners.hostedHere where !alive.contains(hosted.home) { endHostedTask(taskId) }
     }
 
     // MARK: On the node running the runner (T)
@@ -186,7 +186,7 @@ extension RoomHub {
         let ok: JSONValue = ["ErrorCode": 0, "ErrorMessage": ""]
         if message.kind == .event {
             // H: only from the node running the task.
-            guard hostedRunners[message.taskId] == message.node, let event = message.runnerEvent else {
+            guard taskRunners.hostedElsewhere[message.taskId] == message.node, let event = message.runnerEvent else {
                 return refuse(ErrorCode.invalidParameter, "no task of this node runs on node \(message.node)")
             }
             runnerReported(event, taskId: message.taskId)
@@ -196,23 +196,23 @@ extension RoomHub {
             guard let cluster, let home = await cluster.liveNode(message.node), let config = message.config, let roomId = message.roomId else {
                 return refuse(ErrorCode.invalidParameter, "a task is started by a live node of the cluster, with its room and config")
             }
-            if hostedTasks[message.taskId] != nil { return ok }
+            if taskRunners.hostedHere[message.taskId] != nil { return ok }
             guard config.target.mode.publishesToCdn else { return refuse(ErrorCode.invalidParameter, "only tasks that publish to CDNs run on another node") }
-            let used = tasks.encodingUsed + hostedTasks.values.reduce(0) { $0 + $1.cost }
+            let used = tasks.encodingUsed + taskRunners.hostedHere.values.reduce(0) { $0 + $1.cost }
             guard used + config.encodingCost <= tasks.configuration.encodingBudget else {
                 return refuse(ErrorCode.encodingBudgetExceeded, "this node has no encoding budget left for the task either")
             }
             guard let media else { return refuse(ErrorCode.badSessionDescription, "the media port is not running") }
             rememberPeer(home)
-            let tap = nextHostedTap
-            nextHostedTap += 1
+            let tap = taskRunners.nextHostedTap
+            taskRunners.nextHostedTap += 1
             let (taskId, node) = (message.taskId, nodeIdForEvents)
             let onEvent: @Sendable (PublishTaskRunner.Event) -> Void = { [weak self] event in
                 Task { await self?.hostedTaskReported(event, taskId: taskId, from: node) }
             }
             do {
                 let runner = try makeRunner(taskId: taskId, roomId: roomId, config: config, tap: tap, robot: nil, media: media, onEvent: onEvent)
-                hostedTasks[taskId] = HostedTask(home: home.nodeId, runner: runner, tap: tap, cost: config.encodingCost)
+                taskRunners.hostedHere[taskId] = HostedTask(home: home.nodeId, runner: runner, tap: tap, cost: config.encodingCost)
                 logger.info("Publish task of another node started here", metadata: [LogKey.task: "\(taskId)", LogKey.node: "\(home.nodeId)"])
                 return ok
             } catch let error as LiveRoomError {
@@ -221,7 +221,7 @@ extension RoomHub {
                 return refuse(ErrorCode.invalidVideoEncoding, "the task's encoders cannot start: \(error)")
             }
         }
-        guard let hosted = hostedTasks[message.taskId], hosted.home == message.node else {
+        guard let hosted = taskRunners.hostedHere[message.taskId], hosted.home == message.node else {
             return refuse(ErrorCode.invalidParameter, "no task of node \(message.node) runs here")
         }
         switch message.kind {
@@ -247,13 +247,13 @@ extension RoomHub {
 
     /// A hosted runner's event, for the task's home.
     private func hostedTaskReported(_ event: PublishTaskRunner.Event, taskId: String, from node: String) {
-        guard let hosted = hostedTasks[taskId], let home = peerNodes[hosted.home], let messenger else { return }
+        guard let hosted = taskRunners.hostedHere[taskId], let home = self.node.peers[hosted.home], let messenger else { return }
         messenger.enqueue(TaskHostMessage.event(event, taskId: taskId, from: node).text, path: TaskHostMessage.path, to: home)
     }
 
     /// Stops a hosted runner: its tap, its mirrors, its encoders and connections.
     func endHostedTask(_ taskId: String) {
-        guard let hosted = hostedTasks.removeValue(forKey: taskId) else { return }
+        guard let hosted = taskRunners.hostedHere.removeValue(forKey: taskId) else { return }
         media?.setTap(hosted.tap, publishers: [], sink: { _, _, _ in })
         media?.mirror(for: hosted.tap, publishers: [:])
         hosted.runner.stop()

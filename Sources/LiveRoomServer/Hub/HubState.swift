@@ -1,0 +1,98 @@
+import LiveRoomCluster
+import LiveRoomCommerce
+import LiveRoomCore
+import LiveRoomSFU
+import LiveRoomTaskRunner
+
+// The hub's state in parts, each kept by the file that works with it.
+
+/// What the hub is given at start and never changes.
+struct HubServices: Sendable {
+    let recorder: RoomRecorder
+    /// Where webhook events go; nil when no webhook URL is set.
+    let webhooks: WebhookService?
+    /// Rooms' catalogues and orders; nil serves none.
+    let catalogue: (any ShopStore)?
+    /// The rooms' shops: purchases and what the rooms hear of their catalogues (RoomShops.swift).
+    let shops: RoomShops
+    /// Who sits in which room, for connections to read without asking the hub.
+    let seats = Seats()
+    /// Where publish tasks may connect.
+    let egress: EgressResolver
+    /// The operator's image directory, the only place tasks may name image files in.
+    let imageDirectory: String?
+    /// Where replays are written; nil records none.
+    let replayDirectory: String?
+    /// The longest a replay runs.
+    let maxReplayLength: Duration
+}
+
+/// The signaling connections.
+struct Connections {
+    var outboxes: [SessionID: ConnectionOutbox] = [:]
+    var nextSession: SessionID = 1
+    /// The most bytes of messages that may wait for one connection.
+    let maxOutboxBytes: Int
+    /// How long a dropped signaling connection's user keeps its seat.
+    let reconnectGrace: Duration
+}
+
+/// Each room's last catalogue command, which the next one waits for (Catalogue.swift).
+struct CatalogueQueue {
+    var queues: [String: (id: Int, task: Task<Void, Never>)] = [:]
+    var next = 0
+}
+
+/// The replay each room records now (Replays.swift).
+struct ReplayState {
+    var active: [String: ActiveReplay] = [:]
+    var nextTap = RoomHub.firstReplayTap
+}
+
+/// PK battles running now, and the battle each room is in (Battles.swift).
+struct PKBattles {
+    var running: [String: RunningBattle] = [:]
+    var ofRoom: [String: String] = [:]
+}
+
+/// WHEP sessions that are not simply a session of their own in the room.
+struct HTTPSessions {
+    /// WHEP sessions attached to signaling sessions, by resource id (RoomHub+HTTPSessions.swift).
+    var attached: [SessionID: RoomHub.AttachedPlayback] = [:]
+    /// Cluster mode, on a room's home: WHEP sessions here whose media another node makes.
+    var mediaNodes: [SessionID: RemotePlayback.MediaNode] = [:]
+    /// Cluster mode, on the node a WHEP client reached: its peer connections whose session
+    /// (the seat in the room) is on the room's home, by owner.
+    var remote: [UInt64: RemotePlayback] = [:]
+}
+
+/// The runners of publish tasks (PublishTasks.swift, TaskHosting.swift).
+struct TaskRunners {
+    /// The runner of each task of this node that runs here.
+    var local: [String: PublishTaskRunner] = [:]
+    /// Cluster mode, on a room's home: tasks whose runners other nodes run, with their node,
+    /// and those whose runner is yet to be started there.
+    var hostedElsewhere: [String: String] = [:]
+    var pendingHostedStarts: [(taskId: String, host: String)] = []
+    /// Cluster mode, on a task's host: runners this node runs for tasks of rooms on other nodes.
+    var hostedHere: [String: HostedTask] = [:]
+    var nextHostedTap: SFURouter.TapID = 1 << 44
+}
+
+/// Cluster mode: this node's membership and what it knows of the other nodes; empty on a
+/// single node.
+struct NodeState {
+    var cluster: ClusterMembership?
+    /// Carries PK messages to the home nodes of linked rooms on other nodes (PKPeers.swift).
+    var messenger: NodeMessenger?
+    /// The other nodes this one has sent messages to (homes of linked rooms, task hosts), as
+    /// they were when it last looked them up.
+    var peers: [String: NodeRegistration] = [:]
+    /// This node's media address as registered in the cluster (`host:port`).
+    var ownMediaAddress: String?
+    /// Connections another node relays here: that node makes their subscriptions.
+    var relayedSessions: Set<SessionID> = []
+    /// Subscriptions asked of a relaying node and not yet answered, by request id.
+    var requests: [Int: (session: SessionID, publisherId: String, restart: Bool)] = [:]
+    var nextRequest = 1
+}

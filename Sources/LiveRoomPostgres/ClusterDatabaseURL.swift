@@ -1,3 +1,6 @@
+import NIOSSL
+import PostgresNIO
+
 /// A `postgres://` (or `postgresql://`) URL as `--cluster-db` takes it:
 /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require]`.
 /// User and password may be percent-encoded; an IPv6 host is written in brackets.
@@ -129,5 +132,21 @@ public struct ClusterDatabaseURL: Sendable, Hashable {
         case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
         default: nil
         }
+    }
+}
+
+extension ClusterDatabaseURL {
+    /// A postgres-nio client configuration for this database, with its TLS mode.
+    func clientConfiguration(connectTimeout: Duration, maxConnections: Int) -> PostgresClient.Configuration {
+        let tls: PostgresClient.Configuration.TLS =
+            switch self.tls {
+            case .disable: .disable
+            case .prefer: .prefer(.makeClientConfiguration())
+            case .require: .require(.makeClientConfiguration())
+            }
+        var configuration = PostgresClient.Configuration(host: host, port: port, username: username, password: password, database: database, tls: tls)
+        configuration.options.connectTimeout = connectTimeout
+        configuration.options.maximumConnections = maxConnections
+        return configuration
     }
 }

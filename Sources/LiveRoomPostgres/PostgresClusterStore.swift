@@ -21,17 +21,7 @@ public final class PostgresClusterStore: ClusterStore {
     static let migrationLock: Int64 = 1600016
 
     public init(url: ClusterDatabaseURL, logger: Logger) {
-        let tls: PostgresClient.Configuration.TLS =
-            switch url.tls {
-            case .disable: .disable
-            case .prefer: .prefer(.makeClientConfiguration())
-            case .require: .require(.makeClientConfiguration())
-            }
-        var configuration = PostgresClient.Configuration(
-            host: url.host, port: url.port, username: url.username, password: url.password, database: url.database, tls: tls)
-        configuration.options.connectTimeout = .seconds(5)
-        configuration.options.maximumConnections = 8
-        self.client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.client = PostgresClient(configuration: url.clientConfiguration(connectTimeout: .seconds(5), maxConnections: 8), backgroundLogger: logger)
         self.logger = logger
     }
 

@@ -37,17 +37,9 @@ public final class PostgresShopStore: Sendable {
     public static let defaultTimeout = Duration.seconds(5)
 
     public init(url: ClusterDatabaseURL, nodeId: String, timeout: Duration = PostgresShopStore.defaultTimeout, maxConnections: Int = 16, logger: Logger) {
-        let tls: PostgresClient.Configuration.TLS =
-            switch url.tls {
-            case .disable: .disable
-            case .prefer: .prefer(.makeClientConfiguration())
-            case .require: .require(.makeClientConfiguration())
-            }
-        var configuration = PostgresClient.Configuration(
-            host: url.host, port: url.port, username: url.username, password: url.password, database: url.database, tls: tls)
-        configuration.options.connectTimeout = .seconds(max(1, timeout.components.seconds))
-        configuration.options.maximumConnections = maxConnections
-        self.client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.client = PostgresClient(
+            configuration: url.clientConfiguration(connectTimeout: .seconds(max(1, timeout.components.seconds)), maxConnections: maxConnections),
+            backgroundLogger: logger)
         self.logger = logger
         self.nodeId = nodeId
         self.timeout = timeout

@@ -1,5 +1,4 @@
 import Foundation
-import LiveRoomCluster
 import LiveRoomCommerce
 import LiveRoomCore
 import LiveRoomProtocol
@@ -10,7 +9,6 @@ import LiveRoomTransport
 import LiveRoomWebhooks
 import LiveRoomWire
 import Logging
-import NIOCore
 import NIOPosix
 
 /// Owns the room state machine and the open connections, and carries out the machine's

@@ -80,9 +80,11 @@ extension RoomHub {
 
     // MARK: Reports
 
-    /// After the rooms changed: the task machine hears the publishing anchors of every room with tasks.
-    func refreshPublishTasks() {
-        for roomId in tasks.roomIds {
+    /// The rooms in `rooms` said their publishers may have changed: the task machine hears the
+    /// publishing anchors of those that have tasks.
+    func publishersChanged(in rooms: Set<String>) {
+        guard !rooms.isEmpty else { return }
+        for roomId in tasks.roomIds where rooms.contains(roomId) {
             perform(tasks.anchorsChanged(in: roomId, anchors: mixAnchors(in: roomId), now: .now))
         }
     }

@@ -327,7 +327,7 @@ actor RoomHub {
         if let webhooks, !records.isEmpty {
             webhooks.enqueue(WebhookEvents.events(from: records, now: EventTime.now().unixMillis))
         }
-        refreshPublishTasks()
+        publishersChanged(in: machine.roomsWithPublisherNews(in: actions))
     }
 
     /// Hands a media command to the media port. Commands are queued on its loop in call

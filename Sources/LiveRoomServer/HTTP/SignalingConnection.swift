@@ -155,13 +155,21 @@ struct SignalingConnection: Sendable {
                         break
                     }
                 }
-                do {
-                    if let first { await handle(first, session: session, outbox: outbox, relayed: relayed, connectedAt: connectedAt) }
-                    while let message = try await messages.next() {
-                        await handle(message, session: session, outbox: outbox, relayed: relayed, connectedAt: connectedAt)
+                // Frames are read off the lane (pongs included) and handled on it, in order.
+                let handoff = FrameHandoff()
+                nonisolated(unsafe) var reader = messages  // used by the reading task alone from here on
+                group.addTask(executorPreference: globalConcurrentExecutor) {
+                    do {
+                        while let message = try await reader.next() { await handoff.put(message) }
+                    } catch {
+                        self.logger.debug("Signaling connection failed", metadata: [LogKey.session: "\(session)", LogKey.error: "\(error)"])
                     }
-                } catch {
-                    logger.debug("Signaling connection failed", metadata: [LogKey.session: "\(session)", LogKey.error: "\(error)"])
+                    handoff.finish()
+                }
+                if let first { await handle(first, session: session, outbox: outbox, relayed: relayed, connectedAt: connectedAt) }
+                for await message in handoff.frames {
+                    handoff.took()
+                    await handle(message, session: session, outbox: outbox, relayed: relayed, connectedAt: connectedAt)
                 }
                 deadline.cancel()
                 if closedByServer.isSet {

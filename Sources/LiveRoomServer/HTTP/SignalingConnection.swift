@@ -171,6 +171,8 @@ struct SignalingConnection: Sendable {
                     handoff.took()
                     await handle(message, session: session, outbox: outbox, relayed: relayed, connectedAt: connectedAt)
                 }
+                // Handling stopped (cancelled at shutdown): a reader waiting for room goes on to the close.
+                handoff.finish()
                 deadline.cancel()
                 if closedByServer.isSet {
                     await hub.disconnect(session)

@@ -36,6 +36,8 @@ public struct ServerSetting: Sendable {
     let read: @Sendable (ServerConfiguration) -> Value?
     /// Puts a value read from a source into a configuration.
     let write: @Sendable (inout ServerConfiguration, Value) -> Void
+    /// What a whole number counts, for `--help` (`seconds`); nil for a plain number.
+    var unit: String? = nil
 
     /// `--ping-interval` for `pingInterval`.
     public var flag: String { "--" + Self.words(of: key).joined(separator: "-") }
@@ -77,7 +79,8 @@ extension ServerSetting {
         ServerSetting(
             key: key, kind: .integer(range), help: help, isSecret: false,
             read: { .integer(Int($0[keyPath: path] / unit)) },
-            write: { configuration, value in if case .integer(let number) = value { configuration[keyPath: path] = unit * number } })
+            write: { configuration, value in if case .integer(let number) = value { configuration[keyPath: path] = unit * number } },
+            unit: unit == .seconds(1) ? "seconds" : "milliseconds")
     }
 
     /// Text that may be left out.

@@ -36,7 +36,6 @@ public enum ServerSettingsReader {
         case commandLine
         case environment
         case file(String)
-        case defaultValue
 
         /// The value as it was written there: `--port 80`, `LIVEROOM_PORT=80`, `port: 80 in a.yaml`.
         func quoting(_ setting: ServerSetting, _ raw: String) -> String {
@@ -44,7 +43,6 @@ public enum ServerSettingsReader {
             case .commandLine: setting.flag + " " + raw
             case .environment: setting.environmentVariable + "=" + raw
             case .file(let path): "\(setting.key): \(raw) in \(path)"
-            case .defaultValue: raw
             }
         }
 
@@ -53,7 +51,6 @@ public enum ServerSettingsReader {
             case .commandLine: "the command line"
             case .environment: "the environment"
             case .file(let path): path
-            case .defaultValue: "default"
             }
         }
     }
@@ -79,7 +76,7 @@ public enum ServerSettingsReader {
                 break
             }
         }
-        try check(configuration, origins: origins)
+        try check(configuration)
         if line.printConfig {
             return .printConfig(ServerSettingsText.effective(configuration, origins: origins))
         }
@@ -171,7 +168,7 @@ public enum ServerSettingsReader {
     }
 
     /// The checks between settings that go together.
-    static func check(_ configuration: ServerConfiguration, origins: [String: Source]) throws(Problem) {
+    static func check(_ configuration: ServerConfiguration) throws(Problem) {
         if configuration.sdkAppId != nil, configuration.secretKey == nil {
             throw Problem("--sdk-app-id needs --secret-key (LIVEROOM_SECRET_KEY)")
         }
@@ -220,6 +217,7 @@ extension ServerSetting.Kind {
 /// The command line: settings as flags (`--port 80`, `--port=80`, a flag alone for on), and
 /// `--config FILE`, `--print-config`, `--help`. Anything else is refused.
 struct CommandLineSettings {
+    /// The values given, by the environment variable each flag stands for.
     var values: [String: [String]] = [:]
     var configFile: String?
     var printConfig = false
@@ -247,11 +245,11 @@ struct CommandLineSettings {
                 }
                 if setting.kind == .flag {
                     guard inline == nil else { throw ServerSettingsReader.Problem("\(name) takes no value") }
-                    values[setting.key] = ["true"]
+                    values[setting.environmentVariable] = ["true"]
                 } else if setting.kind == .list {
-                    values[setting.key, default: []].append(try next())
+                    values[setting.environmentVariable, default: []].append(try next())
                 } else {
-                    values[setting.key] = [try next()]  // the last one given wins
+                    values[setting.environmentVariable] = [try next()]  // the last one given wins
                 }
             }
         }
@@ -266,11 +264,6 @@ struct CommandLineSettings {
     /// The flags as the environment variables they stand for, so that one provider reads both
     /// alike (a repeated flag becomes a comma-separated list).
     var asEnvironment: [String: String] {
-        var environment: [String: String] = [:]
-        for (key, items) in values {
-            guard let setting = ServerSettings.all.first(where: { $0.key == key }) else { continue }
-            environment[setting.environmentVariable] = items.joined(separator: ",")
-        }
-        return environment
+        values.mapValues { $0.joined(separator: ",") }
     }
 }

@@ -107,7 +107,7 @@ extension ServerSetting {
     /// What `--help` shows after the flag: `<seconds>`, `<text>`.
     var placeholder: String {
         switch kind {
-        case .integer: key.hasSuffix("Ms") ? "milliseconds" : help.hasPrefix("Seconds") ? "seconds" : "number"
+        case .integer: unit ?? "number"
         case .text, .list: Self.words(of: key).last ?? "text"
         case .choice: "level"
         case .flag: ""

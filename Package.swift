@@ -69,8 +69,9 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // Cluster mode (issue 16), pure: the nodes, their liveness and load, the rooms' home
-        // nodes, and the ClusterStore protocol that keeps them.
-        .target(name: "LiveRoomCluster", dependencies: []),
+        // nodes, the ClusterStore protocol that keeps them, and NodeMessage, everything one node
+        // tells another.
+        .target(name: "LiveRoomCluster", dependencies: ["LiveRoomProtocol", "LiveRoomCore", "LiveRoomPublishTasks"]),
         // PostgreSQL (postgres-nio): the cluster's ClusterStore and the shop every node shares
         // (catalogues, orders, battles, room history, the webhook outbox), behind the same
         // protocols as LiveRoomStore's SQLite; the --cluster-db URL.

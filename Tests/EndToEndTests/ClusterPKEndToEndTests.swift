@@ -21,11 +21,16 @@ struct ClusterPKEndToEndTests {
             .map { String(format: "%02x", $0) }.joined()
     }
 
-    /// `POST /v1/cluster/pk` to `server` with `body` (and the token, when given): status and answer.
+    /// A PK message with `body` (`POST /v1/cluster/message`) to `server` (with the token, when given): status and answer.
     static func postPK(_ server: TestServer, _ body: String, token: String?) async throws -> (Int, JSONValue?) {
-        var request = URLRequest(url: try #require(URL(string: server.url + "/v1/cluster/pk")))
+        try await postNodeMessage(server, #"{"liveroomNode":"pk","body":"# + body + "}", token: token)
+    }
+
+    /// `POST /v1/cluster/message` to `server` with `text` (and the token, when given): status and answer.
+    static func postNodeMessage(_ server: TestServer, _ text: String, token: String?) async throws -> (Int, JSONValue?) {
+        var request = URLRequest(url: try #require(URL(string: server.url + "/v1/cluster/message")))
         request.httpMethod = "POST"
-        request.httpBody = Data(body.utf8)
+        request.httpBody = Data(text.utf8)
         if let token { request.setValue(token, forHTTPHeaderField: "x-liveroom-relay-token") }
         let (data, response) = try await URLSession.shared.data(for: request)
         return ((response as? HTTPURLResponse)?.statusCode ?? 0, try? JSONValue.parse(String(decoding: data, as: UTF8.self)))
@@ -65,6 +70,10 @@ struct ClusterPKEndToEndTests {
         #expect(status == 200 && answer?["ErrorCode"]?.intValue == ErrorCode.pkInvalidParameter, "a dead node's link: \(answer?.jsonText ?? "")")
         let (oversized, _) = try await Self.postPK(n2, String(repeating: " ", count: 20 << 10) + link, token: Self.relayToken)
         #expect(oversized == 413 || oversized == 400, "an oversized body: \(oversized)")
+        for text in [link, #"{"liveroomNode": "pk","body":"# + link + "}", #"{"liveroomNode":"vote","body":{}}"#, String(repeating: " ", count: 300 << 10)] {
+            let (status, answer) = try await Self.postNodeMessage(n2, text, token: Self.relayToken)
+            #expect((status == 400 && answer?["ErrorCode"]?.intValue == ErrorCode.invalidParameter) || status == 413, "not a node message: \(status) \(answer?.jsonText ?? "")")
+        }
         try await Task.sleep(for: .milliseconds(300))
         #expect(fanB.events(named: "onRemoteUserEnterRoom").allSatisfy { $0["userId"] == "hostB" })
 
@@ -244,16 +253,16 @@ struct ClusterPKEndToEndTests {
         let red = try await PKEndToEndTests.anchor("red", room: "hosted", color: "FF0000", n1, in: scope)
 
         // Node-to-node task messages from outside are refused.
-        var request = URLRequest(url: try #require(URL(string: n2.url + "/v1/cluster/task")))
+        var request = URLRequest(url: try #require(URL(string: n2.url + "/v1/cluster/message")))
         request.httpMethod = "POST"
-        request.httpBody = Data(#"{"kind":"start","node":"n1","taskId":"n1~x-1"}"#.utf8)
+        request.httpBody = Data(#"{"liveroomNode":"task","body":{"kind":"start","node":"n1","taskId":"n1~x-1"}}"#.utf8)
         let (_, forbidden) = try await URLSession.shared.data(for: request)
         #expect((forbidden as? HTTPURLResponse)?.statusCode == 403)
         request.setValue(Self.relayToken, forHTTPHeaderField: "x-liveroom-relay-token")
         request.httpBody = Data("{".utf8)
         let (_, garbage) = try await URLSession.shared.data(for: request)
         #expect((garbage as? HTTPURLResponse)?.statusCode == 400)
-        request.httpBody = Data(#"{"kind":"stop","node":"n1","taskId":"n1~nothing-1"}"#.utf8)
+        request.httpBody = Data(#"{"liveroomNode":"task","body":{"kind":"stop","node":"n1","taskId":"n1~nothing-1"}}"#.utf8)
         let (unknown, _) = try await URLSession.shared.data(for: request)
         #expect(try JSONValue.parse(String(decoding: unknown, as: UTF8.self))["ErrorCode"]?.intValue == ErrorCode.invalidParameter)
 

@@ -70,7 +70,7 @@ struct ClusterWHIPEndToEndTests {
         #expect(try await Self.request("DELETE", n3.url + "/whep/live/watcher/ghost~1", token: n1.userSig("watcher")).status == 404)
         #expect(try await Self.request("DELETE", n3.url + "/whep/live/watcher/n1~x1", token: n1.userSig("watcher")).status == 404)
         #expect(try await Self.request("DELETE", n3.url + location, token: n1.userSig("intruder")).status == 401)
-        let forged = try await Self.request("POST", n1.url + "/v1/cluster/whep", token: nil, contentType: "application/json", body: #"{"Kind":"ended","Session":"1","Node":"n2"}"#)
+        let forged = try await Self.request("POST", n1.url + "/v1/cluster/message", token: nil, contentType: "application/json", body: #"{"liveroomNode":"playback","body":{"Kind":"ended","Session":"1","Node":"n2"}}"#)
         #expect(forged.status == 403)
 
         // Its DELETE through node 3 reaches node 2, which ends the media and tells node 1.

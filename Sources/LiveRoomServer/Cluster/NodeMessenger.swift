@@ -5,11 +5,11 @@ import Logging
 import NIOCore
 import Synchronization
 
-/// Carries messages between nodes, posted with the relay token: PK messages (``PKPeerMessage``,
-/// `POST /v1/cluster/pk`) to the home nodes of linked rooms, and WHEP sessions' ends
-/// (``RemotePlayback``, `POST /v1/cluster/whep`). A link request is posted at once and answered;
-/// state changes and unlinks go one at a time per node, in the order they were made, so a
-/// node never hears an old state after a newer one. A node that does not take a message
+/// The one client for messages between nodes (``NodeMessage``, `POST /v1/cluster/message` with
+/// the relay token): PK messages to the home nodes of linked rooms, task messages between a
+/// task's home and its host, WHEP sessions' ends. A request that needs its answer (a link, a
+/// task's start) is posted at once; the rest go one at a time per node, in the order they were
+/// made, so a node never hears an old state after a newer one. A node that does not take a message
 /// within ``timeout``, or has ``maxQueued`` waiting, is reported lost (`onLost`): every link
 /// with it ends here.
 final class NodeMessenger: Sendable {
@@ -17,7 +17,7 @@ final class NodeMessenger: Sendable {
     private let relayToken: String
     private let logger: Logger
     private let onLost: @Sendable (String) async -> Void
-    private let queues = Mutex<[String: AsyncStream<(String, String, NodeRegistration)>.Continuation]>([:])
+    private let queues = Mutex<[String: AsyncStream<(NodeMessage, NodeRegistration)>.Continuation]>([:])
     private let waiting = Mutex<[String: Int]>([:])
 
     static let timeout = Duration.seconds(5)
@@ -31,19 +31,17 @@ final class NodeMessenger: Sendable {
         self.onLost = onLost
     }
 
-    /// Posts `message` to `node`: its answer's status and body, or nil when it gave none in time.
-    func post(_ message: PKPeerMessage, to node: NodeRegistration) async -> (status: Int, body: String)? {
-        await post(message.json.jsonText, path: PKPeerMessage.path, to: node)
-    }
+    /// The largest answer read.
+    static let maxAnswerBytes = 16 << 10
 
-    /// Posts `body` (JSON text) to `path` on `node`: its answer's status and body, or nil when it gave none in time.
-    func post(_ body: String, path: String, to node: NodeRegistration) async -> (status: Int, body: String)? {
+    /// Posts `message` to `node`: its answer's status and body, or nil when it gave none in time.
+    func post(_ message: NodeMessage, to node: NodeRegistration) async -> (status: Int, body: String)? {
         guard let target = HTTPTarget(url: node.signalingURL) else { return nil }
         do {
-            let client = HTTPPostClient(target: target, timeout: Self.timeout, maxResponseBytes: PKPeerMessage.maxBodyBytes)
+            let client = HTTPPostClient(target: target, timeout: Self.timeout, maxResponseBytes: Self.maxAnswerBytes)
             let answer = try await client.send(
-                .POST, Array(body.utf8),
-                headers: [("Content-Type", "application/json"), (ClusterRouting.tokenHeader, relayToken)], path: path)
+                .POST, Array(message.text.utf8),
+                headers: [("Content-Type", "application/json"), (ClusterRouting.tokenHeader, relayToken)], path: NodeMessage.path)
             return answer.truncated ? nil : (answer.status, String(buffer: answer.body))
         } catch {
             logger.info("Message to a node not delivered", metadata: [LogKey.node: "\(node.nodeId)", LogKey.error: "\(error)"])
@@ -53,41 +51,36 @@ final class NodeMessenger: Sendable {
 
     /// Asks `node` to link; its answer, or nil when it gave none.
     func link(_ message: PKPeerMessage, to node: NodeRegistration) async -> Result<AnchorState, LiveRoomError>? {
-        guard let (status, body) = await post(message, to: node), status == 200 else { return nil }
+        guard let (status, body) = await post(.pk(message), to: node), status == 200 else { return nil }
         return PKPeerMessage.parseAnswer(body)
     }
 
     /// Queues `message` for `node`, after the messages already waiting for it.
-    func enqueue(_ message: PKPeerMessage, to node: NodeRegistration) {
-        enqueue(message.json.jsonText, path: PKPeerMessage.path, to: node)
-    }
-
-    /// Queues `body` (JSON text) for `path` on `node`, after the messages already waiting for it.
-    func enqueue(_ body: String, path: String, to node: NodeRegistration) {
+    func enqueue(_ message: NodeMessage, to node: NodeRegistration) {
         let count = waiting.withLock { counts -> Int in
             counts[node.nodeId, default: 0] += 1
             return counts[node.nodeId]!
         }
         guard count <= Self.maxQueued else {
             waiting.withLock { $0[node.nodeId, default: 1] -= 1 }
-            logger.warning("Too many PK messages wait for a node; its links end", metadata: [LogKey.node: "\(node.nodeId)"])
+            logger.warning("Too many messages wait for a node; it counts as lost", metadata: [LogKey.node: "\(node.nodeId)"])
             Task { await onLost(node.nodeId) }
             return
         }
-        queue(for: node.nodeId).yield((body, path, node))
+        queue(for: node.nodeId).yield((message, node))
     }
 
-    private func queue(for node: String) -> AsyncStream<(String, String, NodeRegistration)>.Continuation {
+    private func queue(for node: String) -> AsyncStream<(NodeMessage, NodeRegistration)>.Continuation {
         queues.withLock { queues in
             if let queue = queues[node] { return queue }
-            let (stream, continuation) = AsyncStream<(String, String, NodeRegistration)>.makeStream()
+            let (stream, continuation) = AsyncStream<(NodeMessage, NodeRegistration)>.makeStream()
             queues[node] = continuation
             Task { [self] in
-                for await (body, path, registration) in stream {
-                    let answer = await post(body, path: path, to: registration)
+                for await (message, registration) in stream {
+                    let answer = await post(message, to: registration)
                     waiting.withLock { $0[node, default: 1] -= 1 }
                     if answer?.status != 200 {
-                        logger.warning("A node did not take a message; the PK links with it end", metadata: [LogKey.node: "\(node)"])
+                        logger.warning("A node did not take a message; it counts as lost", metadata: [LogKey.node: "\(node)"])
                         await onLost(node)
                     }
                 }

@@ -53,7 +53,7 @@ enum NodeRelay {
         let owner = media?.newRelayOwner() ?? 0
         let homeMedia = home.mediaAddresses.lazy.compactMap(NodeMediaRelay.address).first
         @Sendable func toHomeNode(_ frame: NodeMediaFrame) {
-            let text = frame.text
+            let text = NodeMessage.media(frame).text
             _ = pending.add(text.utf8.count)
             toHomeInput.yield(text)
         }
@@ -91,7 +91,7 @@ enum NodeRelay {
         do {
             while let message = try await messages.next() {
                 // Only the home node speaks for this node's media.
-                guard case .text(let text) = message, !NodeMediaFrame.isNodeFrame(text) else { continue }
+                guard case .text(let text) = message, !NodeMessage.isNodeMessage(text) else { continue }
                 if pending.add(text.utf8.count) > maxPendingBytes {
                     logger.info("Relayed client closed: it sends faster than the home node takes", metadata: [LogKey.node: "\(home.nodeId)"])
                     break
@@ -142,8 +142,8 @@ enum NodeRelay {
                     group.addTask {
                         for try await message in homeInbound.messages(maxSize: maxHomeFrameSize) {
                             guard case .text(let text) = message else { continue }
-                            if let relayed, NodeMediaFrame.isNodeFrame(text) {
-                                if let frame = NodeMediaFrame.parse(text) { relayed.carryOut(frame) }
+                            if let relayed, NodeMessage.isNodeMessage(text) {
+                                if case .media(let frame)? = try? NodeMessage.parse(text) { relayed.carryOut(frame) }
                                 continue
                             }
                             try await outbound.write(.text(text))

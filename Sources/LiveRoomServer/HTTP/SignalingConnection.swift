@@ -188,7 +188,7 @@ struct SignalingConnection: Sendable {
     /// One frame from the client.
     private func handle(_ message: WebSocketMessage, session: SessionID, outbox: ConnectionOutbox, relayed: Bool, connectedAt: ContinuousClock.Instant) async {
         switch message {
-        case .text(let text) where relayed && NodeMediaFrame.isNodeFrame(text):
+        case .text(let text) where relayed && NodeMessage.isNodeMessage(text):
             await hub.nodeFrame(text, from: session)
         case .text(let text):
             do throws(LiveRoomError) {

@@ -1,8 +1,10 @@
 import LiveRoomCluster
 import LiveRoomCommerce
 import LiveRoomCore
+import LiveRoomPublishTasks
 import LiveRoomSFU
 import LiveRoomTaskRunner
+import Logging
 
 // The hub's state in parts, each kept by the file that works with it.
 
@@ -25,6 +27,26 @@ struct HubServices: Sendable {
     let replayDirectory: String?
     /// The longest a replay runs.
     let maxReplayLength: Duration
+}
+
+extension RoomHub {
+    init(
+        configuration: RoomsStateMachine.Configuration, tasksConfiguration: PublishTasksStateMachine.Configuration = .init(),
+        egress: EgressResolver = EgressResolver(policy: EgressPolicy()), imageDirectory: String? = nil, maxOutboxBytes: Int = 4 << 20,
+        reconnectGrace: Duration = .zero, catalogue: (any ShopStore)? = nil, orderReservation: Duration = .seconds(900),
+        replayDirectory: String? = nil, maxReplayLength: Duration = .seconds(600), recorder: RoomRecorder, webhooks: WebhookService? = nil,
+        nodeId: String? = nil, logger: Logger
+    ) {
+        let services = HubServices(
+            recorder: recorder, webhooks: webhooks, catalogue: catalogue,
+            shops: RoomShops(store: catalogue, reservation: orderReservation, webhooks: webhooks), egress: egress, imageDirectory: imageDirectory,
+            replayDirectory: replayDirectory, maxReplayLength: maxReplayLength)
+        self.init(
+            services: services, configuration: configuration, tasksConfiguration: tasksConfiguration,
+            connections: Connections(maxOutboxBytes: maxOutboxBytes, reconnectGrace: reconnectGrace), nodeId: nodeId, logger: logger)
+    }
+
+    var egress: EgressResolver { services.egress }
 }
 
 /// The signaling connections.

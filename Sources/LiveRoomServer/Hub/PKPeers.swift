@@ -32,10 +32,10 @@ extension RoomHub {
             }
         case .anchorState(let end, let state, let node):
             guard let registration = self.node.peers[node] else { return }
-            messenger.enqueue(PKPeerMessage(kind: .state, node: messenger.nodeId, caller: end, state: state), to: registration)
+            messenger.enqueue(.pk(PKPeerMessage(kind: .state, node: messenger.nodeId, caller: end, state: state)), to: registration)
         case .unlink(let link, let node):
             guard let registration = self.node.peers[node] else { return }
-            messenger.enqueue(PKPeerMessage(kind: .unlink, node: messenger.nodeId, caller: link.caller, callee: link.callee), to: registration)
+            messenger.enqueue(.pk(PKPeerMessage(kind: .unlink, node: messenger.nodeId, caller: link.caller, callee: link.callee)), to: registration)
         }
     }
 
@@ -46,7 +46,7 @@ extension RoomHub {
         if let messenger, let registration = self.node.peers[node] {
             var message = PKPeerMessage(kind: .battle, node: messenger.nodeId, caller: starter, callee: side)
             message.event = (name, fields)
-            messenger.enqueue(message, to: registration)
+            messenger.enqueue(.pk(message), to: registration)
         }
         return true
     }

@@ -8,8 +8,8 @@ import LiveRoomSFU
 /// and asks H (the request forwarded, with V's node and the owner of the peer connection it
 /// will make); H checks the room's rules, enters the user and names the publisher; V makes the
 /// peer connection from its mirror of the publisher and answers the client, with a Location
-/// naming V (`V~owner`). Either end tells the other when the session ends (`POST
-/// /v1/cluster/whep`): H when the user leaves the room (removed, the room dismissed), V when the
+/// naming V (`V~owner`). Either end tells the other when the session ends
+/// (``PlaybackMessage``): H when the user leaves the room (removed, the room dismissed), V when the
 /// client deletes the resource or its peer connection is lost.
 struct RemotePlayback: Sendable {
     /// The node making a WHEP session's media, and the owner of its peer connection there.
@@ -24,36 +24,10 @@ struct RemotePlayback: Sendable {
     var roomKey: String
     var userId: String
 
-    static let path = "/v1/cluster/whep"
     /// Headers of a WHEP request forwarded to the room's home for a session whose media the
     /// forwarding node makes.
     static let nodeHeader = "x-liveroom-media-node"
     static let ownerHeader = "x-liveroom-media-owner"
-
-    /// What one end tells the other: `close` (H → V: end the peer connection of `owner`) or
-    /// `ended` (V → H: the session `session` ended). Ids travel as decimal strings (they exceed
-    /// a JSON number's exact range).
-    enum Message: Equatable {
-        case close(owner: UInt64, from: String)
-        case ended(session: UInt64, from: String)
-
-        var json: JSONValue {
-            switch self {
-            case .close(let owner, let node): ["Kind": "close", "Owner": .string(String(owner)), "Node": .string(node)]
-            case .ended(let session, let node): ["Kind": "ended", "Session": .string(String(session)), "Node": .string(node)]
-            }
-        }
-
-        static func parse(_ text: String) -> Message? {
-            guard text.utf8.count <= 1024, let value = try? JSONValue.parse(text), let node = value["Node"]?.stringValue, ClusterRules.isValidNodeId(node)
-            else { return nil }
-            switch value["Kind"]?.stringValue {
-            case "close": return value["Owner"]?.stringValue.flatMap(UInt64.init).map { .close(owner: $0, from: node) }
-            case "ended": return value["Session"]?.stringValue.flatMap(UInt64.init).map { .ended(session: $0, from: node) }
-            default: return nil
-            }
-        }
-    }
 }
 
 extension RoomHub {
@@ -73,7 +47,7 @@ extension RoomHub {
         guard let playback = httpSessions.remote.removeValue(forKey: owner) else { return }
         media?.close(owner: owner)
         guard let messenger else { return }
-        Task { _ = await messenger.post(RemotePlayback.Message.ended(session: playback.session, from: messenger.nodeId).json.jsonText, path: RemotePlayback.path, to: playback.home) }
+        Task { _ = await messenger.post(.playback(.ended(session: playback.session, from: messenger.nodeId)), to: playback.home) }
     }
 
     /// V: the nodes alive now: the peer connections of sessions seated on a node that died are
@@ -94,14 +68,14 @@ extension RoomHub {
             guard let mediaOn = httpSessions.mediaNodes.removeValue(forKey: session), let cluster, let messenger else { continue }
             Task {
                 guard let node = await cluster.liveNode(mediaOn.node) else { return }
-                _ = await messenger.post(RemotePlayback.Message.close(owner: mediaOn.owner, from: messenger.nodeId).json.jsonText, path: RemotePlayback.path, to: node)
+                _ = await messenger.post(.playback(.close(owner: mediaOn.owner, from: messenger.nodeId)), to: node)
             }
         }
     }
 
     /// A message of another node's (`POST /v1/cluster/whep`, its relay token checked): whether it
     /// named something it may end.
-    func remotePlaybackMessage(_ message: RemotePlayback.Message) -> Bool {
+    func remotePlaybackMessage(_ message: PlaybackMessage) -> Bool {
         switch message {
         case .close(let owner, let node):
             guard let playback = httpSessions.remote[owner], playback.home.nodeId == node else { return false }

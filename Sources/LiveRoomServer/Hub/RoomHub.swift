@@ -3,11 +3,7 @@ import LiveRoomCommerce
 import LiveRoomCore
 import LiveRoomProtocol
 import LiveRoomPublishTasks
-import LiveRoomSFU
-import LiveRoomTaskRunner
-import LiveRoomTransport
 import LiveRoomWebhooks
-import LiveRoomWire
 import Logging
 import NIOPosix
 
@@ -47,18 +43,13 @@ actor RoomHub {
     /// `tasksConfiguration`'s task id prefix is replaced by a random one per server run, so
     /// task ids stay unique across restarts; in cluster mode it begins with `nodeId` and `~`,
     /// so that an admin call naming the task reaches the node running it through any node.
+    /// (HubState.swift has the initialiser that makes the services from their settings.)
     init(
-        configuration: RoomsStateMachine.Configuration, tasksConfiguration: PublishTasksStateMachine.Configuration = .init(),
-        egress: EgressResolver = EgressResolver(policy: EgressPolicy()), imageDirectory: String? = nil, maxOutboxBytes: Int = 4 << 20,
-        reconnectGrace: Duration = .zero, catalogue: (any ShopStore)? = nil, orderReservation: Duration = .seconds(900),
-        replayDirectory: String? = nil, maxReplayLength: Duration = .seconds(600), recorder: RoomRecorder, webhooks: WebhookService? = nil,
-        nodeId: String? = nil, logger: Logger
+        services: HubServices, configuration: RoomsStateMachine.Configuration, tasksConfiguration: PublishTasksStateMachine.Configuration,
+        connections: Connections, nodeId: String?, logger: Logger
     ) {
-        self.services = HubServices(
-            recorder: recorder, webhooks: webhooks, catalogue: catalogue,
-            shops: RoomShops(store: catalogue, reservation: orderReservation, webhooks: webhooks), egress: egress, imageDirectory: imageDirectory,
-            replayDirectory: replayDirectory, maxReplayLength: maxReplayLength)
-        self.connections = Connections(maxOutboxBytes: maxOutboxBytes, reconnectGrace: reconnectGrace)
+        self.services = services
+        self.connections = connections
         self.machine = RoomsStateMachine(configuration: configuration)
         var tasksConfiguration = tasksConfiguration
         tasksConfiguration.taskIdPrefix = (nodeId.map { ClusterForwarding.taskIdPrefix(node: $0) } ?? "") + String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 36) + "-"
@@ -72,7 +63,6 @@ actor RoomHub {
     var catalogue: (any ShopStore)? { services.catalogue }
     nonisolated var shops: RoomShops { services.shops }
     nonisolated var seats: Seats { services.seats }
-    var egress: EgressResolver { services.egress }
     var imageDirectory: String? { services.imageDirectory }
     var replayDirectory: String? { services.replayDirectory }
     var maxReplayLength: Duration { services.maxReplayLength }
@@ -98,80 +88,9 @@ actor RoomHub {
         Array(machine.roomIds)
     }
 
-    /// How long a relaying node has to answer a subscription.
-    static let nodeAnswerTimeout = Duration.seconds(10)
-
-    /// The connection is relayed from another node: its subscriptions' media is served there.
-    func markRelayed(_ session: SessionID) {
-        self.node.relayedSessions.insert(session)
-    }
-
-    /// A frame of the relaying node on a relayed connection (``NodeMediaFrame``).
-    func nodeFrame(_ text: String, from session: SessionID) {
-        guard self.node.relayedSessions.contains(session), let frame = NodeMediaFrame.parse(text), frame.kind == .answer, let id = frame.id,
-            let request = self.node.requests[id], request.session == session
-        else { return }
-        self.node.requests[id] = nil
-        switch (frame.sdp, request.restart) {
-        case (let sdp?, false):
-            send(.onSubscribeAnswer(userId: request.publisherId, sdp: sdp), to: session)
-        case (let sdp?, true):
-            send(.onIceRestartAnswer(userId: request.publisherId, sdp: sdp), to: session)
-        case (nil, false):
-            let reason = frame.error ?? "the node the client is connected to could not subscribe"
-            send(.error(LiveRoomError(ErrorCode.badSessionDescription, "subscribe offer refused: \(reason)"), requestType: "subscribe"), to: session)
-        case (nil, true):
-            let reason = frame.error ?? "the node the client is connected to could not restart ICE"
-            send(.error(LiveRoomError(ErrorCode.badSessionDescription, "ICE restart refused: \(reason)"), requestType: "restartIce"), to: session)
-        }
-    }
-
-    private func sendNodeFrame(_ frame: NodeMediaFrame, to session: SessionID) {
-        connections.outboxes[session]?.push(frame.text, priority: .high)
-    }
-
-    /// Asks the relaying node to make a subscription; the client gets its answer (or an error) when it comes.
-    /// With `restart`, an ICE restart of that subscription instead.
-    /// `mediaHome` names the node whose media port serves the publisher when it is not the room's
-    /// home (a PK anchor of a room on another node).
-    private func subscribeThroughRelay(session: SessionID, roomId: String?, publisherId: String, sdp: String, restart: Bool = false, mediaHome: String? = nil) {
-        let id = self.node.nextRequest
-        self.node.nextRequest += 1
-        self.node.requests[id] = (session, publisherId, restart)
-        sendNodeFrame(
-            NodeMediaFrame(kind: restart ? .restartIce : .subscribe, id: id, roomId: roomId, publisherId: publisherId, sdp: sdp, mediaHome: mediaHome), to: session)
-        Task { [weak self] in
-            try? await Task.sleep(for: Self.nodeAnswerTimeout)
-            await self?.nodeRequestTimedOut(id)
-        }
-    }
-
-    private func nodeRequestTimedOut(_ id: Int) {
-        guard let request = self.node.requests.removeValue(forKey: id) else { return }
-        let error =
-            request.restart
-            ? LiveRoomError(ErrorCode.badSessionDescription, "ICE restart refused: the node the client is connected to did not answer")
-            : LiveRoomError(ErrorCode.badSessionDescription, "subscribe offer refused: the node the client is connected to did not answer")
-        send(.error(error, requestType: request.restart ? "restartIce" : "subscribe"), to: request.session)
-    }
-
     /// Connects the media port; until then media requests get an error.
     func attach(_ media: any MediaPort) {
         self.media = media
-    }
-
-    /// A publisher's connection closed by itself: tell the room.
-    /// A peer connection closed by itself (never connected, consent lost, DTLS closed). A
-    /// WHIP/WHEP session is its peer connection, so it leaves the room; a signaling client
-    /// stays in the room (its membership follows the WebSocket) and only stops publishing.
-    func peerLost(session: SessionID, wasPublishing: Bool) {
-        if httpSessions.remote[session] != nil {
-            endRemotePlayback(session)
-        } else if connections.outboxes[session] == nil, machine.membership(of: session) != nil {
-            leaveForHTTP(session)
-        } else if wasPublishing {
-            execute(machine.publishEnded(session))
-        }
     }
 
     /// A new session id (a connection, a WHIP/WHEP client, a task's robot user).
@@ -329,116 +248,6 @@ actor RoomHub {
         }
         publishersChanged(in: machine.roomsWithPublisherNews(in: actions))
     }
-
-    /// Hands a media command to the media port. Commands are queued on its loop in call
-    /// order; negotiation answers come back here.
-    private func carryOut(_ command: MediaCommand) {
-        guard let media else {
-            if case .publish(let session, _, _, _) = command { send(.error(Self.noMedia, requestType: "publish"), to: session) }
-            if case .subscribe(let session, _, _, _, _) = command { send(.error(Self.noMedia, requestType: "subscribe"), to: session) }
-            if case .restartIce(let session, _, _) = command { send(.error(Self.noMedia, requestType: "restartIce"), to: session) }
-            return
-        }
-        switch command {
-        case .publish(let session, let roomId, let userId, let sdp):
-            let answer = media.publish(owner: session, roomId: roomId, userId: userId, offer: sdp)
-            Task {
-                do {
-                    let (sdp, audio, video) = try await answer.get()
-                    self.published(session: session, roomId: roomId, userId: userId, answer: sdp, audio: audio, video: video)
-                } catch {
-                    self.send(.error(LiveRoomError(ErrorCode.badSessionDescription, "publish offer refused: \(error)"), requestType: "publish"), to: session)
-                }
-            }
-        case .subscribe(let session, let roomId, _, let publisherId, let sdp) where self.node.relayedSessions.contains(session):
-            // The relaying node makes it; a PK anchor of a room on another node is mirrored from that node.
-            switch remoteMediaHome(ofRoom: roomId) {
-            case .failure(let error): send(.error(error, requestType: "subscribe"), to: session)
-            case .success(let home): subscribeThroughRelay(session: session, roomId: roomId, publisherId: publisherId, sdp: sdp, mediaHome: home.description)
-            case nil: subscribeThroughRelay(session: session, roomId: roomId, publisherId: publisherId, sdp: sdp)
-            }
-        case .subscribe(let session, let roomId, _, let publisherId, let sdp):
-            do {
-                let answer = try subscriptionAnswer(owner: session, roomId: roomId, publisherId: publisherId, offer: sdp, media: media)
-                Task {
-                    do {
-                        let sdp = try await answer()
-                        self.send(.onSubscribeAnswer(userId: publisherId, sdp: sdp), to: session)
-                    } catch {
-                        self.send(.error(LiveRoomError(ErrorCode.badSessionDescription, "subscribe offer refused: \(error)"), requestType: "subscribe"), to: session)
-                    }
-                }
-            } catch {
-                send(.error(error, requestType: "subscribe"), to: session)
-            }
-        case .restartIce(let session, let publisherId?, let sdp) where self.node.relayedSessions.contains(session):
-            // The subscription lives on the relaying node.
-            subscribeThroughRelay(session: session, roomId: nil, publisherId: publisherId, sdp: sdp, restart: true)
-        case .restartIce(let session, let publisherId, let sdp):
-            Task {
-                do {
-                    let offer = try TransportDescription(of: try SessionDescription.parse(sdp))
-                    guard let answer = try await media.restartICE(
-                        owner: session, target: publisherId.map { .subscription(publisherId: $0) } ?? .publishing,
-                        remote: ICECredentials(ufrag: offer.iceUfrag, pwd: offer.icePwd), fingerprint: offer.fingerprint
-                    ).get() else {
-                        throw NegotiationError("an ICE restart needs new ICE credentials; the offer keeps ice-ufrag \(offer.iceUfrag)")
-                    }
-                    self.send(.onIceRestartAnswer(userId: publisherId, sdp: answer.sdp), to: session)
-                } catch {
-                    self.send(.error(LiveRoomError(ErrorCode.badSessionDescription, "ICE restart refused: \(error)"), requestType: "restartIce"), to: session)
-                }
-            }
-        case .unsubscribe(let session, let publisherId, let roomId):
-            media.unsubscribe(owner: session, publisherId: publisherId, roomId: roomId)
-            if self.node.relayedSessions.contains(session) {
-                sendNodeFrame(NodeMediaFrame(kind: .unsubscribe, roomId: roomId, publisherId: publisherId), to: session)
-            }
-        case .setForwarding(let sessions, let roomId, let publisherId, let audio, let video):
-            for session in sessions where self.node.relayedSessions.contains(session) {
-                sendNodeFrame(NodeMediaFrame(kind: .forwarding, roomId: roomId, publisherId: publisherId, audio: audio, video: video), to: session)
-            }
-            media.setForwarding(owners: sessions, publisher: SFURouter.PublisherKey(roomId: roomId, userId: publisherId), audio: audio, video: video)
-        case .stopPublishing(let roomId, let userId):
-            media.stopPublishing(roomId: roomId, userId: userId)
-        case .closeSession(let session):
-            media.close(owner: session)
-            endRemoteMedia(of: session)
-            if self.node.relayedSessions.contains(session) { sendNodeFrame(NodeMediaFrame(kind: .close), to: session) }
-        }
-    }
-
-    /// `owner`'s subscription to `publisherId` of `roomId` on this node's media port, from a
-    /// mirror when the room is a linked room on another node: its SDP answer, to await. A local
-    /// negotiation is queued on the media loop now, so media commands keep their call order.
-    func subscriptionAnswer(
-        owner: SessionID, roomId: String, publisherId: String, offer: String, media: any MediaPort
-    ) throws(LiveRoomError) -> @Sendable () async throws -> String {
-        switch remoteMediaHome(ofRoom: roomId) {
-        case .failure(let error):
-            throw error
-        case .success(let home):
-            let key = SFURouter.PublisherKey(roomId: roomId, userId: publisherId)
-            return { try await media.subscribeMirrored(owner: owner, key: key, offer: offer, home: home) }
-        case nil:
-            let answer = media.subscribe(owner: owner, roomId: roomId, publisherId: publisherId, offer: offer)
-            return { try await answer.get() }
-        }
-    }
-
-    /// A publish was negotiated: answer the publisher, then tell the room, unless the
-    /// publisher left or stopped being an anchor meanwhile.
-    func published(session: SessionID, roomId: String, userId: String, answer: String, audio: Bool, video: Bool) {
-        guard let membership = machine.membership(of: session), membership == (roomId, userId) else {
-            media?.stopPublishing(roomId: roomId, userId: userId)
-            return
-        }
-        send(.onPublishAnswer(sdp: answer), to: session)
-        let actions = machine.publishStarted(session, audio: audio, video: video)
-        execute(actions)
-    }
-
-    private static let noMedia = LiveRoomError(ErrorCode.badSessionDescription, "the media port is not running")
 }
 
 extension EventTime {

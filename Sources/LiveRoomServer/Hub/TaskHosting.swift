@@ -7,56 +7,7 @@ import LiveRoomSFU
 import LiveRoomTaskRunner
 import LiveRoomWire
 
-/// What a task's room home (H, which keeps the task: its state, retries, owner, answers) and the
-/// node that runs its runner (T) tell each other (cluster mode), as `POST /v1/cluster/task` with
-/// the relay token: H → T `start` (the config), then in order `connect`, `disconnect`, `apply`,
-/// `anchors`, `inputs` (each input with the node and media address it is mirrored from) and
-/// `stop`; T → H `event` (an RTMP connection's fate, an image that cannot be used).
-struct TaskHostMessage: Codable, Sendable, Equatable {
-    enum Kind: String, Codable, Sendable {
-        case start, connect, disconnect, apply, anchors, inputs, stop, event
-    }
-
-    /// A task input and where it is mirrored from.
-    struct Input: Codable, Sendable, Equatable {
-        var roomKey: String
-        var userId: String
-        var node: String
-        var media: String
-    }
-
-    var kind: Kind
-    /// The sending node.
-    var node: String
-    var taskId: String
-    var roomId: String?
-    var config: PublishTaskConfig?
-    var url: String?
-    var anchors: [MixAnchor]?
-    var inputs: [Input]?
-    /// With `event`: `rtmpConnected`, `rtmpFailed`, `rtmpRefused` or `imageUnavailable`, its message and code.
-    var event: String?
-    var message: String?
-    var code: Int?
-
-    static let path = "/v1/cluster/task"
-    static let maxBodyBytes = 256 << 10
-
-    /// The message as JSON text. (Not through ``JSONValue``, whose numbers are doubles: a
-    /// config's durations are 128-bit counts of attoseconds.)
-    var text: String {
-        (try? JSONEncoder().encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-    }
-
-    /// Parses a body; nil for anything that is not a message within the bounds.
-    static func parse(_ text: String) -> TaskHostMessage? {
-        guard text.utf8.count <= maxBodyBytes, let message = try? JSONDecoder().decode(TaskHostMessage.self, from: Data(text.utf8)),
-            ClusterRules.isValidNodeId(message.node), (1...128).contains(message.taskId.utf8.count), (message.inputs?.count ?? 0) <= StreamMixingConfig.maxInputs * 2,
-            (message.anchors?.count ?? 0) <= 256
-        else { return nil }
-        return message
-    }
-
+extension TaskHostMessage {
     /// A runner's event as a message to the task's home.
     static func event(_ event: PublishTaskRunner.Event, taskId: String, from node: String) -> TaskHostMessage {
         var message = TaskHostMessage(kind: .event, node: node, taskId: taskId)
@@ -119,13 +70,13 @@ extension RoomHub {
             }
             taskRunners.hostedElsewhere[taskId] = host
             let start = TaskHostMessage(kind: .start, node: messenger.nodeId, taskId: taskId, roomId: record.roomId, config: record.config)
-            let answer = await messenger.post(start.text, path: TaskHostMessage.path, to: node)
+            let answer = await messenger.post(.task(start), to: node)
             let code = answer.flatMap { try? JSONValue.parse($0.body) }?["ErrorCode"]?.intValue
             if answer?.status == 200, code == 0 {
                 guard tasks.task(taskId) != nil, taskRunners.hostedElsewhere[taskId] == host else {
                     // The task ended while its host started the runner (a stop sent meanwhile may
                     // have come first): stop it there again.
-                    messenger.enqueue(TaskHostMessage(kind: .stop, node: messenger.nodeId, taskId: taskId).text, path: TaskHostMessage.path, to: node)
+                    messenger.enqueue(.task(TaskHostMessage(kind: .stop, node: messenger.nodeId, taskId: taskId)), to: node)
                     continue
                 }
                 logger.info("Publish task runs on another node", metadata: [LogKey.task: "\(taskId)", LogKey.node: "\(host)"])
@@ -143,7 +94,7 @@ extension RoomHub {
         guard let host = taskRunners.hostedElsewhere[taskId], let node = self.node.peers[host], let messenger else { return }
         var message = TaskHostMessage(kind: kind, node: messenger.nodeId, taskId: taskId, config: config, anchors: anchors)
         message.url = url
-        messenger.enqueue(message.text, path: TaskHostMessage.path, to: node)
+        messenger.enqueue(.task(message), to: node)
     }
 
     /// Tells a task's host its inputs and where each is mirrored from: this node for its own
@@ -162,7 +113,7 @@ extension RoomHub {
         guard let host = taskRunners.hostedElsewhere[taskId], let node = self.node.peers[host] else { return }
         var message = TaskHostMessage(kind: .inputs, node: messenger.nodeId, taskId: taskId)
         message.inputs = inputs
-        messenger.enqueue(message.text, path: TaskHostMessage.path, to: node)
+        messenger.enqueue(.task(message), to: node)
     }
 
     /// The hosts of tasks running elsewhere that died: those tasks end (their owners hear why).
@@ -248,7 +199,7 @@ extension RoomHub {
     /// A hosted runner's event, for the task's home.
     private func hostedTaskReported(_ event: PublishTaskRunner.Event, taskId: String, from node: String) {
         guard let hosted = taskRunners.hostedHere[taskId], let home = self.node.peers[hosted.home], let messenger else { return }
-        messenger.enqueue(TaskHostMessage.event(event, taskId: taskId, from: node).text, path: TaskHostMessage.path, to: home)
+        messenger.enqueue(.task(TaskHostMessage.event(event, taskId: taskId, from: node)), to: home)
     }
 
     /// Stops a hosted runner: its tap, its mirrors, its encoders and connections.

@@ -6,7 +6,7 @@ import Testing
 
 @testable import LiveRoomServer
 
-/// The PK messages between nodes (`POST /v1/cluster/pk`): every kind round trips, and hostile
+/// The PK messages between nodes (``NodeMessage/pk(_:)``): every kind round trips, and hostile
 /// bodies are refused with the PK parameter code, never taken in part.
 @Suite struct PKPeerMessageTests {
     static let hostA = PKEnd(roomId: "pkA", userId: "hostA")
@@ -117,5 +117,59 @@ import Testing
         }
         #expect(TaskHostMessage.parse(#"{"kind":"stop","node":"n1","taskId":"t"}"#) != nil)
         #expect(TaskHostMessage(kind: .event, node: "n2", taskId: "t", url: "u", event: "rtmpExploded").runnerEvent == nil)
+    }
+}
+
+/// Everything one node tells another, in its one envelope: every kind round trips, and an
+/// envelope that is not exactly one is refused with a code, its body never read.
+@Suite struct NodeMessageTests {
+    static func messages() throws -> [NodeMessage] {
+        PKPeerMessageTests.messages.map(NodeMessage.pk) + [
+            .task(TaskHostMessage(kind: .start, node: "n1", taskId: "n1~abc-1", roomId: "A", config: try TaskHostMessageTests.config())),
+            .task(TaskHostMessage(kind: .stop, node: "n1", taskId: "n1~abc-1")),
+            .playback(.close(owner: UInt64.max, from: "n1")), .playback(.ended(session: 7, from: "n2")),
+            .media(NodeMediaFrame(kind: .subscribe, id: 3, roomId: "r", publisherId: "p", sdp: "v=0\r\n", mediaHome: "10.0.0.2:7882")),
+            .media(NodeMediaFrame(kind: .answer, id: 3, error: "no \"such\" subscription")),
+            .media(NodeMediaFrame(kind: .close)),
+        ]
+    }
+
+    @Test func everyKindRoundTrips() throws {
+        for message in try Self.messages() {
+            #expect(NodeMessage.isNodeMessage(message.text))
+            #expect(try NodeMessage.parse(message.text) == message, "\(message.text.prefix(200))")
+        }
+    }
+
+    @Test func envelopesThatAreNotExactlyOneAreRefused() throws {
+        let stop = NodeMessage.task(TaskHostMessage(kind: .stop, node: "n1", taskId: "t")).text
+        let body = #"{"kind":"stop","node":"n1","taskId":"t"}"#
+        let bad = [
+            "", body, "{}", #"{"liveroomNode":"task"}"#, #"{"liveroomNode":"task","body":"#, #"{"liveroomNode":"task","body":\#(body)"#,
+            #"{"liveroomNode": "task","body":\#(body)}"#, #"{"liveroomNode":"task" ,"body":\#(body)}"#, #"{"liveroomNode":"tasks","body":\#(body)}"#,
+            #"{"liveroomNode":"task","body":\#(body)}}"#, #"{"liveroomNode":"task","body":\#(body),"x":1}"#, #"{"liveroomNode":"pk","body":\#(body)}"#,
+            #"{"liveroomNode":"media","body":\#(body)}"#, #"{"liveroomNode":"playback","body":\#(body)}"#, #"{"liveroomNode":"","body":{}}"#,
+            #"{"liveroomNode":"task"#, String(stop.dropLast()) + String(repeating: " ", count: NodeMessage.maximumSize) + "}",
+        ]
+        for text in bad {
+            #expect(throws: LiveRoomError.self, "\(text.prefix(120))") { try NodeMessage.parse(text) }
+        }
+        #expect(try NodeMessage.parse(stop) == .task(TaskHostMessage(kind: .stop, node: "n1", taskId: "t")))
+    }
+
+    /// Random byte changes to valid messages: each parses to a whole message or is refused.
+    @Test func mutatedMessagesParseWholeOrNotAtAll() throws {
+        var generator = SystemRandomNumberGenerator()
+        for message in try Self.messages() {
+            let bytes = Array(message.text.utf8)
+            for _ in 0..<300 {
+                var mutated = bytes
+                for _ in 0..<Int.random(in: 1...3, using: &generator) {
+                    mutated[Int.random(in: 0..<mutated.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
+                }
+                guard let parsed = try? NodeMessage.parse(String(decoding: mutated, as: UTF8.self)) else { continue }
+                #expect(try NodeMessage.parse(parsed.text) == parsed)
+            }
+        }
     }
 }

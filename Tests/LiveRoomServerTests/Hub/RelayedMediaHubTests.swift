@@ -1,4 +1,5 @@
 import Foundation
+import LiveRoomCluster
 import LiveRoomCore
 import LiveRoomProtocol
 import Testing
@@ -14,10 +15,11 @@ struct RelayedMediaHubTests {
         let deadline = ContinuousClock.now + .seconds(5)
         while ContinuousClock.now < deadline {
             let events = client.events
-            if let index = events.indices.dropFirst(seen).first(where: { events[$0]["liveroomNode"]?.stringValue == kind }) {
-                // The event log re-serialises the JSON (its keys sorted): the frame's own order again.
-                let text = NodeMediaFrame.prefix + "\"\(kind)\",\"body\":" + (events[index]["body"]?.jsonText ?? "{}") + "}"
-                return (try #require(NodeMediaFrame.parse(text)), index + 1)
+            if let index = events.indices.dropFirst(seen).first(where: { events[$0]["liveroomNode"] == "media" && events[$0]["body"]?["kind"]?.stringValue == kind }) {
+                // The event log re-serialises the JSON (its keys sorted): the envelope's own order again.
+                let text = NodeMessage.prefix + #""media","body":"# + (events[index]["body"]?.jsonText ?? "{}") + "}"
+                guard case .media(let frame) = try NodeMessage.parse(text) else { throw TimedOut(description: "not a media frame: \(text)") }
+                return (frame, index + 1)
             }
             try await Task.sleep(for: .milliseconds(10))
         }
@@ -46,21 +48,21 @@ struct RelayedMediaHubTests {
         #expect(!h.media.calls.contains { if case .subscribe = $0 { true } else { false } }, "not on this node's media port")
 
         // An answer to another request, or on a connection that is not relayed, is ignored.
-        await h.hub.nodeFrame(NodeMediaFrame(kind: .answer, id: id + 1, sdp: "forged").text, from: fan.session)
-        await h.hub.nodeFrame(NodeMediaFrame(kind: .answer, id: id, sdp: "forged").text, from: host.session)
-        await h.hub.nodeFrame(NodeMediaFrame(kind: .answer, id: id, sdp: "the relaying node's answer").text, from: fan.session)
+        await h.hub.nodeFrame(NodeMessage.media(NodeMediaFrame(kind: .answer, id: id + 1, sdp: "forged")).text, from: fan.session)
+        await h.hub.nodeFrame(NodeMessage.media(NodeMediaFrame(kind: .answer, id: id, sdp: "forged")).text, from: host.session)
+        await h.hub.nodeFrame(NodeMessage.media(NodeMediaFrame(kind: .answer, id: id, sdp: "the relaying node's answer")).text, from: fan.session)
         let answer = try await fan.next("onSubscribeAnswer")
         #expect(answer["userId"] == "host" && answer["sdp"] == "the relaying node's answer")
         #expect(!host.events.contains { $0["event"] == "onSubscribeAnswer" })
         // Answered once.
-        await h.hub.nodeFrame(NodeMediaFrame(kind: .answer, id: id, sdp: "again").text, from: fan.session)
+        await h.hub.nodeFrame(NodeMessage.media(NodeMediaFrame(kind: .answer, id: id, sdp: "again")).text, from: fan.session)
 
         // An ICE restart of the subscription goes there too.
         fan.send(.restartIce(userId: "host", sdp: "a restart offer"))
         let restart: NodeMediaFrame
         (restart, seen) = try await nodeFrame(fan, "restartIce", after: seen)
         #expect(restart.publisherId == "host" && restart.sdp == "a restart offer")
-        await h.hub.nodeFrame(NodeMediaFrame(kind: .answer, id: restart.id, error: "no such subscription").text, from: fan.session)
+        await h.hub.nodeFrame(NodeMessage.media(NodeMediaFrame(kind: .answer, id: restart.id, error: "no such subscription")).text, from: fan.session)
         let refused = try await fan.next("onError") { $0["requestType"] == "restartIce" }
         #expect(refused["errCode"]?.intValue == ErrorCode.badSessionDescription)
 
@@ -75,13 +77,13 @@ struct RelayedMediaHubTests {
     }
 
     @Test func nodeFramesAreRecognisedByTheirBeginningAndBounded() {
-        let frame = NodeMediaFrame(kind: .subscribe, id: 3, roomId: "r", publisherId: "p", sdp: "v=0\r\n")
-        #expect(NodeMediaFrame.isNodeFrame(frame.text))
-        #expect(NodeMediaFrame.parse(frame.text) == frame)
-        #expect(!NodeMediaFrame.isNodeFrame(#"{"cmd":"enterRoom"}"#))
-        #expect(NodeMediaFrame.parse(#" {"liveroomNode":"answer","body":{}}"#) == nil, "only at the very beginning")
-        #expect(NodeMediaFrame.parse(#"{"liveroomNode":"nonsense","body":{}}"#) == nil)
-        let huge = NodeMediaFrame(kind: .answer, id: 1, sdp: String(repeating: "a", count: NodeMediaFrame.maximumSize)).text
-        #expect(NodeMediaFrame.parse(huge) == nil)
+        let frame = NodeMessage.media(NodeMediaFrame(kind: .subscribe, id: 3, roomId: "r", publisherId: "p", sdp: "v=0\r\n"))
+        #expect(NodeMessage.isNodeMessage(frame.text))
+        #expect((try? NodeMessage.parse(frame.text)) == frame)
+        #expect(!NodeMessage.isNodeMessage(#"{"cmd":"enterRoom"}"#))
+        #expect((try? NodeMessage.parse(#" {"liveroomNode":"media","body":{"kind":"answer"}}"#)) == nil, "only at the very beginning")
+        #expect((try? NodeMessage.parse(#"{"liveroomNode":"media","body":{"kind":"nonsense"}}"#)) == nil)
+        let huge = NodeMessage.media(NodeMediaFrame(kind: .answer, id: 1, sdp: String(repeating: "a", count: NodeMediaFrame.maximumSize))).text
+        #expect((try? NodeMessage.parse(huge)) == nil)
     }
 }

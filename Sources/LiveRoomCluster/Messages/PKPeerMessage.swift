@@ -1,14 +1,13 @@
-import LiveRoomCluster
 import LiveRoomCore
 import LiveRoomProtocol
 
 /// What one room's home node tells another's about a cross-room PK link between them (cluster
-/// mode): `POST /v1/cluster/pk`, a JSON body, sent with the relay token in order per node.
+/// mode): ``NodeMessage/pk(_:)``, sent in order per node.
 /// Every field is checked here (sizes, characters, kinds); what the rooms make of it is the
 /// room core's (``RoomsStateMachine/remoteLinkRequested(caller:node:state:callee:since:)`` and the
 /// other `remote…` calls).
-struct PKPeerMessage: Sendable, Equatable {
-    enum Kind: String, Sendable {
+public struct PKPeerMessage: Sendable, Equatable {
+    public enum Kind: String, Sendable {
         /// Link `caller` (a room on the sender) with `callee` (a room here); answered with the callee's state.
         case link
         /// `caller`, an anchor of a room on the sender, now sends `state`.
@@ -21,28 +20,37 @@ struct PKPeerMessage: Sendable, Equatable {
     }
 
     /// The battle events a node may send another's room.
-    static let battleEvents: Set<String> = ["onPKBattleStarted", "onPKBattleScore", "onPKBattleEnded"]
+    public static let battleEvents: Set<String> = ["onPKBattleStarted", "onPKBattleScore", "onPKBattleEnded"]
 
-    var kind: Kind
+    public var kind: Kind
     /// The sending node.
-    var node: String
-    var caller: PKEnd
+    public var node: String
+    public var caller: PKEnd
     /// Unused for `state`.
-    var callee: PKEnd?
-    var state: AnchorState?
-    var since: Int64 = 0
+    public var callee: PKEnd?
+    public var state: AnchorState?
+    public var since: Int64 = 0
     /// With `battle`: the event's name and fields.
-    var event: (name: String, fields: [String: JSONValue])?
+    public var event: (name: String, fields: [String: JSONValue])?
 
-    static func == (a: PKPeerMessage, b: PKPeerMessage) -> Bool {
+    public static func == (a: PKPeerMessage, b: PKPeerMessage) -> Bool {
         a.json == b.json
     }
 
-    /// The largest body taken.
-    static let maxBodyBytes = 16 << 10
-    static let path = "/v1/cluster/pk"
+    public init(kind: Kind, node: String, caller: PKEnd, callee: PKEnd? = nil, state: AnchorState? = nil, since: Int64 = 0, event: (name: String, fields: [String: JSONValue])? = nil) {
+        self.kind = kind
+        self.node = node
+        self.caller = caller
+        self.callee = callee
+        self.state = state
+        self.since = since
+        self.event = event
+    }
 
-    var json: JSONValue {
+    /// The largest body taken.
+    public static let maxBodyBytes = 16 << 10
+
+    public var json: JSONValue {
         var object: [String: JSONValue] = ["Kind": .string(kind.rawValue), "Node": .string(node), "Caller": Self.json(caller), "Since": .number(Double(since))]
         if let callee { object["Callee"] = Self.json(callee) }
         if let state { object["State"] = Self.json(state) }
@@ -51,7 +59,7 @@ struct PKPeerMessage: Sendable, Equatable {
     }
 
     /// Parses and checks a body; the reason when it is not one.
-    static func parse(_ text: String) throws(LiveRoomError) -> PKPeerMessage {
+    public static func parse(_ text: String) throws(LiveRoomError) -> PKPeerMessage {
         guard text.utf8.count <= maxBodyBytes else { throw invalid("the body is over \(maxBodyBytes) bytes") }
         guard let value = try? JSONValue.parse(text) else { throw invalid("the body is not valid JSON") }
         guard let kind = value["Kind"]?.stringValue.flatMap(Kind.init(rawValue:)) else { throw invalid("Kind must be link, state, unlink or battle") }
@@ -74,7 +82,7 @@ struct PKPeerMessage: Sendable, Equatable {
     }
 
     /// The answer to a link: the callee's state, or why not.
-    static func answer(_ result: Result<AnchorState, LiveRoomError>) -> JSONValue {
+    public static func answer(_ result: Result<AnchorState, LiveRoomError>) -> JSONValue {
         switch result {
         case .success(let state): ["ErrorCode": 0, "ErrorMessage": "", "State": json(state)]
         case .failure(let error): ["ErrorCode": .number(Double(error.code)), "ErrorMessage": .string(error.message)]
@@ -82,7 +90,7 @@ struct PKPeerMessage: Sendable, Equatable {
     }
 
     /// Reads an answer to a link; nil when it is not one.
-    static func parseAnswer(_ text: String) -> Result<AnchorState, LiveRoomError>? {
+    public static func parseAnswer(_ text: String) -> Result<AnchorState, LiveRoomError>? {
         guard text.utf8.count <= maxBodyBytes, let value = try? JSONValue.parse(text), let code = value["ErrorCode"]?.intValue else { return nil }
         if code != 0 {
             let message = String((value["ErrorMessage"]?.stringValue ?? "refused by the other room's node").prefix(512))

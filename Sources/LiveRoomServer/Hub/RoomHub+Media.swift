@@ -1,0 +1,191 @@
+import LiveRoomCluster
+import LiveRoomCore
+import LiveRoomProtocol
+import LiveRoomSFU
+import LiveRoomTransport
+import LiveRoomWire
+
+/// The hub's media: the room machine's media commands carried out on the media port, and for a
+/// connection relayed from another node (cluster mode) asked of that node instead.
+extension RoomHub {
+    /// How long a relaying node has to answer a subscription.
+    static let nodeAnswerTimeout = Duration.seconds(10)
+
+    /// The connection is relayed from another node: its subscriptions' media is served there.
+    func markRelayed(_ session: SessionID) {
+        self.node.relayedSessions.insert(session)
+    }
+
+    /// A frame of the relaying node on a relayed connection (``NodeMediaFrame``).
+    func nodeFrame(_ text: String, from session: SessionID) {
+        guard self.node.relayedSessions.contains(session), case .media(let frame)? = try? NodeMessage.parse(text), frame.kind == .answer, let id = frame.id,
+            let request = self.node.requests[id], request.session == session
+        else { return }
+        self.node.requests[id] = nil
+        switch (frame.sdp, request.restart) {
+        case (let sdp?, false):
+            send(.onSubscribeAnswer(userId: request.publisherId, sdp: sdp), to: session)
+        case (let sdp?, true):
+            send(.onIceRestartAnswer(userId: request.publisherId, sdp: sdp), to: session)
+        case (nil, false):
+            let reason = frame.error ?? "the node the client is connected to could not subscribe"
+            send(.error(LiveRoomError(ErrorCode.badSessionDescription, "subscribe offer refused: \(reason)"), requestType: "subscribe"), to: session)
+        case (nil, true):
+            let reason = frame.error ?? "the node the client is connected to could not restart ICE"
+            send(.error(LiveRoomError(ErrorCode.badSessionDescription, "ICE restart refused: \(reason)"), requestType: "restartIce"), to: session)
+        }
+    }
+
+    func sendNodeFrame(_ frame: NodeMediaFrame, to session: SessionID) {
+        connections.outboxes[session]?.push(NodeMessage.media(frame).text, priority: .high)
+    }
+
+    /// Asks the relaying node to make a subscription; the client gets its answer (or an error) when it comes.
+    /// With `restart`, an ICE restart of that subscription instead.
+    /// `mediaHome` names the node whose media port serves the publisher when it is not the room's
+    /// home (a PK anchor of a room on another node).
+    func subscribeThroughRelay(session: SessionID, roomId: String?, publisherId: String, sdp: String, restart: Bool = false, mediaHome: String? = nil) {
+        let id = self.node.nextRequest
+        self.node.nextRequest += 1
+        self.node.requests[id] = (session, publisherId, restart)
+        sendNodeFrame(
+            NodeMediaFrame(kind: restart ? .restartIce : .subscribe, id: id, roomId: roomId, publisherId: publisherId, sdp: sdp, mediaHome: mediaHome), to: session)
+        Task { [weak self] in
+            try? await Task.sleep(for: Self.nodeAnswerTimeout)
+            await self?.nodeRequestTimedOut(id)
+        }
+    }
+
+    func nodeRequestTimedOut(_ id: Int) {
+        guard let request = self.node.requests.removeValue(forKey: id) else { return }
+        let error =
+            request.restart
+            ? LiveRoomError(ErrorCode.badSessionDescription, "ICE restart refused: the node the client is connected to did not answer")
+            : LiveRoomError(ErrorCode.badSessionDescription, "subscribe offer refused: the node the client is connected to did not answer")
+        send(.error(error, requestType: request.restart ? "restartIce" : "subscribe"), to: request.session)
+    }
+
+    /// A publisher's connection closed by itself: tell the room.
+    /// A peer connection closed by itself (never connected, consent lost, DTLS closed). A
+    /// WHIP/WHEP session is its peer connection, so it leaves the room; a signaling client
+    /// stays in the room (its membership follows the WebSocket) and only stops publishing.
+    func peerLost(session: SessionID, wasPublishing: Bool) {
+        if httpSessions.remote[session] != nil {
+            endRemotePlayback(session)
+        } else if connections.outboxes[session] == nil, machine.membership(of: session) != nil {
+            leaveForHTTP(session)
+        } else if wasPublishing {
+            execute(machine.publishEnded(session))
+        }
+    }
+
+    /// Hands a media command to the media port. Commands are queued on its loop in call
+    /// order; negotiation answers come back here.
+    func carryOut(_ command: MediaCommand) {
+        guard let media else {
+            if case .publish(let session, _, _, _) = command { send(.error(Self.noMedia, requestType: "publish"), to: session) }
+            if case .subscribe(let session, _, _, _, _) = command { send(.error(Self.noMedia, requestType: "subscribe"), to: session) }
+            if case .restartIce(let session, _, _) = command { send(.error(Self.noMedia, requestType: "restartIce"), to: session) }
+            return
+        }
+        switch command {
+        case .publish(let session, let roomId, let userId, let sdp):
+            let answer = media.publish(owner: session, roomId: roomId, userId: userId, offer: sdp)
+            Task {
+                do {
+                    let (sdp, audio, video) = try await answer.get()
+                    self.published(session: session, roomId: roomId, userId: userId, answer: sdp, audio: audio, video: video)
+                } catch {
+                    self.send(.error(LiveRoomError(ErrorCode.badSessionDescription, "publish offer refused: \(error)"), requestType: "publish"), to: session)
+                }
+            }
+        case .subscribe(let session, let roomId, _, let publisherId, let sdp) where self.node.relayedSessions.contains(session):
+            // The relaying node makes it; a PK anchor of a room on another node is mirrored from that node.
+            switch remoteMediaHome(ofRoom: roomId) {
+            case .failure(let error): send(.error(error, requestType: "subscribe"), to: session)
+            case .success(let home): subscribeThroughRelay(session: session, roomId: roomId, publisherId: publisherId, sdp: sdp, mediaHome: home.description)
+            case nil: subscribeThroughRelay(session: session, roomId: roomId, publisherId: publisherId, sdp: sdp)
+            }
+        case .subscribe(let session, let roomId, _, let publisherId, let sdp):
+            do {
+                let answer = try subscriptionAnswer(owner: session, roomId: roomId, publisherId: publisherId, offer: sdp, media: media)
+                Task {
+                    do {
+                        let sdp = try await answer()
+                        self.send(.onSubscribeAnswer(userId: publisherId, sdp: sdp), to: session)
+                    } catch {
+                        self.send(.error(LiveRoomError(ErrorCode.badSessionDescription, "subscribe offer refused: \(error)"), requestType: "subscribe"), to: session)
+                    }
+                }
+            } catch {
+                send(.error(error, requestType: "subscribe"), to: session)
+            }
+        case .restartIce(let session, let publisherId?, let sdp) where self.node.relayedSessions.contains(session):
+            // The subscription lives on the relaying node.
+            subscribeThroughRelay(session: session, roomId: nil, publisherId: publisherId, sdp: sdp, restart: true)
+        case .restartIce(let session, let publisherId, let sdp):
+            Task {
+                do {
+                    let offer = try TransportDescription(of: try SessionDescription.parse(sdp))
+                    guard let answer = try await media.restartICE(
+                        owner: session, target: publisherId.map { .subscription(publisherId: $0) } ?? .publishing,
+                        remote: ICECredentials(ufrag: offer.iceUfrag, pwd: offer.icePwd), fingerprint: offer.fingerprint
+                    ).get() else {
+                        throw NegotiationError("an ICE restart needs new ICE credentials; the offer keeps ice-ufrag \(offer.iceUfrag)")
+                    }
+                    self.send(.onIceRestartAnswer(userId: publisherId, sdp: answer.sdp), to: session)
+                } catch {
+                    self.send(.error(LiveRoomError(ErrorCode.badSessionDescription, "ICE restart refused: \(error)"), requestType: "restartIce"), to: session)
+                }
+            }
+        case .unsubscribe(let session, let publisherId, let roomId):
+            media.unsubscribe(owner: session, publisherId: publisherId, roomId: roomId)
+            if self.node.relayedSessions.contains(session) {
+                sendNodeFrame(NodeMediaFrame(kind: .unsubscribe, roomId: roomId, publisherId: publisherId), to: session)
+            }
+        case .setForwarding(let sessions, let roomId, let publisherId, let audio, let video):
+            for session in sessions where self.node.relayedSessions.contains(session) {
+                sendNodeFrame(NodeMediaFrame(kind: .forwarding, roomId: roomId, publisherId: publisherId, audio: audio, video: video), to: session)
+            }
+            media.setForwarding(owners: sessions, publisher: SFURouter.PublisherKey(roomId: roomId, userId: publisherId), audio: audio, video: video)
+        case .stopPublishing(let roomId, let userId):
+            media.stopPublishing(roomId: roomId, userId: userId)
+        case .closeSession(let session):
+            media.close(owner: session)
+            endRemoteMedia(of: session)
+            if self.node.relayedSessions.contains(session) { sendNodeFrame(NodeMediaFrame(kind: .close), to: session) }
+        }
+    }
+
+    /// `owner`'s subscription to `publisherId` of `roomId` on this node's media port, from a
+    /// mirror when the room is a linked room on another node: its SDP answer, to await. A local
+    /// negotiation is queued on the media loop now, so media commands keep their call order.
+    func subscriptionAnswer(
+        owner: SessionID, roomId: String, publisherId: String, offer: String, media: any MediaPort
+    ) throws(LiveRoomError) -> @Sendable () async throws -> String {
+        switch remoteMediaHome(ofRoom: roomId) {
+        case .failure(let error):
+            throw error
+        case .success(let home):
+            let key = SFURouter.PublisherKey(roomId: roomId, userId: publisherId)
+            return { try await media.subscribeMirrored(owner: owner, key: key, offer: offer, home: home) }
+        case nil:
+            let answer = media.subscribe(owner: owner, roomId: roomId, publisherId: publisherId, offer: offer)
+            return { try await answer.get() }
+        }
+    }
+
+    /// A publish was negotiated: answer the publisher, then tell the room, unless the
+    /// publisher left or stopped being an anchor meanwhile.
+    func published(session: SessionID, roomId: String, userId: String, answer: String, audio: Bool, video: Bool) {
+        guard let membership = machine.membership(of: session), membership == (roomId, userId) else {
+            media?.stopPublishing(roomId: roomId, userId: userId)
+            return
+        }
+        send(.onPublishAnswer(sdp: answer), to: session)
+        let actions = machine.publishStarted(session, audio: audio, video: video)
+        execute(actions)
+    }
+
+    private static let noMedia = LiveRoomError(ErrorCode.badSessionDescription, "the media port is not running")
+}

@@ -23,7 +23,7 @@ public struct OutboundRTPStream: Sendable {
     /// Bytes sent including headers and retransmissions, for bitrate figures.
     public private(set) var bytesSent: UInt64 = 0
     public private(set) var retransmittedPackets: UInt64 = 0
-    public private(set) var history: PacketHistory
+    public private(set) var history: PacketHistory<[UInt8]>
     /// Whether a packet was sent since the last sender report.
     public private(set) var sentSinceReport = false
 

@@ -1,10 +1,11 @@
 /// The last packets sent on one RTP stream, by sequence number, to answer NACKs (RFC 4585).
 ///
-/// A fixed ring of `capacity` slots indexed by `sequenceNumber % capacity`: a packet is
+/// `Packet` is how a packet is kept: its bytes (an outbound stream), or its bytes with their
+/// parse (the SFU). A fixed ring of `capacity` slots indexed by `sequenceNumber % capacity`: a packet is
 /// found only while it is one of the newest `capacity` stored.
-public struct PacketHistory: Sendable {
+public struct PacketHistory<Packet: Sendable>: Sendable {
     public let capacity: Int
-    private var slots: [(sequenceNumber: UInt16, packet: [UInt8])?]
+    private var slots: [(sequenceNumber: UInt16, packet: Packet)?]
 
     /// - Parameter capacity: how many packets to keep (1...32768). About one second of
     ///   1.3 Mbps video is ~150 packets; 512 covers loss bursts with margin.
@@ -15,12 +16,12 @@ public struct PacketHistory: Sendable {
     }
 
     /// Remembers an unprotected RTP packet.
-    public mutating func store(sequenceNumber: UInt16, packet: [UInt8]) {
+    public mutating func store(sequenceNumber: UInt16, packet: Packet) {
         slots[Int(sequenceNumber) % capacity] = (sequenceNumber, packet)
     }
 
     /// The unprotected packet with this sequence number, if still kept.
-    public func packet(sequenceNumber: UInt16) -> [UInt8]? {
+    public func packet(sequenceNumber: UInt16) -> Packet? {
         guard let slot = slots[Int(sequenceNumber) % capacity], slot.sequenceNumber == sequenceNumber else { return nil }
         return slot.packet
     }

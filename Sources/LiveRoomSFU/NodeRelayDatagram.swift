@@ -39,20 +39,21 @@ public enum NodeRelayMessage: Sendable, Hashable {
         switch relay {
         case .published(let key, let codecs): self = .published(key, codecs: codecs)
         case .ended(let key): self = .ended(key)
-        case .packet(let key, let kind, let bytes, _): self = .packet(key, kind, bytes)
+        case .packet(let key, let kind, let packet, _): self = .packet(key, kind, Array(buffer: packet.bytes))
         case .senderReport(let key, let report): self = .senderReport(key, report)
         case .keyframeRequest(let key): self = .keyframeRequest(key)
         case .nack(let key, let kind, let lost): self = .nack(key, kind, lost)
         }
     }
 
-    /// The relay a router takes; nil for the control messages (``mirror``, ``stop``).
+    /// The relay a router takes; nil for the control messages (``mirror``, ``stop``) and for a
+    /// packet that does not parse as RTP.
     public func relay(arrival: ContinuousClock.Instant) -> SFURouter.Relay? {
         switch self {
         case .mirror, .stop: nil
         case .published(let key, let codecs): .published(key, codecs: codecs)
         case .ended(let key): .ended(key)
-        case .packet(let key, let kind, let bytes): .packet(key, kind, bytes, arrival: arrival)
+        case .packet(let key, let kind, let bytes): ForwardedPacket(bytes).map { .packet(key, kind, $0, arrival: arrival) }
         case .senderReport(let key, let report): .senderReport(key, report)
         case .keyframeRequest(let key): .keyframeRequest(key)
         case .nack(let key, let kind, let lost): .nack(key, kind, lost)

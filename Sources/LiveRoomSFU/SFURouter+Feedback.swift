@@ -27,14 +27,14 @@ extension SFURouter {
                     var asked: Set<UInt16> = []
                     for lost in nack.lostSequenceNumbers where asked.count < Self.maximumResentPerNACK && asked.insert(lost).inserted {
                         guard let source = down.rewriter.sourceSequence(for: lost) else { continue }
-                        guard let stored = up.history.packet(sequenceNumber: source), let header = try? RTPPacket.parse(ByteBuffer(bytes: stored)).header
-                        else {
+                        guard let stored = up.history.packet(sequenceNumber: source) else {
                             missing.append(source)
                             continue
                         }
                         // Sent into the port's batch (no output) or as an output: counted either way.
                         let forwarded = counters.rtpForwarded
-                        if let output = send(stored, ssrc: header.ssrc, sequence: header.sequenceNumber, timestamp: header.timestamp, kind: kind, to: peer, now: now) {
+                        let header = stored.header
+                        if let output = send(stored.bytes, ssrc: header.ssrc, sequence: header.sequenceNumber, timestamp: header.timestamp, kind: kind, to: peer, now: now) {
                             outputs.append(output)
                         }
                         if counters.rtpForwarded > forwarded { counters.retransmitted += 1 }

@@ -7,46 +7,43 @@ import NIOCore
 /// Forwarding: a publisher's RTP to its subscribers, rewritten for each, with keyframe replay
 /// for a new subscriber and the history that answers NACKs.
 extension SFURouter {
-    /// A publisher's RTP to every subscriber of its track, and to the taps on the publisher.
-    func forward(_ packet: [UInt8], from peer: Peer, now: ContinuousClock.Instant) -> [Output] {
-        guard case .publisher(let key, let tracks) = peer.role, var parsed = try? RTPPacket.parse(ByteBuffer(bytes: packet)),
-            let track = tracks.first(where: { $0.payloadType == parsed.header.payloadType })
+    /// A publisher's RTP (decrypted) to every subscriber of its track, and to the taps on the publisher.
+    func forward(_ packet: ByteBuffer, from peer: Peer, now: ContinuousClock.Instant, into outputs: inout [Output]) {
+        guard case .publisher(let key, let tracks) = peer.role, let payloadType = packet.getInteger(at: packet.readerIndex + 1, as: UInt8.self),
+            let track = tracks.first(where: { $0.payloadType == payloadType & 0x7F })
         else {
             countDropped(.unknownPayloadType)
-            return []
+            return
+        }
+        // A publisher that numbers the SEI extension its own way: renumbered once, here, in
+        // place before the packet is parsed (the one parse it gets).
+        var packet = packet
+        if let id = track.seiExtensionID { RTPHeaderExtension.renumber(id, to: SEIHeaderExtension.defaultID, inPacket: &packet) }
+        guard let packet = ForwardedPacket(packet) else {
+            countDropped(.unknownPayloadType)
+            return
         }
         // Video that did not arrive is asked for at once, before any subscriber notices the gap.
-        var outputs: [Output] = []
-        if track.videoCodec != nil, track.ssrc == nil || track.ssrc == parsed.header.ssrc {
-            outputs = sendNACK(track.nacks.received(parsed.header.sequenceNumber, now: now), to: peer, track: track, ssrc: parsed.header.ssrc)
+        if track.videoCodec != nil, track.ssrc == nil || track.ssrc == packet.header.ssrc {
+            sendNACK(track.nacks.received(packet.header.sequenceNumber, now: now), to: peer, track: track, ssrc: packet.header.ssrc, into: &outputs)
         }
-        // A publisher that numbers the SEI extension its own way: renumbered once, here.
-        if let id = track.seiExtensionID, parsed.header.hasExtension {
-            var renumbered = packet
-            if RTPHeaderExtension.renumber(id, to: SEIHeaderExtension.defaultID, inPacket: &renumbered),
-                let reparsed = try? RTPPacket.parse(ByteBuffer(bytes: renumbered))
-            {
-                parsed = reparsed
-                return outputs + forward(renumbered, parsed: parsed, on: track, of: key, mirrored: false, now: now)
-            }
-        }
-        return outputs + forward(packet, parsed: parsed, on: track, of: key, mirrored: false, now: now)
+        forward(packet, on: track, of: key, mirrored: false, now: now, into: &outputs)
     }
 
     /// A NACK to a publisher for the packets of `track` (its SSRC, or `ssrc` before it is known) that did not arrive.
-    func sendNACK(_ lost: [UInt16], to publisher: Peer, track: UpTrack, ssrc: UInt32? = nil) -> [Output] {
-        guard !lost.isEmpty, let mediaSSRC = track.ssrc ?? ssrc else { return [] }
+    func sendNACK(_ lost: [UInt16], to publisher: Peer, track: UpTrack, ssrc: UInt32? = nil, into outputs: inout [Output]) {
+        guard !lost.isEmpty, let mediaSSRC = track.ssrc ?? ssrc else { return }
         counters.nacksSent += 1
-        return sendRTCP([.genericNACK(RTCPGenericNACK(senderSSRC: feedbackSSRC, mediaSSRC: mediaSSRC, lostSequenceNumbers: lost))], to: publisher)
+        outputs += sendRTCP([.genericNACK(RTCPGenericNACK(senderSSRC: feedbackSSRC, mediaSSRC: mediaSSRC, lostSequenceNumbers: lost))], to: publisher)
     }
 
-    /// Forwards one packet, parsed once here: the header and payload view serve the
-    /// statistics, keyframe detection and taps; each subscriber's copy is rewritten in place.
-    /// A publisher of this router's own (not `mirrored`) is also relayed to the port's other routers.
-    func forward(
-        _ packet: [UInt8], parsed: RTPPacket, on track: UpTrack, of key: PublisherKey, mirrored: Bool, now: ContinuousClock.Instant
-    ) -> [Output] {
-        let (ssrc, sequence, timestamp) = (parsed.header.ssrc, parsed.header.sequenceNumber, parsed.header.timestamp)
+    /// Forwards one packet, parsed once where it arrived: the header and payload view serve the
+    /// statistics, keyframe detection and taps; the same bytes go to the history and the
+    /// mirrors, and are copied once per subscriber, into its datagram, rewritten and encrypted
+    /// there. A publisher of this router's own (not `mirrored`) is also relayed to the port's
+    /// other routers.
+    func forward(_ packet: ForwardedPacket, on track: UpTrack, of key: PublisherKey, mirrored: Bool, now: ContinuousClock.Instant, into outputs: inout [Output]) {
+        let (ssrc, sequence, timestamp) = (packet.header.ssrc, packet.header.sequenceNumber, packet.header.timestamp)
         if track.ssrc != ssrc {
             // A new source: what was kept of the old one no longer lines up with its numbers.
             track.keyframe = nil
@@ -55,10 +52,9 @@ extension SFURouter {
         }
         track.ssrc = ssrc
         track.history.store(sequenceNumber: sequence, packet: packet)
-        var outputs: [Output] = []
         if !mirrored {
             counters.rtpReceived += 1
-            track.reception.record(sequenceNumber: sequence, timestamp: timestamp, bytes: packet.count, arrival: now)
+            track.reception.record(sequenceNumber: sequence, timestamp: timestamp, bytes: packet.bytes.readableBytes, arrival: now)
             if relaying {
                 if let packetRelay {
                     packetRelay(.packet(key, track.kind, packet, arrival: now))
@@ -70,11 +66,11 @@ extension SFURouter {
         }
         // Most rooms have no task: skip hashing the key for every packet then.
         if !taps.isEmpty, let tapIDs = taps[key], tapsHere(key) {
-            for tap in tapIDs { outputs.append(.tapped(tap, publisher: key, codec: track.codec, packet: parsed)) }
+            for tap in tapIDs { outputs.append(.tapped(tap, publisher: key, codec: track.codec, packet: packet.parsed)) }
         }
         var keyframe = false
         if let codec = track.videoCodec {
-            if VideoPayloadFormat.describe(parsed.payload, codec: codec).marksKeyframe {
+            if VideoPayloadFormat.describe(packet.parsed.payload, codec: codec).marksKeyframe {
                 track.keyframeRequests.keyframeReceived()
                 keyframe = true
                 // An H.264 keyframe marks several packets (parameter sets, IDR slices): the first one counts.
@@ -94,16 +90,15 @@ extension SFURouter {
                     outputs += requestKeyframe(of: key, now: now)
                     continue
                 }
-                subscriber.videoBacklog.append((packet, parsed.header))
+                subscriber.videoBacklog.append(packet)
                 continue
             }
             guard subscriber.transport.isConnected,
                 let output = send(
-                    packet, ssrc: ssrc, sequence: sequence, timestamp: timestamp, on: down, keyframe: keyframe, to: subscriber, arrival: now, now: now)
+                    packet.bytes, ssrc: ssrc, sequence: sequence, timestamp: timestamp, on: down, keyframe: keyframe, to: subscriber, arrival: now, now: now)
             else { continue }
             outputs.append(output)
         }
-        return outputs
     }
 
     static let allocator = ByteBufferAllocator()
@@ -125,13 +120,11 @@ extension SFURouter {
         else { return nil }
         let count = Int(newest &- start) + 1
         guard count <= min(Self.maximumReplayPackets, video.history.capacity) else { return nil }
-        var packets: [(packet: [UInt8], header: RTPHeader)] = []
+        var packets: [ForwardedPacket] = []
         packets.reserveCapacity(count)
         for offset in 0..<count {
-            guard let stored = video.history.packet(sequenceNumber: start &+ UInt16(offset)),
-                let header = try? RTPPacket.parse(ByteBuffer(bytes: stored)).header
-            else { return nil }
-            packets.append((stored, header))
+            guard let stored = video.history.packet(sequenceNumber: start &+ UInt16(offset)) else { return nil }
+            packets.append(stored)
         }
         counters.keyframesReplayed += 1
         subscriber.videoBacklog = packets
@@ -159,14 +152,14 @@ extension SFURouter {
         subscriber.videoBacklog.removeFirst(batch.count)
         return batch.compactMap { queued in
             send(
-                queued.packet, ssrc: queued.header.ssrc, sequence: queued.header.sequenceNumber, timestamp: queued.header.timestamp, kind: .video,
+                queued.bytes, ssrc: queued.header.ssrc, sequence: queued.header.sequenceNumber, timestamp: queued.header.timestamp, kind: .video,
                 keyframe: false, to: subscriber, now: now)
         }
     }
 
     /// ``send(_:ssrc:sequence:timestamp:on:keyframe:to:now:)`` on the subscriber's down track of `kind`.
     func send(
-        _ packet: [UInt8], ssrc: UInt32, sequence: UInt16, timestamp: UInt32, kind: MediaKind, keyframe: Bool = false, to subscriber: Peer,
+        _ packet: ByteBuffer, ssrc: UInt32, sequence: UInt16, timestamp: UInt32, kind: MediaKind, keyframe: Bool = false, to subscriber: Peer,
         now: ContinuousClock.Instant
     ) -> Output? {
         guard case .subscriber(_, let tracks) = subscriber.role, let down = tracks[kind] else { return nil }
@@ -176,7 +169,7 @@ extension SFURouter {
     /// Rewrites (in place, in a copy of the bytes) and encrypts one packet for one subscriber:
     /// into the ``datagramSink`` when there is one (nil returned), or as a `.send` output.
     func send(
-        _ packet: [UInt8], ssrc: UInt32, sequence: UInt16, timestamp: UInt32, on down: DownTrack, keyframe: Bool, to subscriber: Peer,
+        _ packet: ByteBuffer, ssrc: UInt32, sequence: UInt16, timestamp: UInt32, on down: DownTrack, keyframe: Bool, to subscriber: Peer,
         arrival: ContinuousClock.Instant?, now: ContinuousClock.Instant
     ) -> Output? {
         guard !down.paused, let address = subscriber.transport.remoteAddress else { return nil }
@@ -188,21 +181,22 @@ extension SFURouter {
         }
         let (outSequence, outTimestamp) = down.rewriter.rewrite(ssrc: ssrc, sequence: sequence, timestamp: timestamp, now: now)
         var source = packet
-        if let id = down.seiExtensionID, packet[0] & 0x10 != 0 {
+        if let id = down.seiExtensionID, let first = packet.getInteger(at: packet.readerIndex, as: UInt8.self), first & 0x10 != 0 {
+            // Copies the packet once for this subscriber: it numbers the extension its own way.
             RTPHeaderExtension.renumber(SEIHeaderExtension.defaultID, to: id, inPacket: &source)
         }
         // One copy, into the datagram's own storage: the header is rewritten and the packet
         // encrypted there, in place.
         let transport = subscriber.transport
         func write(into bytes: UnsafeMutableRawBufferPointer) -> Int? {
-            source.withUnsafeBytes { bytes.copyMemory(from: $0) }
+            source.withUnsafeReadableBytes { bytes.copyMemory(from: $0) }
             bytes[1] = (bytes[1] & 0x80) | down.payloadType
             bytes.storeBytes(of: outSequence.bigEndian, toByteOffset: 2, as: UInt16.self)
             bytes.storeBytes(of: outTimestamp.bigEndian, toByteOffset: 4, as: UInt32.self)
             bytes.storeBytes(of: down.ssrc.bigEndian, toByteOffset: 8, as: UInt32.self)
-            return transport.protectRTP(bytes, length: source.count)
+            return transport.protectRTP(bytes, length: source.readableBytes)
         }
-        let capacity = source.count + SRTPSession.maximumTrailerLength
+        let capacity = source.readableBytes + SRTPSession.maximumTrailerLength
         var output: Output?
         var length: Int?
         if address.transport == .udp, let datagramSink {

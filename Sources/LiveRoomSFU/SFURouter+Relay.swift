@@ -57,9 +57,9 @@ extension SFURouter {
 
     /// Packets of this router's own publisher `key` kept in its history, for a node whose copy
     /// lost them; `missing` are those no longer (or never) kept.
-    public func storedPackets(of key: PublisherKey, kind: MediaKind, sequences: [UInt16]) -> (packets: [[UInt8]], missing: [UInt16]) {
+    public func storedPackets(of key: PublisherKey, kind: MediaKind, sequences: [UInt16]) -> (packets: [ForwardedPacket], missing: [UInt16]) {
         guard mirrors[key] == nil, let track = upTracks(of: key)?.first(where: { $0.kind == kind }) else { return ([], []) }
-        var packets: [[UInt8]] = []
+        var packets: [ForwardedPacket] = []
         var missing: [UInt16] = []
         for sequence in sequences {
             if let stored = track.history.packet(sequenceNumber: sequence) { packets.append(stored) } else { missing.append(sequence) }
@@ -77,6 +77,41 @@ extension SFURouter {
 
     /// A message from router `origin` of the same port.
     public func receiveRelay(_ relay: Relay, from origin: Origin, now: ContinuousClock.Instant) -> [Output] {
+        var outputs: [Output] = []
+        receiveRelay(relay, from: origin, now: now, into: &outputs)
+        return outputs
+    }
+
+    /// ``receiveRelay(_:from:now:)``, its outputs appended to `outputs`.
+    public func receiveRelay(_ relay: Relay, from origin: Origin, now: ContinuousClock.Instant, into outputs: inout [Output]) {
+        if case .packet(let key, let kind, let packet, let arrival) = relay {
+            receiveMirrored(packet, kind: kind, of: key, from: origin, arrival: arrival, now: now, into: &outputs)
+        } else {
+            outputs += receiveControl(relay, from: origin, now: now)
+        }
+    }
+
+    /// A packet of a publisher mirrored from `origin`, already parsed there: to this router's
+    /// subscribers and taps.
+    private func receiveMirrored(
+        _ packet: ForwardedPacket, kind: MediaKind, of key: PublisherKey, from origin: Origin, arrival: ContinuousClock.Instant, now: ContinuousClock.Instant,
+        into outputs: inout [Output]
+    ) {
+        guard let mirror = mirrors[key], mirror.origin == origin, let track = mirror.tracks.first(where: { $0.kind == kind }) else { return }
+        if origin.isNode {
+            // Another node's packets cross a network: what did not arrive is asked for again.
+            counters.rtpReceived += 1
+            if track.videoCodec != nil, track.ssrc == nil || track.ssrc == packet.header.ssrc {
+                let lost = track.nacks.received(packet.header.sequenceNumber, now: now)
+                if !lost.isEmpty { outputs.append(.relay(.nack(key, kind, lost), to: .origin(origin))) }
+            }
+        }
+        // Forwarded as of when it reached the server, so its copies' delay counts the hand-off.
+        forward(packet, on: track, of: key, mirrored: true, now: arrival, into: &outputs)
+    }
+
+    /// Every other relay message: publishers and their reports, keyframe requests, NACKs.
+    private func receiveControl(_ relay: Relay, from origin: Origin, now: ContinuousClock.Instant) -> [Output] {
         switch relay {
         case .published(let key, let codecs):
             // A publisher of this router's own is the newer one.
@@ -88,21 +123,8 @@ extension SFURouter {
             attachSubscribers(of: key, to: tracks)
         case .ended(let key):
             if mirrors[key]?.origin == origin { mirrors[key] = nil }
-        case .packet(let key, let kind, let packet, let arrival):
-            guard let mirror = mirrors[key], mirror.origin == origin, let track = mirror.tracks.first(where: { $0.kind == kind }),
-                let parsed = try? RTPPacket.parse(ByteBuffer(bytes: packet))
-            else { return [] }
-            var outputs: [Output] = []
-            if origin.isNode {
-                // Another node's packets cross a network: what did not arrive is asked for again.
-                counters.rtpReceived += 1
-                if track.videoCodec != nil, track.ssrc == nil || track.ssrc == parsed.header.ssrc {
-                    let lost = track.nacks.received(parsed.header.sequenceNumber, now: now)
-                    if !lost.isEmpty { outputs.append(.relay(.nack(key, kind, lost), to: .origin(origin))) }
-                }
-            }
-            // Forwarded as of when it reached the server, so its copies' delay counts the hand-off.
-            return outputs + forward(packet, parsed: parsed, on: track, of: key, mirrored: true, now: arrival)
+        case .packet:
+            break
         case .senderReport(let key, let report):
             guard let mirror = mirrors[key], mirror.origin == origin, let up = mirror.tracks.first(where: { $0.ssrc == report.ssrc }) else { return [] }
             return forwardSenderReport(report, on: up)
@@ -122,10 +144,10 @@ extension SFURouter {
 
     /// One RTP packet (unprotected) of a local publisher's `kind` track, to its subscribers and taps.
     public func sendLocal(_ packet: [UInt8], kind: MediaKind, of key: PublisherKey, now: ContinuousClock.Instant) -> [Output] {
-        guard let track = localPublishers[key]?.first(where: { $0.kind == kind }), let parsed = try? RTPPacket.parse(ByteBuffer(bytes: packet)) else {
-            return []
-        }
-        return forward(packet, parsed: parsed, on: track, of: key, mirrored: false, now: now)
+        guard let track = localPublishers[key]?.first(where: { $0.kind == kind }), let packet = ForwardedPacket(packet) else { return [] }
+        var outputs: [Output] = []
+        forward(packet, on: track, of: key, mirrored: false, now: now, into: &outputs)
+        return outputs
     }
 
     /// The tracks of a publisher: remote, local, or mirrored from another router.

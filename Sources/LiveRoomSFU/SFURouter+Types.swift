@@ -42,7 +42,7 @@ extension SFURouter {
         /// The sending router's publisher ended.
         case ended(PublisherKey)
         /// One RTP packet (decrypted) of the sending router's publisher, and when it reached the server.
-        case packet(PublisherKey, MediaKind, [UInt8], arrival: ContinuousClock.Instant)
+        case packet(PublisherKey, MediaKind, ForwardedPacket, arrival: ContinuousClock.Instant)
         /// A sender report of the sending router's publisher.
         case senderReport(PublisherKey, RTCPSenderReport)
         /// A mirror's subscribers need a keyframe.
@@ -158,7 +158,7 @@ extension SFURouter {
         /// The video payload format whose keyframes the track notices; nil for audio.
         let videoCodec: VideoCodec?
         var ssrc: UInt32?
-        var history = PacketHistory()
+        var history = PacketHistory<ForwardedPacket>()
         var keyframeRequests = KeyframeRequestLimiter()
         /// Video of a remote publisher: what did not arrive, asked for again at once.
         var nacks = NackGenerator()
@@ -225,7 +225,7 @@ extension SFURouter {
         var reports = ReportSchedule(interval: SFURouter.reportInterval)
         /// A subscriber's video still to send from the kept keyframe on, paced, with the live
         /// packets that came meanwhile queued behind it (in order).
-        var videoBacklog: [(packet: [UInt8], header: RTPHeader)] = []
+        var videoBacklog: [ForwardedPacket] = []
 
         init(id: PeerID, owner: OwnerID, transport: PeerTransport, role: Role, answer: SessionDescription) {
             self.id = id

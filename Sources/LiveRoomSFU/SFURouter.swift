@@ -143,30 +143,45 @@ public final class SFURouter {
     /// A datagram from the media port. `handedOff`: another router of the port received it and
     /// found it is for this one; if it is not, it is dropped rather than handed on again.
     public func receive(_ datagram: ByteBuffer, from source: TransportAddress, handedOff: Bool = false, now: ContinuousClock.Instant) -> [Output] {
+        var outputs: [Output] = []
+        receive(datagram, from: source, handedOff: handedOff, now: now, into: &outputs)
+        return outputs
+    }
+
+    /// ``receive(_:from:handedOff:now:)``, its outputs appended to `outputs`: a port that keeps
+    /// one array for them allocates nothing per packet here.
+    public func receive(_ datagram: ByteBuffer, from source: TransportAddress, handedOff: Bool = false, now: ContinuousClock.Instant, into outputs: inout [Output]) {
         // The demultiplexer classifies the datagram and parses STUN once; the transport takes it from there.
         let reason: DropReason
         switch demux.route(datagram, from: source) {
         case .stun(let id, let message):
-            guard let peer = peers[id] else { return [] }
+            guard let peer = peers[id] else { return }
             let refused = peer.transport.drops.badSTUN
             let events = peer.transport.receive(stun: message, datagram: datagram, from: source, now: now)
             if events.isEmpty, peer.transport.drops.badSTUN > refused { countDropped(.refusedCheck) }
-            return handle(events, of: peer, now: now)
+            handle(events, of: peer, now: now, into: &outputs)
+            return
         case .dtls(let id):
-            guard let peer = peers[id] else { return [] }
-            return handle(peer.transport.receive(dtls: datagram, from: source, now: now), of: peer, now: now)
+            guard let peer = peers[id] else { return }
+            handle(peer.transport.receive(dtls: datagram, from: source, now: now), of: peer, now: now, into: &outputs)
+            return
         case .rtp(let id):
-            guard let peer = peers[id] else { return [] }
-            let events = peer.transport.receive(rtp: datagram, from: source)
-            if events.isEmpty { countDropped(.unprotected) }
-            return handle(events, of: peer, now: now)
+            guard let peer = peers[id] else { return }
+            // Decrypted in place, parsed once, and handed on as it is (no event, no array).
+            guard let packet = peer.transport.unprotectRTP(datagram, from: source) else {
+                countDropped(.unprotected)
+                return
+            }
+            forward(packet, from: peer, now: now, into: &outputs)
+            return
         case .rtcp(let id):
-            guard let peer = peers[id] else { return [] }
+            guard let peer = peers[id] else { return }
             let events = peer.transport.receive(rtcp: datagram, from: source)
             if events.isEmpty { countDropped(.unprotected) }
-            return handle(events, of: peer, now: now)
+            handle(events, of: peer, now: now, into: &outputs)
+            return
         case .drop(.keepalive):
-            return []
+            return
         case .drop(.unknownUfrag):
             // The ufrag's first character names the loop whose router made it: another loop of
             // the port gets the check once; a character that names no loop is nobody's.
@@ -174,10 +189,14 @@ public final class SFURouter {
                 reason = .unknownLoop
                 break
             }
-            if owner != shard, !handedOff { return [.unrouted(datagram, from: source, shard: owner)] }
+            if owner != shard, !handedOff {
+                outputs.append(.unrouted(datagram, from: source, shard: owner))
+                return
+            }
             reason = .unknownUfrag
         case .drop(.unknownAddress) where relaying && !handedOff:
-            return [.unrouted(datagram, from: source, shard: nil)]
+            outputs.append(.unrouted(datagram, from: source, shard: nil))
+            return
         case .drop(.unknownAddress):
             reason = .unknownAddress
         case .drop(.malformedSTUN):
@@ -188,7 +207,6 @@ public final class SFURouter {
             reason = .unknownKind
         }
         countDropped(reason)
-        return []
     }
 
     /// Counts a datagram or packet dropped for `reason`.
@@ -207,7 +225,7 @@ public final class SFURouter {
         var outputs: [Output] = []
         for peer in Array(peers.values) {
             if let timeout = peer.transport.nextTimeout, now >= timeout {
-                outputs += handle(peer.transport.handleTimers(now: now), of: peer, now: now)
+                handle(peer.transport.handleTimers(now: now), of: peer, now: now, into: &outputs)
             }
             if !peer.videoBacklog.isEmpty { outputs += sendBacklog(of: peer, now: now) }
             if case .publisher(_, let tracks) = peer.role, peer.transport.isConnected {
@@ -215,7 +233,7 @@ public final class SFURouter {
                     outputs += sendPLI(to: peer, track: track)
                 }
                 for track in tracks where track.videoCodec != nil {
-                    outputs += sendNACK(track.nacks.due(now: now), to: peer, track: track)
+                    sendNACK(track.nacks.due(now: now), to: peer, track: track, into: &outputs)
                 }
                 // A receiver report a second: loss and LSR/DLSR (the publisher's RTT) per stream.
                 if peer.reports.due(now: now) {
@@ -236,8 +254,7 @@ public final class SFURouter {
         return outputs
     }
 
-    func handle(_ events: [PeerTransport.Event], of peer: Peer, now: ContinuousClock.Instant) -> [Output] {
-        var outputs: [Output] = []
+    func handle(_ events: [PeerTransport.Event], of peer: Peer, now: ContinuousClock.Instant, into outputs: inout [Output]) {
         for event in events {
             switch event {
             case .send(let bytes, let to):
@@ -264,7 +281,8 @@ public final class SFURouter {
                     }
                 }
             case .rtp(let packet):
-                outputs += forward(packet, from: peer, now: now)
+                // Not from the media port (which decrypts RTP itself): a transport's own events.
+                forward(ByteBuffer(bytes: packet), from: peer, now: now, into: &outputs)
             case .rtcp(let packet):
                 outputs += feedback(packet, from: peer, now: now)
             case .closed(let reason):
@@ -273,6 +291,5 @@ public final class SFURouter {
                 outputs.append(.peerClosed(owner: peer.owner, publisher: wasPublisher, reason: reason))
             }
         }
-        return outputs
     }
 }

@@ -175,8 +175,42 @@ public final class PeerTransport {
         return unprotect(datagram, from: source, rtcp: true).map { [.rtcp($0)] } ?? []
     }
 
+    /// An SRTP packet the media port classified and routed here, decrypted in place: the RTP
+    /// packet, in the datagram's own storage (copied once only when something else holds it),
+    /// or nil (counted). The SFU's way, with no event and no array per packet.
+    public func unprotectRTP(_ datagram: ByteBuffer, from source: TransportAddress) -> ByteBuffer? {
+        guard !isClosed, let (srtpIn, ssrc) = admit(datagram, from: source, rtcp: false) else { return nil }
+        var packet = datagram
+        let length = packet.readableBytes
+        do {
+            let plain = try packet.withUnsafeMutableReadableBytes { bytes throws(SRTPError) in try srtpIn.unprotectRTP(bytes, length: length) }
+            packet.moveWriterIndex(to: packet.readerIndex + plain)
+        } catch {
+            count(error)
+            return nil
+        }
+        inboundSSRCs.insert(ssrc)
+        return packet
+    }
+
     /// Decrypts SRTP or SRTCP from the selected address; nil (and counted) otherwise.
     private func unprotect(_ datagram: ByteBuffer, from source: TransportAddress, rtcp: Bool) -> [UInt8]? {
+        guard let (srtpIn, ssrc) = admit(datagram, from: source, rtcp: rtcp) else { return nil }
+        var bytes = Array(buffer: datagram)
+        do {
+            if rtcp { try srtpIn.unprotectRTCP(&bytes) } else { try srtpIn.unprotectRTP(&bytes) }
+        } catch {
+            count(error)
+            return nil
+        }
+        inboundSSRCs.insert(ssrc)
+        return bytes
+    }
+
+    /// The inbound SRTP session and the datagram's SSRC when the datagram may be decrypted:
+    /// from the selected address, once connected, of an SSRC seen or within the allowance;
+    /// nil (counted) otherwise.
+    private func admit(_ datagram: ByteBuffer, from source: TransportAddress, rtcp: Bool) -> (SRTPSession, UInt32)? {
         guard source == remoteAddress, let srtpIn else {
             drops.beforeConnected += 1
             return nil
@@ -188,15 +222,7 @@ public final class PeerTransport {
             drops.srtpOther += 1
             return nil
         }
-        var bytes = Array(buffer: datagram)
-        do {
-            if rtcp { try srtpIn.unprotectRTCP(&bytes) } else { try srtpIn.unprotectRTP(&bytes) }
-        } catch {
-            count(error)
-            return nil
-        }
-        inboundSSRCs.insert(ssrc)
-        return bytes
+        return (srtpIn, ssrc)
     }
 
     /// The most SSRCs a peer's SRTP and SRTCP may come from (audio, video, retransmission and

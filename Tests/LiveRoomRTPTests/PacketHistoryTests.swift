@@ -4,7 +4,7 @@ import Testing
 
 @Suite struct PacketHistoryTests {
     @Test func keepsTheLastPackets() {
-        var h = PacketHistory(capacity: 4)
+        var h = PacketHistory<[UInt8]>(capacity: 4)
         for s in UInt16(65_533)...UInt16(65_535) { h.store(sequenceNumber: s, packet: [UInt8(truncatingIfNeeded: s)]) }
         h.store(sequenceNumber: 0, packet: [0])
         h.store(sequenceNumber: 1, packet: [1])
@@ -15,7 +15,7 @@ import Testing
     }
 
     @Test func historyIsARing() {
-        var history = PacketHistory(capacity: 512)
+        var history = PacketHistory<[UInt8]>(capacity: 512)
         history.store(sequenceNumber: 5, packet: [5])
         history.store(sequenceNumber: 517, packet: [1])
         #expect(history.packet(sequenceNumber: 5) == nil)

@@ -32,21 +32,22 @@ import Testing
         // Not exported: no packet goes to other nodes.
         #expect(relays(home.sendLocal(vp8(1), kind: .video, of: key, now: now)).isEmpty)
         home.setExported(key, true)
-        var sent: [[UInt8]] = []
+        var sent: [ForwardedPacket] = []
         for seq: UInt16 in [2, 3, 4, 5] {
             let out = relays(home.sendLocal(vp8(seq), kind: .video, of: key, now: now))
             #expect(out.count == 1)
-            guard case (.packet(key, .video, let bytes, _), .nodes)? = out.first else {
+            guard case (.packet(key, .video, let packet, _), .nodes)? = out.first else {
                 Issue.record("packet \(seq) not relayed to the nodes: \(out)")
                 continue
             }
-            sent.append(bytes)
+            #expect(Array(buffer: packet.bytes) == vp8(seq) && packet.header.sequenceNumber == seq)
+            sent.append(packet)
         }
 
         // V mirrors it; packet 4 is lost on the way.
         _ = viewerNode.receiveRelay(.published(key, codecs: [.vp8, .opus]), from: origin, now: now)
         #expect(viewerNode.hasTracks(of: key) && viewerNode.ownTracks(of: key) == nil)
-        for bytes in [sent[0], sent[1]] { #expect(relays(viewerNode.receiveRelay(.packet(key, .video, bytes, arrival: now), from: origin, now: now)).isEmpty) }
+        for packet in [sent[0], sent[1]] { #expect(relays(viewerNode.receiveRelay(.packet(key, .video, packet, arrival: now), from: origin, now: now)).isEmpty) }
         let gap = relays(viewerNode.receiveRelay(.packet(key, .video, sent[3], arrival: now), from: origin, now: now))
         guard case (.nack(key, .video, let lost), .origin(let to))? = gap.first else {
             Issue.record("no NACK to the origin: \(gap)")
@@ -63,7 +64,7 @@ import Testing
 
         // The origin resends it from its history; what it never had is missing.
         let (packets, missing) = home.storedPackets(of: key, kind: .video, sequences: [4, 900])
-        #expect(packets == [sent[2]] && missing == [900])
+        #expect(packets.map { Array(buffer: $0.bytes) } == [Array(buffer: sent[2].bytes)] && missing == [900])
         // V's copy takes the resent packet and asks no more.
         _ = viewerNode.receiveRelay(.packet(key, .video, packets[0], arrival: now), from: origin, now: now)
         #expect(relays(viewerNode.handleTimers(now: now + .milliseconds(500))).isEmpty)

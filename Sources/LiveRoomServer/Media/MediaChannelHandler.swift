@@ -101,8 +101,23 @@ final class MediaChannelHandler: ChannelInboundHandler {
             if let action = nodeRelay.receive(Array(envelope.data.readableBytesView), from: source, now: .now) { broadcast(action) }
             return
         }
-        handle(router.receive(envelope.data, from: source, now: .now))
+        withOutputs { router.receive(envelope.data, from: source, now: .now, into: &$0) }
         sender?.flush(ifAtLeast: Self.packetFlushThreshold)
+    }
+
+    /// The array the router appends a packet's outputs to, kept between packets so that
+    /// forwarding one allocates none (a call while it is lent, from carrying out outputs, gets
+    /// a new one).
+    private var spareOutputs: [SFURouter.Output] = []
+
+    /// Lets `body` append outputs to the spare array, then carries them out.
+    private func withOutputs(_ body: (inout [SFURouter.Output]) -> Void) {
+        var outputs = spareOutputs
+        spareOutputs = []
+        body(&outputs)
+        if !outputs.isEmpty { handle(outputs) }
+        outputs.removeAll(keepingCapacity: true)
+        spareOutputs = outputs
     }
 
     /// Copies queued after one packet that are sent at once, before the next packet of a read
@@ -130,11 +145,11 @@ final class MediaChannelHandler: ChannelInboundHandler {
         for handoff in batch {
             switch handoff {
             case .datagram(let datagram, let source):
-                handle(router.receive(datagram, from: source, handedOff: true, now: now))
+                withOutputs { router.receive(datagram, from: source, handedOff: true, now: now, into: &$0) }
             case .write(let bytes, let address):
                 send(bytes, to: address)
             case .relay(let relay):
-                handle(router.receiveRelay(relay, from: .loop(origin), now: now))
+                withOutputs { router.receiveRelay(relay, from: .loop(origin), now: now, into: &$0) }
             case .node(let action):
                 perform(action, now: now)
             }
@@ -183,7 +198,7 @@ final class MediaChannelHandler: ChannelInboundHandler {
 
     /// One packet from an ICE-TCP connection.
     func receiveTCP(_ packet: ByteBuffer, from address: TransportAddress) {
-        handle(router.receive(packet, from: address, now: .now))
+        withOutputs { router.receive(packet, from: address, now: .now, into: &$0) }
     }
 
     /// An ICE-TCP connection closed.
@@ -314,10 +329,10 @@ final class MediaChannelHandler: ChannelInboundHandler {
                 router.setExported(key, false)
             }
         case .relay(let relay, let origin):
-            handle(router.receiveRelay(relay, from: origin, now: now))
+            withOutputs { router.receiveRelay(relay, from: origin, now: now, into: &$0) }
         case .resend(let key, let kind, let lost, let node, let origin):
             let (packets, missing) = router.storedPackets(of: key, kind: kind, sequences: lost)
-            for packet in packets { sendNode(.packet(key, kind, packet), to: node) }
+            for packet in packets { sendNode(.packet(key, kind, Array(buffer: packet.bytes)), to: node) }
             if !missing.isEmpty { handle(router.receiveRelay(.nack(key, kind, missing), from: origin, now: now)) }
         }
     }

@@ -117,6 +117,18 @@ extension RTPHeaderExtension {
     /// place (one-byte and two-byte forms; `to` must fit the form). Returns whether any was.
     @discardableResult
     public static func renumber(_ from: UInt8, to: UInt8, inPacket packet: inout [UInt8]) -> Bool {
+        packet.withUnsafeMutableBytes { renumber(from, to: to, inPacket: $0) }
+    }
+
+    /// ``renumber(_:to:inPacket:)-([UInt8])`` on a packet that is `packet`'s readable bytes.
+    @discardableResult
+    public static func renumber(_ from: UInt8, to: UInt8, inPacket packet: inout ByteBuffer) -> Bool {
+        packet.withUnsafeMutableReadableBytes { renumber(from, to: to, inPacket: $0) }
+    }
+
+    /// ``renumber(_:to:inPacket:)-([UInt8])`` on the packet in `packet`'s memory.
+    @discardableResult
+    public static func renumber(_ from: UInt8, to: UInt8, inPacket packet: UnsafeMutableRawBufferPointer) -> Bool {
         guard to != 0, packet.count >= 12, packet[0] & 0x10 != 0 else { return false }
         let start = 12 + 4 * Int(packet[0] & 0x0F)
         guard packet.count >= start + 4 else { return false }

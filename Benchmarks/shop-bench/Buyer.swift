@@ -92,7 +92,13 @@ struct Buyer: Sendable {
                     }
                     defer { sender.cancel() }
                     while outcomes.waiting > 0, let message = try await messages.next() {
-                        guard case .text(let text) = message,
+                        // Only answers are read as JSON. A buyer hears every message of the room
+                        // (the anchor's custom messages, the sales), and parsing each one, for a
+                        // thousand buyers in one process, kept this client's pongs waiting behind
+                        // its reading for over a ping interval (seen on the wire: no pong within
+                        // 20 s of the server's ping), so the server rightly closed it. A browser
+                        // answers pings apart from its page's work.
+                        guard case .text(let text) = message, text.contains(#""event":"onBuyResult""#),
                             case .onBuyResult(_, let quantity, let code, _, let orderId, _, let requestId?)? = try? ServerEvent.parse(text)
                         else { continue }
                         outcomes.answered(requestId, code: code, orderId: orderId, quantity: quantity, at: .now)

@@ -406,10 +406,10 @@ public struct LiveRoomServer: Sendable {
         }
     }
 
-    /// The answer to a node-to-node message (`/v1/cluster/pk`, `/task`, `/whep`) that does not
-    /// carry the relay token, or reaches a server that runs alone.
-    static func notFromNode(code: Int) -> Response {
-        json(["ErrorCode": .number(Double(code)), "ErrorMessage": "only the nodes of the cluster send these"], status: .forbidden)
+    /// The answer to a node message (`POST /v1/cluster/message`) that does not carry the relay
+    /// token, or reaches a server that runs alone.
+    static func notFromNode() -> Response {
+        json(["ErrorCode": .number(Double(ErrorCode.invalidParameter)), "ErrorMessage": "only the nodes of the cluster send these"], status: .forbidden)
     }
 
     static func json(_ value: JSONValue, status: HTTPResponse.Status = .ok) -> Response {

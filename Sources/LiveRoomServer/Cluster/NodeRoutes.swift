@@ -13,7 +13,7 @@ struct NodeRoutes: Sendable {
 
     func add(to router: Router<RequestContext>) {
         router.post(RouterPath(NodeMessage.path)) { request, _ -> Response in
-            guard forwarding?.isForwarded(request) == true else { return LiveRoomServer.notFromNode(code: ErrorCode.invalidParameter) }
+            guard forwarding?.isForwarded(request) == true else { return LiveRoomServer.notFromNode() }
             let body = try await request.body.collect(upTo: NodeMessage.maximumSize)
             do throws(LiveRoomError) {
                 return LiveRoomServer.json(try await answer(to: try NodeMessage.parse(String(buffer: body))))

@@ -30,6 +30,8 @@ struct HubServices: Sendable {
 }
 
 extension RoomHub {
+    /// A hub whose services are made from their settings (the server's, and the tests' with
+    /// the defaults here).
     init(
         configuration: RoomsStateMachine.Configuration, tasksConfiguration: PublishTasksStateMachine.Configuration = .init(),
         egress: EgressResolver = EgressResolver(policy: EgressPolicy()), imageDirectory: String? = nil, maxOutboxBytes: Int = 4 << 20,

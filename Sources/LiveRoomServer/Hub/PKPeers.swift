@@ -56,7 +56,7 @@ extension RoomHub {
         self.node.peers[node.nodeId] = node
     }
 
-    /// A message of another node's (`POST /v1/cluster/pk`, its relay token checked): its answer.
+    /// A `pk` node message (``NodeMessage``, its relay token checked): its answer.
     func pkPeerMessage(_ message: PKPeerMessage) async -> JSONValue {
         switch message.kind {
         case .link:

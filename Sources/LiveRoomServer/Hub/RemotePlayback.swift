@@ -73,7 +73,7 @@ extension RoomHub {
         }
     }
 
-    /// A message of another node's (`POST /v1/cluster/whep`, its relay token checked): whether it
+    /// A `playback` node message (``NodeMessage``, its relay token checked): whether it
     /// named something it may end.
     func remotePlaybackMessage(_ message: PlaybackMessage) -> Bool {
         switch message {

@@ -36,7 +36,7 @@ extension RoomHub {
         }
     }
 
-    func sendNodeFrame(_ frame: NodeMediaFrame, to session: SessionID) {
+    private func sendNodeFrame(_ frame: NodeMediaFrame, to session: SessionID) {
         connections.outboxes[session]?.push(NodeMessage.media(frame).text, priority: .high)
     }
 
@@ -44,7 +44,7 @@ extension RoomHub {
     /// With `restart`, an ICE restart of that subscription instead.
     /// `mediaHome` names the node whose media port serves the publisher when it is not the room's
     /// home (a PK anchor of a room on another node).
-    func subscribeThroughRelay(session: SessionID, roomId: String?, publisherId: String, sdp: String, restart: Bool = false, mediaHome: String? = nil) {
+    private func subscribeThroughRelay(session: SessionID, roomId: String?, publisherId: String, sdp: String, restart: Bool = false, mediaHome: String? = nil) {
         let id = self.node.nextRequest
         self.node.nextRequest += 1
         self.node.requests[id] = (session, publisherId, restart)
@@ -56,7 +56,7 @@ extension RoomHub {
         }
     }
 
-    func nodeRequestTimedOut(_ id: Int) {
+    private func nodeRequestTimedOut(_ id: Int) {
         guard let request = self.node.requests.removeValue(forKey: id) else { return }
         let error =
             request.restart

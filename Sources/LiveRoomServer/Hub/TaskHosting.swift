@@ -131,7 +131,7 @@ extension RoomHub {
 
     // MARK: On the node running the runner (T)
 
-    /// A message of another node's (`POST /v1/cluster/task`, its relay token checked): its answer.
+    /// A `task` node message (``NodeMessage``, its relay token checked): its answer.
     func taskHostMessage(_ message: TaskHostMessage) async -> JSONValue {
         func refuse(_ code: Int, _ text: String) -> JSONValue { ["ErrorCode": .number(Double(code)), "ErrorMessage": .string(text)] }
         let ok: JSONValue = ["ErrorCode": 0, "ErrorMessage": ""]

@@ -12,6 +12,8 @@ final class FrameHandoff: Sendable {
     private struct State {
         var waiting = 0
         var reader: CheckedContinuation<Void, Never>?
+        /// Once finished, nobody takes frames: a reader never waits again.
+        var finished = false
     }
 
     private let state = Mutex(State())
@@ -27,12 +29,12 @@ final class FrameHandoff: Sendable {
         input.yield(frame)
         let full = state.withLock { state in
             state.waiting += 1
-            return state.waiting >= Self.limit
+            return state.waiting >= Self.limit && !state.finished
         }
         guard full else { return }
         await withCheckedContinuation { continuation in
             let resume = state.withLock { state -> Bool in
-                guard state.waiting >= Self.limit else { return true }
+                guard state.waiting >= Self.limit, !state.finished else { return true }
                 state.reader = continuation
                 return false
             }
@@ -55,6 +57,7 @@ final class FrameHandoff: Sendable {
     func finish() {
         input.finish()
         let reader = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.finished = true
             defer { state.reader = nil }
             return state.reader
         }

@@ -150,9 +150,11 @@ struct ClusterEndToEndTests {
         #expect((try await failover.waitForEvent("onEnterRoom", timeout: .seconds(15))["result"]?.intValue ?? -1) >= 0)
         try await failover.waitForEvent("onRemoteUserEnterRoom") { $0["userId"] == "anchor" }
 
-        // A room that empties is released.
+        // A room that empties is released. A new room goes to the least loaded live node: n1
+        // homes R, so n2 or n3, whichever reported less CPU (a band of 10 %) in its last heartbeat.
         let lone = try await n2.entered("lone", room: "E", role: "anchor", in: scope)
-        #expect(Self.home(try await Self.clusterNodes(n2), room: "E") == "n2")
+        let homeOfE = Self.home(try await Self.clusterNodes(n2), room: "E")
+        #expect(homeOfE == "n2" || homeOfE == "n3", "room E's home: \(homeOfE ?? "none")")
         lone.send("leave")
         _ = try await Self.waitForCluster(n2, timeout: .seconds(5), "room E released") { Self.home($0, room: "E") == nil }
 

@@ -30,13 +30,6 @@ extension SFURouter {
         forward(packet, on: track, of: key, mirrored: false, now: now, into: &outputs)
     }
 
-    /// A NACK to a publisher for the packets of `track` (its SSRC, or `ssrc` before it is known) that did not arrive.
-    func sendNACK(_ lost: [UInt16], to publisher: Peer, track: UpTrack, ssrc: UInt32? = nil, into outputs: inout [Output]) {
-        guard !lost.isEmpty, let mediaSSRC = track.ssrc ?? ssrc else { return }
-        counters.nacksSent += 1
-        outputs += sendRTCP([.genericNACK(RTCPGenericNACK(senderSSRC: feedbackSSRC, mediaSSRC: mediaSSRC, lostSequenceNumbers: lost))], to: publisher)
-    }
-
     /// Forwards one packet, parsed once where it arrived: the header and payload view serve the
     /// statistics, keyframe detection and taps; the same bytes go to the history and the
     /// mirrors, and are copied once per subscriber, into its datagram, rewritten and encrypted

@@ -84,10 +84,15 @@ extension SFURouter {
 
     /// ``receiveRelay(_:from:now:)``, its outputs appended to `outputs`.
     public func receiveRelay(_ relay: Relay, from origin: Origin, now: ContinuousClock.Instant, into outputs: inout [Output]) {
-        if case .packet(let key, let kind, let packet, let arrival) = relay {
+        switch relay {
+        case .packet(let key, let kind, let packet, let arrival):
             receiveMirrored(packet, kind: kind, of: key, from: origin, arrival: arrival, now: now, into: &outputs)
-        } else {
-            outputs += receiveControl(relay, from: origin, now: now)
+        case .published(let key, let codecs):
+            mirror(key, codecs: codecs, from: origin)
+        case .ended(let key):
+            if mirrors[key]?.origin == origin { mirrors[key] = nil }
+        case .senderReport, .keyframeRequest, .nack:
+            relayedFeedback(relay, from: origin, now: now, into: &outputs)
         }
     }
 
@@ -110,36 +115,15 @@ extension SFURouter {
         forward(packet, on: track, of: key, mirrored: true, now: arrival, into: &outputs)
     }
 
-    /// Every other relay message: publishers and their reports, keyframe requests, NACKs.
-    private func receiveControl(_ relay: Relay, from origin: Origin, now: ContinuousClock.Instant) -> [Output] {
-        switch relay {
-        case .published(let key, let codecs):
-            // A publisher of this router's own is the newer one.
-            guard publishers[key] == nil, localPublishers[key] == nil else { return [] }
-            // Another node's answer repeated (a loop may have taken it already): the mirror stays, with its history.
-            if origin.isNode, let mirror = mirrors[key], mirror.origin == origin, mirror.tracks.map(\.codec) == codecs { return [] }
-            let tracks = codecs.map { UpTrack(kind: $0.kind, codec: $0, payloadType: 0) }
-            mirrors[key] = (origin, tracks)
-            attachSubscribers(of: key, to: tracks)
-        case .ended(let key):
-            if mirrors[key]?.origin == origin { mirrors[key] = nil }
-        case .packet:
-            break
-        case .senderReport(let key, let report):
-            guard let mirror = mirrors[key], mirror.origin == origin, let up = mirror.tracks.first(where: { $0.ssrc == report.ssrc }) else { return [] }
-            return forwardSenderReport(report, on: up)
-        case .keyframeRequest(let key):
-            // Only a publisher of this router's own: a request is never relayed twice.
-            guard mirrors[key] == nil else { return [] }
-            return requestKeyframe(of: key, now: now)
-        case .nack(let key, let kind, let lost):
-            guard let publisher = publishers[key].flatMap({ peers[$0] }), case .publisher(_, let tracks) = publisher.role,
-                let ssrc = tracks.first(where: { $0.kind == kind })?.ssrc
-            else { return [] }
-            counters.nacksForwarded += 1
-            return sendRTCP([.genericNACK(RTCPGenericNACK(senderSSRC: feedbackSSRC, mediaSSRC: ssrc, lostSequenceNumbers: lost))], to: publisher)
-        }
-        return []
+    /// A publisher that started on router `origin`: mirrored here, unless this router has its own.
+    private func mirror(_ key: PublisherKey, codecs: [RTPCodec], from origin: Origin) {
+        // A publisher of this router's own is the newer one.
+        guard publishers[key] == nil, localPublishers[key] == nil else { return }
+        // Another node's answer repeated (a loop may have taken it already): the mirror stays, with its history.
+        if origin.isNode, let mirror = mirrors[key], mirror.origin == origin, mirror.tracks.map(\.codec) == codecs { return }
+        let tracks = codecs.map { UpTrack(kind: $0.kind, codec: $0, payloadType: 0) }
+        mirrors[key] = (origin, tracks)
+        attachSubscribers(of: key, to: tracks)
     }
 
     /// One RTP packet (unprotected) of a local publisher's `kind` track, to its subscribers and taps.

@@ -226,6 +226,8 @@ extension SFURouter {
         /// A subscriber's video still to send from the kept keyframe on, paced, with the live
         /// packets that came meanwhile queued behind it (in order).
         var videoBacklog: [ForwardedPacket] = []
+        /// A subscriber's newest REMB: what its receiver estimates its link carries, in bits per second.
+        var downlinkEstimate: UInt64?
 
         init(id: PeerID, owner: OwnerID, transport: PeerTransport, role: Role, answer: SessionDescription) {
             self.id = id

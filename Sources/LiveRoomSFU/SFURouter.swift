@@ -228,29 +228,8 @@ public final class SFURouter {
                 handle(peer.transport.handleTimers(now: now), of: peer, now: now, into: &outputs)
             }
             if !peer.videoBacklog.isEmpty { outputs += sendBacklog(of: peer, now: now) }
-            if case .publisher(_, let tracks) = peer.role, peer.transport.isConnected {
-                for track in tracks where track.keyframeRequests.due(now: now) {
-                    outputs += sendPLI(to: peer, track: track)
-                }
-                for track in tracks where track.videoCodec != nil {
-                    sendNACK(track.nacks.due(now: now), to: peer, track: track, into: &outputs)
-                }
-                // A receiver report a second: loss and LSR/DLSR (the publisher's RTT) per stream.
-                if peer.reports.due(now: now) {
-                    let blocks = tracks.compactMap { track in track.ssrc.flatMap { track.reception.reportBlock(ssrc: $0, now: now) } }
-                    if !blocks.isEmpty {
-                        outputs += sendRTCP([.receiverReport(RTCPReceiverReport(ssrc: feedbackSSRC, reportBlocks: blocks))], to: peer)
-                    }
-                }
-            }
         }
-        // Mirrors of other nodes' video: what is still missing is asked for again.
-        for (key, mirror) in mirrors where mirror.origin.isNode {
-            for track in mirror.tracks where track.videoCodec != nil {
-                let lost = track.nacks.due(now: now)
-                if !lost.isEmpty { outputs.append(.relay(.nack(key, track.kind, lost), to: .origin(mirror.origin))) }
-            }
-        }
+        feedbackTimers(now: now, into: &outputs)
         return outputs
     }
 
@@ -284,7 +263,7 @@ public final class SFURouter {
                 // Not from the media port (which decrypts RTP itself): a transport's own events.
                 forward(ByteBuffer(bytes: packet), from: peer, now: now, into: &outputs)
             case .rtcp(let packet):
-                outputs += feedback(packet, from: peer, now: now)
+                feedback(packet, from: peer, now: now, into: &outputs)
             case .closed(let reason):
                 let wasPublisher: PublisherKey? = if case .publisher(let key, _) = peer.role { key } else { nil }
                 outputs += remove(peer.id, reason: reason)

@@ -123,10 +123,11 @@ struct SignalingConnection: Sendable {
         logger.debug("Signaling connection opened", metadata: [LogKey.session: "\(session)"])
         // Whether the server ended the connection (a policy, not the network): no reconnect grace then.
         let closedByServer = SharedFlag()
-        // The connection's work (reading, writing) runs on its room's lane once it has a seat:
-        // a busy room's connections queue behind each other, not before other rooms'.
-        let executor = ConnectionExecutor()
-        hub.seats.register(session, executor)
+        // The connection's work (handling frames, writing) runs on its room's lane once it has
+        // a seat, its reading on the room's reading lane: a busy room's connections queue behind
+        // each other, not before other rooms'.
+        let (executor, readingExecutor) = (ConnectionExecutor(), ConnectionExecutor(reads: true))
+        hub.seats.register(session, executor, readingExecutor)
         defer { hub.seats.unregister(session) }
         await withTaskExecutorPreference(executor) {
             await withTaskGroup(of: Void.self) { group in
@@ -155,10 +156,11 @@ struct SignalingConnection: Sendable {
                         break
                     }
                 }
-                // Frames are read off the lane (pongs included) and handled on it, in order.
+                // Frames are read on the reading lane (pongs included) and handled on the room's
+                // lane, in order.
                 let handoff = FrameHandoff()
                 nonisolated(unsafe) var reader = messages  // used by the reading task alone from here on
-                group.addTask(executorPreference: globalConcurrentExecutor) {
+                group.addTask(executorPreference: readingExecutor) {
                     do {
                         while let message = try await reader.next() { await handoff.put(message) }
                     } catch {

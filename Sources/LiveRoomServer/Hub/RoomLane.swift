@@ -8,11 +8,19 @@ import Synchronization
 /// so a room with thousands of jobs waiting (a flash sale) delays another room's job by at
 /// most a slice (``sliceJobs``), where the pool alone would run every job queued before it.
 final class RoomLane: TaskExecutor, Sendable {
+    /// The lane the room's connections read their frames on (pongs included), beside this one:
+    /// a room with thousands of frames to read takes turns with the other rooms' reading too,
+    /// and a frame waits for no work of its room to be read. Nil on a reading lane itself.
+    let reading: RoomLane?
     /// Jobs waiting, each with the executor it runs as (its connection's, or the lane's own),
     /// and whether a slice is queued in the pool or running.
     private let state = Mutex((jobs: CircularBuffer<Waiting>(), scheduled: false))
     /// The most jobs one slice runs before the lane queues itself again behind the others.
     static let sliceJobs = 16
+
+    init() { reading = RoomLane(readingLaneOf: ()) }
+
+    private init(readingLaneOf: Void) { reading = nil }
 
     struct Waiting: @unchecked Sendable {
         var job: UnownedJob
@@ -53,13 +61,20 @@ final class RoomLane: TaskExecutor, Sendable {
     }
 }
 
-/// The executor a signaling connection's tasks prefer: its room's lane once it has a seat, the
-/// shared pool before (``Seats`` moves it when the seat changes).
+/// The executor a signaling connection's tasks prefer: its room's lane once it has a seat (its
+/// reading lane for the task that reads frames), the shared pool before (``Seats`` moves it
+/// when the seat changes).
 final class ConnectionExecutor: TaskExecutor, Sendable {
     private let current = Mutex<RoomLane?>(nil)
+    /// The executor of the task that reads the connection's frames: it follows the room's reading lane.
+    let reads: Bool
+
+    init(reads: Bool = false) {
+        self.reads = reads
+    }
 
     /// The lane the connection's jobs go to; nil: the shared pool.
-    var lane: RoomLane? { current.withLock { $0 } }
+    var lane: RoomLane? { current.withLock { reads ? $0?.reading : $0 } }
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)

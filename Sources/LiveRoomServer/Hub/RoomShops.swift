@@ -19,7 +19,7 @@ final class Seats: Sendable {
 
     private struct State {
         var seats: [SessionID: Seat] = [:]
-        var executors: [SessionID: ConnectionExecutor] = [:]
+        var executors: [SessionID: [ConnectionExecutor]] = [:]
         /// Each room's lane while someone sits in it, with how many do.
         var lanes: [String: (lane: RoomLane, seated: Int)] = [:]
 
@@ -30,12 +30,12 @@ final class Seats: Sendable {
             }
             seats[session] = seat
             guard let roomId = seat?.roomId else {
-                executors[session]?.move(to: nil)
+                for executor in executors[session] ?? [] { executor.move(to: nil) }
                 return
             }
             let lane = lanes[roomId]?.lane ?? RoomLane()
             lanes[roomId] = (lane, (lanes[roomId]?.seated ?? 0) + 1)
-            executors[session]?.move(to: lane)
+            for executor in executors[session] ?? [] { executor.move(to: lane) }
         }
     }
 
@@ -50,11 +50,12 @@ final class Seats: Sendable {
         }
     }
 
-    /// `session`'s tasks run on `executor`, which follows its seat from room to room.
-    func register(_ session: SessionID, _ executor: ConnectionExecutor) {
+    /// `session`'s tasks run on `executors`, which follow its seat from room to room.
+    func register(_ session: SessionID, _ executors: ConnectionExecutor...) {
         state.withLock { state in
-            state.executors[session] = executor
-            executor.move(to: state.seats[session].flatMap { state.lanes[$0.roomId]?.lane })
+            state.executors[session] = executors
+            let lane = state.seats[session].flatMap { state.lanes[$0.roomId]?.lane }
+            for executor in executors { executor.move(to: lane) }
         }
     }
 

@@ -56,16 +56,22 @@ import Testing
     @Test func aConnectionFollowsItsSeatFromLaneToLane() async {
         let seats = Seats()
         let first = ConnectionExecutor()
+        let firstReading = ConnectionExecutor(reads: true)
         let second = ConnectionExecutor()
-        seats.register(1, first)
+        seats.register(1, first, firstReading)
         seats.register(2, second)
         #expect(seats.laneCount == 0)
+        #expect(firstReading.lane == nil)
         seats.apply([(1, ("shop", "a")), (2, ("shop", "b"))])
         #expect(seats.laneCount == 1)
         let lane = seats.lane(of: "shop")
         #expect(first.lane === lane && second.lane === lane)
+        // Its frames are read on the room's reading lane, apart from the room's work.
+        #expect(firstReading.lane != nil && firstReading.lane === lane.reading && firstReading.lane !== lane)
+        #expect(lane.reading?.reading == nil)
         seats.apply([(1, ("other", "a"))])
         #expect(seats.laneCount == 2 && first.lane === seats.lane(of: "other") && second.lane === lane)
+        #expect(firstReading.lane === seats.lane(of: "other").reading)
         seats.apply([(2, nil)])
         #expect(seats.laneCount == 1 && second.lane == nil)
         // Work still runs wherever the executor is.

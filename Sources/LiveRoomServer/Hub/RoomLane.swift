@@ -3,8 +3,8 @@ import NIOCore
 import Synchronization
 
 /// One room's lane on the process's shared thread pool: the work of the room's connections
-/// (reading their frames, writing their messages) and of its shop runs here, one job at a time
-/// in the order it came. The lane has at most one slice of work queued in the pool at a time,
+/// (handling their frames, writing their messages) and of its shop runs here, one job at a
+/// time in the order it came; their reading runs on the room's ``reading`` lane. The lane has at most one slice of work queued in the pool at a time,
 /// so a room with thousands of jobs waiting (a flash sale) delays another room's job by at
 /// most a slice (``sliceJobs``), where the pool alone would run every job queued before it.
 final class RoomLane: TaskExecutor, Sendable {

@@ -130,7 +130,7 @@ let package = Package(
         ]),
         // Media: frames, synthetic and file sources, VP8/H.264/Opus codecs, Matroska recording.
         .target(name: "LiveRoomMedia", dependencies: [
-            "COpus", "CVPX", "CFFmpeg", "LiveRoomWire",
+            "COpus", "CVPX", "CFFmpeg", "LiveRoomRTP", "LiveRoomWire",
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
         // DTLS-SRTP for WebRTC: certificates and fingerprints, the DTLS 1.2 handshake over memory BIOs, SRTP sessions.

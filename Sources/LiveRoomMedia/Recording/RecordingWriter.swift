@@ -42,6 +42,17 @@ public final class RecordingWriter: @unchecked Sendable {
         self.path = path
         self.onError = onError
         queue = DispatchQueue(label: "liveroom.recording.\(label)")
+        queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self))
+    }
+
+    /// Marks the writer's queue, so a write made on it (from ``onQueue(_:)``) is not queued again.
+    private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
+
+    /// Runs `body` on the queue: at once when called there (a write from ``onQueue(_:)``'s body
+    /// is then in order with it, and before a ``finish()`` called meanwhile), else after what
+    /// is queued.
+    private func onQueueInOrder(_ body: @escaping @Sendable () -> Void) {
+        if DispatchQueue.getSpecific(key: Self.queueKey) == ObjectIdentifier(self) { body() } else { queue.async(execute: body) }
     }
 
     /// `DIR/<userId>.mkv`, with characters other than letters, digits, `-`, `_` and `.` replaced by `_`.
@@ -51,7 +62,7 @@ public final class RecordingWriter: @unchecked Sendable {
     }
 
     public func writeVideo(_ frame: EncodedVideoFrame) {
-        queue.async { [self] in
+        onQueueInOrder { [self] in
             guard !finished, !failed else { return }
             do {
                 if recorder == nil {
@@ -74,7 +85,7 @@ public final class RecordingWriter: @unchecked Sendable {
     }
 
     public func writeAudio(_ frame: EncodedAudioFrame) {
-        queue.async { [self] in
+        onQueueInOrder { [self] in
             guard !finished, !failed else { return }
             guard let recorder else {
                 heldAudio.append(frame)
@@ -86,7 +97,8 @@ public final class RecordingWriter: @unchecked Sendable {
     }
 
     /// Runs `body` on the writer's queue, after what is queued: a caller's own per-recording
-    /// state (frame assembly, a timeline) lives there too.
+    /// state (frame assembly, a timeline) lives there too. The writes `body` makes are written
+    /// as it makes them.
     public func onQueue(_ body: @escaping @Sendable () -> Void) {
         queue.async(execute: body)
     }

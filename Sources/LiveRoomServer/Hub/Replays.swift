@@ -3,28 +3,20 @@ import LiveRoomCommerce
 import LiveRoomCore
 import LiveRoomMedia
 import LiveRoomProtocol
-import LiveRoomRTP
 import LiveRoomSFU
 import LiveRoomTransport
 import LiveRoomWire
 import Logging
 
-/// One replay being recorded: the presenting anchor's RTP, tapped from the SFU, put back
-/// into frames and written without re-encoding (WebM for VP8 and Opus, Matroska for H.264).
-/// Packets arrive on the media loop and are handed to the writer's queue at once; the frame
-/// assembly and the timeline live on that queue.
-final class ReplayCapture: @unchecked Sendable {
+/// One replay being recorded: the presenting anchor's RTP, tapped from the SFU and written
+/// without re-encoding (``RTPRecorder``) into a file named by the replay's id.
+struct ReplayCapture: Sendable {
     let replayId: String
     let roomId: String
     let itemNumber: Int
     let userId: String
     let startedAt: Int64
-    let writer: RecordingWriter
-    private let requestKeyframe: @Sendable () -> Void
-    // Touched only on the writer's queue.
-    private var assembler = VideoFrameAssembler()
-    private var videoCodec: VideoCodec?
-    private var timeline = RecordingTimeline()
+    let recorder: RTPRecorder
 
     init(
         directory: String, roomId: String, itemNumber: Int, userId: String, startedAt: Int64, logger: Logger,
@@ -36,8 +28,7 @@ final class ReplayCapture: @unchecked Sendable {
         self.itemNumber = itemNumber
         self.userId = userId
         self.startedAt = startedAt
-        self.requestKeyframe = requestKeyframe
-        writer = RecordingWriter(
+        let writer = RecordingWriter(
             label: "replay.\(replayId)",
             path: { codec in
                 let name = "\(replayId).\(Replay.fileExtension(codec: ReplayCapture.codecName(codec)))"
@@ -46,6 +37,16 @@ final class ReplayCapture: @unchecked Sendable {
             onError: { path, error in
                 logger.warning("Replay recording failed", metadata: [LogKey.room: "\(roomId)", LogKey.error: "\(path): \(error)"])
             })
+        recorder = RTPRecorder(writer: writer, requestKeyframe: requestKeyframe)
+    }
+
+    /// A tapped packet of the anchor (on the media loop): VP8 or H.264 video, Opus audio.
+    func receive(_ codec: RTPCodec, _ packet: RTPPacket) {
+        if codec.kind == .video {
+            if let video = VideoCodec(rawValue: codec.name) { recorder.receive(packet, of: .video(video), arrival: .now) }
+        } else if codec.name == "opus" {
+            recorder.receive(packet, of: .opus, arrival: .now)
+        }
     }
 
     /// The replay's `codec`: `vp8`, `h264`, or `opus` for audio only.
@@ -54,36 +55,6 @@ final class ReplayCapture: @unchecked Sendable {
         case .vp8: "vp8"
         case .h264: "h264"
         case nil: "opus"
-        }
-    }
-
-    /// A tapped packet of the anchor (on the media loop).
-    func receive(_ codec: RTPCodec, _ packet: RTPPacket, arrival: ContinuousClock.Instant) {
-        writer.onQueue { [self] in
-            if codec.kind == .video {
-                guard let codec = VideoCodec(rawValue: codec.name) else { return }
-                if videoCodec != codec {
-                    videoCodec = codec
-                    assembler = VideoFrameAssembler()
-                }
-                for action in assembler.insert(packet, codec: codec, now: arrival) {
-                    switch action {
-                    case .frame(let frame):
-                        guard let data = VideoPayloadFormat.bitstream(of: frame, codec: codec),
-                            let pts = timeline.pts(kind: .video, timestamp: frame.timestamp, arrival: arrival)
-                        else { continue }
-                        writer.writeVideo(EncodedVideoFrame(codec: codec, data: data, isKeyframe: frame.isKeyframe, pts: pts))
-                    case .requestKeyframe:
-                        requestKeyframe()
-                    case .nack:
-                        break
-                    }
-                }
-            } else if codec.name == "opus", packet.payload.readableBytes > 0,
-                let pts = timeline.pts(kind: .audio, timestamp: packet.header.timestamp, arrival: arrival)
-            {
-                writer.writeAudio(EncodedAudioFrame(data: Array(packet.payload.readableBytesView), pts: pts, duration: 960))
-            }
         }
     }
 }
@@ -111,7 +82,7 @@ extension RoomHub {
         let capture = ReplayCapture(
             directory: directory, roomId: roomId, itemNumber: itemNumber, userId: userId, startedAt: EventTime.now().unixMillis, logger: logger
         ) { media.requestKeyframe(for: tap, of: key) }
-        media.setTap(tap, publishers: [key]) { _, codec, packet in capture.receive(codec, packet, arrival: .now) }
+        media.setTap(tap, publishers: [key]) { _, codec, packet in capture.receive(codec, packet) }
         media.requestKeyframe(for: tap, of: key)
         let limit = maxReplayLength
         let replayId = capture.replayId
@@ -132,7 +103,7 @@ extension RoomHub {
         media?.setTap(active.tap, publishers: [], sink: { _, _, _ in })
         let capture = active.capture
         // The trailer is written off the hub: a file write must not hold up every room.
-        let summary = await Task.detached { capture.writer.finish() }.value
+        let summary = await Task.detached { capture.recorder.writer.finish() }.value
         guard let path = summary.path else { return }
         let bytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int64) ?? 0
         guard let catalogue, !summary.failed, summary.videoFrames + summary.audioFrames > 0, bytes > 0 else {

@@ -97,7 +97,8 @@ public final class ServerProcess: Sendable {
             guard let id = Int(tid), let text = try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/schedstat", encoding: .utf8) else { continue }
             let fields = text.split(separator: " ")
             guard fields.count >= 2, let running = UInt64(fields[0]), let waiting = UInt64(fields[1]) else { continue }
-            stats[id] = ThreadSchedStat(runningNanoseconds: running, waitingNanoseconds: waiting)
+            let name = (try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+            stats[id] = ThreadSchedStat(runningNanoseconds: running, waitingNanoseconds: waiting, name: name)
         }
         return stats
     }
@@ -174,13 +175,37 @@ public func udpReceiveDrops(pid: pid_t) -> Int {
 }
 
 public struct ThreadSchedStat: Sendable {
-    public init(runningNanoseconds: UInt64, waitingNanoseconds: UInt64) {
+    public init(runningNanoseconds: UInt64, waitingNanoseconds: UInt64, name: String = "") {
         self.runningNanoseconds = runningNanoseconds
         self.waitingNanoseconds = waitingNanoseconds
+        self.name = name
     }
 
     public var runningNanoseconds: UInt64
     public var waitingNanoseconds: UInt64
+    /// The thread's name (`/proc/<pid>/task/<tid>/comm`, at most 15 bytes).
+    public var name: String
+
+    /// The CPU each kind of thread used between `before` and `after` (the same process), in %
+    /// of one core over `seconds`, busiest first. Threads are grouped by name without the
+    /// numbers SwiftNIO adds (`NIO-SGLTN-3-#1` counts as `NIO-SGLTN`).
+    public static func busiest(from before: [Int: ThreadSchedStat], to after: [Int: ThreadSchedStat], seconds: Double) -> [(name: String, percent: Double)] {
+        var byName: [String: UInt64] = [:]
+        for (id, now) in after {
+            let used = now.runningNanoseconds &- (before[id]?.runningNanoseconds ?? 0)
+            byName[group(now.name), default: 0] += used
+        }
+        return byName.map { ($0.key, seconds > 0 ? Double($0.value) / 1e9 / seconds * 100 : 0) }.sorted { $0.percent > $1.percent }
+    }
+
+    /// `NIO-ELT-2-#1` → `NIO-ELT`; libdispatch's worker threads (`com.apple.root.default-qos`
+    /// and its overcommit queue, cut to 15 bytes), which run Swift's tasks, → `pool`; other
+    /// names as they are.
+    static func group(_ name: String) -> String {
+        if name.hasSuffix("qos") || name.hasSuffix("qos.overcommit") { return "pool" }
+        guard let match = name.firstMatch(of: /^(.+?)-\d+-#\d+$/) else { return name }
+        return String(match.1)
+    }
 }
 
 /// Clock ticks per second for `/proc` CPU times.

@@ -100,7 +100,7 @@ struct ShopBench: AsyncParsableCommand {
         do {
             for round in 1...rounds {
                 try await restock(admin)
-                var result = try await sale(round: round, url: url, admin: admin, logger: logger)
+                var result = try await sale(round: round, url: url, admin: admin, server: started, logger: logger)
                 result.binary = binary ?? url
                 results.append(result)
                 report(result)
@@ -148,7 +148,7 @@ struct ShopBench: AsyncParsableCommand {
         return response
     }
 
-    func sale(round: Int, url: String, admin: AdminClient, logger: Logger) async throws -> SaleResult {
+    func sale(round: Int, url: String, admin: AdminClient, server: ServerProcess?, logger: Logger) async throws -> SaleResult {
         let signaling = (url.hasPrefix("https://") ? "wss://" + url.dropFirst(8) : "ws://" + url.dropFirst("http://".count)) + "/ws"
         let sale = String(UInt32.random(in: 0...UInt32.max), radix: 36)
         let gate = Gate()
@@ -186,11 +186,15 @@ struct ShopBench: AsyncParsableCommand {
             }
             progress("round \(round): \(requests) buy requests go")
             let start = ContinuousClock.now
+            let threadsBefore = server?.threadSchedStats()
             quiet?.send("sale")
             await gate.open()
             var outcomes: [BuyOutcome] = []
             for try await batch in group { outcomes += batch }
             let elapsed = ContinuousClock.now - start
+            let serverThreads = threadsBefore.flatMap { before in
+                server.map { ThreadSchedStat.busiest(from: before, to: $0.threadSchedStats(), seconds: seconds(elapsed, atLeast: .zero)) }
+            }
             quiet?.send("after")
             // Messages sent during the sale get a moment to arrive.
             try await Task.sleep(for: .seconds(1))
@@ -201,7 +205,7 @@ struct ShopBench: AsyncParsableCommand {
             return SaleResult(
                 name: "server, \(clients) WebSocket clients", round: round, outcomes: outcomes, seconds: seconds(elapsed, atLeast: last),
                 stockLeft: products?.first { $0["itemNumber"]?.intValue == item }?["stock"]?.intValue,
-                quiet: quietFigures)
+                quiet: quietFigures, serverThreads: serverThreads ?? [])
         }
     }
 
@@ -256,8 +260,14 @@ struct ShopBench: AsyncParsableCommand {
                         String(
                             format: "; quiet rooms p99 %.2f ms before, %.2f ms during the sale (%d and %d messages, %d lost, %d connections dropped)",
                             $0.p99Before, $0.p99During, $0.before.count, $0.during.count, $0.lost, $0.dropped)
-                    } ?? ""))
+                    } ?? "")
+                    + (result.serverThreads.isEmpty ? "" : "; server threads during the sale, % of one core: " + Self.threadList(result.serverThreads)))
         }
+    }
+
+    /// `name 12%, other 3%`, the threads that used at least 0.5 % of a core.
+    static func threadList(_ threads: [(name: String, percent: Double)]) -> String {
+        threads.filter { $0.percent >= 0.5 }.map { String(format: "%@ %.0f%%", $0.name, $0.percent) }.joined(separator: ", ")
     }
 
     func summary(_ runs: [[SaleResult]], binaries: [String?], _ baseline: SaleResult?) {
@@ -298,6 +308,14 @@ struct ShopBench: AsyncParsableCommand {
         if during.count == 2 {
             print(String(format: "| this binary / previous, during the sale | | %.2f | | %.2f | | |", during[0] / during[1], pooled[0] / pooled[1]))
         }
+        print("")
+        for (sales, binary) in zip(runs, binaries) {
+            // Each kind of thread's median over the rounds.
+            let names = Set(sales.flatMap { $0.serverThreads.map(\.name) })
+            let medians = names.map { name in (name, median(sales.map { $0.serverThreads.first { $0.name == name }?.percent ?? 0 })) }
+            guard !medians.isEmpty else { continue }
+            print("\(binary ?? "liveroom-server"): server threads during the sale, median of rounds, % of one core: " + Self.threadList(medians.sorted { $0.1 > $1.1 }))
+        }
     }
 
     func seconds(_ elapsed: Duration, atLeast: Duration) -> Double {
@@ -317,6 +335,9 @@ struct SaleResult {
     var seconds: Double
     var stockLeft: Int?
     var quiet: QuietFigures?
+    /// The CPU the server's threads used during the sale, by kind, in % of one core (when the
+    /// bench started the server): which of them the sale kept busy.
+    var serverThreads: [(name: String, percent: Double)] = []
     /// The server binary (or URL) the sale ran against.
     var binary = ""
 
@@ -348,6 +369,10 @@ struct SaleResult {
                 "messagesBefore": .number(Double(quiet.before.count)), "messagesDuring": .number(Double(quiet.during.count)),
                 "lost": .number(Double(quiet.lost)), "droppedConnections": .number(Double(quiet.dropped)),
             ]
+        }
+        if !serverThreads.isEmpty {
+            object["serverThreadsPercentOfACore"] = .object(
+                Dictionary(serverThreads.map { ($0.name, JSONValue.number(($0.percent * 10).rounded() / 10)) }, uniquingKeysWith: { first, _ in first }))
         }
         if withOrders {
             object["orders"] = .array(

@@ -5,6 +5,7 @@ import LiveRoomProtocol
 import LiveRoomPublishTasks
 import LiveRoomWebhooks
 import Logging
+import NIOCore
 import NIOPosix
 
 /// Owns the room state machine and the open connections, and carries out the machine's
@@ -14,8 +15,13 @@ import NIOPosix
 /// tasks: a burst of work there (a flash sale's thousands of purchases and answers) does not
 /// queue ahead of every room's requests.
 actor RoomHub {
-    /// One thread for the hubs of the process (a server has one; tests make several).
-    static let executorLoop = MultiThreadedEventLoopGroup(numberOfThreads: 1).next()
+    /// One thread for the hubs of the process (a server has one; tests make several), named
+    /// `liveroom-hub` so that tools such as `top -H` and shop-bench can tell it apart.
+    static let executorLoop: any EventLoop = {
+        let loop = MultiThreadedEventLoopGroup(numberOfThreads: 1).next()
+        loop.execute { Thread.current.name = "liveroom-hub" }
+        return loop
+    }()
     nonisolated var unownedExecutor: UnownedSerialExecutor { Self.executorLoop.executor.asUnownedSerialExecutor() }
 
     var machine: RoomsStateMachine

@@ -4,9 +4,10 @@ import Synchronization
 
 /// One room's lane on the process's shared thread pool: the work of the room's connections
 /// (handling their frames, writing their messages) and of its shop runs here, one job at a
-/// time in the order it came; their reading runs on the room's ``reading`` lane. The lane has at most one slice of work queued in the pool at a time,
-/// so a room with thousands of jobs waiting (a flash sale) delays another room's job by at
-/// most a slice (``sliceJobs``), where the pool alone would run every job queued before it.
+/// time in the order it came; their reading runs on the room's ``reading`` lane. The lane has
+/// at most one slice of work queued in the pool at a time, so a room with thousands of jobs
+/// waiting (a flash sale) delays another room's job by at most a slice (``sliceJobs``), where
+/// the pool alone would run every job queued before it.
 final class RoomLane: TaskExecutor, Sendable {
     /// The lane the room's connections read their frames on (pongs included), beside this one:
     /// a room with thousands of frames to read takes turns with the other rooms' reading too,

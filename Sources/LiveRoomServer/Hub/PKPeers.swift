@@ -1,7 +1,6 @@
 import LiveRoomCluster
 import LiveRoomCore
 import LiveRoomProtocol
-import LiveRoomSFU
 import LiveRoomWire
 
 /// Cross-room PK with a room on another node (cluster mode). The room core keeps the link and

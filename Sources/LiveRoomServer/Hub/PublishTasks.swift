@@ -5,7 +5,6 @@ import LiveRoomProtocol
 import LiveRoomPublishTasks
 import LiveRoomTaskRunner
 import LiveRoomSFU
-import LiveRoomMedia
 import LiveRoomTransport
 import LiveRoomWebhooks
 import LiveRoomWire

@@ -1,7 +1,5 @@
 import LiveRoomCluster
 import LiveRoomCore
-import LiveRoomProtocol
-import LiveRoomSFU
 
 /// Cluster mode: a WHEP viewer's media on the node its request reached (V), as for a viewer
 /// over signaling, while its seat is in the room on the room's home (H). V checks the UserSig

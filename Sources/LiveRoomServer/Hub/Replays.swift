@@ -2,7 +2,6 @@ import Foundation
 import LiveRoomCommerce
 import LiveRoomCore
 import LiveRoomMedia
-import LiveRoomProtocol
 import LiveRoomSFU
 import LiveRoomTransport
 import LiveRoomWire

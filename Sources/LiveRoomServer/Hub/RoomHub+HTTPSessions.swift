@@ -1,14 +1,8 @@
 import Foundation
-import LiveRoomCluster
-import LiveRoomCommerce
 import LiveRoomCore
 import LiveRoomProtocol
-import LiveRoomPublishTasks
 import LiveRoomSFU
-import LiveRoomTaskRunner
 import LiveRoomTransport
-import LiveRoomWebhooks
-import LiveRoomWire
 import Logging
 import NIOCore
 import NIOPosix

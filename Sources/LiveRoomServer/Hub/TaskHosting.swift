@@ -1,6 +1,5 @@
 import Foundation
 import LiveRoomCluster
-import LiveRoomCore
 import LiveRoomProtocol
 import LiveRoomPublishTasks
 import LiveRoomSFU

@@ -192,8 +192,9 @@ struct ShopBench: AsyncParsableCommand {
             var outcomes: [BuyOutcome] = []
             for try await batch in group { outcomes += batch }
             let elapsed = ContinuousClock.now - start
-            let serverThreads = threadsBefore.flatMap { before in
-                server.map { ThreadSchedStat.busiest(from: before, to: $0.threadSchedStats(), seconds: seconds(elapsed, atLeast: .zero)) }
+            var serverThreads: [(name: String, percent: Double)] = []
+            if let server, let threadsBefore {
+                serverThreads = ThreadSchedStat.busiest(from: threadsBefore, to: server.threadSchedStats(), seconds: seconds(elapsed, atLeast: .zero))
             }
             quiet?.send("after")
             // Messages sent during the sale get a moment to arrive.
@@ -205,7 +206,7 @@ struct ShopBench: AsyncParsableCommand {
             return SaleResult(
                 name: "server, \(clients) WebSocket clients", round: round, outcomes: outcomes, seconds: seconds(elapsed, atLeast: last),
                 stockLeft: products?.first { $0["itemNumber"]?.intValue == item }?["stock"]?.intValue,
-                quiet: quietFigures, serverThreads: serverThreads ?? [])
+                quiet: quietFigures, serverThreads: serverThreads)
         }
     }
 

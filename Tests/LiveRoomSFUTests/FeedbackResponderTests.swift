@@ -13,16 +13,22 @@ extension SFURouterTests {
         network.send(from: client, [.send(try #require(client.transport.protectRTCP(packets)).datagram, to: client.address)], now: time)
     }
 
+    /// A router with a connected publisher that has sent a keyframe, and a subscriber (owner 2) connected to it.
+    func publisherWithASubscriber(subscriberPort: UInt16) throws -> (SFURouter, Network, publisher: FakeClient, subscriber: FakeClient) {
+        let router = SFURouter(certificate: try DTLSCertificate(), host: "127.0.0.1", port: 7882)
+        var (network, publisher) = try connectedPublisher(router)
+        var keyframe = vp8(seq: 10, ts: 3000, keyframe: true)
+        network.send(from: publisher, [.send(try #require(publisher.transport.protectRTP(&keyframe)), to: publisher.address)], now: now)
+        let subscriber = try subscribe(router, &network, owner: 2, port: subscriberPort)
+        return (router, network, publisher, subscriber)
+    }
+
     func received(_ client: FakeClient) -> [RTCPPacket] {
         Array(client.rtcp.compactMap { try? RTCPPacket.parseCompound(ByteBuffer(bytes: $0)) }.joined())
     }
 
     @Test func aFIRAsksThePublisherForAKeyframeAndOneHeldBackGoesOnTheTimer() throws {
-        let router = SFURouter(certificate: try DTLSCertificate(), host: "127.0.0.1", port: 7882)
-        var (network, publisher) = try connectedPublisher(router)
-        var keyframe = vp8(seq: 10, ts: 3000, keyframe: true)
-        network.send(from: publisher, [.send(try #require(publisher.transport.protectRTP(&keyframe)), to: publisher.address)], now: now)
-        let subscriber = try subscribe(router, &network, owner: 2, port: 40_201)
+        let (router, network, publisher, subscriber) = try publisherWithASubscriber(subscriberPort: 40_201)
         func plis() -> Int { received(publisher).filter { if case .pictureLossIndication(let p) = $0 { p.mediaSSRC == 2222 } else { false } }.count }
         let before = plis()
         let fir = RTCPPacket.fullIntraRequest(RTCPFullIntraRequest(senderSSRC: 5, entries: [.init(ssrc: 1, sequenceNumber: 1)]))
@@ -35,11 +41,7 @@ extension SFURouterTests {
     }
 
     @Test func aSubscribersREMBIsKeptAsItsDownlinkAndNotPassedOn() throws {
-        let router = SFURouter(certificate: try DTLSCertificate(), host: "127.0.0.1", port: 7882)
-        var (network, publisher) = try connectedPublisher(router)
-        var keyframe = vp8(seq: 10, ts: 3000, keyframe: true)
-        network.send(from: publisher, [.send(try #require(publisher.transport.protectRTP(&keyframe)), to: publisher.address)], now: now)
-        let subscriber = try subscribe(router, &network, owner: 2, port: 40_202)
+        var (router, network, publisher, subscriber) = try publisherWithASubscriber(subscriberPort: 40_202)
         _ = try subscribe(router, &network, owner: 3, port: 40_203)
         #expect(router.downlinkEstimate(of: 2) == nil)
         let remb = RTCPPacket.receiverEstimatedMaximumBitrate(RTCPReceiverEstimatedMaximumBitrate(senderSSRC: 5, bitrate: 1_500_000, ssrcs: [1]))

@@ -1,4 +1,5 @@
 import LiveRoomRTP
+import LiveRoomTransport
 import LiveRoomWire
 
 /// Lost packets. A subscriber's NACK is answered from the publisher's history; what the history
@@ -9,7 +10,7 @@ struct NACKResponder: FeedbackResponder {
     func received(_ rtcp: RTCPPacket, from peer: SFURouter.Peer, in router: SFURouter, now: ContinuousClock.Instant, into outputs: inout [SFURouter.Output]) -> Bool {
         guard case .genericNACK(let nack) = rtcp else { return false }
         guard case .subscriber(let key, let tracks) = peer.role, let (kind, down) = tracks.first(where: { $0.value.ssrc == nack.mediaSSRC }),
-            let up = router.upTracks(of: key)?.first(where: { $0.kind == kind }), let upSSRC = up.ssrc
+            let up = router.upTracks(of: key)?.first(where: { $0.kind == kind }), up.ssrc != nil
         else { return true }
         var missing: [UInt16] = []
         var asked: Set<UInt16> = []
@@ -27,22 +28,26 @@ struct NACKResponder: FeedbackResponder {
             }
             if router.counters.rtpForwarded > forwarded { router.counters.retransmitted += 1 }
         }
-        guard !missing.isEmpty else { return true }
-        if let (publisher, _) = router.publishingPeer(key) {
-            router.counters.nacksForwarded += 1
-            router.sendRTCP([.genericNACK(RTCPGenericNACK(senderSSRC: router.feedbackSSRC, mediaSSRC: upSSRC, lostSequenceNumbers: missing))], to: publisher, into: &outputs)
-        } else if let mirror = router.mirrors[key] {
-            outputs.append(.relay(.nack(key, kind, missing), to: .origin(mirror.origin)))
-        }
+        guard !missing.isEmpty, !forward(missing, kind: kind, of: key, in: router, into: &outputs), let mirror = router.mirrors[key] else { return true }
+        outputs.append(.relay(.nack(key, kind, missing), to: .origin(mirror.origin)))
         return true
     }
 
     /// A mirror's subscribers lost packets it did not get either: asked of the publisher here.
     func relayed(_ relay: SFURouter.Relay, from origin: SFURouter.Origin, in router: SFURouter, now: ContinuousClock.Instant, into outputs: inout [SFURouter.Output]) -> Bool {
         guard case .nack(let key, let kind, let lost) = relay else { return false }
-        guard let (publisher, tracks) = router.publishingPeer(key), let ssrc = tracks.first(where: { $0.kind == kind })?.ssrc else { return true }
-        router.counters.nacksForwarded += 1
-        router.sendRTCP([.genericNACK(RTCPGenericNACK(senderSSRC: router.feedbackSSRC, mediaSSRC: ssrc, lostSequenceNumbers: lost))], to: publisher, into: &outputs)
+        _ = forward(lost, kind: kind, of: key, in: router, into: &outputs)
+        return true
+    }
+
+    /// Asks the peer publishing `key` on this router for `lost` of its `kind` stream, which no
+    /// history here holds; false when no peer here publishes it.
+    private func forward(_ lost: [UInt16], kind: MediaKind, of key: SFURouter.PublisherKey, in router: SFURouter, into outputs: inout [SFURouter.Output]) -> Bool {
+        guard let (publisher, tracks) = router.publishingPeer(key) else { return false }
+        if let ssrc = tracks.first(where: { $0.kind == kind })?.ssrc {
+            router.counters.nacksForwarded += 1
+            router.sendNACK(lost, ssrc: ssrc, to: publisher, into: &outputs)
+        }
         return true
     }
 
@@ -69,6 +74,11 @@ extension SFURouter {
     func sendNACK(_ lost: [UInt16], to publisher: Peer, track: UpTrack, ssrc: UInt32? = nil, into outputs: inout [Output]) {
         guard !lost.isEmpty, let mediaSSRC = track.ssrc ?? ssrc else { return }
         counters.nacksSent += 1
-        sendRTCP([.genericNACK(RTCPGenericNACK(senderSSRC: feedbackSSRC, mediaSSRC: mediaSSRC, lostSequenceNumbers: lost))], to: publisher, into: &outputs)
+        sendNACK(lost, ssrc: mediaSSRC, to: publisher, into: &outputs)
+    }
+
+    /// The NACK itself: the server asks `publisher` for `lost` of its stream `ssrc`.
+    func sendNACK(_ lost: [UInt16], ssrc: UInt32, to publisher: Peer, into outputs: inout [Output]) {
+        sendRTCP([.genericNACK(RTCPGenericNACK(senderSSRC: feedbackSSRC, mediaSSRC: ssrc, lostSequenceNumbers: lost))], to: publisher, into: &outputs)
     }
 }

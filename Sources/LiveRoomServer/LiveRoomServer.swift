@@ -107,7 +107,8 @@ public struct LiveRoomServer: Sendable {
             maxTotal: configuration.maxConnections, maxPerAddress: configuration.maxConnectionsPerAddress,
             headTimeout: configuration.requestHeadTimeout,
             tls: try Self.tlsConfiguration(certificate: configuration.tlsCertificate, key: configuration.tlsKey))
-        if let cluster { await join(cluster, hub: hub, media: media, connectionGuard: connectionGuard) }
+        var nodes: ClusterNodes?
+        if let cluster { nodes = await join(cluster, hub: hub, media: media, connectionGuard: connectionGuard) }
         await raiseSignalingPriority()
         logger.notice(
             "Media candidates",
@@ -138,7 +139,7 @@ public struct LiveRoomServer: Sendable {
                 HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: channelConfiguration))
         }
         let app = makeApplication(
-            router: router, server: server, hub: hub, media: media, cluster: cluster, advertised: advertised, credentials: credentials, onRunning: onRunning)
+            router: router, server: server, media: media, nodes: nodes, advertised: advertised, credentials: credentials, onRunning: onRunning)
         let hubService = RoomHubService(hub: hub)
         let group = ServiceGroup(
             configuration: .init(
@@ -183,13 +184,14 @@ public struct LiveRoomServer: Sendable {
         return (media, advertised)
     }
 
-    /// Joins the cluster: node-to-node messages to the hub, live nodes' media addresses to the
-    /// media port's relay and to the connection caps' exemptions.
-    private func join(_ cluster: Cluster, hub: RoomHub, media: MediaService, connectionGuard: ConnectionGuard) async {
+    /// Joins the cluster: the other nodes to the hub, node-to-node messages to the hub, live
+    /// nodes' media addresses to the media port's relay and to the connection caps' exemptions.
+    private func join(_ cluster: Cluster, hub: RoomHub, media: MediaService, connectionGuard: ConnectionGuard) async -> ClusterNodes {
         let messenger = NodeMessenger(
             nodeId: cluster.membership.nodeId, relayToken: cluster.membership.relayToken, logger: logger
         ) { node in await hub.pkPeerLost(node) }
-        await hub.attach(cluster.membership, messenger: messenger)
+        let nodes = ClusterNodes(membership: cluster.membership, messenger: messenger)
+        await hub.attach(nodes)
         await cluster.membership.attach(hub)
         // The node relay takes mirror requests only from the media ports of live nodes, and
         // their connections to the HTTP port are under the total cap only.
@@ -198,6 +200,7 @@ public struct LiveRoomServer: Sendable {
             media.setRelayPeers(peers)
             connectionGuard.gate.exempt(Set(peers.map { ConnectionLimits.key($0.socketAddress) }))
         }
+        return nodes
     }
 
     /// The webhook outbox's sender, when a webhook URL is set.
@@ -242,7 +245,7 @@ public struct LiveRoomServer: Sendable {
     /// The HTTP application, which registers this node in the cluster and reports its
     /// addresses once it listens.
     private func makeApplication(
-        router: Router<RequestContext>, server: HTTPServerBuilder, hub: RoomHub, media: MediaService, cluster: Cluster?, advertised: [String],
+        router: Router<RequestContext>, server: HTTPServerBuilder, media: MediaService, nodes: ClusterNodes?, advertised: [String],
         credentials: Credentials, onRunning: @escaping @Sendable (Credentials, SocketAddress, MediaPorts) async -> Void
     ) -> some Service {
         Application(
@@ -251,14 +254,13 @@ public struct LiveRoomServer: Sendable {
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "liveroom-server"),
             onServerRunning: { channel in
                 guard let address = channel.localAddress else { return }
-                if let cluster {
+                if let nodes {
                     let port = address.port ?? configuration.port
                     let scheme = configuration.tlsCertificate == nil ? "http" : "https"
                     let host = advertised.first ?? configuration.host
                     let url = configuration.nodeURL ?? "\(scheme)://\(host.contains(":") ? "[\(host)]" : host):\(port)"
                     let mediaAddresses = advertised.map { "\($0.contains(":") ? "[\($0)]" : $0):\(media.port)" }
-                    await hub.setOwnMediaAddress(mediaAddresses.first)
-                    await cluster.membership.register(signalingURL: url, mediaAddresses: mediaAddresses)
+                    await nodes.register(signalingURL: url, mediaAddresses: mediaAddresses)
                 }
                 await onRunning(credentials, address, MediaPorts(udp: media.port, tcp: media.tcpPort))
             },

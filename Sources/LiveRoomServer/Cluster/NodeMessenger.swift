@@ -49,12 +49,6 @@ final class NodeMessenger: Sendable {
         }
     }
 
-    /// Asks `node` to link; its answer, or nil when it gave none.
-    func link(_ message: PKPeerMessage, to node: NodeRegistration) async -> Result<AnchorState, LiveRoomError>? {
-        guard let (status, body) = await post(.pk(message), to: node), status == 200 else { return nil }
-        return PKPeerMessage.parseAnswer(body)
-    }
-
     /// Queues `message` for `node`, after the messages already waiting for it.
     func enqueue(_ message: NodeMessage, to node: NodeRegistration) {
         let count = waiting.withLock { counts -> Int in

@@ -1,4 +1,3 @@
-import LiveRoomCluster
 import LiveRoomCommerce
 import LiveRoomCore
 import LiveRoomPublishTasks
@@ -59,6 +58,12 @@ struct Connections {
     let maxOutboxBytes: Int
     /// How long a dropped signaling connection's user keeps its seat.
     let reconnectGrace: Duration
+    /// Connections another node relays here (cluster mode): that node makes their
+    /// subscriptions (RoomHub+Media.swift).
+    var relayed: Set<SessionID> = []
+    /// Subscriptions asked of a relaying node and not yet answered, by request id.
+    var relayRequests: [Int: (session: SessionID, publisherId: String, restart: Bool)] = [:]
+    var nextRelayRequest = 1
 }
 
 /// Each room's last catalogue command, which the next one waits for (Catalogue.swift).
@@ -101,22 +106,4 @@ struct TaskRunners {
     /// Cluster mode, on a task's host: runners this node runs for tasks of rooms on other nodes.
     var hostedHere: [String: HostedTask] = [:]
     var nextHostedTap: SFURouter.TapID = 1 << 44
-}
-
-/// Cluster mode: this node's membership and what it knows of the other nodes; empty on a
-/// single node.
-struct NodeState {
-    var cluster: ClusterMembership?
-    /// Carries PK messages to the home nodes of linked rooms on other nodes (PKPeers.swift).
-    var messenger: NodeMessenger?
-    /// The other nodes this one has sent messages to (homes of linked rooms, task hosts), as
-    /// they were when it last looked them up.
-    var peers: [String: NodeRegistration] = [:]
-    /// This node's media address as registered in the cluster (`host:port`).
-    var ownMediaAddress: String?
-    /// Connections another node relays here: that node makes their subscriptions.
-    var relayedSessions: Set<SessionID> = []
-    /// Subscriptions asked of a relaying node and not yet answered, by request id.
-    var requests: [Int: (session: SessionID, publisherId: String, restart: Bool)] = [:]
-    var nextRequest = 1
 }

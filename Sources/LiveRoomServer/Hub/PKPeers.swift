@@ -5,24 +5,22 @@ import LiveRoomWire
 
 /// Cross-room PK with a room on another node (cluster mode). The room core keeps the link and
 /// what the other room's anchor sends; this node's hub carries the core's ``PKPeerCommand``s to
-/// that room's home node (``NodeMessenger``), hands the messages that node sends back to the
+/// that room's home node (``OtherNodes``), hands the messages that node sends back to the
 /// core, and gives this room's members the other anchor's media from a mirror of it, made by
 /// the node relay (the same mirror that serves a room's viewers on other nodes).
 extension RoomHub {
     /// Carries out a message for the home node of a linked room.
     func carryOut(_ command: PKPeerCommand) {
-        guard let cluster, let messenger else { return }
         switch command {
         case .link(let session, let caller, let state, let callee, let since):
             Task {
                 var node = ""
                 let result: Result<AnchorState, LiveRoomError>
-                if let home = await cluster.liveHome(ofRoom: callee.roomId) {
+                if let home = await nodes.liveHome(ofRoom: callee.roomId) {
                     node = home.nodeId
-                    self.rememberPeer(home)
-                    let message = PKPeerMessage(kind: .link, node: messenger.nodeId, caller: caller, callee: callee, state: state, since: since)
+                    let message = PKPeerMessage(kind: .link, node: nodes.nodeId, caller: caller, callee: callee, state: state, since: since)
                     result =
-                        await messenger.link(message, to: home)
+                        await nodes.ask(home, .pk(message)).flatMap { $0.status == 200 ? PKPeerMessage.parseAnswer($0.body) : nil }
                         ?? .failure(LiveRoomError(ErrorCode.homeNodeUnreachable, "node \(home.nodeId) of \(RoomID(key: callee.roomId)) did not answer"))
                 } else {
                     result = .failure(LiveRoomError(ErrorCode.pkRoomNotFound, "\(RoomID(key: callee.roomId)) does not exist"))
@@ -30,11 +28,9 @@ extension RoomHub {
                 self.execute(self.machine.remoteLinkAnswered(session: session, caller: caller, callee: callee, node: node, result: result, since: since))
             }
         case .anchorState(let end, let state, let node):
-            guard let registration = self.node.peers[node] else { return }
-            messenger.enqueue(.pk(PKPeerMessage(kind: .state, node: messenger.nodeId, caller: end, state: state)), to: registration)
+            nodes.tell(node, .pk(PKPeerMessage(kind: .state, node: nodes.nodeId, caller: end, state: state)))
         case .unlink(let link, let node):
-            guard let registration = self.node.peers[node] else { return }
-            messenger.enqueue(.pk(PKPeerMessage(kind: .unlink, node: messenger.nodeId, caller: link.caller, callee: link.callee)), to: registration)
+            nodes.tell(node, .pk(PKPeerMessage(kind: .unlink, node: nodes.nodeId, caller: link.caller, callee: link.callee)))
         }
     }
 
@@ -42,27 +38,19 @@ extension RoomHub {
     /// Returns false when the side's room is here.
     func announceElsewhere(_ name: String, _ fields: [String: JSONValue], to side: PKEnd, from starter: PKEnd) -> Bool {
         guard let node = machine.remoteNode(ofRoom: side.roomId) else { return false }
-        if let messenger, let registration = self.node.peers[node] {
-            var message = PKPeerMessage(kind: .battle, node: messenger.nodeId, caller: starter, callee: side)
-            message.event = (name, fields)
-            messenger.enqueue(.pk(message), to: registration)
-        }
+        var message = PKPeerMessage(kind: .battle, node: nodes.nodeId, caller: starter, callee: side)
+        message.event = (name, fields)
+        nodes.tell(node, .pk(message))
         return true
-    }
-
-    /// Keeps `node`'s registration for the messages this node sends it.
-    func rememberPeer(_ node: NodeRegistration) {
-        self.node.peers[node.nodeId] = node
     }
 
     /// A `pk` node message (``NodeMessage``, its relay token checked): its answer.
     func pkPeerMessage(_ message: PKPeerMessage) async -> JSONValue {
         switch message.kind {
         case .link:
-            guard let cluster, let node = await cluster.liveNode(message.node), let callee = message.callee, let state = message.state else {
+            guard let node = await nodes.liveNode(message.node), let callee = message.callee, let state = message.state else {
                 return PKPeerMessage.answer(.failure(LiveRoomError(ErrorCode.pkInvalidParameter, "node \(message.node) is not a live node of the cluster")))
             }
-            rememberPeer(node)
             let (result, actions) = machine.remoteLinkRequested(caller: message.caller, node: node.nodeId, state: state, callee: callee, since: message.since)
             execute(actions)
             return PKPeerMessage.answer(result)
@@ -102,7 +90,7 @@ extension RoomHub {
     /// another node; nil when it is here.
     func remoteMediaHome(ofRoom roomId: String) -> Result<TransportAddress, LiveRoomError>? {
         guard let node = machine.remoteNode(ofRoom: roomId) else { return nil }
-        guard let address = self.node.peers[node]?.mediaAddresses.lazy.compactMap(NodeMediaRelay.address).first else {
+        guard let address = nodes.known(node)?.mediaAddresses.lazy.compactMap(NodeMediaRelay.address).first else {
             return .failure(LiveRoomError(ErrorCode.badSessionDescription, "node \(node) of the PK anchor has no usable media address"))
         }
         return .success(address)

@@ -22,10 +22,10 @@ extension RoomHub {
         case .startPublishMediaStream(let target, let encoderParam, let mixingConfig):
             let anchors = client.user.map { mixAnchors(in: $0.roomId) } ?? []
             let actions = tasks.startFromClient(target: target, encoderParam: encoderParam, mixingConfig: mixingConfig, from: client, anchors: anchors)
-            guard cluster != nil, Self.isBudgetRefusal(actions) else { return perform(actions) }
+            guard nodes.mayHostTasks, Self.isBudgetRefusal(actions) else { return perform(actions) }
             // Cluster mode: over this node's encoding budget, another node may run it.
             Task {
-                guard let host = await self.chooseTaskHost() else { return self.perform(actions) }
+                guard let host = await self.nodes.taskHost() else { return self.perform(actions) }
                 let client = self.taskClient(session)
                 let anchors = client.user.map { self.mixAnchors(in: $0.roomId) } ?? []
                 self.perform(
@@ -53,7 +53,7 @@ extension RoomHub {
         func anchors() -> [MixAnchor]? { machine.describe(roomId) == nil ? nil : mixAnchors(in: roomId) }
         let reply = AdminReply()
         let actions = tasks.startFromAdmin(config, roomId: roomId, anchors: anchors(), reply: reply)
-        guard cluster != nil, Self.isBudgetRefusal(actions), let host = await chooseTaskHost() else {
+        guard nodes.mayHostTasks, Self.isBudgetRefusal(actions), let host = await nodes.taskHost() else {
             perform(actions)
             return try reply.result()
         }
@@ -281,7 +281,7 @@ extension RoomHub {
         for key in keys {
             if case .success(let home)? = remoteMediaHome(ofRoom: key.roomId) { remote[key] = home }
         }
-        if cluster != nil { media?.mirror(for: tap, publishers: runner == nil ? [:] : remote) }
+        media?.mirror(for: tap, publishers: runner == nil ? [:] : remote)
         guard let runner, !keys.isEmpty else {
             media?.setTap(tap, publishers: [], sink: { _, _, _ in })
             return

@@ -44,8 +44,7 @@ extension RoomHub {
     func endRemotePlayback(_ owner: UInt64) {
         guard let playback = httpSessions.remote.removeValue(forKey: owner) else { return }
         media?.close(owner: owner)
-        guard let messenger else { return }
-        Task { _ = await messenger.post(.playback(.ended(session: playback.session, from: messenger.nodeId)), to: playback.home) }
+        Task { _ = await nodes.ask(playback.home, .playback(.ended(session: playback.session, from: nodes.nodeId))) }
     }
 
     /// V: the nodes alive now: the peer connections of sessions seated on a node that died are
@@ -63,10 +62,10 @@ extension RoomHub {
         guard !httpSessions.mediaNodes.isEmpty else { return }
         let ended = [session] + httpSessions.attached.filter { $0.value.owner == session }.map(\.key)
         for session in ended {
-            guard let mediaOn = httpSessions.mediaNodes.removeValue(forKey: session), let cluster, let messenger else { continue }
+            guard let mediaOn = httpSessions.mediaNodes.removeValue(forKey: session) else { continue }
             Task {
-                guard let node = await cluster.liveNode(mediaOn.node) else { return }
-                _ = await messenger.post(.playback(.close(owner: mediaOn.owner, from: messenger.nodeId)), to: node)
+                guard let node = await nodes.liveNode(mediaOn.node) else { return }
+                _ = await nodes.ask(node, .playback(.close(owner: mediaOn.owner, from: nodes.nodeId)))
             }
         }
     }

@@ -13,15 +13,15 @@ extension RoomHub {
 
     /// The connection is relayed from another node: its subscriptions' media is served there.
     func markRelayed(_ session: SessionID) {
-        self.node.relayedSessions.insert(session)
+        connections.relayed.insert(session)
     }
 
     /// A frame of the relaying node on a relayed connection (``NodeMediaFrame``).
     func nodeFrame(_ text: String, from session: SessionID) {
-        guard self.node.relayedSessions.contains(session), case .media(let frame)? = try? NodeMessage.parse(text), frame.kind == .answer, let id = frame.id,
-            let request = self.node.requests[id], request.session == session
+        guard connections.relayed.contains(session), case .media(let frame)? = try? NodeMessage.parse(text), frame.kind == .answer, let id = frame.id,
+            let request = connections.relayRequests[id], request.session == session
         else { return }
-        self.node.requests[id] = nil
+        connections.relayRequests[id] = nil
         switch (frame.sdp, request.restart) {
         case (let sdp?, false):
             send(.onSubscribeAnswer(userId: request.publisherId, sdp: sdp), to: session)
@@ -45,9 +45,9 @@ extension RoomHub {
     /// `mediaHome` names the node whose media port serves the publisher when it is not the room's
     /// home (a PK anchor of a room on another node).
     private func subscribeThroughRelay(session: SessionID, roomId: String?, publisherId: String, sdp: String, restart: Bool = false, mediaHome: String? = nil) {
-        let id = self.node.nextRequest
-        self.node.nextRequest += 1
-        self.node.requests[id] = (session, publisherId, restart)
+        let id = connections.nextRelayRequest
+        connections.nextRelayRequest += 1
+        connections.relayRequests[id] = (session, publisherId, restart)
         sendNodeFrame(
             NodeMediaFrame(kind: restart ? .restartIce : .subscribe, id: id, roomId: roomId, publisherId: publisherId, sdp: sdp, mediaHome: mediaHome), to: session)
         Task { [weak self] in
@@ -57,7 +57,7 @@ extension RoomHub {
     }
 
     private func nodeRequestTimedOut(_ id: Int) {
-        guard let request = self.node.requests.removeValue(forKey: id) else { return }
+        guard let request = connections.relayRequests.removeValue(forKey: id) else { return }
         let error =
             request.restart
             ? LiveRoomError(ErrorCode.badSessionDescription, "ICE restart refused: the node the client is connected to did not answer")
@@ -99,7 +99,7 @@ extension RoomHub {
                     self.send(.error(LiveRoomError(ErrorCode.badSessionDescription, "publish offer refused: \(error)"), requestType: "publish"), to: session)
                 }
             }
-        case .subscribe(let session, let roomId, _, let publisherId, let sdp) where self.node.relayedSessions.contains(session):
+        case .subscribe(let session, let roomId, _, let publisherId, let sdp) where connections.relayed.contains(session):
             // The relaying node makes it; a PK anchor of a room on another node is mirrored from that node.
             switch remoteMediaHome(ofRoom: roomId) {
             case .failure(let error): send(.error(error, requestType: "subscribe"), to: session)
@@ -120,7 +120,7 @@ extension RoomHub {
             } catch {
                 send(.error(error, requestType: "subscribe"), to: session)
             }
-        case .restartIce(let session, let publisherId?, let sdp) where self.node.relayedSessions.contains(session):
+        case .restartIce(let session, let publisherId?, let sdp) where connections.relayed.contains(session):
             // The subscription lives on the relaying node.
             subscribeThroughRelay(session: session, roomId: nil, publisherId: publisherId, sdp: sdp, restart: true)
         case .restartIce(let session, let publisherId, let sdp):
@@ -140,11 +140,11 @@ extension RoomHub {
             }
         case .unsubscribe(let session, let publisherId, let roomId):
             media.unsubscribe(owner: session, publisherId: publisherId, roomId: roomId)
-            if self.node.relayedSessions.contains(session) {
+            if connections.relayed.contains(session) {
                 sendNodeFrame(NodeMediaFrame(kind: .unsubscribe, roomId: roomId, publisherId: publisherId), to: session)
             }
         case .setForwarding(let sessions, let roomId, let publisherId, let audio, let video):
-            for session in sessions where self.node.relayedSessions.contains(session) {
+            for session in sessions where connections.relayed.contains(session) {
                 sendNodeFrame(NodeMediaFrame(kind: .forwarding, roomId: roomId, publisherId: publisherId, audio: audio, video: video), to: session)
             }
             media.setForwarding(owners: sessions, publisher: SFURouter.PublisherKey(roomId: roomId, userId: publisherId), audio: audio, video: video)
@@ -153,7 +153,7 @@ extension RoomHub {
         case .closeSession(let session):
             media.close(owner: session)
             endRemoteMedia(of: session)
-            if self.node.relayedSessions.contains(session) { sendNodeFrame(NodeMediaFrame(kind: .close), to: session) }
+            if connections.relayed.contains(session) { sendNodeFrame(NodeMediaFrame(kind: .close), to: session) }
         }
     }
 

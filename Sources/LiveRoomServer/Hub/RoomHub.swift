@@ -43,8 +43,8 @@ actor RoomHub {
     var httpSessions = HTTPSessions()
     /// The runners of publish tasks: here, and in cluster mode on other nodes (TaskHosting.swift).
     var taskRunners = TaskRunners()
-    /// Cluster mode: this node's membership and what it knows of the others; empty on a single node.
-    var node = NodeState()
+    /// The other nodes (cluster mode), or none.
+    private(set) var nodes: any OtherNodes = SingleNode()
 
     /// `tasksConfiguration`'s task id prefix is replaced by a random one per server run, so
     /// task ids stay unique across restarts; in cluster mode it begins with `nodeId` and `~`,
@@ -72,21 +72,13 @@ actor RoomHub {
     var imageDirectory: String? { services.imageDirectory }
     var replayDirectory: String? { services.replayDirectory }
     var maxReplayLength: Duration { services.maxReplayLength }
-    var cluster: ClusterMembership? { self.node.cluster }
-    var messenger: NodeMessenger? { self.node.messenger }
 
     var sdkAppId: UInt64 { machine.configuration.sdkAppId }
 
-    /// Joins the cluster: rooms that empty here are released for their next enter, PK links
-    /// with rooms on other nodes go through `messenger`.
-    func attach(_ cluster: ClusterMembership, messenger: NodeMessenger) {
-        self.node.cluster = cluster
-        self.node.messenger = messenger
-    }
-
-
-    func setOwnMediaAddress(_ address: String?) {
-        self.node.ownMediaAddress = address
+    /// Joins the other nodes of a cluster: rooms that empty here are released for their next
+    /// enter, PK links, tasks and WHEP sessions may span nodes.
+    func attach(_ nodes: any OtherNodes) {
+        self.nodes = nodes
     }
 
     /// The keys of the rooms held here now.
@@ -122,8 +114,8 @@ actor RoomHub {
     func disconnect(_ session: SessionID) {
         execute(machine.disconnected(session, at: .now()))
         connections.outboxes.removeValue(forKey: session)?.close()
-        self.node.relayedSessions.remove(session)
-        self.node.requests = self.node.requests.filter { $0.value.session != session }
+        connections.relayed.remove(session)
+        connections.relayRequests = connections.relayRequests.filter { $0.value.session != session }
     }
 
     /// The connection dropped without exitRoom (a network change, a dead link): its user keeps
@@ -247,7 +239,7 @@ actor RoomHub {
         seats.apply(machine.takeSeatChanges())
         for case .roomDissolved(let roomId, _, _) in records {
             shops.remove(roomId)
-            if let cluster { Task { await cluster.release(roomKey: roomId) } }
+            nodes.roomEmptied(roomId)
         }
         if let webhooks, !records.isEmpty {
             webhooks.enqueue(WebhookEvents.events(from: records, now: EventTime.now().unixMillis))

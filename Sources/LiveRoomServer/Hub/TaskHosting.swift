@@ -49,33 +49,25 @@ extension RoomHub {
         return error.code == ErrorCode.encodingBudgetExceeded
     }
 
-    /// The live node other than this one that runs the fewest tasks (then the lowest id); nil alone.
-    func chooseTaskHost() async -> NodeRegistration? {
-        guard let cluster, let (view, _) = try? await cluster.describe() else { return nil }
-        let host = view.alive.filter { $0.nodeId != cluster.nodeId }.min { ($0.load.tasks, $0.nodeId) < ($1.load.tasks, $1.nodeId) }
-        if let host { rememberPeer(host.registration) }
-        return host?.registration
-    }
-
     /// Starts on their hosts the runners of tasks just started for other nodes: each host
     /// checks its own encoding budget; the task runs, or is refused with the host's reason.
     func startHostedRunners() async {
         let pending = taskRunners.pendingHostedStarts
         taskRunners.pendingHostedStarts = []
         for (taskId, host) in pending {
-            guard let record = tasks.task(taskId), let node = self.node.peers[host], let messenger else {
+            guard let record = tasks.task(taskId), let node = nodes.known(host) else {
                 perform(tasks.runnerFailed(taskId, error: LiveRoomError(ErrorCode.encodingBudgetExceeded, "no other node can run the task now")))
                 continue
             }
             taskRunners.hostedElsewhere[taskId] = host
-            let start = TaskHostMessage(kind: .start, node: messenger.nodeId, taskId: taskId, roomId: record.roomId, config: record.config)
-            let answer = await messenger.post(.task(start), to: node)
+            let start = TaskHostMessage(kind: .start, node: nodes.nodeId, taskId: taskId, roomId: record.roomId, config: record.config)
+            let answer = await nodes.ask(node, .task(start))
             let code = answer.flatMap { try? JSONValue.parse($0.body) }?["ErrorCode"]?.intValue
             if answer?.status == 200, code == 0 {
                 guard tasks.task(taskId) != nil, taskRunners.hostedElsewhere[taskId] == host else {
                     // The task ended while its host started the runner (a stop sent meanwhile may
                     // have come first): stop it there again.
-                    messenger.enqueue(.task(TaskHostMessage(kind: .stop, node: messenger.nodeId, taskId: taskId)), to: node)
+                    nodes.tell(host, .task(TaskHostMessage(kind: .stop, node: nodes.nodeId, taskId: taskId)))
                     continue
                 }
                 logger.info("Publish task runs on another node", metadata: [LogKey.task: "\(taskId)", LogKey.node: "\(host)"])
@@ -90,29 +82,28 @@ extension RoomHub {
 
     /// Sends the host of a task running elsewhere what its runner is to do, in order.
     func tellHost(of taskId: String, _ kind: TaskHostMessage.Kind, url: String? = nil, config: PublishTaskConfig? = nil, anchors: [MixAnchor]? = nil) {
-        guard let host = taskRunners.hostedElsewhere[taskId], let node = self.node.peers[host], let messenger else { return }
-        var message = TaskHostMessage(kind: kind, node: messenger.nodeId, taskId: taskId, config: config, anchors: anchors)
+        guard let host = taskRunners.hostedElsewhere[taskId] else { return }
+        var message = TaskHostMessage(kind: kind, node: nodes.nodeId, taskId: taskId, config: config, anchors: anchors)
         message.url = url
-        messenger.enqueue(.task(message), to: node)
+        nodes.tell(host, .task(message))
     }
 
     /// Tells a task's host its inputs and where each is mirrored from: this node for its own
     /// rooms' anchors, a linked room's home for a PK anchor.
     func sendInputs(_ publishers: [MixUser], of taskId: String) {
-        guard let messenger else { return }
+        guard let host = taskRunners.hostedElsewhere[taskId] else { return }
         var inputs: [TaskHostMessage.Input] = []
         for user in publishers {
             if let node = machine.remoteNode(ofRoom: user.roomId) {
-                guard let media = self.node.peers[node]?.mediaAddresses.first else { continue }
+                guard let media = nodes.known(node)?.mediaAddresses.first else { continue }
                 inputs.append(.init(roomKey: user.roomId, userId: user.userId, node: node, media: media))
-            } else if let own = self.node.ownMediaAddress {
-                inputs.append(.init(roomKey: user.roomId, userId: user.userId, node: messenger.nodeId, media: own))
+            } else if let own = nodes.ownMediaAddress {
+                inputs.append(.init(roomKey: user.roomId, userId: user.userId, node: nodes.nodeId, media: own))
             }
         }
-        guard let host = taskRunners.hostedElsewhere[taskId], let node = self.node.peers[host] else { return }
-        var message = TaskHostMessage(kind: .inputs, node: messenger.nodeId, taskId: taskId)
+        var message = TaskHostMessage(kind: .inputs, node: nodes.nodeId, taskId: taskId)
         message.inputs = inputs
-        messenger.enqueue(.task(message), to: node)
+        nodes.tell(host, .task(message))
     }
 
     /// The hosts of tasks running elsewhere that died: those tasks end (their owners hear why).
@@ -143,7 +134,7 @@ extension RoomHub {
             return ok
         }
         if message.kind == .start {
-            guard let cluster, let home = await cluster.liveNode(message.node), let config = message.config, let roomId = message.roomId else {
+            guard let home = await nodes.liveNode(message.node), let config = message.config, let roomId = message.roomId else {
                 return refuse(ErrorCode.invalidParameter, "a task is started by a live node of the cluster, with its room and config")
             }
             if taskRunners.hostedHere[message.taskId] != nil { return ok }
@@ -153,10 +144,9 @@ extension RoomHub {
                 return refuse(ErrorCode.encodingBudgetExceeded, "this node has no encoding budget left for the task either")
             }
             guard let media else { return refuse(ErrorCode.badSessionDescription, "the media port is not running") }
-            rememberPeer(home)
             let tap = taskRunners.nextHostedTap
             taskRunners.nextHostedTap += 1
-            let (taskId, node) = (message.taskId, nodeIdForEvents)
+            let (taskId, node) = (message.taskId, nodes.nodeId)
             let onEvent: @Sendable (PublishTaskRunner.Event) -> Void = { [weak self] event in
                 Task { await self?.hostedTaskReported(event, taskId: taskId, from: node) }
             }
@@ -182,7 +172,7 @@ extension RoomHub {
         case .inputs:
             let inputs = message.inputs ?? []
             var mirrored: [SFURouter.PublisherKey: TransportAddress] = [:]
-            for input in inputs where input.node != nodeIdForEvents {
+            for input in inputs where input.node != nodes.nodeId {
                 if let address = NodeMediaRelay.address(input.media) { mirrored[SFURouter.PublisherKey(roomId: input.roomKey, userId: input.userId)] = address }
             }
             setTap(hosted.tap, publishers: inputs.map { MixUser(userId: $0.userId, roomId: $0.roomKey) }, runner: hosted.runner)
@@ -193,12 +183,10 @@ extension RoomHub {
         return ok
     }
 
-    private var nodeIdForEvents: String { messenger?.nodeId ?? "" }
-
     /// A hosted runner's event, for the task's home.
     private func hostedTaskReported(_ event: PublishTaskRunner.Event, taskId: String, from node: String) {
-        guard let hosted = taskRunners.hostedHere[taskId], let home = self.node.peers[hosted.home], let messenger else { return }
-        messenger.enqueue(.task(TaskHostMessage.event(event, taskId: taskId, from: node)), to: home)
+        guard let hosted = taskRunners.hostedHere[taskId] else { return }
+        nodes.tell(hosted.home, .task(TaskHostMessage.event(event, taskId: taskId, from: node)))
     }
 
     /// Stops a hosted runner: its tap, its mirrors, its encoders and connections.

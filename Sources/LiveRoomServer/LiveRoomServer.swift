@@ -443,7 +443,7 @@ struct RoomHubService: Service {
 
     func run() async throws {
         try? await gracefulShutdown()
-        await hub.stopAllReplays()
+        await hub.replays.stopAll()
         await hub.shutdown()
     }
 }

@@ -54,7 +54,7 @@ extension RoomHub {
                 let popUp = PopUp(itemNumber: itemNumber, userId: userId, data: product.popUpMessage, poppedAt: EventTime.now().unixMillis)
                 try await catalogue.setPopUp(popUp, room: roomId)
                 self.popped(popUp, in: roomId, by: session, custom: custom)
-                await self.startReplay(roomId: roomId, itemNumber: itemNumber, userId: userId)
+                await self.replays.start(roomId: roomId, itemNumber: itemNumber, userId: userId)
             } catch {
                 let error = Self.catalogueError(error)
                 self.send(.onPopProduct(itemNumber: itemNumber, code: error.code, message: error.message, data: nil), to: session)
@@ -62,7 +62,7 @@ extension RoomHub {
         case .unpop(let roomId, let userId):
             try? await catalogue.setPopUp(nil, room: roomId)
             self.broadcast(.onPopUpChanged(userId: userId, itemNumber: nil, data: nil), in: roomId)
-            await self.stopReplay(roomId: roomId)
+            await self.replays.stop(roomId: roomId)
         case .remove(let session, let roomId, let itemNumber):
             await self.answer(session, request: "removeProduct", itemNumber: itemNumber) {
                 try await self.removeProduct(itemNumber, roomId: roomId)
@@ -118,15 +118,15 @@ extension RoomHub {
     /// Removes a product with its replays' files (and ends the recording of one).
     func removeProduct(_ itemNumber: Int, roomId: String) async throws {
         let replays = try await shop().removeProduct(itemNumber, room: roomId)
-        deleteReplayFiles(replays)
+        self.replays.deleteFiles(replays)
         productRemoved(itemNumber, in: roomId)
-        if self.replays.active[roomId]?.capture.itemNumber == itemNumber { await stopReplay(roomId: roomId) }
+        await self.replays.stop(roomId: roomId, item: itemNumber)
     }
 
     /// Removes a replay and its file.
     func removeReplay(_ replayId: String, roomId: String) async throws -> Product {
         let (replay, product) = try await shop().removeReplay(replayId, room: roomId)
-        deleteReplayFiles([replay])
+        self.replays.deleteFiles([replay])
         productChanged(product, in: roomId)
         return product
     }

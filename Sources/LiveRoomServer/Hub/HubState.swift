@@ -22,10 +22,8 @@ struct HubServices: Sendable {
     let egress: EgressResolver
     /// The operator's image directory, the only place tasks may name image files in.
     let imageDirectory: String?
-    /// Where replays are written; nil records none.
-    let replayDirectory: String?
-    /// The longest a replay runs.
-    let maxReplayLength: Duration
+    /// The replays being recorded (Replays.swift).
+    let replays: ReplayRecorder
 }
 
 extension RoomHub {
@@ -41,7 +39,7 @@ extension RoomHub {
         let services = HubServices(
             recorder: recorder, webhooks: webhooks, catalogue: catalogue,
             shops: RoomShops(store: catalogue, reservation: orderReservation, webhooks: webhooks), egress: egress, imageDirectory: imageDirectory,
-            replayDirectory: replayDirectory, maxReplayLength: maxReplayLength)
+            replays: ReplayRecorder(directory: replayDirectory, maxLength: maxReplayLength, store: catalogue, logger: logger))
         self.init(
             services: services, configuration: configuration, tasksConfiguration: tasksConfiguration,
             connections: Connections(maxOutboxBytes: maxOutboxBytes, reconnectGrace: reconnectGrace), nodeId: nodeId, logger: logger)
@@ -70,12 +68,6 @@ struct Connections {
 struct CatalogueQueue {
     var queues: [String: (id: Int, task: Task<Void, Never>)] = [:]
     var next = 0
-}
-
-/// The replay each room records now (Replays.swift).
-struct ReplayState {
-    var active: [String: ActiveReplay] = [:]
-    var nextTap = RoomHub.firstReplayTap
 }
 
 /// PK battles running now, and the battle each room is in (Battles.swift).

@@ -58,81 +58,111 @@ struct ReplayCapture: Sendable {
     }
 }
 
-/// A replay being recorded in a room, with what stops it.
-struct ActiveReplay {
-    let capture: ReplayCapture
-    let tap: SFURouter.TapID
-    /// Ends the recording at the longest a replay may run.
-    let deadline: Task<Void, Never>
-}
+/// The replays being recorded, at most one per room: the presenting anchor's media from a pop-up
+/// until the pop-up ends (or the longest a replay may run), then the file added to its product.
+/// Beside the hub: it owns its recordings, and hands each product that got a replay to
+/// ``attach(_:onAdded:)``'s callback, which tells the room.
+actor ReplayRecorder {
+    /// A replay being recorded in a room, with what stops it.
+    private struct Active {
+        let capture: ReplayCapture
+        let tap: SFURouter.TapID
+        /// Ends the recording at the longest a replay may run.
+        let deadline: Task<Void, Never>
+    }
 
-extension RoomHub {
     /// Taps for replays are numbered from here, far above the publish tasks' own.
-    static let firstReplayTap: SFURouter.TapID = 1 << 48
+    static let firstTap: SFURouter.TapID = 1 << 48
+
+    /// Where replays are written; nil records none.
+    let directory: String?
+    /// The longest a replay runs.
+    let maxLength: Duration
+    private let store: (any ShopStore)?
+    private let logger: Logger
+    private var media: (any MediaPort)?
+    private var onAdded: @Sendable (Product, String) async -> Void = { _, _ in }
+    private var active: [String: Active] = [:]
+    private var nextTap = firstTap
+
+    init(directory: String?, maxLength: Duration, store: (any ShopStore)?, logger: Logger) {
+        self.directory = directory
+        self.maxLength = maxLength
+        self.store = store
+        self.logger = logger
+    }
+
+    /// Records from `media`; `onAdded` hears each product that got a replay, with its room.
+    func attach(_ media: any MediaPort, onAdded: @escaping @Sendable (Product, String) async -> Void) {
+        self.media = media
+        self.onAdded = onAdded
+    }
 
     /// Starts recording `userId`'s media for a replay of `itemNumber` (after ending the room's
     /// current one). Without a replay directory or a media port, nothing is recorded.
-    func startReplay(roomId: String, itemNumber: Int, userId: String) async {
-        await stopReplay(roomId: roomId)
-        guard let directory = replayDirectory, let media else { return }
-        let tap = self.replays.nextTap
-        self.replays.nextTap += 1
+    func start(roomId: String, itemNumber: Int, userId: String) async {
+        await stop(roomId: roomId)
+        guard let directory, let media else { return }
+        let tap = nextTap
+        nextTap += 1
         let key = SFURouter.PublisherKey(roomId: roomId, userId: userId)
         let capture = ReplayCapture(
             directory: directory, roomId: roomId, itemNumber: itemNumber, userId: userId, startedAt: EventTime.now().unixMillis, logger: logger
         ) { media.requestKeyframe(for: tap, of: key) }
         media.setTap(tap, publishers: [key]) { _, codec, packet in capture.receive(codec, packet) }
         media.requestKeyframe(for: tap, of: key)
-        let limit = maxReplayLength
-        let replayId = capture.replayId
+        let (limit, replayId) = (maxLength, capture.replayId)
         let deadline = Task {
             guard (try? await Task.sleep(for: limit)) != nil else { return }
             // A task of its own: stopping cancels this one, and the store would see that.
-            Task { await self.stopReplay(roomId: roomId, only: replayId) }
+            Task { await self.stop(roomId: roomId, only: replayId) }
         }
-        self.replays.active[roomId] = ActiveReplay(capture: capture, tap: tap, deadline: deadline)
+        active[roomId] = Active(capture: capture, tap: tap, deadline: deadline)
     }
 
-    /// Ends the room's replay recording (only the one with `only`'s id, when given) and, once
-    /// the file is written, adds it to its product; the room hears of it (onProductChanged).
-    func stopReplay(roomId: String, only replayId: String? = nil) async {
-        guard let active = self.replays.active[roomId], replayId == nil || active.capture.replayId == replayId else { return }
-        self.replays.active[roomId] = nil
-        active.deadline.cancel()
-        media?.setTap(active.tap, publishers: [], sink: { _, _, _ in })
-        let capture = active.capture
-        // The trailer is written off the hub: a file write must not hold up every room.
+    /// Ends the room's replay recording (only the one with `only`'s id, or of `item`, when
+    /// given) and, once the file is written, adds it to its product, which `onAdded` hears of.
+    func stop(roomId: String, only replayId: String? = nil, item: Int? = nil) async {
+        guard let recording = active[roomId], replayId == nil || recording.capture.replayId == replayId,
+            item == nil || recording.capture.itemNumber == item
+        else { return }
+        active[roomId] = nil
+        recording.deadline.cancel()
+        media?.setTap(recording.tap, publishers: [], sink: { _, _, _ in })
+        let capture = recording.capture
+        // The trailer is written off the recorder: a file write must not hold up the others.
         let summary = await Task.detached { capture.recorder.writer.finish() }.value
         guard let path = summary.path else { return }
         let bytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int64) ?? 0
-        guard let catalogue, !summary.failed, summary.videoFrames + summary.audioFrames > 0, bytes > 0 else {
-            Self.deleteReplayFile(path)
+        guard let store, !summary.failed, summary.videoFrames + summary.audioFrames > 0, bytes > 0 else {
+            Self.deleteFile(path)
             return
         }
         let replay = Replay(
             replayId: capture.replayId, roomId: roomId, itemNumber: capture.itemNumber, userId: capture.userId,
             codec: ReplayCapture.codecName(summary.videoCodec), durationMs: summary.durationMs, bytes: bytes, createdAt: capture.startedAt)
         do {
-            let (product, dropped) = try await catalogue.addReplay(replay, keep: Replay.maxPerProduct)
-            deleteReplayFiles(dropped)
-            productChanged(product, in: roomId)
+            let (product, dropped) = try await store.addReplay(replay, keep: Replay.maxPerProduct)
+            deleteFiles(dropped)
+            await onAdded(product, roomId)
         } catch {
             // The product went while it was recorded.
-            Self.deleteReplayFile(path)
+            Self.deleteFile(path)
         }
     }
 
     /// Ends every recording (the server is shutting down).
-    func stopAllReplays() async {
-        for roomId in Array(self.replays.active.keys) { await stopReplay(roomId: roomId) }
+    func stopAll() async {
+        for roomId in Array(active.keys) { await stop(roomId: roomId) }
     }
 
-    func deleteReplayFiles(_ replays: [Replay]) {
-        guard let directory = replayDirectory else { return }
-        for replay in replays { Self.deleteReplayFile((directory as NSString).appendingPathComponent(replay.fileName)) }
+    /// Deletes the files of replays that are gone from their products.
+    nonisolated func deleteFiles(_ replays: [Replay]) {
+        guard let directory else { return }
+        for replay in replays { Self.deleteFile((directory as NSString).appendingPathComponent(replay.fileName)) }
     }
 
-    static func deleteReplayFile(_ path: String) {
+    private static func deleteFile(_ path: String) {
         try? FileManager.default.removeItem(atPath: path)
     }
 }

@@ -35,8 +35,6 @@ actor RoomHub {
     var connections: Connections
     /// The last catalogue command of each room, which the next one waits for (Catalogue.swift).
     var catalogueQueue = CatalogueQueue()
-    /// The replay each room records now (Replays.swift).
-    var replays = ReplayState()
     /// PK battles running now, and the battle each room is in (Battles.swift).
     var pkBattles = PKBattles()
     /// WHEP sessions that are not a signaling session's own (RoomHub+HTTPSessions.swift, RemotePlayback.swift).
@@ -70,8 +68,7 @@ actor RoomHub {
     nonisolated var shops: RoomShops { services.shops }
     nonisolated var seats: Seats { services.seats }
     var imageDirectory: String? { services.imageDirectory }
-    var replayDirectory: String? { services.replayDirectory }
-    var maxReplayLength: Duration { services.maxReplayLength }
+    nonisolated var replays: ReplayRecorder { services.replays }
 
     var sdkAppId: UInt64 { machine.configuration.sdkAppId }
 
@@ -86,9 +83,10 @@ actor RoomHub {
         Array(machine.roomIds)
     }
 
-    /// Connects the media port; until then media requests get an error.
-    func attach(_ media: any MediaPort) {
+    /// Connects the media port; until then media requests get an error and no replay is recorded.
+    func attach(_ media: any MediaPort) async {
         self.media = media
+        await replays.attach(media) { [weak self] product, roomId in await self?.productChanged(product, in: roomId) }
     }
 
     /// A new session id (a connection, a WHIP/WHEP client, a task's robot user).

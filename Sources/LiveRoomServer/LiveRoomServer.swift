@@ -459,7 +459,7 @@ struct ExpiryService: Service {
     static let overdueGrace = Duration.seconds(10)
 
     func run() async throws {
-        await hub.finishInterruptedBattles(overdueBy: sharedShop ? Self.overdueGrace : nil)
+        await hub.battles.finishInterrupted(overdueBy: sharedShop ? Self.overdueGrace : nil)
         try? await cancelWhenGracefulShutdown {
             var ticks = 0
             while !Task.isCancelled {
@@ -467,7 +467,7 @@ struct ExpiryService: Service {
                 await hub.expireOrders()
                 await hub.expirePKRequests()
                 ticks += 1
-                if sharedShop, ticks % 10 == 0 { await hub.finishInterruptedBattles(overdueBy: Self.overdueGrace) }
+                if sharedShop, ticks % 10 == 0 { await hub.battles.finishInterrupted(overdueBy: Self.overdueGrace) }
             }
         }
     }

@@ -2,53 +2,70 @@ import LiveRoomCommerce
 import LiveRoomCore
 import LiveRoomProtocol
 import LiveRoomWebhooks
+import Logging
 
-/// A battle the hub runs: its rooms hear the score each second until it is due.
-struct RunningBattle {
-    var battle: PKBattle
-    var task: Task<Void, Never>?
-}
+/// The PK battles this node runs, beside the hub: each is stored, announced, scored from the
+/// orders each second and finished (stored with its winner) when due; a room is in one battle
+/// at a time. What the battles' rooms hear, and a starter's refusal, go to the hub that started
+/// it (``RoomHub/battleEvent(_:)``), which knows the rooms.
+actor PKBattles {
+    /// What the hub is told.
+    enum Event: Sendable {
+        /// An event for everyone in the battle's rooms.
+        case announce(PKBattle, name: String, fields: [String: JSONValue])
+        /// The battle could not start: for the anchor who started it.
+        case refused(SessionID, LiveRoomError)
+    }
 
-extension RoomHub {
     /// How often the rooms of a battle hear the score.
-    static let battleScoreInterval = Duration.seconds(1)
+    static let scoreInterval = Duration.seconds(1)
 
-    /// Starts a battle the room core checked: stored first, then announced, scored each second
-    /// from the orders, and finished (stored with its winner) when due.
-    func startBattle(_ command: PKBattleCommand) {
-        guard let catalogue else {
-            let error = LiveRoomError(ErrorCode.pkBattleUnavailable, "this server keeps no catalogue, so pkBattles.running cannot be scored")
-            return send(.error(error, requestType: "startPKBattle"), to: command.session)
+    private let store: (any ShopStore)?
+    private let webhooks: WebhookService?
+    private let logger: Logger
+    /// Battles running now, by id, and the battle each room is in.
+    private var running: [String: Task<Void, Never>] = [:]
+    private var ofRoom: [String: String] = [:]
+
+    init(store: (any ShopStore)?, webhooks: WebhookService?, logger: Logger) {
+        self.store = store
+        self.webhooks = webhooks
+        self.logger = logger
+    }
+
+    /// Starts a battle the room core checked, unless one of its rooms is in one already.
+    func start(_ command: PKBattleCommand, for hub: RoomHub) async {
+        let tell: @Sendable (Event) async -> Void = { [weak hub] event in await hub?.battleEvent(event) }
+        guard let store else {
+            let error = LiveRoomError(ErrorCode.pkBattleUnavailable, "this server keeps no catalogue, so battles cannot be scored")
+            return await tell(.refused(command.session, error))
         }
-        if let busy = command.sides.first(where: { pkBattles.ofRoom[$0.roomId] != nil }) {
+        if let busy = command.sides.first(where: { ofRoom[$0.roomId] != nil }) {
             let error = LiveRoomError(ErrorCode.pkBattleRunning, "\(RoomID(key: busy.roomId)) is already in a battle")
-            return send(.error(error, requestType: "startPKBattle"), to: command.session)
+            return await tell(.refused(command.session, error))
         }
         let now = EventTime.now().unixMillis
         let battle = PKBattle(
             battleId: "pk-" + String(UInt64.random(in: 1...UInt64(Int64.max)), radix: 36), rooms: command.sides.map { PKBattle.Side(roomId: $0.roomId, userId: $0.userId) },
             startedAt: now, endsAt: now + Int64(command.durationSec) * 1000)
-        for side in battle.rooms { pkBattles.ofRoom[side.roomId] = battle.battleId }
-        pkBattles.running[battle.battleId] = RunningBattle(battle: battle)
-        pkBattles.running[battle.battleId]?.task = Task {
-            await self.runBattle(battle, catalogue, startedBy: command.session)
-        }
+        for side in battle.rooms { ofRoom[side.roomId] = battle.battleId }
+        running[battle.battleId] = Task { await self.run(battle, store, startedBy: command.session, tell: tell) }
     }
 
-    private func runBattle(_ battle: PKBattle, _ store: any ShopStore, startedBy session: SessionID) async {
+    private func run(_ battle: PKBattle, _ store: any ShopStore, startedBy session: SessionID, tell: @Sendable (Event) async -> Void) async {
         defer {
-            pkBattles.running[battle.battleId] = nil
-            for side in battle.rooms where pkBattles.ofRoom[side.roomId] == battle.battleId { pkBattles.ofRoom[side.roomId] = nil }
+            running[battle.battleId] = nil
+            for side in battle.rooms where ofRoom[side.roomId] == battle.battleId { ofRoom[side.roomId] = nil }
         }
         do {
             try await store.startBattle(battle)
         } catch {
-            return send(.error(Self.catalogueError(error), requestType: "startPKBattle"), to: session)
+            return await tell(.refused(session, RoomHub.catalogueError(error)))
         }
-        announce(battle, "onPKBattleStarted", ["battle": battle.json])
+        await tell(.announce(battle, name: "onPKBattleStarted", fields: ["battle": battle.json]))
         webhooks?.enqueue(WebhookEvents.battleStarted(battle, at: battle.startedAt))
         while EventTime.now().unixMillis < battle.endsAt {
-            try? await Task.sleep(for: Self.battleScoreInterval)
+            try? await Task.sleep(for: Self.scoreInterval)
             let now = min(EventTime.now().unixMillis, battle.endsAt)
             var scores: [PKBattle.Score] = []
             for side in battle.rooms {
@@ -56,47 +73,57 @@ extension RoomHub {
                 scores.append(score)
             }
             if scores.count == battle.rooms.count {
-                announce(battle, "onPKBattleScore", [
-                    "battleId": .string(battle.battleId), "scores": .array(scores.map(\.json)),
-                    "remainingSec": .number(Double(max(0, (battle.endsAt - now + 999) / 1000))),
-                ])
+                await tell(
+                    .announce(
+                        battle, name: "onPKBattleScore",
+                        fields: [
+                            "battleId": .string(battle.battleId), "scores": .array(scores.map(\.json)),
+                            "remainingSec": .number(Double(max(0, (battle.endsAt - now + 999) / 1000))),
+                        ]))
             }
         }
         do {
             let finished = try await store.finishBattle(battle.battleId, endedAt: battle.endsAt)
-            announce(battle, "onPKBattleEnded", ["battle": finished.json])
+            await tell(.announce(battle, name: "onPKBattleEnded", fields: ["battle": finished.json]))
             webhooks?.enqueue(WebhookEvents.battleEnded(finished, at: finished.endedAt ?? battle.endsAt))
         } catch {
             logger.warning("Finishing a PK battle failed", metadata: [LogKey.error: "\(error)"])
         }
     }
 
-    /// An event to everyone in the battle's rooms.
-    /// A side in a room on another node (cluster mode) hears it through that room's home.
-    private func announce(_ battle: PKBattle, _ name: String, _ fields: [String: JSONValue]) {
-        let starter = battle.rooms[0]
-        for side in battle.rooms {
-            let end = PKEnd(roomId: side.roomId, userId: side.userId)
-            if announceElsewhere(name, fields, to: end, from: PKEnd(roomId: starter.roomId, userId: starter.userId)) { continue }
-            broadcast(.onPKBattle(name: name, fields: fields), in: side.roomId)
-        }
-    }
-
     /// Battles that were running when the server stopped are finished from the orders, as of
     /// when they were due (or now, if that is earlier). With `overdueBy` (cluster mode, where
     /// another node may be running a battle) only those due that long ago are.
-    func finishInterruptedBattles(overdueBy: Duration? = nil) async {
-        guard let catalogue else { return }
+    func finishInterrupted(overdueBy: Duration? = nil) async {
+        guard let store else { return }
         do {
             let now = EventTime.now().unixMillis
             let overdueMs = overdueBy.map { $0.components.seconds * 1000 }
-            for battle in try await catalogue.unfinishedBattles() where pkBattles.running[battle.battleId] == nil {
+            for battle in try await store.unfinishedBattles() where running[battle.battleId] == nil {
                 if let overdueMs, battle.endsAt + overdueMs > now { continue }
-                let finished = try await catalogue.finishBattle(battle.battleId, endedAt: min(now, battle.endsAt))
+                let finished = try await store.finishBattle(battle.battleId, endedAt: min(now, battle.endsAt))
                 webhooks?.enqueue(WebhookEvents.battleEnded(finished, at: finished.endedAt ?? now))
             }
         } catch {
-            logger.warning("Finishing interrupted PK pkBattles.running failed", metadata: [LogKey.error: "\(error)"])
+            logger.warning("Finishing interrupted PK battles failed", metadata: [LogKey.error: "\(error)"])
+        }
+    }
+}
+
+extension RoomHub {
+    /// What the battles tell: an event for everyone in a battle's rooms (a side in a room on
+    /// another node hears it through that room's home), or a refusal for its starter.
+    func battleEvent(_ event: PKBattles.Event) {
+        switch event {
+        case .refused(let session, let error):
+            send(.error(error, requestType: "startPKBattle"), to: session)
+        case .announce(let battle, let name, let fields):
+            let starter = PKEnd(roomId: battle.rooms[0].roomId, userId: battle.rooms[0].userId)
+            for side in battle.rooms {
+                let end = PKEnd(roomId: side.roomId, userId: side.userId)
+                if announceElsewhere(name, fields, to: end, from: starter) { continue }
+                broadcast(.onPKBattle(name: name, fields: fields), in: side.roomId)
+            }
         }
     }
 

@@ -16,15 +16,7 @@ extension RoomHub {
             Task { await self.run(command, catalogue) }
             return
         }
-        let previous = catalogueQueue.queues[roomId]
-        catalogueQueue.next += 1
-        let id = catalogueQueue.next
-        let task = Task {
-            await previous?.task.value
-            await self.run(command, catalogue)
-            if self.catalogueQueue.queues[roomId]?.id == id { self.catalogueQueue.queues[roomId] = nil }
-        }
-        catalogueQueue.queues[roomId] = (id, task)
+        shops.inOrder(roomId) { await self.run(command, catalogue) }
     }
 
     private func run(_ command: CatalogueCommand, _ catalogue: any ShopStore) async {

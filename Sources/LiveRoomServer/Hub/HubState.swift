@@ -24,6 +24,8 @@ struct HubServices: Sendable {
     let imageDirectory: String?
     /// The replays being recorded (Replays.swift).
     let replays: ReplayRecorder
+    /// The PK battles running (Battles.swift).
+    let battles: PKBattles
 }
 
 extension RoomHub {
@@ -39,7 +41,8 @@ extension RoomHub {
         let services = HubServices(
             recorder: recorder, webhooks: webhooks, catalogue: catalogue,
             shops: RoomShops(store: catalogue, reservation: orderReservation, webhooks: webhooks), egress: egress, imageDirectory: imageDirectory,
-            replays: ReplayRecorder(directory: replayDirectory, maxLength: maxReplayLength, store: catalogue, logger: logger))
+            replays: ReplayRecorder(directory: replayDirectory, maxLength: maxReplayLength, store: catalogue, logger: logger),
+            battles: PKBattles(store: catalogue, webhooks: webhooks, logger: logger))
         self.init(
             services: services, configuration: configuration, tasksConfiguration: tasksConfiguration,
             connections: Connections(maxOutboxBytes: maxOutboxBytes, reconnectGrace: reconnectGrace), nodeId: nodeId, logger: logger)
@@ -62,18 +65,6 @@ struct Connections {
     /// Subscriptions asked of a relaying node and not yet answered, by request id.
     var relayRequests: [Int: (session: SessionID, publisherId: String, restart: Bool)] = [:]
     var nextRelayRequest = 1
-}
-
-/// Each room's last catalogue command, which the next one waits for (Catalogue.swift).
-struct CatalogueQueue {
-    var queues: [String: (id: Int, task: Task<Void, Never>)] = [:]
-    var next = 0
-}
-
-/// PK battles running now, and the battle each room is in (Battles.swift).
-struct PKBattles {
-    var running: [String: RunningBattle] = [:]
-    var ofRoom: [String: String] = [:]
 }
 
 /// WHEP sessions that are not simply a session of their own in the room.

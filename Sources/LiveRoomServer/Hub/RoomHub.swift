@@ -33,10 +33,6 @@ actor RoomHub {
     private(set) var media: (any MediaPort)?
     /// The signaling connections' outboxes and the next session id.
     var connections: Connections
-    /// The last catalogue command of each room, which the next one waits for (Catalogue.swift).
-    var catalogueQueue = CatalogueQueue()
-    /// PK battles running now, and the battle each room is in (Battles.swift).
-    var pkBattles = PKBattles()
     /// WHEP sessions that are not a signaling session's own (RoomHub+HTTPSessions.swift, RemotePlayback.swift).
     var httpSessions = HTTPSessions()
     /// The runners of publish tasks: here, and in cluster mode on other nodes (TaskHosting.swift).
@@ -69,6 +65,7 @@ actor RoomHub {
     nonisolated var seats: Seats { services.seats }
     var imageDirectory: String? { services.imageDirectory }
     nonisolated var replays: ReplayRecorder { services.replays }
+    nonisolated var battles: PKBattles { services.battles }
 
     var sdkAppId: UInt64 { machine.configuration.sdkAppId }
 
@@ -228,7 +225,7 @@ actor RoomHub {
             case .catalogue(let command):
                 carryOut(command)
             case .battle(let command):
-                startBattle(command)
+                Task { await battles.start(command, for: self) }
             case .pkPeer(let command):
                 carryOut(command)
             }

@@ -210,6 +210,10 @@ final class RoomShops: Sendable {
     let reservation: Duration
     let webhooks: WebhookService?
     private let shops = Mutex<[String: RoomShop]>([:])
+    /// Each room's last catalogue command, which the next one waits for (kept past the room's
+    /// end, until it has run: a command of a room that ended is still ordered before the next
+    /// room of that id's).
+    private let commands = Mutex((last: [String: (id: Int, task: Task<Void, Never>)](), next: 0))
 
     init(store: (any ShopStore)?, reservation: Duration, webhooks: WebhookService?) {
         self.store = store
@@ -224,6 +228,22 @@ final class RoomShops: Sendable {
             let shop = RoomShop(roomId: roomId)
             shops[roomId] = shop
             return shop
+        }
+    }
+
+    /// Runs `command` after the room's catalogue commands before it, in the order they came
+    /// (an add before the pop that names it, a pop before its unpop).
+    func inOrder(_ roomId: String, _ command: @escaping @Sendable () async -> Void) {
+        commands.withLock { commands in
+            let previous = commands.last[roomId]?.task
+            commands.next += 1
+            let id = commands.next
+            let task = Task {
+                await previous?.value
+                await command()
+                self.commands.withLock { if $0.last[roomId]?.id == id { $0.last[roomId] = nil } }
+            }
+            commands.last[roomId] = (id, task)
         }
     }
 

@@ -84,7 +84,7 @@ extension RoomsStateMachine {
     /// or a PK anchor its room sees (subscribed to in its own room, with the room's forward mode):
     /// for signaling's `subscribe` and for WHEP, which answers the offer itself.
     public func subscription(of session: SessionID, to publisherId: String, sdp: String) throws(LiveRoomError) -> [Action] {
-        guard let (roomId, userId) = sessions[session] else { throw LiveRoomError(ErrorCode.notInRoom, "enter a room first") }
+        guard let (roomId, userId) = directory[session] else { throw LiveRoomError(ErrorCode.notInRoom, "enter a room first") }
         guard let publisherRoom = publisherRoom(of: publisherId, seenFrom: roomId),
             anchorState(of: PKEnd(roomId: publisherRoom, userId: publisherId))?.publishing != nil
         else {
@@ -136,7 +136,7 @@ extension RoomsStateMachine {
 
     /// The role of a session's user, if it is in a room.
     public func role(of session: SessionID) -> Role? {
-        guard let (roomId, userId) = sessions[session] else { return nil }
+        guard let (roomId, userId) = directory[session] else { return nil }
         return rooms[roomId]?.members[userId]?.role
     }
 }

@@ -206,7 +206,7 @@ extension RoomsStateMachine {
     /// The custom message (cmdID 1, high priority, as TRTC's guide sends pop-ups) of a pop-up
     /// `session`'s user made, to everyone else in its room; nothing when it has left.
     public mutating func popUpMessage(_ data: String, from session: SessionID) -> [Action] {
-        guard let (roomId, userId) = sessions[session], var member = rooms[roomId]?.members[userId] else { return [] }
+        guard let (roomId, userId) = directory[session], var member = rooms[roomId]?.members[userId] else { return [] }
         let seq = member.nextSeq
         member.nextSeq += 1
         rooms[roomId]!.members[userId] = member

@@ -13,7 +13,7 @@ extension RoomsStateMachine {
             case .send(let session, let event, _):
                 switch event {
                 case .onRemoteUserEnterRoom, .onRemoteUserLeaveRoom, .onUserVideoAvailable, .onUserAudioAvailable:
-                    if let room = sessions[session]?.roomId { rooms.insert(room) }
+                    if let room = directory[session]?.roomId { rooms.insert(room) }
                 default:
                     break
                 }

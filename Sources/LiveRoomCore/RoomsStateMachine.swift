@@ -171,9 +171,8 @@ public struct RoomsStateMachine: Sendable {
 
     public let configuration: Configuration
     var rooms: [String: Room] = [:]
-    private(set) var sessions: [SessionID: (roomId: String, userId: String)] = [:]
-    /// Sessions that entered (their room and user) or left (nil) a room since ``takeSeatChanges()``.
-    var seatChanges: [(session: SessionID, seat: (roomId: String, userId: String)?)] = []
+    /// Who sits where, across the rooms.
+    var directory = RoomDirectory()
     /// Cross-room PK links (RoomsStateMachine+PK.swift).
     var pkLinks: [PKLink] = []
     /// What a room receives of the PK anchors of each room it is linked with, when not both.
@@ -207,14 +206,12 @@ public struct RoomsStateMachine: Sendable {
     /// call, in order. The server keeps a copy that connections read without asking the room
     /// machine (a purchase goes from its connection to the room's shop).
     public mutating func takeSeatChanges() -> [(session: SessionID, seat: (roomId: String, userId: String)?)] {
-        defer { seatChanges = [] }
-        return seatChanges
+        directory.takeChanges()
     }
 
     /// Seats `session` (or unseats it, nil), noting the change for ``takeSeatChanges()``.
     mutating func seat(_ session: SessionID, _ seat: (roomId: String, userId: String)?) {
-        sessions[session] = seat
-        seatChanges.append((session, seat))
+        directory.seat(session, seat)
     }
 
     /// Handles one parsed room request.
@@ -227,7 +224,7 @@ public struct RoomsStateMachine: Sendable {
                 return [.send(session, .onEnterRoom(result: error.code, errMsg: error.message)), .send(session, .error(error, requestType: "enterRoom"))]
             }
         }
-        guard let (roomId, userId) = sessions[session] else {
+        guard let (roomId, userId) = directory[session] else {
             if case .exitRoom = request { return [.send(session, .onExitRoom(reason: 0))] }
             return [.send(session, .error(LiveRoomError(ErrorCode.notInRoom, "enter a room first"), requestType: request.type))]
         }
@@ -276,21 +273,21 @@ public struct RoomsStateMachine: Sendable {
 
     /// The session's connection closed without exitRoom.
     public mutating func disconnected(_ session: SessionID, at now: EventTime) -> [Action] {
-        guard let (roomId, userId) = sessions[session] else { return [.media(.closeSession(session))] }
+        guard let (roomId, userId) = directory[session] else { return [.media(.closeSession(session))] }
         return removeMember(userId, from: roomId, remoteReason: 1, record: "disconnected", at: now)
     }
 
     /// `session`'s publishing connection closed by itself (ICE consent expired, DTLS closed):
     /// the room is told its media is gone.
     public mutating func publishEnded(_ session: SessionID) -> [Action] {
-        guard let (roomId, userId) = sessions[session] else { return [] }
+        guard let (roomId, userId) = directory[session] else { return [] }
         return stopPublishing(userId, in: roomId)
     }
 
     /// The media server negotiated `session`'s publish: the anchor's audio and/or video are
     /// now available to the room. Returns nothing if the session left meanwhile.
     public mutating func publishStarted(_ session: SessionID, audio: Bool, video: Bool) -> [Action] {
-        guard let (roomId, userId) = sessions[session], let before = rooms[roomId]?.members[userId], before.role == .anchor else {
+        guard let (roomId, userId) = directory[session], let before = rooms[roomId]?.members[userId], before.role == .anchor else {
             return []
         }
         var after = before
@@ -301,7 +298,7 @@ public struct RoomsStateMachine: Sendable {
 
     /// The room and user a session is in, if any.
     public func membership(of session: SessionID) -> (roomId: String, userId: String)? {
-        sessions[session]
+        directory[session]
     }
 
     // MARK: Entering and leaving
@@ -388,7 +385,7 @@ public struct RoomsStateMachine: Sendable {
     /// Checks that a member may send (`sending`) or receive what an SDP offer carries: each kind
     /// needs its bit in the PrivateMapKey; an audience member approved on mic is granted sending.
     public func checkMedia(of session: SessionID, offer sdp: String, sending: Bool) throws(LiveRoomError) {
-        guard let (roomId, userId) = sessions[session], let member = rooms[roomId]?.members[userId],
+        guard let (roomId, userId) = directory[session], let member = rooms[roomId]?.members[userId],
             let privileges = member.privileges
         else { return }
         if sending, member.micApproved { return }
@@ -416,7 +413,7 @@ public struct RoomsStateMachine: Sendable {
     }
 
     mutating func admit(_ params: EnterRoomParams, session: SessionID, elapsedMs: Int, at now: EventTime) throws(LiveRoomError) -> [Action] {
-        if let current = sessions[session] {
+        if let current = directory[session] {
             throw LiveRoomError(ErrorCode.enterRoomRefused, "this connection is already in \(Self.room(current.roomId)); call exitRoom first")
         }
         let privileges = try validate(params, now: now.unixSeconds)
@@ -471,7 +468,7 @@ public struct RoomsStateMachine: Sendable {
     func checkLimits(entering params: EnterRoomParams, replacing replaced: Member?) throws(LiveRoomError) {
         let roomId = params.room.key
         if replaced == nil {
-            let roomsOfUser = sessions.values.reduce(0) { $0 + ($1.userId == params.userId ? 1 : 0) }
+            let roomsOfUser = directory.roomCount(of: params.userId)
             if roomsOfUser >= configuration.maxRoomsPerUser {
                 throw LiveRoomError(
                     ErrorCode.tooManyRoomsForUser,

@@ -187,12 +187,17 @@ public struct ThreadSchedStat: Sendable {
     public var name: String
 
     /// The CPU each kind of thread used between `before` and `after` (the same process), in %
-    /// of one core over `seconds`, busiest first. Threads are grouped by name without the
-    /// numbers SwiftNIO adds (`NIO-SGLTN-3-#1` counts as `NIO-SGLTN`).
-    public static func busiest(from before: [Int: ThreadSchedStat], to after: [Int: ThreadSchedStat], seconds: Double) -> [(name: String, percent: Double)] {
+    /// of one core over `seconds`, busiest first; with `waiting`, the time they were ready to
+    /// run but waited for a core instead. Threads are grouped by name without the numbers
+    /// SwiftNIO adds (`NIO-SGLTN-3-#1` counts as `NIO-SGLTN`).
+    public static func busiest(
+        from before: [Int: ThreadSchedStat], to after: [Int: ThreadSchedStat], seconds: Double, waiting: Bool = false
+    ) -> [(name: String, percent: Double)] {
         var byName: [String: UInt64] = [:]
         for (id, now) in after {
-            let used = now.runningNanoseconds &- (before[id]?.runningNanoseconds ?? 0)
+            let used =
+                waiting
+                ? now.waitingNanoseconds &- (before[id]?.waitingNanoseconds ?? 0) : now.runningNanoseconds &- (before[id]?.runningNanoseconds ?? 0)
             byName[group(now.name), default: 0] += used
         }
         return byName.map { ($0.key, seconds > 0 ? Double($0.value) / 1e9 / seconds * 100 : 0) }.sorted { $0.percent > $1.percent }

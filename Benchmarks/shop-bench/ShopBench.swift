@@ -192,9 +192,11 @@ struct ShopBench: AsyncParsableCommand {
             var outcomes: [BuyOutcome] = []
             for try await batch in group { outcomes += batch }
             let elapsed = ContinuousClock.now - start
-            var serverThreads: [(name: String, percent: Double)] = []
+            var (serverThreads, serverWaits): ([(name: String, percent: Double)], [(name: String, percent: Double)]) = ([], [])
             if let server, let threadsBefore {
-                serverThreads = ThreadSchedStat.busiest(from: threadsBefore, to: server.threadSchedStats(), seconds: seconds(elapsed, atLeast: .zero))
+                let (after, span) = (server.threadSchedStats(), seconds(elapsed, atLeast: .zero))
+                serverThreads = ThreadSchedStat.busiest(from: threadsBefore, to: after, seconds: span)
+                serverWaits = ThreadSchedStat.busiest(from: threadsBefore, to: after, seconds: span, waiting: true)
             }
             quiet?.send("after")
             // Messages sent during the sale get a moment to arrive.
@@ -206,7 +208,7 @@ struct ShopBench: AsyncParsableCommand {
             return SaleResult(
                 name: "server, \(clients) WebSocket clients", round: round, outcomes: outcomes, seconds: seconds(elapsed, atLeast: last),
                 stockLeft: products?.first { $0["itemNumber"]?.intValue == item }?["stock"]?.intValue,
-                quiet: quietFigures, serverThreads: serverThreads)
+                quiet: quietFigures, serverThreads: serverThreads, serverWaits: serverWaits)
         }
     }
 
@@ -262,7 +264,8 @@ struct ShopBench: AsyncParsableCommand {
                             format: "; quiet rooms p99 %.2f ms before, %.2f ms during the sale (%d and %d messages, %d lost, %d connections dropped)",
                             $0.p99Before, $0.p99During, $0.before.count, $0.during.count, $0.lost, $0.dropped)
                     } ?? "")
-                    + (result.serverThreads.isEmpty ? "" : "; server threads during the sale, % of one core: " + Self.threadList(result.serverThreads)))
+                    + (result.serverThreads.isEmpty ? "" : "; server threads during the sale, % of one core: " + Self.threadList(result.serverThreads))
+                    + (result.serverWaits.isEmpty ? "" : "; waiting for a core: " + Self.threadList(result.serverWaits)))
         }
     }
 
@@ -312,10 +315,15 @@ struct ShopBench: AsyncParsableCommand {
         print("")
         for (sales, binary) in zip(runs, binaries) {
             // Each kind of thread's median over the rounds.
-            let names = Set(sales.flatMap { $0.serverThreads.map(\.name) })
-            let medians = names.map { name in (name, median(sales.map { $0.serverThreads.first { $0.name == name }?.percent ?? 0 })) }
-            guard !medians.isEmpty else { continue }
-            print("\(binary ?? "liveroom-server"): server threads during the sale, median of rounds, % of one core: " + Self.threadList(medians.sorted { $0.1 > $1.1 }))
+            func medians(_ figures: (SaleResult) -> [(name: String, percent: Double)]) -> String {
+                let names = Set(sales.flatMap { figures($0).map(\.name) })
+                let medians = names.map { name in (name, median(sales.map { figures($0).first { $0.name == name }?.percent ?? 0 })) }
+                return Self.threadList(medians.sorted { $0.1 > $1.1 })
+            }
+            guard sales.contains(where: { !$0.serverThreads.isEmpty }) else { continue }
+            print(
+                "\(binary ?? "liveroom-server"): server threads during the sale, median of rounds, % of one core: " + medians(\.serverThreads)
+                    + "; waiting for a core: " + medians(\.serverWaits))
         }
     }
 
@@ -339,6 +347,9 @@ struct SaleResult {
     /// The CPU the server's threads used during the sale, by kind, in % of one core (when the
     /// bench started the server): which of them the sale kept busy.
     var serverThreads: [(name: String, percent: Double)] = []
+    /// How long they were ready to run but waited for a core (`/proc/<pid>/task/*/schedstat`'s
+    /// second field), in % of one core.
+    var serverWaits: [(name: String, percent: Double)] = []
     /// The server binary (or URL) the sale ran against.
     var binary = ""
 

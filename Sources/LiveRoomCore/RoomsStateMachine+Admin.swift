@@ -14,7 +14,7 @@ extension RoomsStateMachine {
         let room = rooms[roomId]!
         actions += room.sessions().map { .send($0, .onExitRoom(reason: 2)) }
         for member in room.members.values {
-            seat(member.session, nil)
+            directory.seat(member.session, nil)
             actions.append(.media(.closeSession(member.session)))
             actions.append(.record(.userLeft(roomId: roomId, userId: member.userId, at: now.unixMillis, reason: "dismissed")))
         }

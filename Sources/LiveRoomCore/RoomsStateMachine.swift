@@ -209,11 +209,6 @@ public struct RoomsStateMachine: Sendable {
         directory.takeChanges()
     }
 
-    /// Seats `session` (or unseats it, nil), noting the change for ``takeSeatChanges()``.
-    mutating func seat(_ session: SessionID, _ seat: (roomId: String, userId: String)?) {
-        directory.seat(session, seat)
-    }
-
     /// Handles one parsed room request.
     public mutating func handle(_ request: RoomRequest, from session: SessionID, elapsedMs: Int = 0, at now: EventTime) -> [Action] {
         if case .enterRoom(let params) = request {
@@ -442,7 +437,7 @@ public struct RoomsStateMachine: Sendable {
         room.members[params.userId] = member
         if params.role == .anchor { room.anchorOrder.append(params.userId) }
         rooms[roomId] = room
-        seat(session, (roomId, params.userId))
+        directory.seat(session, (roomId, params.userId))
 
         // TRTC clients take only a result above 0 as success: at least 1 ms.
         actions.append(.send(session, .onEnterRoom(result: max(1, elapsedMs))))
@@ -490,7 +485,7 @@ public struct RoomsStateMachine: Sendable {
     mutating func replace(_ old: Member, in roomId: String, enteringAgain room: RoomID, at now: EventTime) -> [Action] {
         var actions: [Action] = []
         // A newer session of the same user takes over; the old one is told why it was removed.
-        seat(old.session, nil)
+        directory.seat(old.session, nil)
         actions.append(
             .send(old.session, .onError(errCode: ErrorCode.replacedBySession, errMsg: "user \(old.userId.quoted) entered \(room) again from another connection, which takes over", requestType: nil)))
         actions.append(.send(old.session, .onExitRoom(reason: 1)))
@@ -513,7 +508,7 @@ public struct RoomsStateMachine: Sendable {
         var actions = endPKLinks(of: PKEnd(roomId: roomId, userId: userId))
         var room = rooms[roomId]!
         let member = room.members[userId]!
-        seat(member.session, nil)
+        directory.seat(member.session, nil)
         room.members[userId] = nil
         room.anchorOrder.removeAll { $0 == userId }
         rooms[roomId] = room

@@ -40,6 +40,11 @@ struct PKRequest: Sendable, Hashable {
     var from: PKEnd
     var to: PKEnd
     var expires: ContinuousClock.Instant
+    /// The home node of the asker's room, when it lives on another node (the request was shown
+    /// to an anchor here); nil for an asker here.
+    var node: String? = nil
+    /// The anchor here accepted it and the link waits for the asker's node to make it.
+    var accepted = false
 }
 
 /// What a battle is to be fought between: each room once, with its anchor.
@@ -283,16 +288,12 @@ extension RoomsStateMachine {
         case .requestPK(let room, let userId):
             do throws(LiveRoomError) {
                 let other = try checkCaller(caller, to: room, userId: userId)
-                if isElsewhere(other) {
-                    throw LiveRoomError(
-                        ErrorCode.pkRoomNotFound, "\(RoomID(key: other.roomId)) is not on this node; with a room on another node, use connectOtherRoom")
-                }
-                try checkCallee(other, linkingWith: caller)
+                let elsewhere = isElsewhere(other)
+                if !elsewhere { try checkCallee(other, linkingWith: caller) }
                 pkRequests.removeAll { $0.from == caller && $0.to == other }
                 pkRequests.append(PKRequest(from: caller, to: other, expires: now.monotonic + configuration.pkRequestTimeout))
-                let target = rooms[other.roomId]!.members[userId]!.session
-                let timeout = Int(configuration.pkRequestTimeout.components.seconds)
-                return [.send(target, .onPKRequest(userId: caller.userId, room: RoomID(key: caller.roomId), timeoutSec: timeout))]
+                // A room elsewhere: its home checks its side and shows the callee the request (remotePKRequestDelivered).
+                return elsewhere ? [.pkPeer(.request(caller: caller, callee: other))] : [showRequest(from: caller, to: other)]
             } catch {
                 return [.send(session, .onConnectOtherRoom(userId: userId, errCode: error.code, errMsg: error.message))]
             }
@@ -331,14 +332,18 @@ extension RoomsStateMachine {
 
     /// The callee's answer to a PK request from `asker`.
     mutating func answerPK(from asker: PKEnd?, userId: String, accept: Bool, by caller: PKEnd, session: SessionID, at now: EventTime) -> [Action] {
-        guard let asker, let index = pkRequests.firstIndex(where: { $0.from == asker && $0.to == caller }) else {
+        guard let asker, let index = pkRequests.firstIndex(where: { $0.from == asker && $0.to == caller && !$0.accepted }) else {
             let error = LiveRoomError(ErrorCode.noSuchUserOrRequest, "no PK request from \(userId.quoted) waits for your answer")
             return [.send(session, .error(error, requestType: accept ? "acceptPK" : "rejectPK"))]
         }
-        pkRequests.remove(at: index)
+        let request = pkRequests.remove(at: index)
+        let rejected = LiveRoomError(ErrorCode.pkRejected, "\(caller.userId.quoted) rejected the PK request")
+        if let node = request.node {
+            return accept ? acceptRemote(request, node: node, session: session, at: now) : [.pkPeer(.answer(caller: asker, callee: caller, error: rejected, node: node))]
+        }
         guard let askerSession = rooms[asker.roomId]?.members[asker.userId]?.session else { return [] }
         guard accept else {
-            return [.send(askerSession, .onConnectOtherRoom(userId: caller.userId, errCode: ErrorCode.pkRejected, errMsg: "\(caller.userId.quoted) rejected the PK request"))]
+            return [.send(askerSession, .onConnectOtherRoom(userId: caller.userId, errCode: rejected.code, errMsg: rejected.message))]
         }
         do throws(LiveRoomError) {
             // Checked again: the rooms may have changed while the request waited.
@@ -379,14 +384,28 @@ extension RoomsStateMachine {
         return actions
     }
 
-    /// PK requests nobody answered in time: their askers get -3326.
+    /// Shows anchor `to` (here) the PK request of `from`.
+    func showRequest(from: PKEnd, to: PKEnd) -> Action {
+        let timeout = Int(configuration.pkRequestTimeout.components.seconds)
+        return .send(rooms[to.roomId]!.members[to.userId]!.session, .onPKRequest(userId: from.userId, room: RoomID(key: from.roomId), timeoutSec: timeout))
+    }
+
+    /// Tells anchor `end`, when it is here, how its PK with `other` ended: linked (nil), or why not.
+    func tell(_ end: PKEnd, about other: PKEnd, _ error: LiveRoomError?) -> [Action] {
+        guard let session = rooms[end.roomId]?.members[end.userId]?.session else { return [] }
+        return [.send(session, .onConnectOtherRoom(userId: other.userId, errCode: error?.code ?? 0, errMsg: error?.message ?? ""))]
+    }
+
+    /// PK requests nobody answered in time: their askers get -3326 (the home node of an asker
+    /// elsewhere times its request out itself). An accepted request whose link the asker's node
+    /// did not make in time is told to the anchor who accepted it.
     public mutating func expirePKRequests(now: ContinuousClock.Instant) -> [Action] {
         let expired = pkRequests.filter { $0.expires <= now }
         pkRequests.removeAll { $0.expires <= now }
-        return expired.compactMap { request in
-            rooms[request.from.roomId]?.members[request.from.userId].map {
-                .send($0.session, .onConnectOtherRoom(userId: request.to.userId, errCode: ErrorCode.pkRequestTimeout, errMsg: "\(request.to.userId.quoted) did not answer the PK request in time"))
-            }
+        return expired.flatMap { request in
+            request.accepted
+                ? tell(request.to, about: request.from, LiveRoomError(ErrorCode.pkRequestTimeout, "\(RoomID(key: request.from.roomId)) did not link in time"))
+                : tell(request.from, about: request.to, LiveRoomError(ErrorCode.pkRequestTimeout, "\(request.to.userId.quoted) did not answer the PK request in time"))
         }
     }
 }

@@ -39,6 +39,13 @@ public enum PKPeerCommand: Sendable, Hashable {
     case anchorState(PKEnd, AnchorState, node: String)
     /// The link ended here: for `node`, home of its other room.
     case unlink(PKLink, node: String)
+    /// Ask the home of `callee`'s room to show `callee` the PK request of `caller` (requestPK);
+    /// whether it did goes to ``RoomsStateMachine/remotePKRequestDelivered(caller:callee:result:)``.
+    case request(caller: PKEnd, callee: PKEnd)
+    /// The answer to a request between rooms on two nodes, for `node`: from the callee's home,
+    /// accepted (nil; the caller's home then links as connectOtherRoom does) or why not; from
+    /// the caller's home, why an accepted request could not be linked.
+    case answer(caller: PKEnd, callee: PKEnd, error: LiveRoomError?, node: String)
 }
 
 extension RoomsStateMachine {
@@ -107,22 +114,97 @@ extension RoomsStateMachine {
 
     /// Anchor `caller` of a room on `node` asks to link with anchor `callee` of a room here:
     /// what the callee sends, or why not, and what to tell this node's rooms.
+    /// A link that answers a PK request the callee accepted tells the callee how it ended.
     public mutating func remoteLinkRequested(
         caller: PKEnd, node: String, state: AnchorState, callee: PKEnd, since: Int64
     ) -> (Result<AnchorState, LiveRoomError>, [Action]) {
+        let accepted = pkRequests.firstIndex { $0.from == caller && $0.to == callee && $0.accepted && $0.node == node }
+        if let accepted { pkRequests.remove(at: accepted) }
         do throws(LiveRoomError) {
-            guard rooms[caller.roomId] == nil else {
-                throw LiveRoomError(ErrorCode.pkInvalidParameter, "\(RoomID(key: caller.roomId)) is open on this node too; connect again")
-            }
+            try checkRemote(caller)
             if let known = remoteAnchors[caller], known.node != node {
                 throw LiveRoomError(ErrorCode.pkInvalidParameter, "\(RoomID(key: caller.roomId)) is linked here through another node")
             }
             try checkCallee(callee, linkingWith: caller)
         } catch {
-            return (.failure(error), [])
+            return (.failure(error), accepted == nil ? [] : tell(callee, about: caller, error))
         }
         remoteAnchors[caller] = RemoteAnchor(node: node, state: state)
-        return (.success(anchorState(of: callee)!), link(caller, with: callee, since: since))
+        let told = accepted == nil ? [] : tell(callee, about: caller, nil)
+        return (.success(anchorState(of: callee)!), told + link(caller, with: callee, since: since))
+    }
+
+    /// A room elsewhere must not be open here too (one room, two homes).
+    private func checkRemote(_ end: PKEnd) throws(LiveRoomError) {
+        guard rooms[end.roomId] == nil else {
+            throw LiveRoomError(ErrorCode.pkInvalidParameter, "\(RoomID(key: end.roomId)) is open on this node too; connect again")
+        }
+    }
+
+    // MARK: Requests between nodes (requestPK and its answer)
+
+    /// Anchor `caller` of a room on `node` asks anchor `callee` of a room here for a PK
+    /// (``PKPeerCommand/request``): the callee is shown the request, or why not. The request
+    /// waits here for the callee's answer as one from this node's rooms does.
+    public mutating func remotePKRequested(caller: PKEnd, node: String, callee: PKEnd, at now: ContinuousClock.Instant) -> (Result<Void, LiveRoomError>, [Action]) {
+        do throws(LiveRoomError) {
+            try checkRemote(caller)
+            try checkCallee(callee, linkingWith: caller)
+        } catch {
+            return (.failure(error), [])
+        }
+        pkRequests.removeAll { $0.from == caller && $0.to == callee }
+        pkRequests.append(PKRequest(from: caller, to: callee, expires: now + configuration.pkRequestTimeout, node: node))
+        return (.success(()), [showRequest(from: caller, to: callee)])
+    }
+
+    /// The home of the callee's room showed the request of `caller` here, or refused it: a
+    /// refusal ends the request and reaches the caller.
+    public mutating func remotePKRequestDelivered(caller: PKEnd, callee: PKEnd, result: Result<Void, LiveRoomError>) -> [Action] {
+        guard case .failure(let error) = result, let index = pkRequests.firstIndex(where: { $0.from == caller && $0.to == callee && $0.node == nil }) else { return [] }
+        pkRequests.remove(at: index)
+        return tell(caller, about: callee, error)
+    }
+
+    /// The callee here accepted the request of `request.from` on `node`: checked on this side,
+    /// it waits for the link the caller's node then asks for (``remoteLinkRequested``).
+    mutating func acceptRemote(_ request: PKRequest, node: String, session: SessionID, at now: EventTime) -> [Action] {
+        do throws(LiveRoomError) {
+            try checkCallee(request.to, linkingWith: request.from)
+        } catch {
+            return tell(request.to, about: request.from, error) + [.pkPeer(.answer(caller: request.from, callee: request.to, error: error, node: node))]
+        }
+        var accepted = request
+        accepted.accepted = true
+        accepted.expires = now.monotonic + configuration.pkRequestTimeout
+        pkRequests.append(accepted)
+        return [.pkPeer(.answer(caller: request.from, callee: request.to, error: nil, node: node))]
+    }
+
+    /// The other end of a PK request between nodes answered (``PKPeerCommand/answer``). On the
+    /// caller's side: a refusal reaches the caller; an acceptance links as connectOtherRoom
+    /// does, or tells the callee's node why not. On the callee's side: the caller's node could
+    /// not link an accepted request, and the callee hears why.
+    public mutating func remotePKAnswered(caller: PKEnd, callee: PKEnd, error: LiveRoomError?, from node: String, at now: EventTime) -> [Action] {
+        if let index = pkRequests.firstIndex(where: { $0.from == caller && $0.to == callee && $0.node == nil && rooms[callee.roomId] == nil }) {
+            pkRequests.remove(at: index)
+            if let error { return tell(caller, about: callee, error) }
+            do throws(LiveRoomError) {
+                _ = try checkCaller(caller, to: RoomID(key: callee.roomId), userId: callee.userId)
+            } catch {
+                return tell(caller, about: callee, error) + [.pkPeer(.answer(caller: caller, callee: callee, error: error, node: node))]
+            }
+            let member = rooms[caller.roomId]!.members[caller.userId]!
+            return [.pkPeer(.link(session: member.session, caller: caller, state: AnchorState(member), callee: callee, since: now.unixMillis))]
+        }
+        if let index = pkRequests.firstIndex(where: { $0.from == caller && $0.to == callee && $0.accepted && $0.node == node }) {
+            pkRequests.remove(at: index)
+            return error.map { tell(callee, about: caller, $0) } ?? []
+        }
+        // An acceptance nobody here waits for any more (the request timed out, or its caller left).
+        guard error == nil else { return [] }
+        let expired = LiveRoomError(ErrorCode.pkRequestTimeout, "the PK request of \(caller.userId.quoted) is no longer waiting")
+        return [.pkPeer(.answer(caller: caller, callee: callee, error: expired, node: node))]
     }
 
     /// The home node of a linked room tells what its anchor `end` sends now: the rooms here

@@ -151,11 +151,24 @@ struct ClusterPKEndToEndTests {
             #expect(video.frames >= 30, "\(fan) recorded at least 2 s of \(remote)'s 15 fps video across nodes: \(video)")
         }
 
-        // Linked again, then node 2 dies: room A's link ends within a few seconds (its
-        // heartbeats stop; node 1 sees it dead and ends the links with it).
-        hostA.send("connect-room pkB hostB")
-        #expect(try await hostA.waitForEvent("onConnectOtherRoom", count: 2, timeout: .seconds(10))["errCode"] == 0)
+        // The handshake across nodes: hostB (node 2) asks hostA (node 1), who rejects, then
+        // accepts; both hear the outcome and the rooms see each other's anchor again.
+        hostB.send("pk-request pkA hostA")
+        let asked = try await hostA.waitForEvent("onPKRequest", timeout: .seconds(10))
+        #expect(asked["userId"] == "hostB" && asked["strRoomId"] == "pkB", "\(asked.jsonText)")
+        hostA.send("pk-reject pkB hostB")
+        #expect(try await hostB.waitForEvent("onConnectOtherRoom", timeout: .seconds(10))["errCode"]?.intValue == ErrorCode.pkRejected)
+        hostB.send("pk-request pkA hostA")
+        try await hostA.waitForEvent("onPKRequest", count: 2, timeout: .seconds(10))
+        hostA.send("pk-accept pkB hostB")
+        let accepted = try await hostB.waitForEvent("onConnectOtherRoom", count: 2, timeout: .seconds(10))
+        #expect(accepted["errCode"] == 0 && accepted["userId"] == "hostA", "\(accepted.jsonText)")
+        let linkedAgain = try await hostA.waitForEvent("onConnectOtherRoom", count: 2, timeout: .seconds(10))
+        #expect(linkedAgain["errCode"] == 0 && linkedAgain["userId"] == "hostB", "\(linkedAgain.jsonText)")
         try await hostA.waitForEvent("onRemoteUserEnterRoom", count: 2) { $0["userId"] == "hostB" }
+
+        // Then node 2 dies: room A's link ends within a few seconds (its heartbeats stop; node 1
+        // sees it dead and ends the links with it).
         #expect(hostA.events(named: "onRemoteUserLeaveRoom").count == 1)
         n2.process.crash()
         let killed = ContinuousClock.now

@@ -170,10 +170,76 @@ import Testing
         let answered = left.n1.machine.remoteLinkAnswered(session: s, caller: c, callee: callee, node: "n2", result: result, since: since)
         #expect(TwoNodes.peer(answered) == [.unlink(PKLink(caller: c, callee: callee, since: since), node: "n2")])
         #expect(left.n1.machine.pkLinks(of: "A").isEmpty)
+    }
 
-        // requestPK (the handshake) stays within one node, with a clear answer.
-        let request = nodes.n1.send(.requestPK(room: .string("Z"), userId: "hostZ"), from: "hostA")
-        #expect(nodes.n1.events(request, for: "hostA").first.map { if case .onConnectOtherRoom(_, let code, _) = $0 { code } else { 0 } } == ErrorCode.pkRoomNotFound)
+    @Test func aRequestAcrossNodesIsShownRejectedAndAcceptedIntoALink() throws {
+        var nodes = TwoNodes()
+        let (hostA, hostB) = (PKEnd(roomId: "A", userId: "hostA"), PKEnd(roomId: "B", userId: "hostB"))
+        // hostA asks: n1 asks n2, which shows hostB the request.
+        #expect(TwoNodes.peer(nodes.n1.send(.requestPK(room: .string("B"), userId: "hostB"), from: "hostA")) == [.request(caller: hostA, callee: hostB)])
+        var (shown, onN2) = nodes.n2.machine.remotePKRequested(caller: hostA, node: "n1", callee: hostB, at: nodes.n2.now.monotonic)
+        #expect((try? shown.get()) != nil)
+        #expect(nodes.n2.events(onN2, for: "hostB") == [.onPKRequest(userId: "hostA", room: .string("A"), timeoutSec: 30)])
+        #expect(nodes.n1.machine.remotePKRequestDelivered(caller: hostA, callee: hostB, result: shown).isEmpty)
+
+        // hostB rejects: n1 tells hostA, and the request is gone on both.
+        let rejected = nodes.n2.send(.answerPK(room: .string("A"), userId: "hostA", accept: false), from: "hostB")
+        guard case .answer(_, _, let refusal?, "n1")? = TwoNodes.peer(rejected).first else { throw Failure("no refusal for n1: \(rejected)") }
+        let heard = nodes.n1.machine.remotePKAnswered(caller: hostA, callee: hostB, error: refusal, from: "n2", at: nodes.n1.now)
+        #expect(nodes.n1.events(heard, for: "hostA") == [.onConnectOtherRoom(userId: "hostB", errCode: ErrorCode.pkRejected, errMsg: "\"hostB\" rejected the PK request")])
+        let again = nodes.n2.send(.answerPK(room: .string("A"), userId: "hostA", accept: true), from: "hostB")
+        #expect(nodes.n2.events(again, for: "hostB").count == 1, "no request waits any more: \(again)")
+
+        // Asked again and accepted: n1 links as connectOtherRoom does, and hostB hears it when n2 makes the link.
+        _ = nodes.n1.send(.requestPK(room: .string("B"), userId: "hostB"), from: "hostA")
+        (shown, onN2) = nodes.n2.machine.remotePKRequested(caller: hostA, node: "n1", callee: hostB, at: nodes.n2.now.monotonic)
+        let accepted = nodes.n2.send(.answerPK(room: .string("A"), userId: "hostA", accept: true), from: "hostB")
+        #expect(TwoNodes.peer(accepted) == [.answer(caller: hostA, callee: hostB, error: nil, node: "n1")])
+        #expect(nodes.n2.events(accepted, for: "hostB").isEmpty, "hostB hears when the link is made")
+        let linking = nodes.n1.machine.remotePKAnswered(caller: hostA, callee: hostB, error: nil, from: "n2", at: nodes.n1.now)
+        guard case .link(let session, let caller, let state, let callee, let since)? = TwoNodes.peer(linking).first else { throw Failure("no link: \(linking)") }
+        let (result, linkedOnN2) = nodes.n2.machine.remoteLinkRequested(caller: caller, node: "n1", state: state, callee: callee, since: since)
+        #expect(nodes.n2.events(linkedOnN2, for: "hostB") == [.onConnectOtherRoom(userId: "hostA", errCode: 0, errMsg: ""), .onRemoteUserEnterRoom(userId: "hostA"),
+            .onUserVideoAvailable(userId: "hostA", available: true), .onUserAudioAvailable(userId: "hostA", available: true)])
+        let linkedOnN1 = nodes.n1.machine.remoteLinkAnswered(session: session, caller: caller, callee: callee, node: "n2", result: result, since: since)
+        #expect(nodes.n1.events(linkedOnN1, for: "hostA") == [.onConnectOtherRoom(userId: "hostB", errCode: 0, errMsg: ""), .onRemoteUserEnterRoom(userId: "hostB")])
+        #expect(nodes.n1.machine.pkLinks(of: "A").count == 1 && nodes.n2.machine.pkLinks(of: "B").count == 1)
+    }
+
+    @Test func aRequestAcrossNodesThatCannotGoOnEndsWithAnAnswerOnBothSides() throws {
+        var nodes = TwoNodes()
+        let (hostA, hostB, fanB) = (PKEnd(roomId: "A", userId: "hostA"), PKEnd(roomId: "B", userId: "hostB"), PKEnd(roomId: "B", userId: "fanB"))
+        // The other node refuses to show it (an audience member): hostA hears why.
+        _ = nodes.n1.send(.requestPK(room: .string("B"), userId: "fanB"), from: "hostA")
+        let (refused, nothing) = nodes.n2.machine.remotePKRequested(caller: hostA, node: "n1", callee: fanB, at: nodes.n2.now.monotonic)
+        #expect(nothing.isEmpty)
+        let told = nodes.n1.machine.remotePKRequestDelivered(caller: hostA, callee: fanB, result: refused)
+        #expect(nodes.n1.events(told, for: "hostA").map { if case .onConnectOtherRoom(_, let code, _) = $0 { code } else { 0 } } == [ErrorCode.pkUserNotFound])
+
+        // Nobody answers: hostA's own node times it out; n2 forgets it without a word.
+        _ = nodes.n1.send(.requestPK(room: .string("B"), userId: "hostB"), from: "hostA")
+        _ = nodes.n2.machine.remotePKRequested(caller: hostA, node: "n1", callee: hostB, at: nodes.n2.now.monotonic)
+        nodes.n1.advance(ms: 31_000)
+        nodes.n2.advance(ms: 31_000)
+        let timedOut = nodes.n1.machine.expirePKRequests(now: nodes.n1.now.monotonic)
+        #expect(nodes.n1.events(timedOut, for: "hostA").map { if case .onConnectOtherRoom(_, let code, _) = $0 { code } else { 0 } } == [ErrorCode.pkRequestTimeout])
+        #expect(nodes.n2.machine.expirePKRequests(now: nodes.n2.now.monotonic).isEmpty)
+
+        // Accepted after n1 gave up: n1 says so, and hostB hears that the link will not come.
+        _ = nodes.n2.machine.remotePKRequested(caller: hostA, node: "n1", callee: hostB, at: nodes.n2.now.monotonic)
+        let late = nodes.n2.send(.answerPK(room: .string("A"), userId: "hostA", accept: true), from: "hostB")
+        #expect(TwoNodes.peer(late) == [.answer(caller: hostA, callee: hostB, error: nil, node: "n1")])
+        guard case .answer(_, _, let expired?, "n2")? = TwoNodes.peer(nodes.n1.machine.remotePKAnswered(caller: hostA, callee: hostB, error: nil, from: "n2", at: nodes.n1.now)).first
+        else { throw Failure("n1 did not say the request had gone") }
+        let heard = nodes.n2.machine.remotePKAnswered(caller: hostA, callee: hostB, error: expired, from: "n1", at: nodes.n2.now)
+        #expect(nodes.n2.events(heard, for: "hostB").map { if case .onConnectOtherRoom(_, let code, _) = $0 { code } else { 0 } } == [ErrorCode.pkRequestTimeout])
+
+        // An accepted request whose link never comes times out for the anchor who accepted it.
+        _ = nodes.n2.machine.remotePKRequested(caller: hostA, node: "n1", callee: hostB, at: nodes.n2.now.monotonic)
+        _ = nodes.n2.send(.answerPK(room: .string("A"), userId: "hostA", accept: true), from: "hostB")
+        nodes.n2.advance(ms: 31_000)
+        let gaveUp = nodes.n2.machine.expirePKRequests(now: nodes.n2.now.monotonic)
+        #expect(nodes.n2.events(gaveUp, for: "hostB").map { if case .onConnectOtherRoom(_, let code, _) = $0 { code } else { 0 } } == [ErrorCode.pkRequestTimeout])
     }
 
     @Test func onOneNodeARoomThatIsNotThereIsStillNotFound() {
@@ -182,4 +248,10 @@ import Testing
         let answer = h.send(.connectOtherRoom(room: .string("B"), userId: "hostB"), from: "hostA")
         #expect(h.events(answer, for: "hostA") == [.onConnectOtherRoom(userId: "hostB", errCode: ErrorCode.pkRoomNotFound, errMsg: "room \"B\" does not exist")])
     }
+}
+
+/// A test's step that did not find what it needed.
+private struct Failure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }

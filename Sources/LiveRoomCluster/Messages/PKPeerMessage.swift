@@ -17,6 +17,12 @@ public struct PKPeerMessage: Sendable, Equatable {
         /// A PK battle's event (``battleEvents``) for `callee`'s room here, from the battle that
         /// `caller`'s room on the sender runs.
         case battle
+        /// Show `callee` (a room here) the PK request of `caller` (a room on the sender); answered
+        /// with whether it was shown.
+        case request
+        /// The answer to a request between `caller` and `callee`: accepted when there is no
+        /// `error` (from the callee's node), or why not (from either node).
+        case answer
     }
 
     /// The battle events a node may send another's room.
@@ -32,12 +38,18 @@ public struct PKPeerMessage: Sendable, Equatable {
     public var since: Int64 = 0
     /// With `battle`: the event's name and fields.
     public var event: (name: String, fields: [String: JSONValue])?
+    /// With `answer`: why the request was refused or could not be linked; nil: accepted.
+    public var error: LiveRoomError?
 
     public static func == (a: PKPeerMessage, b: PKPeerMessage) -> Bool {
         a.json == b.json
     }
 
-    public init(kind: Kind, node: String, caller: PKEnd, callee: PKEnd? = nil, state: AnchorState? = nil, since: Int64 = 0, event: (name: String, fields: [String: JSONValue])? = nil) {
+    public init(
+        kind: Kind, node: String, caller: PKEnd, callee: PKEnd? = nil, state: AnchorState? = nil, since: Int64 = 0,
+        event: (name: String, fields: [String: JSONValue])? = nil, error: LiveRoomError? = nil
+    ) {
+        self.error = error
         self.kind = kind
         self.node = node
         self.caller = caller
@@ -55,6 +67,7 @@ public struct PKPeerMessage: Sendable, Equatable {
         if let callee { object["Callee"] = Self.json(callee) }
         if let state { object["State"] = Self.json(state) }
         if let event { object["Event"] = ["Name": .string(event.name), "Fields": .object(event.fields)] }
+        if let error { object["Error"] = ["Code": .number(Double(error.code)), "Message": .string(error.message)] }
         return .object(object)
     }
 
@@ -62,7 +75,7 @@ public struct PKPeerMessage: Sendable, Equatable {
     public static func parse(_ text: String) throws(LiveRoomError) -> PKPeerMessage {
         guard text.utf8.count <= maxBodyBytes else { throw invalid("the body is over \(maxBodyBytes) bytes") }
         guard let value = try? JSONValue.parse(text) else { throw invalid("the body is not valid JSON") }
-        guard let kind = value["Kind"]?.stringValue.flatMap(Kind.init(rawValue:)) else { throw invalid("Kind must be link, state, unlink or battle") }
+        guard let kind = value["Kind"]?.stringValue.flatMap(Kind.init(rawValue:)) else { throw invalid("Kind must be link, state, unlink, battle, request or answer") }
         guard let node = value["Node"]?.stringValue, ClusterRules.isValidNodeId(node) else { throw invalid("Node must be a node id") }
         let caller = try end(value["Caller"], "Caller")
         var message = PKPeerMessage(kind: kind, node: node, caller: caller)
@@ -73,6 +86,12 @@ public struct PKPeerMessage: Sendable, Equatable {
                 throw invalid("Event must have a Name (\(battleEvents.sorted().joined(separator: ", "))) and Fields")
             }
             message.event = (name, fields)
+        }
+        if kind == .answer, let error = value["Error"] {
+            guard let code = error["Code"]?.intValue, code != 0, let text = error["Message"]?.stringValue, text.utf8.count <= maxErrorBytes else {
+                throw invalid("Error must have a Code other than 0 and a Message of at most \(maxErrorBytes) bytes")
+            }
+            message.error = LiveRoomError(code, text)
         }
         if let since = value["Since"]?.doubleValue {
             guard since >= 0, since < 1e15, since == since.rounded() else { throw invalid("Since must be milliseconds since 1970") }
@@ -91,13 +110,33 @@ public struct PKPeerMessage: Sendable, Equatable {
 
     /// Reads an answer to a link; nil when it is not one.
     public static func parseAnswer(_ text: String) -> Result<AnchorState, LiveRoomError>? {
+        switch parseAcknowledgement(text) {
+        case nil: return nil
+        case .failure(let error): return .failure(error)
+        case .success: return (try? JSONValue.parse(text)).flatMap { try? state($0["State"]) }.map { .success($0) }
+        }
+    }
+
+    /// The answer to a request: done, or why not.
+    public static func acknowledgement(_ result: Result<Void, LiveRoomError>) -> JSONValue {
+        switch result {
+        case .success: ["ErrorCode": 0, "ErrorMessage": ""]
+        case .failure(let error): ["ErrorCode": .number(Double(error.code)), "ErrorMessage": .string(error.message)]
+        }
+    }
+
+    /// Reads an answer's code (0: done) and message; nil when it is not an answer.
+    public static func parseAcknowledgement(_ text: String) -> Result<Void, LiveRoomError>? {
         guard text.utf8.count <= maxBodyBytes, let value = try? JSONValue.parse(text), let code = value["ErrorCode"]?.intValue else { return nil }
-        if code != 0 {
-            let message = String((value["ErrorMessage"]?.stringValue ?? "refused by the other room's node").prefix(512))
+        guard code == 0 else {
+            let message = String((value["ErrorMessage"]?.stringValue ?? "refused by the other room's node").prefix(maxErrorBytes))
             return .failure(LiveRoomError(code, message))
         }
-        return (try? state(value["State"])).map { .success($0) }
+        return .success(())
     }
+
+    /// The longest error message a node passes on from another.
+    static let maxErrorBytes = 512
 
     private static func invalid(_ message: String) -> LiveRoomError {
         LiveRoomError(ErrorCode.pkInvalidParameter, message)

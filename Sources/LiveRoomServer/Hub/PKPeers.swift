@@ -27,6 +27,21 @@ extension RoomHub {
                 }
                 self.execute(self.machine.remoteLinkAnswered(session: session, caller: caller, callee: callee, node: node, result: result, since: since))
             }
+        case .request(let caller, let callee):
+            Task {
+                let result: Result<Void, LiveRoomError>
+                if let home = await nodes.liveHome(ofRoom: callee.roomId) {
+                    let message = PKPeerMessage(kind: .request, node: nodes.nodeId, caller: caller, callee: callee)
+                    result =
+                        await nodes.ask(home, .pk(message)).flatMap { $0.status == 200 ? PKPeerMessage.parseAcknowledgement($0.body) : nil }
+                        ?? .failure(LiveRoomError(ErrorCode.homeNodeUnreachable, "node \(home.nodeId) of \(RoomID(key: callee.roomId)) did not answer"))
+                } else {
+                    result = .failure(LiveRoomError(ErrorCode.pkRoomNotFound, "\(RoomID(key: callee.roomId)) does not exist"))
+                }
+                self.execute(self.machine.remotePKRequestDelivered(caller: caller, callee: callee, result: result))
+            }
+        case .answer(let caller, let callee, let error, let node):
+            nodes.tell(node, .pk(PKPeerMessage(kind: .answer, node: nodes.nodeId, caller: caller, callee: callee, error: error)))
         case .anchorState(let end, let state, let node):
             nodes.tell(node, .pk(PKPeerMessage(kind: .state, node: nodes.nodeId, caller: end, state: state)))
         case .unlink(let link, let node):
@@ -54,6 +69,17 @@ extension RoomHub {
             let (result, actions) = machine.remoteLinkRequested(caller: message.caller, node: node.nodeId, state: state, callee: callee, since: message.since)
             execute(actions)
             return PKPeerMessage.answer(result)
+        case .request:
+            guard let node = await nodes.liveNode(message.node), let callee = message.callee else {
+                return PKPeerMessage.answer(.failure(LiveRoomError(ErrorCode.pkInvalidParameter, "node \(message.node) is not a live node of the cluster")))
+            }
+            let (result, actions) = machine.remotePKRequested(caller: message.caller, node: node.nodeId, callee: callee, at: .now)
+            execute(actions)
+            return PKPeerMessage.acknowledgement(result)
+        case .answer:
+            if let callee = message.callee {
+                execute(machine.remotePKAnswered(caller: message.caller, callee: callee, error: message.error, from: message.node, at: .now()))
+            }
         case .state:
             if let state = message.state { execute(machine.remoteAnchorChanged(message.caller, state: state, from: message.node)) }
         case .unlink:

@@ -20,6 +20,9 @@ import Testing
             PKPeerMessage(kind: .state, node: "node-7.a_b", caller: hostA, state: AnchorState(publishing: nil, audioMuted: true, videoMuted: true)),
             PKPeerMessage(kind: .unlink, node: "n2", caller: hostA, callee: hostB),
             battle,
+            PKPeerMessage(kind: .request, node: "n1", caller: hostA, callee: hostB),
+            PKPeerMessage(kind: .answer, node: "n2", caller: hostA, callee: hostB),
+            PKPeerMessage(kind: .answer, node: "n2", caller: hostA, callee: hostB, error: LiveRoomError(ErrorCode.pkRejected, "\"hostB\" rejected the PK request")),
         ]
     }
 
@@ -36,6 +39,13 @@ import Testing
         }
         #expect(error.code == ErrorCode.pkUserNotFound && error.message == "no")
         #expect(PKPeerMessage.parseAnswer("<html>") == nil && PKPeerMessage.parseAnswer(#"{"ErrorCode":0}"#) == nil)
+        // A request's answer carries no state.
+        #expect((try? PKPeerMessage.parseAcknowledgement(PKPeerMessage.acknowledgement(.success(())).jsonText)?.get()) != nil)
+        guard case .failure(let notShown)? = PKPeerMessage.parseAcknowledgement(PKPeerMessage.acknowledgement(.failure(LiveRoomError(-3, "x"))).jsonText) else {
+            Issue.record("a refused request read as shown")
+            return
+        }
+        #expect(notShown == LiveRoomError(-3, "x"))
     }
 
     @Test func hostileBodiesAreRefusedWithTheParameterCode() {
@@ -49,6 +59,11 @@ import Testing
             link.replacingOccurrences(of: "1700000000123", with: "-1"), link.replacingOccurrences(of: "1700000000123", with: "1.5"),
             String(repeating: " ", count: PKPeerMessage.maxBodyBytes) + link,
             #"{"Kind":"battle","Node":"n1","Caller":{"RoomKey":"a","UserId":"b"},"Callee":{"RoomKey":"c","UserId":"d"},"Event":{"Name":"onEnterRoom","Fields":{}}}"#,
+            #"{"Kind":"request","Node":"n1","Caller":{"RoomKey":"a","UserId":"b"}}"#,
+            #"{"Kind":"answer","Node":"n1","Caller":{"RoomKey":"a","UserId":"b"},"Callee":{"RoomKey":"c","UserId":"d"},"Error":{"Code":0,"Message":""}}"#,
+            #"{"Kind":"answer","Node":"n1","Caller":{"RoomKey":"a","UserId":"b"},"Callee":{"RoomKey":"c","UserId":"d"},"Error":{"Code":-1}}"#,
+            #"{"Kind":"answer","Node":"n1","Caller":{"RoomKey":"a","UserId":"b"},"Callee":{"RoomKey":"c","UserId":"d"},"Error":{"Code":-1,"Message":""#
+                + String(repeating: "m", count: 513) + #""}}"#,
         ]
         for body in bad {
             #expect(throws: LiveRoomError.self, "\(body.prefix(120))") { try PKPeerMessage.parse(body) }

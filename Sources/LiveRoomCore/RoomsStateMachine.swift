@@ -408,9 +408,7 @@ public struct RoomsStateMachine: Sendable {
     }
 
     mutating func admit(_ params: EnterRoomParams, session: SessionID, elapsedMs: Int, at now: EventTime) throws(LiveRoomError) -> [Action] {
-        if let current = directory[session] {
-            throw LiveRoomError(ErrorCode.enterRoomRefused, "this connection is already in \(Self.room(current.roomId)); call exitRoom first")
-        }
+        if let current = directory[session] { throw Self.alreadyIn(current.roomId) }
         let privileges = try validate(params, now: now.unixSeconds)
         let roomId = params.room.key
         try Self.require(.enterRoom, of: privileges, to: "entering the room")
@@ -462,23 +460,31 @@ public struct RoomsStateMachine: Sendable {
     /// keeps its room count and frees its anchor seat.
     func checkLimits(entering params: EnterRoomParams, replacing replaced: Member?) throws(LiveRoomError) {
         let roomId = params.room.key
-        if replaced == nil {
-            let roomsOfUser = directory.roomCount(of: params.userId)
-            if roomsOfUser >= configuration.maxRoomsPerUser {
-                throw LiveRoomError(
-                    ErrorCode.tooManyRoomsForUser,
-                    "user \(params.userId.quoted) is already in \(roomsOfUser) rooms, the most one user may be in at once; exit one first")
-            }
-        }
-        if rooms[roomId] == nil, rooms.count >= configuration.maxRooms {
-            throw LiveRoomError(ErrorCode.tooManyRooms, "the server holds \(rooms.count) rooms, the most it allows; enter an existing room or try later")
-        }
+        try checkServerLimits(userId: params.userId, inRooms: replaced == nil ? directory.roomCount(of: params.userId) : nil, newRoom: rooms[roomId] == nil, rooms: rooms.count)
         if params.role == .anchor, let room = rooms[roomId] {
             let freed = replaced?.role == .anchor ? 1 : 0
             if room.anchorCount - freed >= configuration.maxAnchorsPerRoom {
                 throw tooManyAnchors(roomId)
             }
         }
+    }
+
+    /// The limits that span rooms, for whoever knows every room of the server: a user entering
+    /// a room it is not in yet (`inRooms`, the rooms it is in; nil when it enters one of them
+    /// again) may be in at most `maxRoomsPerUser`; a new room may make at most `maxRooms`.
+    public func checkServerLimits(userId: String, inRooms: Int?, newRoom: Bool, rooms: Int) throws(LiveRoomError) {
+        if let inRooms, inRooms >= configuration.maxRoomsPerUser {
+            throw LiveRoomError(
+                ErrorCode.tooManyRoomsForUser, "user \(userId.quoted) is already in \(inRooms) rooms, the most one user may be in at once; exit one first")
+        }
+        if newRoom, rooms >= configuration.maxRooms {
+            throw LiveRoomError(ErrorCode.tooManyRooms, "the server holds \(rooms) rooms, the most it allows; enter an existing room or try later")
+        }
+    }
+
+    /// A connection asked to enter a room while it is in `roomId`.
+    public static func alreadyIn(_ roomId: String) -> LiveRoomError {
+        LiveRoomError(ErrorCode.enterRoomRefused, "this connection is already in \(room(roomId)); call exitRoom first")
     }
 
     /// A newer session of the same user takes over from `old`, which is told why it was removed.
@@ -546,7 +552,12 @@ public struct RoomsStateMachine: Sendable {
     // MARK: Errors
 
     func noSuchRoom(_ roomId: String) -> LiveRoomError {
-        LiveRoomError(ErrorCode.noSuchUserOrRequest, "\(Self.room(roomId)) does not exist")
+        Self.noSuchRoom(roomId)
+    }
+
+    /// An admin call named a room that does not exist.
+    public static func noSuchRoom(_ roomId: String) -> LiveRoomError {
+        LiveRoomError(ErrorCode.noSuchUserOrRequest, "\(room(roomId)) does not exist")
     }
 
     func tooManyAnchors(_ roomId: String) -> LiveRoomError {

@@ -81,6 +81,11 @@ public enum RoomRequest: Sendable, Hashable {
         }
     }
 
+    /// Whether it enters a room (the others are a member's, for its room).
+    public var isEnter: Bool {
+        if case .enterRoom = self { true } else { false }
+    }
+
     /// The `type` field's value.
     public var type: String {
         switch self {

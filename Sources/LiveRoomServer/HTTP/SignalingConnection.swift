@@ -133,7 +133,7 @@ struct SignalingConnection: Sendable {
             await withTaskGroup(of: Void.self) { group in
                 // A connection that has not entered a room by the deadline is closed: idle
                 // connections cost the server memory and a file descriptor each.
-                let deadline = loginDeadline(entered: { await hub.isInRoom(session) }) { message in
+                let deadline = loginDeadline(entered: { hub.isInRoom(session) }) { message in
                     await hub.send(.error(message), to: session)
                     logger.info("Signaling connection closed: no enterRoom", metadata: [LogKey.session: "\(session)"])
                 } close: { reason in
@@ -199,6 +199,9 @@ struct SignalingConnection: Sendable {
                     // A purchase goes to its room's shop, not through the hub, and the next
                     // frame is read at once.
                     buy(itemNumber: itemNumber, quantity: quantity, requestId: requestId, session: session, outbox: outbox)
+                } else if case .room(let roomRequest) = request, !roomRequest.isEnter, let room = hub.seats.room(of: session) {
+                    // A member's request goes to its room's actor, not through the hub.
+                    await room.receive(roomRequest, from: session, elapsedMs: Int((ContinuousClock.now - connectedAt).ticks(rate: 1000)))
                 } else {
                     await hub.receive(request, from: session, connectedAt: connectedAt)
                 }

@@ -113,7 +113,7 @@ actor PKBattles {
 extension RoomHub {
     /// What the battles tell: an event for everyone in a battle's rooms (a side in a room on
     /// another node hears it through that room's home), or a refusal for its starter.
-    func battleEvent(_ event: PKBattles.Event) {
+    func battleEvent(_ event: PKBattles.Event) async {
         switch event {
         case .refused(let session, let error):
             send(.error(error, requestType: "startPKBattle"), to: session)
@@ -122,19 +122,20 @@ extension RoomHub {
             for side in battle.rooms {
                 let end = PKEnd(roomId: side.roomId, userId: side.userId)
                 if announceElsewhere(name, fields, to: end, from: starter) { continue }
-                broadcast(.onPKBattle(name: name, fields: fields), in: side.roomId)
+                await rooms.byKey[side.roomId]?.broadcast(.onPKBattle(name: name, fields: fields))
             }
         }
     }
 
     /// PK requests nobody answered in time get their answer (-3326).
-    func expirePKRequests() {
-        let answers = machine.expirePKRequests(now: .now)
-        if !answers.isEmpty { execute(answers) }
+    func expirePKRequests() async {
+        for room in rooms.byKey.values {
+            await room.update { $0.expirePKRequests(now: .now) }
+        }
     }
 
     /// The PK links of a room, for DescribeRoom.
-    func pkLinks(of roomId: String) -> [PKLink] {
-        machine.pkLinks(of: roomId)
+    func pkLinks(of roomId: String) async -> [PKLink] {
+        await rooms.byKey[roomId]?.read { $0.pkLinks(of: roomId) } ?? []
     }
 }

@@ -45,7 +45,7 @@ extension RoomHub {
                 guard product.onShelf else { throw LiveRoomError(ErrorCode.productOffShelf, "item \(itemNumber) is off the shelf") }
                 let popUp = PopUp(itemNumber: itemNumber, userId: userId, data: product.popUpMessage, poppedAt: EventTime.now().unixMillis)
                 try await catalogue.setPopUp(popUp, room: roomId)
-                self.popped(popUp, in: roomId, by: session, custom: custom)
+                await self.popped(popUp, in: roomId, by: session, custom: custom)
                 await self.replays.start(roomId: roomId, itemNumber: itemNumber, userId: userId)
             } catch {
                 let error = Self.catalogueError(error)
@@ -53,7 +53,7 @@ extension RoomHub {
             }
         case .unpop(let roomId, let userId):
             try? await catalogue.setPopUp(nil, room: roomId)
-            self.broadcast(.onPopUpChanged(userId: userId, itemNumber: nil, data: nil), in: roomId)
+            await self.broadcast(.onPopUpChanged(userId: userId, itemNumber: nil, data: nil), in: roomId)
             await self.replays.stop(roomId: roomId)
         case .remove(let session, let roomId, let itemNumber):
             await self.answer(session, request: "removeProduct", itemNumber: itemNumber) {
@@ -70,7 +70,7 @@ extension RoomHub {
                 self.send(.onProductResult(request: "removeReplay", itemNumber: 0, code: error.code, message: error.message, product: nil), to: session)
             }
         case .buy(let session, let roomId, let userId, let itemNumber, let quantity, let requestId):
-            guard let outbox = connections.outboxes[session] else { return }
+            guard let outbox = outboxes[session] else { return }
             shops.buy(roomId: roomId, userId: userId, itemNumber: itemNumber, quantity: quantity, requestId: requestId, answer: outbox, hub: self)
         }
     }
@@ -144,10 +144,14 @@ extension RoomHub {
 
     /// A pop-up is up: its anchor hears the message (to send as SEI too), the room hears of it,
     /// and with `custom` everyone else gets it as a high-priority custom message.
-    private func popped(_ popUp: PopUp, in roomId: String, by session: SessionID, custom: Bool) {
+    private func popped(_ popUp: PopUp, in roomId: String, by session: SessionID, custom: Bool) async {
         send(.onPopProduct(itemNumber: popUp.itemNumber, code: 0, message: "ok", data: popUp.data), to: session)
-        broadcast(.onPopUpChanged(userId: popUp.userId, itemNumber: popUp.itemNumber, data: popUp.data), in: roomId)
-        if custom { execute(machine.popUpMessage(popUp.data, from: session)) }
+        guard let room = rooms.byKey[roomId] else { return }
+        await room.broadcast(.onPopUpChanged(userId: popUp.userId, itemNumber: popUp.itemNumber, data: popUp.data))
+        if custom {
+            let data = popUp.data
+            await room.update { $0.popUpMessage(data, from: session) }
+        }
     }
 
     /// Expires unpaid reservations; rooms hear of the stock that came back.
@@ -173,8 +177,8 @@ extension RoomHub {
     }
 
     /// Sends `event` to everyone in the room (encoded once).
-    func broadcast(_ event: ServerEvent, in roomId: String) {
-        send(event, to: machine.sessions(in: roomId))
+    func broadcast(_ event: ServerEvent, in roomId: String) async {
+        await rooms.byKey[roomId]?.broadcast(event)
     }
 
     static func catalogueError(_ error: any Error) -> LiveRoomError {
@@ -190,10 +194,9 @@ extension RoomHub {
     }
 
     /// Tells a room what its shop gathered: everyone the changed products, the anchors the sales.
-    func tell(_ news: (room: ServerEvent?, anchors: ServerEvent?), in roomId: String) {
-        if let event = news.room { broadcast(event, in: roomId) }
-        if let event = news.anchors {
-            send(event, to: machine.anchorSessions(in: roomId))
-        }
+    func tell(_ news: (room: ServerEvent?, anchors: ServerEvent?), in roomId: String) async {
+        guard let room = rooms.byKey[roomId] else { return }
+        if let event = news.room { await room.broadcast(event) }
+        if let event = news.anchors { await room.tellAnchors(event) }
     }
 }

@@ -16,8 +16,10 @@ struct HubServices: Sendable {
     let catalogue: (any ShopStore)?
     /// The rooms' shops: purchases and what the rooms hear of their catalogues (RoomShops.swift).
     let shops: RoomShops
-    /// Who sits in which room, for connections to read without asking the hub.
+    /// Who sits in which room, and the rooms' actors, for connections to read without asking the hub.
     let seats = Seats()
+    /// The signaling connections' outboxes, which the hub and the rooms write to.
+    let outboxes = Outboxes()
     /// Where publish tasks may connect.
     let egress: EgressResolver
     /// The operator's image directory, the only place tasks may name image files in.
@@ -51,9 +53,25 @@ extension RoomHub {
     var egress: EgressResolver { services.egress }
 }
 
+/// The rooms of this node, by key, and what their directory keeps.
+struct LocalRooms {
+    /// The rooms' settings; its machine holds no room (it checks enters before they reach a room).
+    let template: RoomsStateMachine
+    var byKey: [String: Room] = [:]
+    /// Enters on their way to a room, by user (counted against the user's rooms meanwhile).
+    var entering: [String: Int] = [:]
+    /// The node of each room a room here is linked with, as each room last said (this node's
+    /// id for a room here).
+    var linkedHomes: [String: [String: String]] = [:]
+
+    /// The node that room `roomId`, linked with a room here, lives on.
+    func home(ofLinked roomId: String) -> String? {
+        linkedHomes.values.lazy.compactMap { $0[roomId] }.first
+    }
+}
+
 /// The signaling connections.
 struct Connections {
-    var outboxes: [SessionID: ConnectionOutbox] = [:]
     var nextSession: SessionID = 1
     /// The most bytes of messages that may wait for one connection.
     let maxOutboxBytes: Int

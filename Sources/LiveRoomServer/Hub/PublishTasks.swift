@@ -16,49 +16,50 @@ extension RoomHub {
     // MARK: Requests
 
     /// `startPublishMediaStream`, `updatePublishMediaStream`, `stopPublishMediaStream` from a connection.
-    func handlePublishTaskRequest(_ request: PublishTaskRequest, from session: SessionID) {
-        let client = taskClient(session)
+    func handlePublishTaskRequest(_ request: PublishTaskRequest, from session: SessionID) async {
+        let client = await taskClient(session)
         switch request {
         case .startPublishMediaStream(let target, let encoderParam, let mixingConfig):
-            let anchors = client.user.map { mixAnchors(in: $0.roomId) } ?? []
+            let anchors = await mixAnchors(in: client.user?.roomId)
             let actions = tasks.startFromClient(target: target, encoderParam: encoderParam, mixingConfig: mixingConfig, from: client, anchors: anchors)
-            guard nodes.mayHostTasks, Self.isBudgetRefusal(actions) else { return perform(actions) }
+            guard nodes.mayHostTasks, Self.isBudgetRefusal(actions) else { return await performInOrder(actions) }
             // Cluster mode: over this node's encoding budget, another node may run it.
             Task {
-                guard let host = await self.nodes.taskHost() else { return self.perform(actions) }
-                let client = self.taskClient(session)
-                let anchors = client.user.map { self.mixAnchors(in: $0.roomId) } ?? []
-                self.perform(
+                guard let host = await self.nodes.taskHost() else { return await self.performInOrder(actions) }
+                let client = await self.taskClient(session)
+                let anchors = await self.mixAnchors(in: client.user?.roomId)
+                await self.performInOrder(
                     self.tasks.startFromClient(
                         target: target, encoderParam: encoderParam, mixingConfig: mixingConfig, from: client, anchors: anchors, hostedOn: host.nodeId))
                 await self.startHostedRunners()
             }
         case .updatePublishMediaStream(let taskId, let target, let encoderParam, let mixingConfig):
-            perform(tasks.updateFromClient(taskId: taskId, target: target, encoderParam: encoderParam, mixingConfig: mixingConfig, from: client, now: .now))
+            await performInOrder(tasks.updateFromClient(taskId: taskId, target: target, encoderParam: encoderParam, mixingConfig: mixingConfig, from: client, now: .now))
         case .stopPublishMediaStream(let taskId):
-            perform(tasks.stopFromClient(taskId: taskId, from: client))
+            await performInOrder(tasks.stopFromClient(taskId: taskId, from: client))
         }
     }
 
     /// A session as the task API sees it.
-    func taskClient(_ session: SessionID) -> PublishTasksStateMachine.Client {
-        let user = machine.membership(of: session).map { MixUser(userId: $0.userId, roomId: $0.roomId) }
-        return .init(session: session, user: user, isAnchor: machine.role(of: session) == .anchor)
+    func taskClient(_ session: SessionID) async -> PublishTasksStateMachine.Client {
+        let user = seats.seat(of: session).map { MixUser(userId: $0.userId, roomId: $0.roomId) }
+        let role = await seats.room(of: session)?.read { $0.role(of: session) }
+        return .init(session: session, user: user, isAnchor: role == .anchor)
     }
 
     /// `StartPublishCdnStream`: the room must exist. In cluster mode a task over this node's
     /// encoding budget runs on another node when one takes it.
     func startAdminTask(_ config: PublishTaskConfig, roomId: String) async throws(LiveRoomError) -> String {
         // Nil when the room does not exist; read again after waiting for another node.
-        func anchors() -> [MixAnchor]? { machine.describe(roomId) == nil ? nil : mixAnchors(in: roomId) }
+        func anchors() async -> [MixAnchor]? { await rooms.byKey[roomId]?.read { $0.describe(roomId) == nil ? nil : $0.mixAnchors(in: roomId) } ?? nil }
         let reply = AdminReply()
-        let actions = tasks.startFromAdmin(config, roomId: roomId, anchors: anchors(), reply: reply)
+        let actions = tasks.startFromAdmin(config, roomId: roomId, anchors: await anchors(), reply: reply)
         guard nodes.mayHostTasks, Self.isBudgetRefusal(actions), let host = await nodes.taskHost() else {
-            perform(actions)
+            await performInOrder(actions)
             return try reply.result()
         }
         let hosted = AdminReply()
-        perform(tasks.startFromAdmin(config, roomId: roomId, anchors: anchors(), hostedOn: host.nodeId, reply: hosted))
+        await performInOrder(tasks.startFromAdmin(config, roomId: roomId, anchors: await anchors(), hostedOn: host.nodeId, reply: hosted))
         await startHostedRunners()
         return try hosted.result()
     }
@@ -79,24 +80,17 @@ extension RoomHub {
 
     // MARK: Reports
 
-    /// The rooms in `rooms` said their publishers may have changed: the task machine hears the
-    /// publishing anchors of those that have tasks.
-    func publishersChanged(in rooms: Set<String>) {
-        guard !rooms.isEmpty else { return }
-        for roomId in tasks.roomIds where rooms.contains(roomId) {
-            perform(tasks.anchorsChanged(in: roomId, anchors: mixAnchors(in: roomId), now: .now))
-        }
+    /// Room `roomId` said its publishers may have changed: the task machine hears them if the
+    /// room has tasks.
+    func publishersChanged(in roomId: String, anchors: [MixAnchor]) {
+        guard tasks.roomIds.contains(roomId) else { return }
+        perform(tasks.anchorsChanged(in: roomId, anchors: anchors, now: .now))
     }
 
-    /// The publishing anchors of a room as the layout sees them: its own, then the PK anchors
-    /// of the rooms it is linked with (as far as its forward modes let them through).
-    func mixAnchors(in roomId: String) -> [MixAnchor] {
-        let own = machine.publisherStates(in: roomId).map { (roomId: roomId, state: $0) }
-        return (own + machine.pkPublisherStates(in: roomId)).map { room, state in
-            MixAnchor(
-                user: MixUser(userId: state.userId, roomId: room), hasVideo: state.video, hasAudio: state.audio && !state.audioMuted,
-                videoMuted: state.videoMuted)
-        }
+    /// The publishing anchors of a room as the layout sees them (none without a room).
+    func mixAnchors(in roomId: String?) async -> [MixAnchor] {
+        guard let roomId else { return [] }
+        return await rooms.byKey[roomId]?.read { $0.mixAnchors(in: roomId) } ?? []
     }
 
     func runnerReported(_ event: PublishTaskRunner.Event, taskId: String) {
@@ -123,11 +117,22 @@ extension RoomHub {
 
     // MARK: Actions
 
-    func perform(_ actions: [PublishTasksStateMachine.Action]) {
+    /// ``perform(_:)``, then waits for the robots' entries it started, so that the answers to a
+    /// connection's or an admin's requests come in the order of the requests.
+    func performInOrder(_ actions: [PublishTasksStateMachine.Action]) async {
+        for entry in perform(actions) { await entry.value }
+    }
+
+    /// Carries out the task machine's actions, and those they lead to. A room task's robot
+    /// enters its room's actor meanwhile: the entries under way are returned, for a caller that
+    /// answers in order to wait for (``performInOrder(_:)``).
+    @discardableResult
+    func perform(_ actions: [PublishTasksStateMachine.Action]) -> [Task<Void, Never>] {
+        var entries: [Task<Void, Never>] = []
         for action in actions {
             switch action {
             case .startRunner(let taskId, let roomId, let config, let tap, let robot):
-                perform(startRunner(taskId: taskId, roomId: roomId, config: config, tap: tap, robot: robot))
+                entries += perform(startRunner(taskId: taskId, roomId: roomId, config: config, tap: tap, robot: robot))
             case .stopRunner(let taskId, let reason):
                 taskRunners.local.removeValue(forKey: taskId)?.stop()
                 tellHost(of: taskId, .stop)
@@ -152,10 +157,10 @@ extension RoomHub {
                     setTap(tap, publishers: publishers, runner: taskRunners.local[taskId])
                 }
             case .enterRobot(let taskId, let robot, let hasVideo):
-                perform(enterRobot(robot, hasVideo: hasVideo, taskId: taskId))
+                entries.append(Task { await self.performInOrder(await self.enterRobot(robot, hasVideo: hasVideo, taskId: taskId)) })
             case .leaveRobot(_, let robot, let session):
                 media?.stopLocal(SFURouter.PublisherKey(roomId: robot.roomId, userId: robot.userId))
-                execute(machine.handle(.exitRoom, from: session, at: .now()))
+                Task { await self.rooms.byKey[robot.roomId]?.update { $0.handle(.exitRoom, from: session, at: .now()) } }
             case .reportState(let taskId, let url, let state, let owner):
                 let (status, code, message) = state.report(retryCount: tasks.configuration.task.retryCount)
                 logger.info("CDN stream state", metadata: [LogKey.task: "\(taskId)", LogKey.url: "\(url)", LogKey.state: "\(message)"])
@@ -191,6 +196,7 @@ extension RoomHub {
                 send(event, to: session)
             }
         }
+        return entries
     }
 
     /// Starts a task's runner; a room task's runner publishes as its robot.
@@ -242,12 +248,12 @@ extension RoomHub {
 
     /// The robot user of a mixStreamToRoom task enters the room as an anchor and publishes
     /// the mix: everyone is told as for any anchor, and subscribes to it the same way.
-    private func enterRobot(_ robot: MixUser, hasVideo: Bool, taskId: String) -> [PublishTasksStateMachine.Action] {
-        if machine.describe(robot.roomId)?.users.contains(where: { $0.userId == robot.userId }) == true {
+    private func enterRobot(_ robot: MixUser, hasVideo: Bool, taskId: String) async -> [PublishTasksStateMachine.Action] {
+        if await rooms.byKey[robot.roomId]?.read({ $0.session(of: robot.userId, in: robot.roomId) != nil }) == true {
             return tasks.robotRefused(taskId, .userPresent)
         }
         let session = newSession()
-        let configuration = machine.configuration
+        let configuration = self.configuration
         let now = Int64(Date().timeIntervalSince1970)
         let sig = UserSig.make(
             sdkAppId: configuration.sdkAppId, secretKey: configuration.secretKey, identifier: robot.userId, time: now, expire: 86_400 * 365
@@ -260,15 +266,15 @@ extension RoomHub {
                 privileges: [.enterRoom, .sendAudio, .sendVideo], time: now, expire: 86_400 * 365) : ""
         let params = EnterRoomParams(
             sdkAppId: configuration.sdkAppId, userId: robot.userId, userSig: sig, room: room, role: .anchor, privateMapKey: key)
-        switch machine.enter(params, from: session, at: .now()) {
+        switch await enter(params, from: session) {
         case .refused(let error):
             return tasks.robotRefused(taskId, .refused(error))
-        case .entered(let actions):
+        case .entered:
             let runner = taskRunners.local[taskId]
             media?.publishLocal(SFURouter.PublisherKey(roomId: robot.roomId, userId: robot.userId), codecs: hasVideo ? [.h264, .opus] : [.opus]) {
                 runner?.requestOutputKeyframe()
             }
-            execute(actions + machine.publishStarted(session, audio: true, video: hasVideo))
+            await rooms.byKey[robot.roomId]?.update { $0.publishStarted(session, audio: true, video: hasVideo) }
             return tasks.robotEntered(taskId, session: session, now: .now)
         }
     }
@@ -279,7 +285,7 @@ extension RoomHub {
         // PK anchors of rooms on other nodes come from this node's mirrors of them.
         var remote: [SFURouter.PublisherKey: TransportAddress] = [:]
         for key in keys {
-            if case .success(let home)? = remoteMediaHome(ofRoom: key.roomId) { remote[key] = home }
+            if case .success(let home)? = remoteMediaHome(rooms.home(ofLinked: key.roomId)) { remote[key] = home }
         }
         media?.mirror(for: tap, publishers: runner == nil ? [:] : remote)
         guard let runner, !keys.isEmpty else {
@@ -298,3 +304,17 @@ extension RoomHub {
         }
     }
 }
+
+extension RoomsStateMachine {
+    /// The publishing anchors of a room as the layout sees them: its own, then the PK anchors
+    /// of the rooms it is linked with (as far as its forward modes let them through).
+    func mixAnchors(in roomId: String) -> [MixAnchor] {
+        let own = publisherStates(in: roomId).map { (roomId: roomId, state: $0) }
+        return (own + pkPublisherStates(in: roomId)).map { room, state in
+            MixAnchor(
+                user: MixUser(userId: state.userId, roomId: room), hasVideo: state.video, hasAudio: state.audio && !state.audioMuted,
+                videoMuted: state.videoMuted)
+        }
+    }
+}
+

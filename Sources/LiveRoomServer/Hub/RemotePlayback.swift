@@ -72,7 +72,7 @@ extension RoomHub {
 
     /// A `playback` node message (``NodeMessage``, its relay token checked): whether it
     /// named something it may end.
-    func remotePlaybackMessage(_ message: PlaybackMessage) -> Bool {
+    func remotePlaybackMessage(_ message: PlaybackMessage) async -> Bool {
         switch message {
         case .close(let owner, let node):
             guard let playback = httpSessions.remote[owner], playback.home.nodeId == node else { return false }
@@ -81,7 +81,7 @@ extension RoomHub {
         case .ended(let session, let node):
             guard httpSessions.mediaNodes[session]?.node == node else { return false }
             httpSessions.mediaNodes[session] = nil
-            leaveForHTTP(session)
+            await leaveForHTTP(session)
         }
         return true
     }

@@ -76,48 +76,48 @@ extension RoomHub {
         let session = newSession()
         let roomKey = RoomID.string(roomId).key
         let params = EnterRoomParams(
-            sdkAppId: machine.configuration.sdkAppId, userId: userId, userSig: userSig, strRoomId: roomId, role: publish ? .anchor : .audience,
-            privateMapKey: privateMapKey)
+            sdkAppId: sdkAppId, userId: userId, userSig: userSig, strRoomId: roomId, role: publish ? .anchor : .audience, privateMapKey: privateMapKey)
         // The subscription's owner: the user's signaling session, or this new session in the room.
         var owner = session
-        if !publish, let signaling = machine.session(of: userId, in: roomKey), connections.outboxes[signaling] != nil {
+        let signaling = publish ? nil : await rooms.byKey[roomKey]?.read { $0.session(of: userId, in: roomKey) }
+        if let signaling, outboxes[signaling] != nil {
             do throws(LiveRoomError) {
-                try machine.validate(params, now: EventTime.now().unixSeconds)
+                try rooms.template.validate(params, now: EventTime.now().unixSeconds)
             } catch {
                 throw HTTPRefusal(error)
             }
             owner = signaling
-        } else {
-            switch machine.enter(params, from: session, at: .now()) {
-            case .refused(let error):
-                throw HTTPRefusal(error)
-            case .entered(let actions):
-                execute(actions)
-            }
+        } else if case .refused(let error) = await enter(params, from: session) {
+            throw HTTPRefusal(error)
         }
-        func fail(_ refusal: HTTPRefusal) -> HTTPRefusal {
-            if owner == session { leaveForHTTP(session) }
-            return refusal
-        }
+        guard let room = rooms.byKey[roomKey] else { throw HTTPRefusal(status: 409, message: "room \(roomId.quoted) closed meanwhile") }
         if publish {
             do throws(HTTPRefusal) {
-                return (session, try await publishForHTTP(session, roomId: roomId, userId: userId, offer: offer, media: media), nil)
+                return (session, try await publishForHTTP(session, in: room, roomId: roomId, userId: userId, offer: offer, media: media), nil)
             } catch {
-                throw fail(error)
+                await leaveForHTTP(session)
+                throw error
             }
         }
-        guard let publisherId = anchor ?? machine.visiblePublishers(in: roomKey).first else {
-            throw fail(HTTPRefusal(status: 409, message: "nobody publishes in room \(roomId.quoted) yet"))
+        guard let publisherId = await room.read({ anchor ?? $0.visiblePublishers(in: roomKey).first }) else {
+            if owner == session { await leaveForHTTP(session) }
+            throw HTTPRefusal(status: 409, message: "nobody publishes in room \(roomId.quoted) yet")
         }
-        let actions: [RoomsStateMachine.Action]
+        let subscription: (actions: [RoomsStateMachine.Action], home: String?)
         do throws(LiveRoomError) {
-            actions = try machine.subscription(of: owner, to: publisherId, sdp: offer)
+            subscription = try await room.update { [owner] machine throws(LiveRoomError) in
+                let actions = try machine.subscription(of: owner, to: publisherId, sdp: offer)
+                var home: String?
+                for case .media(.subscribe(_, let room, _, _, _)) in actions where room != roomKey { home = machine.remoteNode(ofRoom: room) }
+                return ((actions, home), [])
+            }
         } catch {
-            throw fail(HTTPRefusal(error))
+            if owner == session { await leaveForHTTP(session) }
+            throw HTTPRefusal(error)
         }
         var publisherRoom = roomKey
         var rest: [RoomsStateMachine.Action] = []
-        for action in actions {
+        for action in subscription.actions {
             if case .media(.subscribe(_, let room, _, _, _)) = action { publisherRoom = room } else { rest.append(action) }
         }
         let answer: String
@@ -127,17 +127,18 @@ extension RoomHub {
                 answer = ""
                 httpSessions.mediaNodes[session] = mediaOn
             } else {
-                answer = try await subscriptionAnswer(owner: owner, roomId: publisherRoom, publisherId: publisherId, offer: offer, media: media)()
+                answer = try await subscriptionAnswer(owner: owner, roomId: publisherRoom, publisherId: publisherId, offer: offer, home: subscription.home, media: media)()
             }
         } catch {
-            throw fail(HTTPRefusal(status: 400, message: "the offer cannot be used: \(error)"))
+            if owner == session { await leaveForHTTP(session) }
+            throw HTTPRefusal(status: 400, message: "the offer cannot be used: \(error)")
         }
-        execute(rest)
+        await room.execute(rest)
         if owner != session {
             // A new subscription of the owner to the publisher replaced any earlier one; entries
             // of owners gone from their rooms are dropped here too.
             httpSessions.attached = httpSessions.attached.filter { _, playback in
-                !(playback.owner == owner && playback.publisherId == publisherId) && machine.membership(of: playback.owner) != nil
+                !(playback.owner == owner && playback.publisherId == publisherId) && seats.seat(of: playback.owner) != nil
             }
             httpSessions.attached[session] = AttachedPlayback(
                 owner: owner, roomKey: roomKey, userId: userId, publisherId: publisherId, publisherRoom: publisherRoom)
@@ -146,15 +147,19 @@ extension RoomHub {
     }
 
     /// The WHIP session `session`, in its room, publishes `offer`; returns the answer.
-    func publishForHTTP(_ session: SessionID, roomId: String, userId: String, offer: String, media: any MediaPort) async throws(HTTPRefusal) -> String {
-        do throws(LiveRoomError) {
-            try machine.checkMedia(of: session, offer: offer, sending: true)
-        } catch {
-            throw HTTPRefusal(error)
+    func publishForHTTP(_ session: SessionID, in room: Room, roomId: String, userId: String, offer: String, media: any MediaPort) async throws(HTTPRefusal) -> String {
+        let refusal = await room.read { machine -> LiveRoomError? in
+            do throws(LiveRoomError) {
+                try machine.checkMedia(of: session, offer: offer, sending: true)
+                return nil
+            } catch {
+                return error
+            }
         }
+        if let refusal { throw HTTPRefusal(refusal) }
         do {
-            let (answer, audio, video) = try await media.publish(owner: session, roomId: roomId, userId: userId, offer: offer).get()
-            published(session: session, roomId: roomId, userId: userId, answer: answer, audio: audio, video: video)
+            let (answer, audio, video) = try await media.publish(owner: session, roomId: room.key, userId: userId, offer: offer).get()
+            await published(session: session, roomId: room.key, userId: userId, answer: answer, audio: audio, video: video)
             return answer
         } catch {
             throw HTTPRefusal(status: 400, message: "the offer cannot be used: \(error)")
@@ -184,26 +189,26 @@ extension RoomHub {
         if let playback = httpSessions.attached[session] {
             // The owner must still be that user in that room (a connection may leave and enter another).
             return playback.roomKey == RoomID.string(roomId).key && playback.userId == userId
-                && machine.membership(of: playback.owner).map { $0 == (playback.roomKey, playback.userId) } == true
+                && seats.seat(of: playback.owner).map { $0 == (playback.roomKey, playback.userId) } == true
         }
-        return connections.outboxes[session] == nil && machine.membership(of: session).map { $0 == (RoomID.string(roomId).key, userId) } == true
+        return outboxes[session] == nil && seats.seat(of: session).map { $0 == (RoomID.string(roomId).key, userId) } == true
     }
 
     /// Ends a WHIP/WHEP session: it leaves the room and its peer connection closes. An attached
     /// playback ends only its subscription; its signaling session stays in the room.
-    func leaveForHTTP(_ session: SessionID) {
+    func leaveForHTTP(_ session: SessionID) async {
         if httpSessions.remote[session] != nil { return endRemotePlayback(session) }
         endRemoteMedia(of: session)
         if let playback = httpSessions.attached.removeValue(forKey: session) {
             media?.unsubscribe(owner: playback.owner, publisherId: playback.publisherId, roomId: playback.publisherRoom)
             return
         }
-        execute(machine.handle(.exitRoom, from: session, at: .now()))
+        await seats.room(of: session)?.update { $0.handle(.exitRoom, from: session, at: .now()) }
         media?.close(owner: session)
     }
 
     /// Whether `id` is a string room id TRTC takes (the watch page's path).
     func isValidRoomId(_ id: String) -> Bool {
-        machine.isValidStringRoomId(id)
+        rooms.template.isValidStringRoomId(id)
     }
 }

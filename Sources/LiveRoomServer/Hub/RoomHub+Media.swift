@@ -37,7 +37,7 @@ extension RoomHub {
     }
 
     private func sendNodeFrame(_ frame: NodeMediaFrame, to session: SessionID) {
-        connections.outboxes[session]?.push(NodeMessage.media(frame).text, priority: .high)
+        outboxes[session]?.push(NodeMessage.media(frame).text, priority: .high)
     }
 
     /// Asks the relaying node to make a subscription; the client gets its answer (or an error) when it comes.
@@ -69,19 +69,20 @@ extension RoomHub {
     /// A peer connection closed by itself (never connected, consent lost, DTLS closed). A
     /// WHIP/WHEP session is its peer connection, so it leaves the room; a signaling client
     /// stays in the room (its membership follows the WebSocket) and only stops publishing.
-    func peerLost(session: SessionID, wasPublishing: Bool) {
+    func peerLost(session: SessionID, wasPublishing: Bool) async {
         if httpSessions.remote[session] != nil {
             endRemotePlayback(session)
-        } else if connections.outboxes[session] == nil, machine.membership(of: session) != nil {
-            leaveForHTTP(session)
+        } else if outboxes[session] == nil, seats.seat(of: session) != nil {
+            await leaveForHTTP(session)
         } else if wasPublishing {
-            execute(machine.publishEnded(session))
+            await seats.room(of: session)?.update { $0.publishEnded(session) }
         }
     }
 
     /// Hands a media command to the media port. Commands are queued on its loop in call
-    /// order; negotiation answers come back here.
-    func carryOut(_ command: MediaCommand) {
+    /// order; negotiation answers come back here. `home` is the node of a subscription's
+    /// publisher when it is a PK anchor of another room (``Room/execute(_:)``).
+    func carryOut(_ command: MediaCommand, home: String?) {
         guard let media else {
             if case .publish(let session, _, _, _) = command { send(.error(Self.noMedia, requestType: "publish"), to: session) }
             if case .subscribe(let session, _, _, _, _) = command { send(.error(Self.noMedia, requestType: "subscribe"), to: session) }
@@ -94,21 +95,21 @@ extension RoomHub {
             Task {
                 do {
                     let (sdp, audio, video) = try await answer.get()
-                    self.published(session: session, roomId: roomId, userId: userId, answer: sdp, audio: audio, video: video)
+                    await self.published(session: session, roomId: roomId, userId: userId, answer: sdp, audio: audio, video: video)
                 } catch {
                     self.send(.error(LiveRoomError(ErrorCode.badSessionDescription, "publish offer refused: \(error)"), requestType: "publish"), to: session)
                 }
             }
         case .subscribe(let session, let roomId, _, let publisherId, let sdp) where connections.relayed.contains(session):
             // The relaying node makes it; a PK anchor of a room on another node is mirrored from that node.
-            switch remoteMediaHome(ofRoom: roomId) {
+            switch remoteMediaHome(home) {
             case .failure(let error): send(.error(error, requestType: "subscribe"), to: session)
             case .success(let home): subscribeThroughRelay(session: session, roomId: roomId, publisherId: publisherId, sdp: sdp, mediaHome: home.description)
             case nil: subscribeThroughRelay(session: session, roomId: roomId, publisherId: publisherId, sdp: sdp)
             }
         case .subscribe(let session, let roomId, _, let publisherId, let sdp):
             do {
-                let answer = try subscriptionAnswer(owner: session, roomId: roomId, publisherId: publisherId, offer: sdp, media: media)
+                let answer = try subscriptionAnswer(owner: session, roomId: roomId, publisherId: publisherId, offer: sdp, home: home, media: media)
                 Task {
                     do {
                         let sdp = try await answer()
@@ -161,9 +162,9 @@ extension RoomHub {
     /// mirror when the room is a linked room on another node: its SDP answer, to await. A local
     /// negotiation is queued on the media loop now, so media commands keep their call order.
     func subscriptionAnswer(
-        owner: SessionID, roomId: String, publisherId: String, offer: String, media: any MediaPort
+        owner: SessionID, roomId: String, publisherId: String, offer: String, home: String?, media: any MediaPort
     ) throws(LiveRoomError) -> @Sendable () async throws -> String {
-        switch remoteMediaHome(ofRoom: roomId) {
+        switch remoteMediaHome(home) {
         case .failure(let error):
             throw error
         case .success(let home):
@@ -177,14 +178,11 @@ extension RoomHub {
 
     /// A publish was negotiated: answer the publisher, then tell the room, unless the
     /// publisher left or stopped being an anchor meanwhile.
-    func published(session: SessionID, roomId: String, userId: String, answer: String, audio: Bool, video: Bool) {
-        guard let membership = machine.membership(of: session), membership == (roomId, userId) else {
+    func published(session: SessionID, roomId: String, userId: String, answer: String, audio: Bool, video: Bool) async {
+        guard let room = rooms.byKey[roomId], await room.published(session: session, userId: userId, answer: answer, audio: audio, video: video) else {
             media?.stopPublishing(roomId: roomId, userId: userId)
             return
         }
-        send(.onPublishAnswer(sdp: answer), to: session)
-        let actions = machine.publishStarted(session, audio: audio, video: video)
-        execute(actions)
     }
 
     private static let noMedia = LiveRoomError(ErrorCode.badSessionDescription, "the media port is not running")

@@ -8,12 +8,12 @@ import Logging
 import NIOCore
 import NIOPosix
 
-/// Owns the room state machine and the open connections, and carries out the machine's
-/// actions: messages go to connection outboxes, records to the history recorder.
+/// The directory of this node's rooms (``Room``, one actor each) and what spans them: it admits
+/// enters under the server's limits, routes what concerns a room to its actor, carries out the
+/// media, catalogue, battle and PK work the rooms hand it, and runs the publish tasks.
 ///
 /// The hub runs on a thread of its own (``executorLoop``), not in the shared pool of Swift
-/// tasks: a burst of work there (a flash sale's thousands of purchases and answers) does not
-/// queue ahead of every room's requests.
+/// tasks; the rooms run on their lanes, so a busy room delays neither the hub nor another room.
 actor RoomHub {
     /// One thread for the hubs of the process (a server has one; tests make several), named
     /// `liveroom-hub` so that tools such as `top -H` and shop-bench can tell it apart.
@@ -24,14 +24,15 @@ actor RoomHub {
     }()
     nonisolated var unownedExecutor: UnownedSerialExecutor { Self.executorLoop.executor.asUnownedSerialExecutor() }
 
-    var machine: RoomsStateMachine
+    /// The rooms here.
+    var rooms: LocalRooms
     /// Publish media stream tasks (PublishTasks.swift carries out their actions).
     var tasks: PublishTasksStateMachine
     /// What the hub was given to work with, fixed at start.
     let services: HubServices
     let logger: Logger
     private(set) var media: (any MediaPort)?
-    /// The signaling connections' outboxes and the next session id.
+    /// The signaling connections' next session id and relays.
     var connections: Connections
     /// WHEP sessions that are not a signaling session's own (RoomHub+HTTPSessions.swift, RemotePlayback.swift).
     var httpSessions = HTTPSessions()
@@ -50,7 +51,7 @@ actor RoomHub {
     ) {
         self.services = services
         self.connections = connections
-        self.machine = RoomsStateMachine(configuration: configuration)
+        self.rooms = LocalRooms(template: RoomsStateMachine(configuration: configuration))
         var tasksConfiguration = tasksConfiguration
         tasksConfiguration.taskIdPrefix = (nodeId.map { ClusterForwarding.taskIdPrefix(node: $0) } ?? "") + String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 36) + "-"
         self.tasks = PublishTasksStateMachine(configuration: tasksConfiguration)
@@ -63,11 +64,13 @@ actor RoomHub {
     var catalogue: (any ShopStore)? { services.catalogue }
     nonisolated var shops: RoomShops { services.shops }
     nonisolated var seats: Seats { services.seats }
+    nonisolated var outboxes: Outboxes { services.outboxes }
     var imageDirectory: String? { services.imageDirectory }
     nonisolated var replays: ReplayRecorder { services.replays }
     nonisolated var battles: PKBattles { services.battles }
 
-    var sdkAppId: UInt64 { machine.configuration.sdkAppId }
+    var configuration: RoomsStateMachine.Configuration { rooms.template.configuration }
+    var sdkAppId: UInt64 { configuration.sdkAppId }
 
     /// Joins the other nodes of a cluster: rooms that empty here are released for their next
     /// enter, PK links, tasks and WHEP sessions may span nodes.
@@ -77,7 +80,12 @@ actor RoomHub {
 
     /// The keys of the rooms held here now.
     func roomKeys() -> [String] {
-        Array(machine.roomIds)
+        Array(rooms.byKey.keys)
+    }
+
+    /// The actor of room `key`, if it is here.
+    func room(_ key: String) -> Room? {
+        rooms.byKey[key]
     }
 
     /// Connects the media port; until then media requests get an error and no replay is recorded.
@@ -96,19 +104,23 @@ actor RoomHub {
     func connect() -> (SessionID, ConnectionOutbox) {
         let session = newSession()
         let outbox = ConnectionOutbox(maxBytes: connections.maxOutboxBytes)
-        connections.outboxes[session] = outbox
+        outboxes.add(outbox, for: session)
         return (session, outbox)
     }
 
     /// Whether the connection is in a room now.
-    func isInRoom(_ session: SessionID) -> Bool {
-        machine.membership(of: session) != nil
+    nonisolated func isInRoom(_ session: SessionID) -> Bool {
+        seats.seat(of: session) != nil
     }
 
     /// The connection closed: leave its room, drop its outbox.
-    func disconnect(_ session: SessionID) {
-        execute(machine.disconnected(session, at: .now()))
-        connections.outboxes.removeValue(forKey: session)?.close()
+    func disconnect(_ session: SessionID) async {
+        if let room = seats.room(of: session) {
+            await room.update { $0.disconnected(session, at: .now()) }
+        } else {
+            carryOut(.closeSession(session), home: nil)
+        }
+        outboxes.remove(session)?.close()
         connections.relayed.remove(session)
         connections.relayRequests = connections.relayRequests.filter { $0.value.session != session }
     }
@@ -117,9 +129,9 @@ actor RoomHub {
     /// the seat and its media for the reconnect grace, as TRTC's SDKs reconnect and resume; the
     /// room hears nothing unless the grace runs out. A re-entry by the same user in that time
     /// takes the seat over as any newer session does.
-    func connectionLost(_ session: SessionID) {
-        connections.outboxes[session]?.close()
-        guard connections.reconnectGrace > .zero, let (roomId, userId) = machine.membership(of: session) else { return disconnect(session) }
+    func connectionLost(_ session: SessionID) async {
+        outboxes[session]?.close()
+        guard connections.reconnectGrace > .zero, let (roomId, userId) = seats.seat(of: session) else { return await disconnect(session) }
         logger.info("Signaling connection lost; seat kept for a reconnect", metadata: [LogKey.session: "\(session)", LogKey.room: "\(roomId)", LogKey.user: "\(userId)"])
         let grace = connections.reconnectGrace
         Task { [weak self] in
@@ -128,118 +140,177 @@ actor RoomHub {
         }
     }
 
-    /// One request from a connection (parsed there, off the hub).
-    func receive(_ request: SignalingRequest, from session: SessionID, connectedAt: ContinuousClock.Instant) {
+    /// One request from a connection that is not in a room, or enters one (a member's other
+    /// requests go to its room's actor directly; publish task requests come here).
+    func receive(_ request: SignalingRequest, from session: SessionID, connectedAt: ContinuousClock.Instant) async {
         switch request {
+        case .room(.enterRoom(let params)):
+            let elapsedMs = Int((ContinuousClock.now - connectedAt).ticks(rate: 1000))
+            switch await enter(params, from: session, elapsedMs: elapsedMs) {
+            case .refused(let error):
+                send(.onEnterRoom(result: error.code, errMsg: error.message), to: session)
+                send(.error(error, requestType: "enterRoom"), to: session)
+            case .entered:
+                // A newcomer gets the room's current pop-up right after onEnterRoom.
+                sendPopUp(to: session, roomId: params.room.key)
+            }
         case .room(let request):
-            let now = EventTime.now()
-            let elapsedMs = Int((now.monotonic - connectedAt).ticks(rate: 1000))
-            let wasIn = machine.membership(of: session) != nil
-            execute(machine.handle(request, from: session, elapsedMs: elapsedMs, at: now))
-            // A newcomer gets the room's current pop-up right after onEnterRoom.
-            if case .enterRoom = request, !wasIn, let (roomId, _) = machine.membership(of: session) { sendPopUp(to: session, roomId: roomId) }
+            if let room = seats.room(of: session) {
+                await room.receive(request, from: session, elapsedMs: Int((ContinuousClock.now - connectedAt).ticks(rate: 1000)))
+            } else if case .exitRoom = request {
+                send(.onExitRoom(reason: 0), to: session)
+            } else {
+                send(.error(LiveRoomError(ErrorCode.notInRoom, "enter a room first"), requestType: request.type), to: session)
+            }
         case .publishTask(let request):
-            handlePublishTaskRequest(request, from: session)
+            await handlePublishTaskRequest(request, from: session)
         }
+    }
+
+    /// `session` enters a room (a signaling connection, a WHIP/WHEP client, a task's robot
+    /// user) under the server's limits: a connection in one room at a time, a user in at most
+    /// `maxRoomsPerUser` rooms, at most `maxRooms` rooms. The room checks the rest.
+    func enter(_ params: EnterRoomParams, from session: SessionID, elapsedMs: Int = 0) async -> RoomsStateMachine.EnterOutcome {
+        let key = params.room.key
+        do throws(LiveRoomError) {
+            if let current = seats.seat(of: session) { throw RoomsStateMachine.alreadyIn(current.roomId) }
+            try rooms.template.validate(params, now: EventTime.now().unixSeconds)
+        } catch {
+            return .refused(error)
+        }
+        // A room that closes while the enter reaches it is made anew (at most twice).
+        for _ in 0..<3 {
+            let userRooms = seats.rooms(of: params.userId)
+            do throws(LiveRoomError) {
+                try rooms.template.checkServerLimits(
+                    userId: params.userId, inRooms: userRooms.contains(key) ? nil : userRooms.count + rooms.entering[params.userId, default: 0],
+                    newRoom: rooms.byKey[key] == nil, rooms: rooms.byKey.count)
+            } catch {
+                return .refused(error)
+            }
+            let room = rooms.byKey[key] ?? open(key)
+            rooms.entering[params.userId, default: 0] += 1
+            let outcome = await room.enter(params, from: session, elapsedMs: elapsedMs)
+            rooms.entering[params.userId]! -= 1
+            if rooms.entering[params.userId] == 0 { rooms.entering[params.userId] = nil }
+            guard let outcome else {
+                closed(room)
+                continue
+            }
+            if case .refused = outcome, await room.closeIfEmpty() { closed(room) }
+            return outcome
+        }
+        return .refused(LiveRoomError(ErrorCode.enterRoomRefused, "\(params.room) closed while you entered; enter again"))
+    }
+
+    /// A new room's actor.
+    private func open(_ key: String) -> Room {
+        let room = Room(key: key, configuration: configuration, hub: self, services: services)
+        rooms.byKey[key] = room
+        seats.add(room)
+        return room
+    }
+
+    /// Room `room` closed: the next enter of its key makes a new one.
+    func closed(_ room: Room) {
+        guard rooms.byKey[room.key] === room else { return }
+        rooms.byKey[room.key] = nil
+        rooms.linkedHomes[room.key] = nil
+        seats.release(room)
+        shops.remove(room.key)
+        nodes.roomEmptied(room.key)
     }
 
     /// Tells a connection about an error that is not a request's (e.g. a binary frame).
     func send(_ event: ServerEvent, to session: SessionID) {
-        connections.outboxes[session]?.push(event.json.jsonText, priority: .normal)
+        outboxes[session]?.push(event.json.jsonText, priority: .normal)
     }
 
     /// Sends one event to many sessions, encoded once.
     func send(_ event: ServerEvent, to sessions: [SessionID]) {
         guard !sessions.isEmpty else { return }
         let text = event.json.jsonText
-        for session in sessions { connections.outboxes[session]?.push(text, priority: .normal) }
+        for session in sessions { outboxes[session]?.push(text, priority: .normal) }
     }
 
     // MARK: Admin
 
-    func dismissRoom(_ roomId: String) throws(LiveRoomError) {
-        execute(try machine.dismissRoom(roomId, at: .now()))
+    /// The room named by an admin call, or -100013 when it is not here.
+    private func existing(_ roomId: String) throws(LiveRoomError) -> Room {
+        guard let room = rooms.byKey[roomId] else { throw RoomsStateMachine.noSuchRoom(roomId) }
+        return room
+    }
+
+    func dismissRoom(_ roomId: String) async throws(LiveRoomError) {
+        try await existing(roomId).update { machine throws(LiveRoomError) in ((), try machine.dismissRoom(roomId, at: .now())) }
         perform(tasks.roomDismissed(roomId))
     }
 
-    func removeUsers(_ userIds: [String], from roomId: String) throws(LiveRoomError) -> [String] {
-        let (actions, notFound) = try machine.removeUsers(userIds, from: roomId, at: .now())
-        execute(actions)
-        return notFound
+    func removeUsers(_ userIds: [String], from roomId: String) async throws(LiveRoomError) -> [String] {
+        try await existing(roomId).update { machine throws(LiveRoomError) in
+            let (actions, notFound) = try machine.removeUsers(userIds, from: roomId, at: .now())
+            return (notFound, actions)
+        }
     }
 
-    func sendGroupMessage(_ data: String, to roomId: String, priority: MessagePriority) throws(LiveRoomError) {
-        execute(try machine.sendGroupMessage(data, to: roomId, priority: priority))
+    func sendGroupMessage(_ data: String, to roomId: String, priority: MessagePriority) async throws(LiveRoomError) {
+        try await existing(roomId).update { machine throws(LiveRoomError) in ((), try machine.sendGroupMessage(data, to: roomId, priority: priority)) }
     }
 
-    func describe(_ roomId: String) -> RoomSnapshot? {
-        machine.describe(roomId)
+    func describe(_ roomId: String) async -> RoomSnapshot? {
+        await rooms.byKey[roomId]?.read { $0.describe(roomId) }
     }
 
     /// Counts for `GET /metrics`.
-    func metricsSnapshot() -> ServerMetrics.Rooms {
-        let population = machine.population
+    func metricsSnapshot() async -> ServerMetrics.Rooms {
+        var users = 0, publishers = 0, open = 0
+        for room in rooms.byKey.values {
+            let population = await room.read { ($0.population, $0.roomIds.count) }
+            users += population.0.users
+            publishers += population.0.publishers
+            open += population.1
+        }
         return ServerMetrics.Rooms(
-            rooms: machine.roomIds.count, users: population.users, publishers: population.publishers,
-            signalingConnections: connections.outboxes.count, publishTasks: taskRunners.local.count + taskRunners.hostedHere.count)
+            rooms: open, users: users, publishers: publishers, signalingConnections: outboxes.count,
+            publishTasks: taskRunners.local.count + taskRunners.hostedHere.count)
     }
 
     /// The room lives on another node (it was opened here while the cluster database could not
     /// be reached): each connection in it is told -7024 and closed, so that its client
     /// reconnects and reaches the room's home; WHIP/WHEP sessions and the room's tasks end.
-    func moveOut(_ roomId: String) {
+    func moveOut(_ roomId: String) async {
         logger.warning("Room lives on another node; its connections here are closed", metadata: [LogKey.room: "\(roomId)"])
         perform(tasks.roomDismissed(roomId))
-        for session in machine.sessions(in: roomId) {
-            if let outbox = connections.outboxes[session] {
+        for session in await rooms.byKey[roomId]?.read({ $0.sessions(in: roomId) }) ?? [] {
+            if let outbox = outboxes[session] {
                 send(.error(LiveRoomError(ErrorCode.roomMovedToAnotherNode, "the room lives on another node; reconnect to reach it")), to: session)
                 outbox.hangUp(reason: "the room lives on another node")
             } else {
-                leaveForHTTP(session)
+                await leaveForHTTP(session)
             }
         }
     }
 
     /// Tells every connection the server is going away: each user in a room gets onExitRoom(2).
-    func shutdown() {
+    func shutdown() async {
         perform(tasks.shutdown())
-        for roomId in machine.roomIds {
-            _ = try? dismissRoom(roomId)
+        for roomId in rooms.byKey.keys.sorted() {
+            try? await dismissRoom(roomId)
         }
-        for outbox in connections.outboxes.values { outbox.close() }
+        for outbox in outboxes.all { outbox.close() }
     }
 
-    func execute(_ actions: [RoomsStateMachine.Action]) {
-        var records: [RoomRecord] = []
-        // A room's broadcast is one event to many sessions in a row: encoded once.
-        var encoded: (event: ServerEvent, text: String)?
-        for action in actions {
-            switch action {
-            case .send(let session, let event, let priority):
-                if encoded?.event != event { encoded = (event, event.json.jsonText) }
-                connections.outboxes[session]?.push(encoded!.text, priority: priority)
-            case .record(let record):
-                records.append(record)
-            case .media(let command):
-                carryOut(command)
-            case .catalogue(let command):
-                carryOut(command)
-            case .battle(let command):
-                Task { await battles.start(command, for: self) }
-            case .pkPeer(let command):
-                carryOut(command)
-            }
+    /// What a room handed over after an event: carried out in the order it came.
+    func carryOut(_ work: RoomWork, from room: Room) async {
+        for (command, home) in work.media { carryOut(command, home: home) }
+        for command in work.catalogue { carryOut(command) }
+        for command in work.battles { Task { await battles.start(command, for: self) } }
+        if let (anchors, homes) = work.publishers {
+            rooms.linkedHomes[room.key] = homes.isEmpty ? nil : homes
+            publishersChanged(in: room.key, anchors: anchors)
         }
-        recorder.record(records)
-        seats.apply(machine.takeSeatChanges())
-        for case .roomDissolved(let roomId, _, _) in records {
-            shops.remove(roomId)
-            nodes.roomEmptied(roomId)
-        }
-        if let webhooks, !records.isEmpty {
-            webhooks.enqueue(WebhookEvents.events(from: records, now: EventTime.now().unixMillis))
-        }
-        publishersChanged(in: machine.roomsWithPublisherNews(in: actions))
+        if work.closed { closed(room) }
+        for command in work.peers { await carryOut(command, from: room) }
     }
 }
 

@@ -8,6 +8,9 @@ import Synchronization
 /// at most one slice of work queued in the pool at a time, so a room with thousands of jobs
 /// waiting (a flash sale) delays another room's job by at most a slice (``sliceJobs``), where
 /// the pool alone would run every job queued before it.
+///
+/// The room's actor (``Room``) runs here too, through its ``RoomActorExecutor``: its jobs take
+/// their turn among the connections' jobs, in the order they came.
 final class RoomLane: TaskExecutor, Sendable {
     /// The lane the room's connections read their frames on (pongs included), beside this one:
     /// a room with thousands of frames to read takes turns with the other rooms' reading too,
@@ -26,6 +29,16 @@ final class RoomLane: TaskExecutor, Sendable {
     struct Waiting: @unchecked Sendable {
         var job: UnownedJob
         var executor: UnownedTaskExecutor
+        /// The room actor's executor, for the actor's jobs.
+        var isolation: UnownedSerialExecutor?
+
+        func run() {
+            if let isolation {
+                job.runSynchronously(isolatedTo: isolation, taskExecutor: executor)
+            } else {
+                job.runSynchronously(on: executor)
+            }
+        }
     }
 
     func enqueue(_ job: consuming ExecutorJob) {
@@ -34,9 +47,9 @@ final class RoomLane: TaskExecutor, Sendable {
 
     /// Queues `job` to run as `executor` (the executor its task prefers, so that the job is not
     /// handed on again when it runs).
-    func add(_ job: UnownedJob, runningAs executor: UnownedTaskExecutor) {
+    func add(_ job: UnownedJob, runningAs executor: UnownedTaskExecutor, isolatedTo isolation: UnownedSerialExecutor? = nil) {
         let schedules = state.withLock { state in
-            state.jobs.append(Waiting(job: job, executor: executor))
+            state.jobs.append(Waiting(job: job, executor: executor, isolation: isolation))
             defer { state.scheduled = true }
             return !state.scheduled
         }
@@ -52,13 +65,26 @@ final class RoomLane: TaskExecutor, Sendable {
                 return nil
             }
             guard let next else { return }
-            next.job.runSynchronously(on: next.executor)
+            next.run()
         }
         let more = state.withLock { state in
             if state.jobs.isEmpty { state.scheduled = false }
             return state.scheduled
         }
         if more { DispatchQueue.global().async { self.runSlice() } }
+    }
+}
+
+/// The serial executor of a room's actor (``Room``): its jobs run on the room's lane.
+final class RoomActorExecutor: SerialExecutor, Sendable {
+    let lane: RoomLane
+
+    init(lane: RoomLane) {
+        self.lane = lane
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        lane.add(UnownedJob(job), runningAs: lane.asUnownedTaskExecutor(), isolatedTo: asUnownedSerialExecutor())
     }
 }
 

@@ -94,7 +94,7 @@ extension RoomHub {
         guard let host = taskRunners.hostedElsewhere[taskId] else { return }
         var inputs: [TaskHostMessage.Input] = []
         for user in publishers {
-            if let node = machine.remoteNode(ofRoom: user.roomId) {
+            if let node = rooms.home(ofLinked: user.roomId), node != nodes.nodeId {
                 guard let media = nodes.known(node)?.mediaAddresses.first else { continue }
                 inputs.append(.init(roomKey: user.roomId, userId: user.userId, node: node, media: media))
             } else if let own = nodes.ownMediaAddress {

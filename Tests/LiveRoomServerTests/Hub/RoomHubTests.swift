@@ -134,7 +134,7 @@ struct RoomHubTests {
         #expect(answer["sdp"] == "answer to host")
         try await fan.next("onUserVideoAvailable") { $0["userId"] == "host" && $0["available"] == true }
         try await fan.next("onUserAudioAvailable") { $0["userId"] == "host" && $0["available"] == true }
-        #expect(await h.hub.machine.publishers(in: "room1") == ["host"])
+        #expect(await h.hub.room("room1")?.read { $0.publishers(in: "room1") } == ["host"])
 
         fan.send(.subscribe(userId: "host", sdp: "offer"))
         let subscribed = try await fan.next("onSubscribeAnswer")
@@ -190,7 +190,7 @@ struct RoomHubTests {
         host.send(.publish(sdp: FakeMediaPort.badOffer))
         let error = try await host.next("onError")
         #expect(error["errCode"]?.intValue == ErrorCode.badSessionDescription, "\(error.jsonText)")
-        #expect(await h.hub.machine.publishers(in: "room1").isEmpty)
+        #expect(await h.hub.room("room1")?.read { $0.publishers(in: "room1") }.isEmpty == true)
     }
 
     @Test func whipPublishesAndWhepPlays() async throws {

@@ -1,0 +1,164 @@
+import LiveRoomCore
+import LiveRoomProtocol
+import Synchronization
+
+/// Who sits in which room, as the rooms last said (``RoomsStateMachine/takeSeatChanges()``), for
+/// connections and the hub to read without asking a room; each user's count of rooms; each
+/// seat's budget of purchases; the live rooms' actors; and each room's lane of work
+/// (``RoomLane``), which its actor runs on and its connections' executors follow.
+final class Seats: Sendable {
+    private struct Seat {
+        var roomId: String
+        var userId: String
+        /// The same budget as the room changes the machine admits (10 a second, bursts of 20),
+        /// kept here because purchases do not pass the machine.
+        var purchases = TokenBucket(capacity: RoomsStateMachine.roomChangeBurst, ratePerSecond: RoomsStateMachine.roomChangesPerSecond)
+    }
+
+    private struct Lane {
+        var lane: RoomLane
+        var seated = 0
+        /// A room's actor runs on it (``hold(_:)``).
+        var held = false
+    }
+
+    private struct State {
+        var seats: [SessionID: Seat] = [:]
+        var executors: [SessionID: [ConnectionExecutor]] = [:]
+        /// Each room's lane while someone sits in it or its actor lives.
+        var lanes: [String: Lane] = [:]
+        var rooms: [String: Room] = [:]
+        /// Each user's rooms, with its sessions in each (two while a newer one takes over).
+        var userRooms: [String: [String: Int]] = [:]
+
+        mutating func seat(_ session: SessionID, _ seat: Seat?) {
+            if let old = seats[session] {
+                lanes[old.roomId]?.seated -= 1
+                dropLaneIfUnused(old.roomId)
+                userRooms[old.userId]?[old.roomId, default: 1] -= 1
+                if userRooms[old.userId]?[old.roomId] == 0 { userRooms[old.userId]?[old.roomId] = nil }
+                if userRooms[old.userId]?.isEmpty == true { userRooms[old.userId] = nil }
+            }
+            seats[session] = seat
+            guard let seat else {
+                for executor in executors[session] ?? [] { executor.move(to: nil) }
+                return
+            }
+            userRooms[seat.userId, default: [:]][seat.roomId, default: 0] += 1
+            lanes[seat.roomId, default: Lane(lane: RoomLane())].seated += 1
+            let lane = lanes[seat.roomId]!.lane
+            for executor in executors[session] ?? [] { executor.move(to: lane) }
+        }
+
+        mutating func dropLaneIfUnused(_ roomId: String) {
+            if let lane = lanes[roomId], lane.seated == 0, !lane.held { lanes[roomId] = nil }
+        }
+    }
+
+    private let state = Mutex(State())
+
+    func apply(_ changes: [(session: SessionID, seat: (roomId: String, userId: String)?)]) {
+        guard !changes.isEmpty else { return }
+        state.withLock { state in
+            for (session, seat) in changes {
+                state.seat(session, seat.map { Seat(roomId: $0.roomId, userId: $0.userId) })
+            }
+        }
+    }
+
+    /// `session`'s tasks run on `executors`, which follow its seat from room to room.
+    func register(_ session: SessionID, _ executors: ConnectionExecutor...) {
+        state.withLock { state in
+            state.executors[session] = executors
+            let lane = state.seats[session].flatMap { state.lanes[$0.roomId]?.lane }
+            for executor in executors { executor.move(to: lane) }
+        }
+    }
+
+    func unregister(_ session: SessionID) {
+        _ = state.withLock { $0.executors.removeValue(forKey: session) }
+    }
+
+    /// The room's lane, or a lane of its own when nobody sits in it.
+    func lane(of roomId: String) -> RoomLane {
+        state.withLock { $0.lanes[roomId]?.lane } ?? RoomLane()
+    }
+
+    /// How many rooms have a lane (someone sits in them, or their actor lives).
+    var laneCount: Int { state.withLock { $0.lanes.count } }
+
+    /// The lane a new actor of `roomId` runs on, kept while it lives (``release(_:)``).
+    func holdLane(of roomId: String) -> RoomLane {
+        state.withLock { state in
+            state.lanes[roomId, default: Lane(lane: RoomLane())].held = true
+            return state.lanes[roomId]!.lane
+        }
+    }
+
+    /// The room's actor, for connections to reach it without the hub.
+    func add(_ room: Room) {
+        state.withLock { $0.rooms[room.key] = room }
+    }
+
+    /// The room's actor is gone (its room emptied); its lane lasts while someone still sits there.
+    func release(_ room: Room) {
+        state.withLock { state in
+            guard state.rooms[room.key] === room else { return }
+            state.rooms[room.key] = nil
+            state.lanes[room.key]?.held = false
+            state.dropLaneIfUnused(room.key)
+        }
+    }
+
+    /// The room and user of `session`.
+    func seat(of session: SessionID) -> (roomId: String, userId: String)? {
+        state.withLock { $0.seats[session].map { ($0.roomId, $0.userId) } }
+    }
+
+    /// The actor of the room `session` sits in.
+    func room(of session: SessionID) -> Room? {
+        state.withLock { state in state.seats[session].flatMap { state.rooms[$0.roomId] } }
+    }
+
+    /// The rooms `userId` sits in.
+    func rooms(of userId: String) -> Set<String> {
+        state.withLock { Set($0.userRooms[userId]?.keys ?? [:].keys) }
+    }
+
+    /// The room and user of `session`, with one purchase taken from its budget, or why not.
+    func takePurchase(by session: SessionID, now: ContinuousClock.Instant) throws(LiveRoomError) -> (roomId: String, userId: String) {
+        try state.withLock { state throws(LiveRoomError) in
+            guard var seat = state.seats[session] else { throw LiveRoomError(ErrorCode.notInRoom, "enter a room first") }
+            guard seat.purchases.canTake(1, now: now) else {
+                throw LiveRoomError(
+                    ErrorCode.roomChangeRateLimited,
+                    "refused: over \(Int(RoomsStateMachine.roomChangesPerSecond)) buy requests per second (bursts of \(Int(RoomsStateMachine.roomChangeBurst)))")
+            }
+            seat.purchases.take(1, now: now)
+            state.seats[session] = seat
+            return (seat.roomId, seat.userId)
+        }
+    }
+}
+
+/// The outboxes of the signaling connections, for the hub and the rooms to write to.
+final class Outboxes: Sendable {
+    private let outboxes = Mutex<[SessionID: ConnectionOutbox]>([:])
+
+    subscript(session: SessionID) -> ConnectionOutbox? {
+        outboxes.withLock { $0[session] }
+    }
+
+    func add(_ outbox: ConnectionOutbox, for session: SessionID) {
+        outboxes.withLock { $0[session] = outbox }
+    }
+
+    @discardableResult
+    func remove(_ session: SessionID) -> ConnectionOutbox? {
+        outboxes.withLock { $0.removeValue(forKey: session) }
+    }
+
+    var count: Int { outboxes.withLock { $0.count } }
+
+    var all: [ConnectionOutbox] { outboxes.withLock { Array($0.values) } }
+}

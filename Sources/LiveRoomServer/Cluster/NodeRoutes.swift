@@ -30,7 +30,7 @@ struct NodeRoutes: Sendable {
             return await hub.pkPeerMessage(message)
         case .task(let message):
             // A task's home and the node running its runner (TaskHosting.swift).
-            return await hub.taskHostMessage(message)
+            return await hub.tasks.taskHostMessage(message)
         case .playback(let message):
             // The other end of a WHEP session whose media and seat are on two nodes ended it.
             let known = await hub.remotePlaybackMessage(message)

@@ -62,13 +62,13 @@ struct AdminAPI: Sendable {
         case .describeRoomInfo(let start, let end, let pageNumber, let pageSize, let requested):
             return try await describeRoomInfo(from: start, to: end, pageNumber: pageNumber, pageSize: pageSize, room: requested)
         case .startPublishCdnStream(let request, let config):
-            let taskId = try await Self.taskCall { () async throws(LiveRoomError) in try await hub.startAdminTask(config, roomId: request.roomId) }
+            let taskId = try await Self.taskCall { () async throws(LiveRoomError) in try await hub.tasks.startAdminTask(config, roomId: request.roomId) }
             return ["TaskId": .string(taskId)]
         case .updatePublishCdnStream(let request):
-            try await Self.taskCall { () async throws(LiveRoomError) in try await hub.updateAdminTask(request) }
+            try await Self.taskCall { () async throws(LiveRoomError) in try await hub.tasks.updateAdminTask(request) }
             return ["TaskId": .string(request.taskId)]
         case .stopPublishCdnStream(let taskId):
-            try await Self.taskCall { () async throws(LiveRoomError) in try await hub.stopAdminTask(taskId) }
+            try await Self.taskCall { () async throws(LiveRoomError) in try await hub.tasks.stopAdminTask(taskId) }
             return ["TaskId": .string(taskId)]
         case .describeProducts(let room):
             let products = try await Self.shopCall { try await store.products(room: room.key) }

@@ -60,14 +60,6 @@ struct LocalRooms {
     var byKey: [String: Room] = [:]
     /// Enters on their way to a room, by user (counted against the user's rooms meanwhile).
     var entering: [String: Int] = [:]
-    /// The node of each room a room here is linked with, as each room last said (this node's
-    /// id for a room here).
-    var linkedHomes: [String: [String: String]] = [:]
-
-    /// The node that room `roomId`, linked with a room here, lives on.
-    func home(ofLinked roomId: String) -> String? {
-        linkedHomes.values.lazy.compactMap { $0[roomId] }.first
-    }
 }
 
 /// The signaling connections.

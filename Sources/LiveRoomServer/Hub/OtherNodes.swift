@@ -1,4 +1,7 @@
 import LiveRoomCluster
+import LiveRoomProtocol
+import LiveRoomTransport
+import LiveRoomWire
 
 /// What the hub asks of the other nodes: where a room lives, the nodes it has reached (the
 /// homes of linked rooms, the hosts of tasks) and their media addresses, and messages to them.
@@ -42,4 +45,16 @@ struct SingleNode: OtherNodes {
     func known(_ id: String) -> NodeRegistration? { nil }
     func ask(_ node: NodeRegistration, _ message: NodeMessage) async -> (status: Int, body: String)? { nil }
     func tell(_ node: String, _ message: NodeMessage) {}
+}
+
+extension OtherNodes {
+    /// The media address of node `home`, where a PK anchor of a linked room publishes; nil when
+    /// that is this node (or there is no such node).
+    func mediaAddress(ofHome home: String?) -> Result<TransportAddress, LiveRoomError>? {
+        guard let node = home, node != nodeId else { return nil }
+        guard let address = known(node)?.mediaAddresses.lazy.compactMap(NodeMediaRelay.address).first else {
+            return .failure(LiveRoomError(ErrorCode.badSessionDescription, "node \(node) of the PK anchor has no usable media address"))
+        }
+        return .success(address)
+    }
 }

@@ -93,7 +93,7 @@ extension RoomHub {
     /// A battle's event for a side in a room on another node, sent to that room's home.
     /// Returns false when the side's room is here.
     func announceElsewhere(_ name: String, _ fields: [String: JSONValue], to side: PKEnd, from starter: PKEnd) -> Bool {
-        guard rooms.byKey[side.roomId] == nil, let node = rooms.home(ofLinked: side.roomId), node != nodes.nodeId else { return false }
+        guard rooms.byKey[side.roomId] == nil, let node = seats.home(ofLinked: side.roomId), node != nodes.nodeId else { return false }
         var message = PKPeerMessage(kind: .battle, node: nodes.nodeId, caller: starter, callee: side)
         message.event = (name, fields)
         nodes.tell(node, .pk(message))
@@ -154,10 +154,9 @@ extension RoomHub {
     /// so do WHEP sessions played here whose seat was on a node that died (the client makes a
     /// new one, which reaches the room's new home), and tasks whose runner or room was there.
     func nodesAlive(_ alive: Set<String>) async {
-        let linked = Set(rooms.linkedHomes.values.flatMap(\.values)).subtracting([nodes.nodeId])
-        for node in linked.subtracting(alive) { await pkPeerLost(node) }
+        for node in seats.linkedNodes.subtracting([nodes.nodeId]).subtracting(alive) { await pkPeerLost(node) }
         playbackHomesAlive(alive)
-        taskHostsAlive(alive)
+        await tasks.taskHostsAlive(alive)
     }
 
     /// `node` died or did not take a message: every link with a room there ends.
@@ -171,15 +170,5 @@ extension RoomHub {
             ended = ended || endedHere == true
         }
         if ended { logger.warning("PK links with a lost node ended", metadata: [LogKey.node: "\(node)"]) }
-    }
-
-    /// The media address of node `home`, where a PK anchor of a linked room publishes; nil when
-    /// that is this node (or there is no such node).
-    func remoteMediaHome(_ home: String?) -> Result<TransportAddress, LiveRoomError>? {
-        guard let node = home, node != nodes.nodeId else { return nil }
-        guard let address = nodes.known(node)?.mediaAddresses.lazy.compactMap(NodeMediaRelay.address).first else {
-            return .failure(LiveRoomError(ErrorCode.badSessionDescription, "node \(node) of the PK anchor has no usable media address"))
-        }
-        return .success(address)
     }
 }

@@ -9,14 +9,14 @@ import LiveRoomTransport
 import LiveRoomWebhooks
 import LiveRoomWire
 
-/// The hub's side of publish media stream tasks: it hands requests, room changes, runner
-/// reports and timers to ``PublishTasksStateMachine`` and carries out its actions with
-/// runner threads, media port taps, robot sessions and `Task.sleep` timers.
-extension RoomHub {
+/// Publish media stream tasks: requests, room changes, runner reports and timers go to
+/// ``PublishTasksStateMachine``, whose actions are carried out with runner threads, media port
+/// taps, robot sessions and `Task.sleep` timers.
+extension RoomTasks {
     // MARK: Requests
 
     /// `startPublishMediaStream`, `updatePublishMediaStream`, `stopPublishMediaStream` from a connection.
-    func handlePublishTaskRequest(_ request: PublishTaskRequest, from session: SessionID) async {
+    func handle(_ request: PublishTaskRequest, from session: SessionID) async {
         let client = await taskClient(session)
         switch request {
         case .startPublishMediaStream(let target, let encoderParam, let mixingConfig):
@@ -42,8 +42,8 @@ extension RoomHub {
 
     /// A session as the task API sees it.
     func taskClient(_ session: SessionID) async -> PublishTasksStateMachine.Client {
-        let user = seats.seat(of: session).map { MixUser(userId: $0.userId, roomId: $0.roomId) }
-        let role = await seats.room(of: session)?.read { $0.role(of: session) }
+        let user = services.seats.seat(of: session).map { MixUser(userId: $0.userId, roomId: $0.roomId) }
+        let role = await services.seats.room(of: session)?.read { $0.role(of: session) }
         return .init(session: session, user: user, isAnchor: role == .anchor)
     }
 
@@ -51,7 +51,8 @@ extension RoomHub {
     /// encoding budget runs on another node when one takes it.
     func startAdminTask(_ config: PublishTaskConfig, roomId: String) async throws(LiveRoomError) -> String {
         // Nil when the room does not exist; read again after waiting for another node.
-        func anchors() async -> [MixAnchor]? { await rooms.byKey[roomId]?.read { $0.describe(roomId) == nil ? nil : $0.mixAnchors(in: roomId) } ?? nil }
+        let seats = services.seats
+        func anchors() async -> [MixAnchor]? { await seats.room(roomId)?.read { $0.describe(roomId) == nil ? nil : $0.mixAnchors(in: roomId) } ?? nil }
         let reply = AdminReply()
         let actions = tasks.startFromAdmin(config, roomId: roomId, anchors: await anchors(), reply: reply)
         guard nodes.mayHostTasks, Self.isBudgetRefusal(actions), let host = await nodes.taskHost() else {
@@ -87,10 +88,23 @@ extension RoomHub {
         perform(tasks.anchorsChanged(in: roomId, anchors: anchors, now: .now))
     }
 
+    /// Room `roomId` was dismissed (or moved to another node): its tasks end.
+    func roomDismissed(_ roomId: String) {
+        perform(tasks.roomDismissed(roomId))
+    }
+
+    /// The server stops: every task ends.
+    func shutdown() {
+        perform(tasks.shutdown())
+    }
+
+    /// The tasks whose runners run on this node.
+    var runningHere: Int { runners.local.count + runners.hostedHere.count }
+
     /// The publishing anchors of a room as the layout sees them (none without a room).
     func mixAnchors(in roomId: String?) async -> [MixAnchor] {
         guard let roomId else { return [] }
-        return await rooms.byKey[roomId]?.read { $0.mixAnchors(in: roomId) } ?? []
+        return await services.seats.room(roomId)?.read { $0.mixAnchors(in: roomId) } ?? []
     }
 
     func runnerReported(_ event: PublishTaskRunner.Event, taskId: String) {
@@ -134,33 +148,33 @@ extension RoomHub {
             case .startRunner(let taskId, let roomId, let config, let tap, let robot):
                 entries += perform(startRunner(taskId: taskId, roomId: roomId, config: config, tap: tap, robot: robot))
             case .stopRunner(let taskId, let reason):
-                taskRunners.local.removeValue(forKey: taskId)?.stop()
+                runners.local.removeValue(forKey: taskId)?.stop()
                 tellHost(of: taskId, .stop)
-                taskRunners.hostedElsewhere[taskId] = nil
+                runners.hostedElsewhere[taskId] = nil
                 if let reason { logger.info("Publish task ended", metadata: [LogKey.task: "\(taskId)", LogKey.reason: "\(reason)"]) }
             case .connect(let taskId, let url):
-                taskRunners.local[taskId]?.connect(url: url)
+                runners.local[taskId]?.connect(url: url)
                 tellHost(of: taskId, .connect, url: url)
             case .disconnect(let taskId, let url):
-                taskRunners.local[taskId]?.disconnect(url: url)
+                runners.local[taskId]?.disconnect(url: url)
                 tellHost(of: taskId, .disconnect, url: url)
             case .applyConfig(let taskId, let config):
-                taskRunners.local[taskId]?.apply(config)
+                runners.local[taskId]?.apply(config)
                 tellHost(of: taskId, .apply, config: config)
             case .setAnchors(let taskId, let anchors):
-                taskRunners.local[taskId]?.setAnchors(anchors)
+                runners.local[taskId]?.setAnchors(anchors)
                 tellHost(of: taskId, .anchors, anchors: anchors)
             case .setTap(let tap, let taskId, let publishers):
-                if taskRunners.hostedElsewhere[taskId] != nil {
+                if runners.hostedElsewhere[taskId] != nil {
                     sendInputs(publishers, of: taskId)
                 } else {
-                    setTap(tap, publishers: publishers, runner: taskRunners.local[taskId])
+                    setTap(tap, publishers: publishers, runner: runners.local[taskId])
                 }
             case .enterRobot(let taskId, let robot, let hasVideo):
                 entries.append(Task { await self.performInOrder(await self.enterRobot(robot, hasVideo: hasVideo, taskId: taskId)) })
             case .leaveRobot(_, let robot, let session):
                 media?.stopLocal(SFURouter.PublisherKey(roomId: robot.roomId, userId: robot.userId))
-                Task { await self.rooms.byKey[robot.roomId]?.update { $0.handle(.exitRoom, from: session, at: .now()) } }
+                Task { await self.services.seats.room(robot.roomId)?.update { $0.handle(.exitRoom, from: session, at: .now()) } }
             case .reportState(let taskId, let url, let state, let owner):
                 let (status, code, message) = state.report(retryCount: tasks.configuration.task.retryCount)
                 logger.info("CDN stream state", metadata: [LogKey.task: "\(taskId)", LogKey.url: "\(url)", LogKey.state: "\(message)"])
@@ -209,7 +223,7 @@ extension RoomHub {
                 return tasks.runnerFailed(
                     taskId, error: LiveRoomError(ErrorCode.encodingBudgetExceeded, "a mix published into the room runs on the room's own node, which has no encoding budget left"))
             }
-            taskRunners.pendingHostedStarts.append((taskId, host))
+            runners.pendingHostedStarts.append((taskId, host))
             return []
         }
         guard let media else {
@@ -220,7 +234,7 @@ extension RoomHub {
         }
         do {
             let runner = try makeRunner(taskId: taskId, roomId: roomId, config: config, tap: tap, robot: robot, media: media, onEvent: onEvent)
-            taskRunners.local[taskId] = runner
+            runners.local[taskId] = runner
             logger.info("Publish task started", metadata: [LogKey.task: "\(taskId)", LogKey.room: "\(roomId)", LogKey.mode: "\(config.target.mode.name)"])
             return tasks.runnerStarted(taskId, now: .now)
         } catch let error as LiveRoomError {
@@ -249,11 +263,11 @@ extension RoomHub {
     /// The robot user of a mixStreamToRoom task enters the room as an anchor and publishes
     /// the mix: everyone is told as for any anchor, and subscribes to it the same way.
     private func enterRobot(_ robot: MixUser, hasVideo: Bool, taskId: String) async -> [PublishTasksStateMachine.Action] {
-        if await rooms.byKey[robot.roomId]?.read({ $0.session(of: robot.userId, in: robot.roomId) != nil }) == true {
+        guard let hub else { return [] }
+        if await services.seats.room(robot.roomId)?.read({ $0.session(of: robot.userId, in: robot.roomId) != nil }) == true {
             return tasks.robotRefused(taskId, .userPresent)
         }
-        let session = newSession()
-        let configuration = self.configuration
+        let session = await hub.newSession()
         let now = Int64(Date().timeIntervalSince1970)
         let sig = UserSig.make(
             sdkAppId: configuration.sdkAppId, secretKey: configuration.secretKey, identifier: robot.userId, time: now, expire: 86_400 * 365
@@ -266,15 +280,15 @@ extension RoomHub {
                 privileges: [.enterRoom, .sendAudio, .sendVideo], time: now, expire: 86_400 * 365) : ""
         let params = EnterRoomParams(
             sdkAppId: configuration.sdkAppId, userId: robot.userId, userSig: sig, room: room, role: .anchor, privateMapKey: key)
-        switch await enter(params, from: session) {
+        switch await hub.enter(params, from: session) {
         case .refused(let error):
             return tasks.robotRefused(taskId, .refused(error))
         case .entered:
-            let runner = taskRunners.local[taskId]
+            let runner = runners.local[taskId]
             media?.publishLocal(SFURouter.PublisherKey(roomId: robot.roomId, userId: robot.userId), codecs: hasVideo ? [.h264, .opus] : [.opus]) {
                 runner?.requestOutputKeyframe()
             }
-            await rooms.byKey[robot.roomId]?.update { $0.publishStarted(session, audio: true, video: hasVideo) }
+            await services.seats.room(robot.roomId)?.update { $0.publishStarted(session, audio: true, video: hasVideo) }
             return tasks.robotEntered(taskId, session: session, now: .now)
         }
     }
@@ -285,7 +299,7 @@ extension RoomHub {
         // PK anchors of rooms on other nodes come from this node's mirrors of them.
         var remote: [SFURouter.PublisherKey: TransportAddress] = [:]
         for key in keys {
-            if case .success(let home)? = remoteMediaHome(rooms.home(ofLinked: key.roomId)) { remote[key] = home }
+            if case .success(let home)? = nodes.mediaAddress(ofHome: services.seats.home(ofLinked: key.roomId)) { remote[key] = home }
         }
         media?.mirror(for: tap, publishers: runner == nil ? [:] : remote)
         guard let runner, !keys.isEmpty else {

@@ -102,7 +102,7 @@ extension RoomHub {
             }
         case .subscribe(let session, let roomId, _, let publisherId, let sdp) where connections.relayed.contains(session):
             // The relaying node makes it; a PK anchor of a room on another node is mirrored from that node.
-            switch remoteMediaHome(home) {
+            switch nodes.mediaAddress(ofHome: home) {
             case .failure(let error): send(.error(error, requestType: "subscribe"), to: session)
             case .success(let home): subscribeThroughRelay(session: session, roomId: roomId, publisherId: publisherId, sdp: sdp, mediaHome: home.description)
             case nil: subscribeThroughRelay(session: session, roomId: roomId, publisherId: publisherId, sdp: sdp)
@@ -164,7 +164,7 @@ extension RoomHub {
     func subscriptionAnswer(
         owner: SessionID, roomId: String, publisherId: String, offer: String, home: String?, media: any MediaPort
     ) throws(LiveRoomError) -> @Sendable () async throws -> String {
-        switch remoteMediaHome(home) {
+        switch nodes.mediaAddress(ofHome: home) {
         case .failure(let error):
             throw error
         case .success(let home):

@@ -26,8 +26,8 @@ actor RoomHub {
 
     /// The rooms here.
     var rooms: LocalRooms
-    /// Publish media stream tasks (PublishTasks.swift carries out their actions).
-    var tasks: PublishTasksStateMachine
+    /// The rooms' publish media stream tasks.
+    let tasks: RoomTasks
     /// What the hub was given to work with, fixed at start.
     let services: HubServices
     let logger: Logger
@@ -36,14 +36,9 @@ actor RoomHub {
     var connections: Connections
     /// WHEP sessions that are not a signaling session's own (RoomHub+HTTPSessions.swift, RemotePlayback.swift).
     var httpSessions = HTTPSessions()
-    /// The runners of publish tasks: here, and in cluster mode on other nodes (TaskHosting.swift).
-    var taskRunners = TaskRunners()
     /// The other nodes (cluster mode), or none.
     private(set) var nodes: any OtherNodes = SingleNode()
 
-    /// `tasksConfiguration`'s task id prefix is replaced by a random one per server run, so
-    /// task ids stay unique across restarts; in cluster mode it begins with `nodeId` and `~`,
-    /// so that an admin call naming the task reaches the node running it through any node.
     /// (HubState.swift has the initialiser that makes the services from their settings.)
     init(
         services: HubServices, configuration: RoomsStateMachine.Configuration, tasksConfiguration: PublishTasksStateMachine.Configuration,
@@ -52,9 +47,7 @@ actor RoomHub {
         self.services = services
         self.connections = connections
         self.rooms = LocalRooms(template: RoomsStateMachine(configuration: configuration))
-        var tasksConfiguration = tasksConfiguration
-        tasksConfiguration.taskIdPrefix = (nodeId.map { ClusterForwarding.taskIdPrefix(node: $0) } ?? "") + String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 36) + "-"
-        self.tasks = PublishTasksStateMachine(configuration: tasksConfiguration)
+        self.tasks = RoomTasks(configuration: tasksConfiguration, rooms: configuration, nodeId: nodeId, services: services, logger: logger)
         self.logger = logger
     }
 
@@ -65,7 +58,6 @@ actor RoomHub {
     nonisolated var shops: RoomShops { services.shops }
     nonisolated var seats: Seats { services.seats }
     nonisolated var outboxes: Outboxes { services.outboxes }
-    var imageDirectory: String? { services.imageDirectory }
     nonisolated var replays: ReplayRecorder { services.replays }
     nonisolated var battles: PKBattles { services.battles }
 
@@ -74,8 +66,9 @@ actor RoomHub {
 
     /// Joins the other nodes of a cluster: rooms that empty here are released for their next
     /// enter, PK links, tasks and WHEP sessions may span nodes.
-    func attach(_ nodes: any OtherNodes) {
+    func attach(_ nodes: any OtherNodes) async {
         self.nodes = nodes
+        await tasks.attach(nodes)
     }
 
     /// The keys of the rooms held here now.
@@ -91,6 +84,7 @@ actor RoomHub {
     /// Connects the media port; until then media requests get an error and no replay is recorded.
     func attach(_ media: any MediaPort) async {
         self.media = media
+        await tasks.attach(self, media: media)
         await replays.attach(media) { [weak self] product, roomId in await self?.productChanged(product, in: roomId) }
     }
 
@@ -163,7 +157,7 @@ actor RoomHub {
                 send(.error(LiveRoomError(ErrorCode.notInRoom, "enter a room first"), requestType: request.type), to: session)
             }
         case .publishTask(let request):
-            await handlePublishTaskRequest(request, from: session)
+            await tasks.handle(request, from: session)
         }
     }
 
@@ -215,7 +209,6 @@ actor RoomHub {
     func closed(_ room: Room) {
         guard rooms.byKey[room.key] === room else { return }
         rooms.byKey[room.key] = nil
-        rooms.linkedHomes[room.key] = nil
         seats.release(room)
         shops.remove(room.key)
         nodes.roomEmptied(room.key)
@@ -243,7 +236,7 @@ actor RoomHub {
 
     func dismissRoom(_ roomId: String) async throws(LiveRoomError) {
         try await existing(roomId).update { machine throws(LiveRoomError) in ((), try machine.dismissRoom(roomId, at: .now())) }
-        perform(tasks.roomDismissed(roomId))
+        await tasks.roomDismissed(roomId)
     }
 
     func removeUsers(_ userIds: [String], from roomId: String) async throws(LiveRoomError) -> [String] {
@@ -272,7 +265,7 @@ actor RoomHub {
         }
         return ServerMetrics.Rooms(
             rooms: open, users: users, publishers: publishers, signalingConnections: outboxes.count,
-            publishTasks: taskRunners.local.count + taskRunners.hostedHere.count)
+            publishTasks: await tasks.runningHere)
     }
 
     /// The room lives on another node (it was opened here while the cluster database could not
@@ -280,7 +273,7 @@ actor RoomHub {
     /// reconnects and reaches the room's home; WHIP/WHEP sessions and the room's tasks end.
     func moveOut(_ roomId: String) async {
         logger.warning("Room lives on another node; its connections here are closed", metadata: [LogKey.room: "\(roomId)"])
-        perform(tasks.roomDismissed(roomId))
+        await tasks.roomDismissed(roomId)
         for session in await rooms.byKey[roomId]?.read({ $0.sessions(in: roomId) }) ?? [] {
             if let outbox = outboxes[session] {
                 send(.error(LiveRoomError(ErrorCode.roomMovedToAnotherNode, "the room lives on another node; reconnect to reach it")), to: session)
@@ -293,7 +286,7 @@ actor RoomHub {
 
     /// Tells every connection the server is going away: each user in a room gets onExitRoom(2).
     func shutdown() async {
-        perform(tasks.shutdown())
+        await tasks.shutdown()
         for roomId in rooms.byKey.keys.sorted() {
             try? await dismissRoom(roomId)
         }
@@ -306,8 +299,8 @@ actor RoomHub {
         for command in work.catalogue { carryOut(command) }
         for command in work.battles { Task { await battles.start(command, for: self) } }
         if let (anchors, homes) = work.publishers {
-            rooms.linkedHomes[room.key] = homes.isEmpty ? nil : homes
-            publishersChanged(in: room.key, anchors: anchors)
+            seats.setLinkedHomes(of: room.key, homes)
+            await tasks.publishersChanged(in: room.key, anchors: anchors)
         }
         if work.closed { closed(room) }
         for command in work.peers { await carryOut(command, from: room) }

@@ -28,6 +28,9 @@ final class Seats: Sendable {
         /// Each room's lane while someone sits in it or its actor lives.
         var lanes: [String: Lane] = [:]
         var rooms: [String: Room] = [:]
+        /// The node of each room a room here is linked with, as each room last said (this
+        /// node's id for a room here).
+        var linkedHomes: [String: [String: String]] = [:]
         /// Each user's rooms, with its sessions in each (two while a newer one takes over).
         var userRooms: [String: [String: Int]] = [:]
 
@@ -105,6 +108,7 @@ final class Seats: Sendable {
         state.withLock { state in
             guard state.rooms[room.key] === room else { return }
             state.rooms[room.key] = nil
+            state.linkedHomes[room.key] = nil
             state.lanes[room.key]?.held = false
             state.dropLaneIfUnused(room.key)
         }
@@ -113,6 +117,26 @@ final class Seats: Sendable {
     /// The room and user of `session`.
     func seat(of session: SessionID) -> (roomId: String, userId: String)? {
         state.withLock { $0.seats[session].map { ($0.roomId, $0.userId) } }
+    }
+
+    /// The actor of room `key`, while it lives.
+    func room(_ key: String) -> Room? {
+        state.withLock { $0.rooms[key] }
+    }
+
+    /// Room `key` is linked with rooms on `homes` (by room key).
+    func setLinkedHomes(of key: String, _ homes: [String: String]) {
+        state.withLock { $0.linkedHomes[key] = homes.isEmpty ? nil : homes }
+    }
+
+    /// The node that room `roomId`, linked with a room here, lives on.
+    func home(ofLinked roomId: String) -> String? {
+        state.withLock { $0.linkedHomes.values.lazy.compactMap { $0[roomId] }.first }
+    }
+
+    /// The nodes of every room linked with a room here.
+    var linkedNodes: Set<String> {
+        state.withLock { Set($0.linkedHomes.values.flatMap(\.values)) }
     }
 
     /// The actor of the room `session` sits in.

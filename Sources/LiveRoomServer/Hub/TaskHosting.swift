@@ -40,7 +40,7 @@ struct HostedTask {
     var cost: Int
 }
 
-extension RoomHub {
+extension RoomTasks {
     // MARK: On the room's home (H)
 
     /// Whether `actions` refuse a start for want of encoding budget.
@@ -52,19 +52,19 @@ extension RoomHub {
     /// Starts on their hosts the runners of tasks just started for other nodes: each host
     /// checks its own encoding budget; the task runs, or is refused with the host's reason.
     func startHostedRunners() async {
-        let pending = taskRunners.pendingHostedStarts
-        taskRunners.pendingHostedStarts = []
+        let pending = runners.pendingHostedStarts
+        runners.pendingHostedStarts = []
         for (taskId, host) in pending {
             guard let record = tasks.task(taskId), let node = nodes.known(host) else {
                 perform(tasks.runnerFailed(taskId, error: LiveRoomError(ErrorCode.encodingBudgetExceeded, "no other node can run the task now")))
                 continue
             }
-            taskRunners.hostedElsewhere[taskId] = host
+            runners.hostedElsewhere[taskId] = host
             let start = TaskHostMessage(kind: .start, node: nodes.nodeId, taskId: taskId, roomId: record.roomId, config: record.config)
             let answer = await nodes.ask(node, .task(start))
             let code = answer.flatMap { try? JSONValue.parse($0.body) }?["ErrorCode"]?.intValue
             if answer?.status == 200, code == 0 {
-                guard tasks.task(taskId) != nil, taskRunners.hostedElsewhere[taskId] == host else {
+                guard tasks.task(taskId) != nil, runners.hostedElsewhere[taskId] == host else {
                     // The task ended while its host started the runner (a stop sent meanwhile may
                     // have come first): stop it there again.
                     nodes.tell(host, .task(TaskHostMessage(kind: .stop, node: nodes.nodeId, taskId: taskId)))
@@ -73,7 +73,7 @@ extension RoomHub {
                 logger.info("Publish task runs on another node", metadata: [LogKey.task: "\(taskId)", LogKey.node: "\(host)"])
                 perform(tasks.runnerStarted(taskId, now: .now))
             } else {
-                taskRunners.hostedElsewhere[taskId] = nil
+                runners.hostedElsewhere[taskId] = nil
                 let reason = answer.flatMap { try? JSONValue.parse($0.body) }?["ErrorMessage"]?.stringValue ?? "node \(host) did not answer"
                 perform(tasks.runnerFailed(taskId, error: LiveRoomError(code ?? ErrorCode.encodingBudgetExceeded, "node \(host): \(reason)")))
             }
@@ -82,7 +82,7 @@ extension RoomHub {
 
     /// Sends the host of a task running elsewhere what its runner is to do, in order.
     func tellHost(of taskId: String, _ kind: TaskHostMessage.Kind, url: String? = nil, config: PublishTaskConfig? = nil, anchors: [MixAnchor]? = nil) {
-        guard let host = taskRunners.hostedElsewhere[taskId] else { return }
+        guard let host = runners.hostedElsewhere[taskId] else { return }
         var message = TaskHostMessage(kind: kind, node: nodes.nodeId, taskId: taskId, config: config, anchors: anchors)
         message.url = url
         nodes.tell(host, .task(message))
@@ -91,10 +91,10 @@ extension RoomHub {
     /// Tells a task's host its inputs and where each is mirrored from: this node for its own
     /// rooms' anchors, a linked room's home for a PK anchor.
     func sendInputs(_ publishers: [MixUser], of taskId: String) {
-        guard let host = taskRunners.hostedElsewhere[taskId] else { return }
+        guard let host = runners.hostedElsewhere[taskId] else { return }
         var inputs: [TaskHostMessage.Input] = []
         for user in publishers {
-            if let node = rooms.home(ofLinked: user.roomId), node != nodes.nodeId {
+            if let node = services.seats.home(ofLinked: user.roomId), node != nodes.nodeId {
                 guard let media = nodes.known(node)?.mediaAddresses.first else { continue }
                 inputs.append(.init(roomKey: user.roomId, userId: user.userId, node: node, media: media))
             } else if let own = nodes.ownMediaAddress {
@@ -108,15 +108,15 @@ extension RoomHub {
 
     /// The hosts of tasks running elsewhere that died: those tasks end (their owners hear why).
     func taskHostsAlive(_ alive: Set<String>) {
-        for (taskId, host) in taskRunners.hostedElsewhere where !alive.contains(host) {
+        for (taskId, host) in runners.hostedElsewhere where !alive.contains(host) {
             logger.warning("The node running a publish task died; the task ends", metadata: [LogKey.task: "\(taskId)", LogKey.node: "\(host)"])
-            taskRunners.hostedElsewhere[taskId] = nil
+            runners.hostedElsewhere[taskId] = nil
             if let owner = tasks.task(taskId)?.session {
                 send(.error(LiveRoomError(ErrorCode.homeNodeUnreachable, "task \(taskId) ran on node \(host), which died; start it again"), requestType: "startPublishMediaStream"), to: owner)
             }
             perform(tasks.stopFromAdmin(taskId: taskId))
         }
-        for (taskId, hosted) in taskRunners.hostedHere where !alive.contains(hosted.home) { endHostedTask(taskId) }
+        for (taskId, hosted) in runners.hostedHere where !alive.contains(hosted.home) { endHostedTask(taskId) }
     }
 
     // MARK: On the node running the runner (T)
@@ -127,7 +127,7 @@ extension RoomHub {
         let ok: JSONValue = ["ErrorCode": 0, "ErrorMessage": ""]
         if message.kind == .event {
             // H: only from the node running the task.
-            guard taskRunners.hostedElsewhere[message.taskId] == message.node, let event = message.runnerEvent else {
+            guard runners.hostedElsewhere[message.taskId] == message.node, let event = message.runnerEvent else {
                 return refuse(ErrorCode.invalidParameter, "no task of this node runs on node \(message.node)")
             }
             runnerReported(event, taskId: message.taskId)
@@ -137,22 +137,22 @@ extension RoomHub {
             guard let home = await nodes.liveNode(message.node), let config = message.config, let roomId = message.roomId else {
                 return refuse(ErrorCode.invalidParameter, "a task is started by a live node of the cluster, with its room and config")
             }
-            if taskRunners.hostedHere[message.taskId] != nil { return ok }
+            if runners.hostedHere[message.taskId] != nil { return ok }
             guard config.target.mode.publishesToCdn else { return refuse(ErrorCode.invalidParameter, "only tasks that publish to CDNs run on another node") }
-            let used = tasks.encodingUsed + taskRunners.hostedHere.values.reduce(0) { $0 + $1.cost }
+            let used = tasks.encodingUsed + runners.hostedHere.values.reduce(0) { $0 + $1.cost }
             guard used + config.encodingCost <= tasks.configuration.encodingBudget else {
                 return refuse(ErrorCode.encodingBudgetExceeded, "this node has no encoding budget left for the task either")
             }
             guard let media else { return refuse(ErrorCode.badSessionDescription, "the media port is not running") }
-            let tap = taskRunners.nextHostedTap
-            taskRunners.nextHostedTap += 1
+            let tap = runners.nextHostedTap
+            runners.nextHostedTap += 1
             let (taskId, node) = (message.taskId, nodes.nodeId)
             let onEvent: @Sendable (PublishTaskRunner.Event) -> Void = { [weak self] event in
                 Task { await self?.hostedTaskReported(event, taskId: taskId, from: node) }
             }
             do {
                 let runner = try makeRunner(taskId: taskId, roomId: roomId, config: config, tap: tap, robot: nil, media: media, onEvent: onEvent)
-                taskRunners.hostedHere[taskId] = HostedTask(home: home.nodeId, runner: runner, tap: tap, cost: config.encodingCost)
+                runners.hostedHere[taskId] = HostedTask(home: home.nodeId, runner: runner, tap: tap, cost: config.encodingCost)
                 logger.info("Publish task of another node started here", metadata: [LogKey.task: "\(taskId)", LogKey.node: "\(home.nodeId)"])
                 return ok
             } catch let error as LiveRoomError {
@@ -161,7 +161,7 @@ extension RoomHub {
                 return refuse(ErrorCode.invalidVideoEncoding, "the task's encoders cannot start: \(error)")
             }
         }
-        guard let hosted = taskRunners.hostedHere[message.taskId], hosted.home == message.node else {
+        guard let hosted = runners.hostedHere[message.taskId], hosted.home == message.node else {
             return refuse(ErrorCode.invalidParameter, "no task of node \(message.node) runs here")
         }
         switch message.kind {
@@ -185,13 +185,13 @@ extension RoomHub {
 
     /// A hosted runner's event, for the task's home.
     private func hostedTaskReported(_ event: PublishTaskRunner.Event, taskId: String, from node: String) {
-        guard let hosted = taskRunners.hostedHere[taskId] else { return }
+        guard let hosted = runners.hostedHere[taskId] else { return }
         nodes.tell(hosted.home, .task(TaskHostMessage.event(event, taskId: taskId, from: node)))
     }
 
     /// Stops a hosted runner: its tap, its mirrors, its encoders and connections.
     func endHostedTask(_ taskId: String) {
-        guard let hosted = taskRunners.hostedHere.removeValue(forKey: taskId) else { return }
+        guard let hosted = runners.hostedHere.removeValue(forKey: taskId) else { return }
         media?.setTap(hosted.tap, publishers: [], sink: { _, _, _ in })
         media?.mirror(for: hosted.tap, publishers: [:])
         hosted.runner.stop()

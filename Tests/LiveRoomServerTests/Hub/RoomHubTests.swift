@@ -350,15 +350,15 @@ struct RoomHubTests {
         let config = PublishTaskConfig(
             target: PublishTarget(mode: .mixStreamToRoom, mixStreamIdentity: MixUser(userId: "mix")),
             encoderParam: StreamEncoderParam(videoEncodedWidth: 320, videoEncodedHeight: 240))
-        await #expect(throws: LiveRoomError.self) { try await h.hub.startAdminTask(config, roomId: "nowhere") }
-        let taskId = try await h.hub.startAdminTask(config, roomId: "room1")
+        await #expect(throws: LiveRoomError.self) { try await h.hub.tasks.startAdminTask(config, roomId: "nowhere") }
+        let taskId = try await h.hub.tasks.startAdminTask(config, roomId: "room1")
         try await host.next("onRemoteUserEnterRoom") { $0["userId"] == "mix" }
-        await #expect(throws: LiveRoomError.self) { try await h.hub.startAdminTask(config, roomId: "room1") }
+        await #expect(throws: LiveRoomError.self) { try await h.hub.tasks.startAdminTask(config, roomId: "room1") }
 
         try await h.hub.dismissRoom("room1")
         #expect(await h.hub.metricsSnapshot().publishTasks == 0)
         do {
-            try await h.hub.stopAdminTask(taskId)
+            try await h.hub.tasks.stopAdminTask(taskId)
             Issue.record("the task outlived its room")
         } catch {
             #expect(error.code == ErrorCode.taskNotFound)

@@ -1,7 +1,6 @@
 import LiveRoomCommerce
 import LiveRoomCore
 import LiveRoomPublishTasks
-import LiveRoomSFU
 import LiveRoomTaskRunner
 import Logging
 
@@ -50,7 +49,6 @@ extension RoomHub {
             connections: Connections(maxOutboxBytes: maxOutboxBytes, reconnectGrace: reconnectGrace), nodeId: nodeId, logger: logger)
     }
 
-    var egress: EgressResolver { services.egress }
 }
 
 /// The rooms of this node, by key, and what their directory keeps.
@@ -86,17 +84,4 @@ struct HTTPSessions {
     /// Cluster mode, on the node a WHEP client reached: its peer connections whose session
     /// (the seat in the room) is on the room's home, by owner.
     var remote: [UInt64: RemotePlayback] = [:]
-}
-
-/// The runners of publish tasks (PublishTasks.swift, TaskHosting.swift).
-struct TaskRunners {
-    /// The runner of each task of this node that runs here.
-    var local: [String: PublishTaskRunner] = [:]
-    /// Cluster mode, on a room's home: tasks whose runners other nodes run, with their node,
-    /// and those whose runner is yet to be started there.
-    var hostedElsewhere: [String: String] = [:]
-    var pendingHostedStarts: [(taskId: String, host: String)] = []
-    /// Cluster mode, on a task's host: runners this node runs for tasks of rooms on other nodes.
-    var hostedHere: [String: HostedTask] = [:]
-    var nextHostedTap: SFURouter.TapID = 1 << 44
 }

@@ -1,7 +1,6 @@
 import LiveRoomCluster
 import LiveRoomCore
 import LiveRoomProtocol
-import LiveRoomWire
 
 /// Cross-room PK: each room's machine keeps its side of a link and what the other room's anchor
 /// sends. The hub carries a room's ``PKPeerCommand``s to the other room: to its actor when it is

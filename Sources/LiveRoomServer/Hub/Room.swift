@@ -1,4 +1,3 @@
-import LiveRoomCommerce
 import LiveRoomCore
 import LiveRoomProtocol
 import LiveRoomPublishTasks

@@ -3,7 +3,6 @@ import LiveRoomCommerce
 import LiveRoomCore
 import LiveRoomProtocol
 import LiveRoomPublishTasks
-import LiveRoomWebhooks
 import Logging
 import NIOCore
 import NIOPosix

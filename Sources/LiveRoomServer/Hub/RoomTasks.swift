@@ -2,6 +2,7 @@ import LiveRoomCluster
 import LiveRoomCore
 import LiveRoomProtocol
 import LiveRoomPublishTasks
+import LiveRoomSFU
 import LiveRoomTaskRunner
 import LiveRoomWebhooks
 import Logging
@@ -56,4 +57,17 @@ actor RoomTasks {
     func send(_ event: ServerEvent, to session: SessionID) {
         services.outboxes[session]?.push(event.json.jsonText, priority: .normal)
     }
+}
+
+/// The runners of publish tasks (PublishTasks.swift, TaskHosting.swift).
+struct TaskRunners {
+    /// The runner of each task of this node that runs here.
+    var local: [String: PublishTaskRunner] = [:]
+    /// Cluster mode, on a room's home: tasks whose runners other nodes run, with their node,
+    /// and those whose runner is yet to be started there.
+    var hostedElsewhere: [String: String] = [:]
+    var pendingHostedStarts: [(taskId: String, host: String)] = []
+    /// Cluster mode, on a task's host: runners this node runs for tasks of rooms on other nodes.
+    var hostedHere: [String: HostedTask] = [:]
+    var nextHostedTap: SFURouter.TapID = 1 << 44
 }

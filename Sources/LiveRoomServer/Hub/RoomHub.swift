@@ -9,7 +9,8 @@ import NIOPosix
 
 /// The directory of this node's rooms (``Room``, one actor each) and what spans them: it admits
 /// enters under the server's limits, routes what concerns a room to its actor, carries out the
-/// media, catalogue, battle and PK work the rooms hand it, and runs the publish tasks.
+/// media, catalogue, battle and PK work the rooms hand it, and tells the rooms' publish tasks
+/// (``RoomTasks``, beside it) their publishers.
 ///
 /// The hub runs on a thread of its own (``executorLoop``), not in the shared pool of Swift
 /// tasks; the rooms run on their lanes, so a busy room delays neither the hub nor another room.

@@ -23,10 +23,11 @@ struct HubHarness {
     let hub: RoomHub
     let media = FakeMediaPort()
 
-    init(maxAnchors: Int = 50) async throws {
+    init(maxAnchors: Int = 50, maxRoomsPerUser: Int = 10, maxRooms: Int = 1000) async throws {
         let logger = Logger(label: "hub-test")
         hub = RoomHub(
-            configuration: .init(sdkAppId: Self.appId, secretKey: Self.secret, maxAnchorsPerRoom: maxAnchors),
+            configuration: .init(
+                sdkAppId: Self.appId, secretKey: Self.secret, maxAnchorsPerRoom: maxAnchors, maxRoomsPerUser: maxRoomsPerUser, maxRooms: maxRooms),
             recorder: RoomRecorder(store: try RoomStore(), logger: logger), logger: logger)
         await hub.attach(media)
     }

@@ -98,4 +98,28 @@ struct RoomsApartTests {
         #expect(await h.hub.room("A") == nil && h.hub.seats.laneCount == 1)
         #expect(await h.hub.metricsSnapshot().rooms == 1)
     }
+
+    /// Enters that race into different rooms (each room its own actor) still keep the server's
+    /// limits: a user in at most `maxRoomsPerUser` rooms, at most `maxRooms` rooms.
+    @Test func enteringManyRoomsAtOnceKeepsTheServersLimits() async throws {
+        let h = try await HubHarness(maxRoomsPerUser: 2, maxRooms: 3)
+        var clients: [Client] = []
+        for _ in 0..<5 { clients.append(await Client(hub: h.hub)) }
+        for (index, client) in clients.enumerated() {
+            client.send(.enterRoom(EnterRoomParams(sdkAppId: HubHarness.appId, userId: "u", userSig: HubHarness.sig("u"), strRoomId: "r\(index)", role: .audience)))
+        }
+        var results: [Int] = []
+        for client in clients { results.append(try await client.next("onEnterRoom")["result"]?.intValue ?? 0) }
+        #expect(results.filter { $0 > 0 }.count == 2, "\(results)")
+        #expect(results.filter { $0 == ErrorCode.tooManyRoomsForUser }.count == 3, "\(results)")
+        #expect(await h.hub.metricsSnapshot().rooms == 2, "a refused enter leaves no room behind")
+        // Two more users each open a new room: the third room fits, the fourth does not.
+        let v = await Client(hub: h.hub)
+        let w = await Client(hub: h.hub)
+        v.send(.enterRoom(EnterRoomParams(sdkAppId: HubHarness.appId, userId: "v", userSig: HubHarness.sig("v"), strRoomId: "new1", role: .audience)))
+        #expect(try await v.next("onEnterRoom")["result"]?.intValue ?? 0 > 0)
+        w.send(.enterRoom(EnterRoomParams(sdkAppId: HubHarness.appId, userId: "w", userSig: HubHarness.sig("w"), strRoomId: "new2", role: .audience)))
+        #expect(try await w.next("onEnterRoom")["result"]?.intValue == ErrorCode.tooManyRooms)
+        #expect(await h.hub.roomKeys().count == 3)
+    }
 }

@@ -177,8 +177,8 @@ extension RoomHub {
     }
 
     /// Sends `event` to everyone in the room (encoded once).
-    func broadcast(_ event: ServerEvent, in roomId: String) async {
-        await rooms.byKey[roomId]?.broadcast(event)
+    nonisolated func broadcast(_ event: ServerEvent, in roomId: String) async {
+        await seats.room(roomId)?.broadcast(event)
     }
 
     static func catalogueError(_ error: any Error) -> LiveRoomError {
@@ -194,8 +194,9 @@ extension RoomHub {
     }
 
     /// Tells a room what its shop gathered: everyone the changed products, the anchors the sales.
-    func tell(_ news: (room: ServerEvent?, anchors: ServerEvent?), in roomId: String) async {
-        guard let room = rooms.byKey[roomId] else { return }
+    /// (Straight to the room's actor: a sale's news does not pass the hub.)
+    nonisolated func tell(_ news: (room: ServerEvent?, anchors: ServerEvent?), in roomId: String) async {
+        guard let room = seats.room(roomId) else { return }
         if let event = news.room { await room.broadcast(event) }
         if let event = news.anchors { await room.tellAnchors(event) }
     }

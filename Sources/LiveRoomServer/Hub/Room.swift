@@ -22,6 +22,8 @@ actor Room {
     /// Nobody is in the room any more (it emptied, was dismissed, or its first enter was
     /// refused): an enter that still reaches it goes to a new actor instead.
     private(set) var closed = false
+    /// The publishers (as a mix sees them) and linked rooms' nodes the hub last heard of.
+    private var told = RoomPublishers(anchors: [], homes: [:])
 
     init(key: String, configuration: RoomsStateMachine.Configuration, hub: RoomHub, services: HubServices) {
         self.key = key
@@ -129,7 +131,11 @@ actor Room {
             work.closed = true
         }
         if machine.roomsWithPublisherNews(in: actions).contains(key) {
-            work.publishers = (machine.mixAnchors(in: key), machine.linkedHomes(of: key))
+            let now = RoomPublishers(anchors: machine.mixAnchors(in: key), homes: machine.linkedHomes(of: key))
+            if now != told {
+                told = now
+                work.publishers = now
+            }
         }
         guard !work.isEmpty, let hub else { return }
         await hub.carryOut(work, from: self)
@@ -150,15 +156,21 @@ struct RoomWork: Sendable {
     var catalogue: [CatalogueCommand] = []
     var battles: [PKBattleCommand] = []
     var peers: [PKPeerCommand] = []
-    /// The room's publishers as a mix sees them, and the node of each linked room, when they
-    /// may have changed.
-    var publishers: (anchors: [MixAnchor], homes: [String: String])?
+    /// The room's publishers as a mix sees them, and the node of each linked room, when they changed.
+    var publishers: RoomPublishers?
     /// The room emptied or was dismissed.
     var closed = false
 
     var isEmpty: Bool {
         media.isEmpty && catalogue.isEmpty && battles.isEmpty && peers.isEmpty && publishers == nil && !closed
     }
+}
+
+/// A room's publishers as a mix sees them (its own anchors, then the PK anchors it sees), and
+/// the node of each room it is linked with.
+struct RoomPublishers: Sendable, Hashable {
+    var anchors: [MixAnchor]
+    var homes: [String: String]
 }
 
 extension RoomsStateMachine {

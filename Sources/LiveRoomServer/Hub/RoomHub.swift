@@ -205,11 +205,15 @@ actor RoomHub {
         return room
     }
 
-    /// Room `room` closed: the next enter of its key makes a new one.
-    func closed(_ room: Room) {
-        guard rooms.byKey[room.key] === room else { return }
-        rooms.byKey[room.key] = nil
-        seats.release(room)
+    /// Room `room` closed: the next enter of its key makes a new one. A room that `emptied`
+    /// (its last member left, or it was dismissed) also gives up its shop's state and, in a
+    /// cluster, its home, unless a new room of its key is already open here.
+    func closed(_ room: Room, emptied: Bool = false) {
+        if rooms.byKey[room.key] === room {
+            rooms.byKey[room.key] = nil
+            seats.release(room)
+        }
+        guard emptied, rooms.byKey[room.key] == nil else { return }
         shops.remove(room.key)
         nodes.roomEmptied(room.key)
     }
@@ -298,11 +302,11 @@ actor RoomHub {
         for (command, home) in work.media { carryOut(command, home: home) }
         for command in work.catalogue { carryOut(command) }
         for command in work.battles { Task { await battles.start(command, for: self) } }
-        if let (anchors, homes) = work.publishers {
-            seats.setLinkedHomes(of: room.key, homes)
-            await tasks.publishersChanged(in: room.key, anchors: anchors)
+        if let publishers = work.publishers {
+            seats.setLinkedHomes(of: room.key, publishers.homes)
+            await tasks.publishersChanged(in: room.key, anchors: publishers.anchors)
         }
-        if work.closed { closed(room) }
+        if work.closed { closed(room, emptied: true) }
         for command in work.peers { await carryOut(command, from: room) }
     }
 }

@@ -4,7 +4,8 @@ import LiveRoomPublishTasks
 import LiveRoomWebhooks
 
 /// One live room of this node: a rooms machine of its own that holds this room only, run one
-/// event at a time on the room's lane (``RoomLane``), apart from every other room. Another room
+/// event at a time on a lane of its own (``RoomLane``), apart from every other room and beside
+/// the lane where its connections' frames are handled. Another room
 /// is reached by message (``PKPeerCommand``), on this node as on another.
 ///
 /// The room carries out what concerns it alone (its members' messages, its records and seats,
@@ -12,8 +13,8 @@ import LiveRoomWebhooks
 /// commands, battles, messages for other rooms, and its publishers when they change.
 actor Room {
     let key: String
-    /// Runs the actor's jobs on the room's lane.
-    let executor: RoomActorExecutor
+    /// Runs the actor's jobs on a lane of their own.
+    let executor = RoomActorExecutor()
     nonisolated var lane: RoomLane { executor.lane }
     nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     private var machine: RoomsStateMachine
@@ -27,7 +28,6 @@ actor Room {
 
     init(key: String, configuration: RoomsStateMachine.Configuration, hub: RoomHub, services: HubServices) {
         self.key = key
-        executor = RoomActorExecutor(lane: services.seats.holdLane(of: key))
         var configuration = configuration
         configuration.roomsOnOtherNodes = true
         machine = RoomsStateMachine(configuration: configuration)

@@ -9,8 +9,9 @@ import Synchronization
 /// waiting (a flash sale) delays another room's job by at most a slice (``sliceJobs``), where
 /// the pool alone would run every job queued before it.
 ///
-/// The room's actor (``Room``) runs here too, through its ``RoomActorExecutor``: its jobs take
-/// their turn among the connections' jobs, in the order they came.
+/// The room's actor (``Room``) has a lane of its own (``RoomActorExecutor``): the room's state
+/// changes and its connections' frames are handled side by side, each in order, and each takes
+/// its turns with the other rooms' lanes.
 final class RoomLane: TaskExecutor, Sendable {
     /// The lane the room's connections read their frames on (pongs included), beside this one:
     /// a room with thousands of frames to read takes turns with the other rooms' reading too,
@@ -25,6 +26,9 @@ final class RoomLane: TaskExecutor, Sendable {
     init() { reading = RoomLane(readingLaneOf: ()) }
 
     private init(readingLaneOf: Void) { reading = nil }
+
+    /// A lane without a reading lane beside it, for a room's actor (``RoomActorExecutor``).
+    static func forActor() -> RoomLane { RoomLane(readingLaneOf: ()) }
 
     struct Waiting: @unchecked Sendable {
         var job: UnownedJob
@@ -75,13 +79,9 @@ final class RoomLane: TaskExecutor, Sendable {
     }
 }
 
-/// The serial executor of a room's actor (``Room``): its jobs run on the room's lane.
+/// The serial executor of a room's actor (``Room``): its jobs run on a lane of their own.
 final class RoomActorExecutor: SerialExecutor, Sendable {
-    let lane: RoomLane
-
-    init(lane: RoomLane) {
-        self.lane = lane
-    }
+    let lane = RoomLane.forActor()
 
     func enqueue(_ job: consuming ExecutorJob) {
         lane.add(UnownedJob(job), runningAs: lane.asUnownedTaskExecutor(), isolatedTo: asUnownedSerialExecutor())

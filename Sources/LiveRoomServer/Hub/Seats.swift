@@ -5,7 +5,7 @@ import Synchronization
 /// Who sits in which room, as the rooms last said (``RoomsStateMachine/takeSeatChanges()``), for
 /// connections and the hub to read without asking a room; each user's count of rooms; each
 /// seat's budget of purchases; the live rooms' actors; and each room's lane of work
-/// (``RoomLane``), which its actor runs on and its connections' executors follow.
+/// (``RoomLane``), which its connections' executors follow.
 final class Seats: Sendable {
     private struct Seat {
         var roomId: String
@@ -18,14 +18,12 @@ final class Seats: Sendable {
     private struct Lane {
         var lane: RoomLane
         var seated = 0
-        /// A room's actor runs on it (``hold(_:)``).
-        var held = false
     }
 
     private struct State {
         var seats: [SessionID: Seat] = [:]
         var executors: [SessionID: [ConnectionExecutor]] = [:]
-        /// Each room's lane while someone sits in it or its actor lives.
+        /// Each room's lane while someone sits in it.
         var lanes: [String: Lane] = [:]
         var rooms: [String: Room] = [:]
         /// The node of each room a room here is linked with, as each room last said (this
@@ -37,7 +35,7 @@ final class Seats: Sendable {
         mutating func seat(_ session: SessionID, _ seat: Seat?) {
             if let old = seats[session] {
                 lanes[old.roomId]?.seated -= 1
-                dropLaneIfUnused(old.roomId)
+                if lanes[old.roomId]?.seated == 0 { lanes[old.roomId] = nil }
                 userRooms[old.userId]?[old.roomId, default: 1] -= 1
                 if userRooms[old.userId]?[old.roomId] == 0 { userRooms[old.userId]?[old.roomId] = nil }
                 if userRooms[old.userId]?.isEmpty == true { userRooms[old.userId] = nil }
@@ -51,10 +49,6 @@ final class Seats: Sendable {
             lanes[seat.roomId, default: Lane(lane: RoomLane())].seated += 1
             let lane = lanes[seat.roomId]!.lane
             for executor in executors[session] ?? [] { executor.move(to: lane) }
-        }
-
-        mutating func dropLaneIfUnused(_ roomId: String) {
-            if let lane = lanes[roomId], lane.seated == 0, !lane.held { lanes[roomId] = nil }
         }
     }
 
@@ -87,30 +81,20 @@ final class Seats: Sendable {
         state.withLock { $0.lanes[roomId]?.lane } ?? RoomLane()
     }
 
-    /// How many rooms have a lane (someone sits in them, or their actor lives).
+    /// How many rooms have a lane (someone sits in them).
     var laneCount: Int { state.withLock { $0.lanes.count } }
-
-    /// The lane a new actor of `roomId` runs on, kept while it lives (``release(_:)``).
-    func holdLane(of roomId: String) -> RoomLane {
-        state.withLock { state in
-            state.lanes[roomId, default: Lane(lane: RoomLane())].held = true
-            return state.lanes[roomId]!.lane
-        }
-    }
 
     /// The room's actor, for connections to reach it without the hub.
     func add(_ room: Room) {
         state.withLock { $0.rooms[room.key] = room }
     }
 
-    /// The room's actor is gone (its room emptied); its lane lasts while someone still sits there.
+    /// The room's actor is gone (its room emptied).
     func release(_ room: Room) {
         state.withLock { state in
             guard state.rooms[room.key] === room else { return }
             state.rooms[room.key] = nil
             state.linkedHomes[room.key] = nil
-            state.lanes[room.key]?.held = false
-            state.dropLaneIfUnused(room.key)
         }
     }
 

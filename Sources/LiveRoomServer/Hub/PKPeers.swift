@@ -15,8 +15,9 @@ extension RoomHub {
         case .link(let session, let caller, let state, let callee, let since):
             guard let target = rooms.byKey[callee.roomId] else {
                 // Its home node checks its side and answers (not waited for here: the room goes on meanwhile).
+                let message = PKPeerMessage(kind: .link, node: here, caller: caller, callee: callee, state: state, since: since)
                 Task {
-                    await self.askHome(of: callee, .link, caller: caller, state: state, since: since, for: room) { node, result in
+                    await self.askHome(of: callee, message, for: room, parse: PKPeerMessage.parseAnswer) { node, result in
                         { $0.remoteLinkAnswered(session: session, caller: caller, callee: callee, node: node, result: result, since: since) }
                     }
                 }
@@ -26,9 +27,10 @@ extension RoomHub {
             await room.update { $0.remoteLinkAnswered(session: session, caller: caller, callee: callee, node: here, result: result ?? .failure(Self.gone(callee)), since: since) }
         case .request(let caller, let callee):
             guard let target = rooms.byKey[callee.roomId] else {
+                let message = PKPeerMessage(kind: .request, node: here, caller: caller, callee: callee)
                 Task {
-                    await self.askHome(of: callee, .request, caller: caller, for: room) { _, result in
-                        { $0.remotePKRequestDelivered(caller: caller, callee: callee, result: result.map { _ in () }) }
+                    await self.askHome(of: callee, message, for: room, parse: PKPeerMessage.parseAcknowledgement) { _, result in
+                        { $0.remotePKRequestDelivered(caller: caller, callee: callee, result: result) }
                     }
                 }
                 return
@@ -61,19 +63,17 @@ extension RoomHub {
     }
 
     /// Asks the home node of `callee`'s room (a link or a request) and hands `room` its answer.
-    private func askHome(
-        of callee: PKEnd, _ kind: PKPeerMessage.Kind, caller: PKEnd, state: AnchorState? = nil, since: Int64 = 0, for room: Room,
-        answer: @Sendable (String, Result<AnchorState, LiveRoomError>) -> @Sendable (inout RoomsStateMachine) -> [RoomsStateMachine.Action]
+    private func askHome<Answer: Sendable>(
+        of callee: PKEnd, _ message: PKPeerMessage, for room: Room, parse: (String) -> Result<Answer, LiveRoomError>?,
+        answer: @Sendable (String, Result<Answer, LiveRoomError>) -> @Sendable (inout RoomsStateMachine) -> [RoomsStateMachine.Action]
     ) async {
         var node = ""
-        let result: Result<AnchorState, LiveRoomError>
+        let result: Result<Answer, LiveRoomError>
         if let home = await nodes.liveHome(ofRoom: callee.roomId) {
             node = home.nodeId
-            let message = PKPeerMessage(kind: kind, node: nodes.nodeId, caller: caller, callee: callee, state: state, since: since)
             let reply = await nodes.ask(home, .pk(message)).flatMap { $0.status == 200 ? $0.body : nil }
-            let parsed: Result<AnchorState, LiveRoomError>? =
-                kind == .link ? reply.flatMap(PKPeerMessage.parseAnswer) : reply.flatMap(PKPeerMessage.parseAcknowledgement).map { $0.map { AnchorState(publishing: nil) } }
-            result = parsed ?? .failure(LiveRoomError(ErrorCode.homeNodeUnreachable, "node \(home.nodeId) of \(RoomID(key: callee.roomId)) did not answer"))
+            result = reply.flatMap(parse)
+                ?? .failure(LiveRoomError(ErrorCode.homeNodeUnreachable, "node \(home.nodeId) of \(RoomID(key: callee.roomId)) did not answer"))
         } else {
             result = .failure(Self.gone(callee))
         }

@@ -5,8 +5,8 @@ import LiveRoomWebhooks
 
 /// One live room of this node: a rooms machine of its own that holds this room only, run one
 /// event at a time on a lane of its own (``RoomLane``), apart from every other room and beside
-/// the lane where its connections' frames are handled. Another room
-/// is reached by message (``PKPeerCommand``), on this node as on another.
+/// the lane where its connections' frames are handled. Another room is reached by message
+/// (``PKPeerCommand``), on this node as on another.
 ///
 /// The room carries out what concerns it alone (its members' messages, its records and seats,
 /// its webhooks) and hands the hub what spans the node (``RoomWork``): media, catalogue

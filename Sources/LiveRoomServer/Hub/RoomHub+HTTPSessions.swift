@@ -93,7 +93,7 @@ extension RoomHub {
         guard let room = rooms.byKey[roomKey] else { throw HTTPRefusal(status: 409, message: "room \(roomId.quoted) closed meanwhile") }
         if publish {
             do throws(HTTPRefusal) {
-                return (session, try await publishForHTTP(session, in: room, roomId: roomId, userId: userId, offer: offer, media: media), nil)
+                return (session, try await publishForHTTP(session, in: room, userId: userId, offer: offer, media: media), nil)
             } catch {
                 await leaveForHTTP(session)
                 throw error
@@ -147,7 +147,7 @@ extension RoomHub {
     }
 
     /// The WHIP session `session`, in its room, publishes `offer`; returns the answer.
-    func publishForHTTP(_ session: SessionID, in room: Room, roomId: String, userId: String, offer: String, media: any MediaPort) async throws(HTTPRefusal) -> String {
+    func publishForHTTP(_ session: SessionID, in room: Room, userId: String, offer: String, media: any MediaPort) async throws(HTTPRefusal) -> String {
         let refusal = await room.read { machine -> LiveRoomError? in
             do throws(LiveRoomError) {
                 try machine.checkMedia(of: session, offer: offer, sending: true)

@@ -174,19 +174,19 @@ actor RoomHub {
         }
         // A room that closes while the enter reaches it is made anew (at most twice).
         for _ in 0..<3 {
-            let userRooms = seats.rooms(of: params.userId)
+            // The user's rooms, with those it is entering now; entering one of them again keeps the count.
+            let userRooms = seats.rooms(of: params.userId).union(rooms.roomsEntered(by: params.userId))
             do throws(LiveRoomError) {
                 try rooms.template.checkServerLimits(
-                    userId: params.userId, inRooms: userRooms.contains(key) ? nil : userRooms.count + rooms.entering[params.userId, default: 0],
-                    newRoom: rooms.byKey[key] == nil, rooms: rooms.byKey.count)
+                    userId: params.userId, inRooms: userRooms.contains(key) ? nil : userRooms.count, newRoom: rooms.byKey[key] == nil,
+                    rooms: rooms.byKey.count)
             } catch {
                 return .refused(error)
             }
             let room = rooms.byKey[key] ?? open(key)
-            rooms.entering[params.userId, default: 0] += 1
+            rooms.count(params.userId, entering: key, by: 1)
             let outcome = await room.enter(params, from: session, elapsedMs: elapsedMs)
-            rooms.entering[params.userId]! -= 1
-            if rooms.entering[params.userId] == 0 { rooms.entering[params.userId] = nil }
+            rooms.count(params.userId, entering: key, by: -1)
             guard let outcome else {
                 closed(room)
                 continue

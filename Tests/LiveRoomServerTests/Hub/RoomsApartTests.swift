@@ -113,11 +113,21 @@ struct RoomsApartTests {
         #expect(results.filter { $0 > 0 }.count == 2, "\(results)")
         #expect(results.filter { $0 == ErrorCode.tooManyRoomsForUser }.count == 3, "\(results)")
         #expect(await h.hub.metricsSnapshot().rooms == 2, "a refused enter leaves no room behind")
+
         // Two more users each open a new room: the third room fits, the fourth does not.
         let v = await Client(hub: h.hub)
         let w = await Client(hub: h.hub)
         v.send(.enterRoom(EnterRoomParams(sdkAppId: HubHarness.appId, userId: "v", userSig: HubHarness.sig("v"), strRoomId: "new1", role: .audience)))
         #expect(try await v.next("onEnterRoom")["result"]?.intValue ?? 0 > 0)
+        // "v" (one room of two) enters one of u's rooms from two connections at once: the second
+        // enters a room it is on its way into, which does not count as a third.
+        let shared = try #require(results.firstIndex { $0 > 0 })
+        let (x, y) = (await Client(hub: h.hub), await Client(hub: h.hub))
+        for client in [x, y] {
+            client.send(.enterRoom(EnterRoomParams(sdkAppId: HubHarness.appId, userId: "v", userSig: HubHarness.sig("v"), strRoomId: "r\(shared)", role: .audience)))
+        }
+        #expect(try await x.next("onEnterRoom")["result"]?.intValue ?? 0 > 0)
+        #expect(try await y.next("onEnterRoom")["result"]?.intValue ?? 0 > 0)
         w.send(.enterRoom(EnterRoomParams(sdkAppId: HubHarness.appId, userId: "w", userSig: HubHarness.sig("w"), strRoomId: "new2", role: .audience)))
         #expect(try await w.next("onEnterRoom")["result"]?.intValue == ErrorCode.tooManyRooms)
         #expect(await h.hub.roomKeys().count == 3)

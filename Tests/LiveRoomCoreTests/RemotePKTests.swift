@@ -247,6 +247,8 @@ import Testing
         h.enter("hostA", room: "A", role: .anchor)
         let answer = h.send(.connectOtherRoom(room: .string("B"), userId: "hostB"), from: "hostA")
         #expect(h.events(answer, for: "hostA") == [.onConnectOtherRoom(userId: "hostB", errCode: ErrorCode.pkRoomNotFound, errMsg: "room \"B\" does not exist")])
+        let request = h.send(.requestPK(room: .string("B"), userId: "hostB"), from: "hostA")
+        #expect(h.events(request, for: "hostA") == [.onConnectOtherRoom(userId: "hostB", errCode: ErrorCode.pkRoomNotFound, errMsg: "room \"B\" does not exist")])
     }
 }
 

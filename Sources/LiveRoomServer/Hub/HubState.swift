@@ -57,19 +57,7 @@ struct LocalRooms {
     let template: RoomsStateMachine
     var byKey: [String: Room] = [:]
     /// Enters on their way to a room, by user and room (counted among the user's rooms meanwhile).
-    var entering: [String: [String: Int]] = [:]
-
-    /// The rooms `userId` is entering now.
-    func roomsEntered(by userId: String) -> Set<String> {
-        Set(entering[userId]?.keys ?? [:].keys)
-    }
-
-    /// Counts an enter of `userId` into `roomKey` on its way (`by` 1) or done (`by` -1).
-    mutating func count(_ userId: String, entering roomKey: String, by change: Int) {
-        entering[userId, default: [:]][roomKey, default: 0] += change
-        if entering[userId]?[roomKey] == 0 { entering[userId]?[roomKey] = nil }
-        if entering[userId]?.isEmpty == true { entering[userId] = nil }
-    }
+    var entering = UserRooms()
 }
 
 /// The signaling connections.

@@ -75,25 +75,19 @@ actor Room {
     /// publishes, unless it left or stopped being an anchor meanwhile (false).
     func published(session: SessionID, userId: String, answer: String, audio: Bool, video: Bool) async -> Bool {
         guard let membership = machine.membership(of: session), membership == (key, userId) else { return false }
-        services.outboxes[session]?.push(ServerEvent.onPublishAnswer(sdp: answer).json.jsonText, priority: .normal)
+        services.outboxes.send(.onPublishAnswer(sdp: answer), to: [session])
         await execute(machine.publishStarted(session, audio: audio, video: video))
         return true
     }
 
     /// Sends `event` to everyone in the room (encoded once).
     func broadcast(_ event: ServerEvent) {
-        send(event, to: machine.sessions(in: key))
+        services.outboxes.send(event, to: machine.sessions(in: key))
     }
 
     /// Sends `event` to the room's anchors.
     func tellAnchors(_ event: ServerEvent) {
-        send(event, to: machine.anchorSessions(in: key))
-    }
-
-    private func send(_ event: ServerEvent, to sessions: [SessionID]) {
-        guard !sessions.isEmpty else { return }
-        let text = event.json.jsonText
-        for session in sessions { services.outboxes[session]?.push(text, priority: .normal) }
+        services.outboxes.send(event, to: machine.anchorSessions(in: key))
     }
 
     /// Carries out the machine's actions: messages to the members, records, seats and webhooks

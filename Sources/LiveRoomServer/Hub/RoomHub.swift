@@ -175,7 +175,7 @@ actor RoomHub {
         // A room that closes while the enter reaches it is made anew (at most twice).
         for _ in 0..<3 {
             // The user's rooms, with those it is entering now; entering one of them again keeps the count.
-            let userRooms = seats.rooms(of: params.userId).union(rooms.roomsEntered(by: params.userId))
+            let userRooms = seats.rooms(of: params.userId).union(rooms.entering.rooms(of: params.userId))
             do throws(LiveRoomError) {
                 try rooms.template.checkServerLimits(
                     userId: params.userId, inRooms: userRooms.contains(key) ? nil : userRooms.count, newRoom: rooms.byKey[key] == nil,
@@ -184,9 +184,9 @@ actor RoomHub {
                 return .refused(error)
             }
             let room = rooms.byKey[key] ?? open(key)
-            rooms.count(params.userId, entering: key, by: 1)
+            rooms.entering.count(params.userId, in: key, by: 1)
             let outcome = await room.enter(params, from: session, elapsedMs: elapsedMs)
-            rooms.count(params.userId, entering: key, by: -1)
+            rooms.entering.count(params.userId, in: key, by: -1)
             guard let outcome else {
                 closed(room)
                 continue
@@ -220,14 +220,7 @@ actor RoomHub {
 
     /// Tells a connection about an error that is not a request's (e.g. a binary frame).
     func send(_ event: ServerEvent, to session: SessionID) {
-        outboxes[session]?.push(event.json.jsonText, priority: .normal)
-    }
-
-    /// Sends one event to many sessions, encoded once.
-    func send(_ event: ServerEvent, to sessions: [SessionID]) {
-        guard !sessions.isEmpty else { return }
-        let text = event.json.jsonText
-        for session in sessions { outboxes[session]?.push(text, priority: .normal) }
+        outboxes.send(event, to: [session])
     }
 
     // MARK: Admin

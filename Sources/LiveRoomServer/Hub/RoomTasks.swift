@@ -55,7 +55,7 @@ actor RoomTasks {
     }
 
     func send(_ event: ServerEvent, to session: SessionID) {
-        services.outboxes[session]?.push(event.json.jsonText, priority: .normal)
+        services.outboxes.send(event, to: [session])
     }
 }
 

@@ -30,22 +30,20 @@ final class Seats: Sendable {
         /// node's id for a room here).
         var linkedHomes: [String: [String: String]] = [:]
         /// Each user's rooms, with its sessions in each (two while a newer one takes over).
-        var userRooms: [String: [String: Int]] = [:]
+        var userRooms = UserRooms()
 
         mutating func seat(_ session: SessionID, _ seat: Seat?) {
             if let old = seats[session] {
                 lanes[old.roomId]?.seated -= 1
                 if lanes[old.roomId]?.seated == 0 { lanes[old.roomId] = nil }
-                userRooms[old.userId]?[old.roomId, default: 1] -= 1
-                if userRooms[old.userId]?[old.roomId] == 0 { userRooms[old.userId]?[old.roomId] = nil }
-                if userRooms[old.userId]?.isEmpty == true { userRooms[old.userId] = nil }
+                userRooms.count(old.userId, in: old.roomId, by: -1)
             }
             seats[session] = seat
             guard let seat else {
                 for executor in executors[session] ?? [] { executor.move(to: nil) }
                 return
             }
-            userRooms[seat.userId, default: [:]][seat.roomId, default: 0] += 1
+            userRooms.count(seat.userId, in: seat.roomId, by: 1)
             lanes[seat.roomId, default: Lane(lane: RoomLane())].seated += 1
             let lane = lanes[seat.roomId]!.lane
             for executor in executors[session] ?? [] { executor.move(to: lane) }
@@ -130,7 +128,7 @@ final class Seats: Sendable {
 
     /// The rooms `userId` sits in.
     func rooms(of userId: String) -> Set<String> {
-        state.withLock { Set($0.userRooms[userId]?.keys ?? [:].keys) }
+        state.withLock { $0.userRooms.rooms(of: userId) }
     }
 
     /// The room and user of `session`, with one purchase taken from its budget, or why not.
@@ -168,5 +166,29 @@ final class Outboxes: Sendable {
 
     var count: Int { outboxes.withLock { $0.count } }
 
+    /// Sends `event` to `sessions` that have an outbox, encoded once.
+    func send(_ event: ServerEvent, to sessions: [SessionID], priority: MessagePriority = .normal) {
+        guard !sessions.isEmpty else { return }
+        let text = event.json.jsonText
+        for session in sessions { self[session]?.push(text, priority: priority) }
+    }
+
     var all: [ConnectionOutbox] { outboxes.withLock { Array($0.values) } }
+}
+
+/// How many of something (sessions, enters on their way) each user has in each room.
+struct UserRooms {
+    private var counts: [String: [String: Int]] = [:]
+
+    /// The rooms `userId` has one or more in.
+    func rooms(of userId: String) -> Set<String> {
+        Set(counts[userId]?.keys ?? [:].keys)
+    }
+
+    /// Adds `change` (1 or -1) to `userId`'s count in `roomKey`; a count of 0 is forgotten.
+    mutating func count(_ userId: String, in roomKey: String, by change: Int) {
+        counts[userId, default: [:]][roomKey, default: 0] += change
+        if counts[userId]?[roomKey] == 0 { counts[userId]?[roomKey] = nil }
+        if counts[userId]?.isEmpty == true { counts[userId] = nil }
+    }
 }

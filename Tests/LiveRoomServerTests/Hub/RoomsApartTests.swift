@@ -75,6 +75,11 @@ struct RoomsApartTests {
         let hostB = try await h.entered("hostB", role: .anchor, room: "B")
         // Each room keeps its side of the link: room B's machine knows room A as a room it
         // reaches by message (on this node, whose id is "").
+        // A room that is not here is not found, for a link and for a request.
+        hostA.send(.connectOtherRoom(room: .string("Z"), userId: "hostZ"))
+        #expect(try await hostA.next("onConnectOtherRoom")["errCode"]?.intValue == ErrorCode.pkRoomNotFound)
+        hostA.send(.requestPK(room: .string("Z"), userId: "hostZ"))
+        #expect(try await hostA.next("onConnectOtherRoom")["errCode"]?.intValue == ErrorCode.pkRoomNotFound)
         hostA.send(.connectOtherRoom(room: .string("B"), userId: "hostB"))
         #expect(try await hostA.next("onConnectOtherRoom")["errCode"] == 0)
         try await hostB.next("onRemoteUserEnterRoom") { $0["userId"] == "hostA" }

@@ -178,7 +178,7 @@ public struct LiveRoomServer: Sendable {
             certificate: certificate, connectTimeout: configuration.mediaConnectTimeout, consentTimeout: configuration.consentTimeout,
             loopCount: configuration.mediaLoops, nodeRelay: !inCluster ? nil : NodeMediaRelay(secretKey: credentials.secretKey), logger: logger
         ) { owner, publisher, _ in
-            Task { await hub.peerLost(session: owner, wasPublishing: publisher != nil) }
+            Task { await hub.mediaSessions.peerLost(session: owner, wasPublishing: publisher != nil) }
         }
         await hub.attach(media)
         return (media, advertised)
@@ -229,17 +229,18 @@ public struct LiveRoomServer: Sendable {
             maxPKAnchorsPerRoom: configuration.maxPKAnchorsPerRoom, pkRequestTimeout: configuration.pkRequestTimeout)
         // A PK with a room that is not here is asked of its home node.
         rooms.roomsOnOtherNodes = cluster != nil
-        return RoomHub(
-            configuration: rooms,
-            tasksConfiguration: .init(
+        let settings = HubSettings(
+            rooms: rooms,
+            tasks: .init(
                 task: .init(
                     retryCount: configuration.taskRetryCount, retryInterval: configuration.taskRetryInterval, idleTimeout: configuration.taskIdleTimeout),
                 maxTasksPerRoom: configuration.maxTasksPerRoom, maxTasksPerUser: configuration.maxTasksPerUser, maxTasks: configuration.maxTasks,
                 encodingBudget: configuration.encodingBudget, egress: egress),
             egress: EgressResolver(policy: egress, insecureTLS: configuration.rtmpsInsecure), imageDirectory: configuration.imageDirectory,
-            maxOutboxBytes: configuration.maxOutboxBytes, reconnectGrace: configuration.reconnectGrace, catalogue: store,
+            maxOutboxBytes: configuration.maxOutboxBytes, reconnectGrace: configuration.reconnectGrace,
             orderReservation: configuration.orderReservation, replayDirectory: replayDirectory, maxReplayLength: configuration.maxReplayLength,
-            recorder: recorder, webhooks: webhooks, nodeId: cluster?.membership.nodeId, logger: logger)
+            nodeId: cluster?.membership.nodeId)
+        return RoomHub(services: HubServices(settings: settings, catalogue: store, recorder: recorder, webhooks: webhooks, logger: logger), logger: logger)
     }
 
     /// The HTTP application, which registers this node in the cluster and reports its
@@ -376,7 +377,7 @@ public struct LiveRoomServer: Sendable {
         let metrics = ServerMetrics()
         router.get("/metrics") { _, _ -> Response in
             let rooms = await hub.metricsSnapshot()
-            let media = try? await hub.media?.statistics()
+            let media = try? await hub.mediaSessions.media?.statistics()
             let text = metrics.exposition(rooms: rooms, media: media ?? MediaStatistics(), webhooks: webhooks?.statistics ?? .init())
             return Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: text)))
@@ -443,7 +444,7 @@ struct RoomHubService: Service {
 
     func run() async throws {
         try? await gracefulShutdown()
-        await hub.replays.stopAll()
+        await hub.services.replays.stopAll()
         await hub.shutdown()
     }
 }
@@ -464,7 +465,7 @@ struct ExpiryService: Service {
             var ticks = 0
             while !Task.isCancelled {
                 try await Task.sleep(for: .seconds(1))
-                await hub.expireOrders()
+                await hub.shops.expireOrders()
                 await hub.expirePKRequests()
                 ticks += 1
                 if sharedShop, ticks % 10 == 0 { await hub.battles.finishInterrupted(overdueBy: Self.overdueGrace) }

@@ -59,7 +59,7 @@ actor ClusterMembership {
         let percent = cpu.sample()
         guard let hub else { return NodeLoad(cpuPercent: percent) }
         let rooms = await hub.metricsSnapshot()
-        let peers = (try? await hub.media?.statistics())?.peers ?? 0
+        let peers = (try? await hub.mediaSessions.media?.statistics())?.peers ?? 0
         return NodeLoad(rooms: rooms.rooms, peers: peers, tasks: rooms.publishTasks, cpuPercent: percent)
     }
 

@@ -33,7 +33,7 @@ struct NodeRoutes: Sendable {
             return await hub.tasks.taskHostMessage(message)
         case .playback(let message):
             // The other end of a WHEP session whose media and seat are on two nodes ended it.
-            let known = await hub.remotePlaybackMessage(message)
+            let known = await hub.mediaSessions.remotePlaybackMessage(message)
             return ["ErrorCode": .number(Double(known ? 0 : ErrorCode.invalidParameter)), "ErrorMessage": .string(known ? "" : "no such session from that node")]
         case .media:
             throw LiveRoomError(ErrorCode.invalidParameter, "media frames travel in the relayed connection")

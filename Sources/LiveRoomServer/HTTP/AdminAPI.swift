@@ -74,23 +74,23 @@ struct AdminAPI: Sendable {
             let products = try await Self.shopCall { try await store.products(room: room.key) }
             return ["Products": .array(products.map(\.json))]
         case .addProduct(let room, let product):
-            return ["Product": try await Self.shopCall { try await hub.addProduct(product, roomId: room.key) }.json]
+            return ["Product": try await Self.shopCall { try await hub.shops.addProduct(product, roomId: room.key) }.json]
         case .modifyProduct(let room, let itemNumber, let changes):
-            return ["Product": try await Self.shopCall { try await hub.editProduct(itemNumber, changes: changes, roomId: room.key) }.json]
+            return ["Product": try await Self.shopCall { try await hub.shops.editProduct(itemNumber, changes: changes, roomId: room.key) }.json]
         case .removeProduct(let room, let itemNumber):
-            try await Self.shopCall { try await hub.removeProduct(itemNumber, roomId: room.key) }
+            try await Self.shopCall { try await hub.shops.removeProduct(itemNumber, roomId: room.key) }
             return [:]
         case .removeReplay(let room, let replayId):
-            return ["Product": try await Self.shopCall { try await hub.removeReplay(replayId, roomId: room.key) }.json]
+            return ["Product": try await Self.shopCall { try await hub.shops.removeReplay(replayId, roomId: room.key) }.json]
         case .describeOrders(let room, let state, let offset, let limit):
             let (total, orders) = try await Self.shopCall {
                 try await store.orders(room: room.key, state: state.flatMap(Order.State.init), offset: offset, limit: limit)
             }
             return ["Total": .number(Double(total)), "Orders": .array(orders.map(\.json))]
         case .confirmOrder(let orderId):
-            return ["Order": try await Self.shopCall { try await hub.settleOrder(orderId, as: .paid) }.json]
+            return ["Order": try await Self.shopCall { try await hub.shops.settleOrder(orderId, as: .paid) }.json]
         case .cancelOrder(let orderId):
-            return ["Order": try await Self.shopCall { try await hub.settleOrder(orderId, as: .cancelled) }.json]
+            return ["Order": try await Self.shopCall { try await hub.shops.settleOrder(orderId, as: .cancelled) }.json]
         case .describePKBattles(let room, let limit):
             return ["Battles": .array(try await Self.shopCall { try await store.battles(room: room.key, limit: limit) }.map(\.json))]
         }
@@ -161,7 +161,7 @@ struct AdminAPI: Sendable {
         do {
             return try await body()
         } catch {
-            throw AdminRequest.cloudError(RoomHub.catalogueError(error))
+            throw AdminRequest.cloudError(RoomShops.catalogueError(error))
         }
     }
 

@@ -119,7 +119,7 @@ struct SignalingConnection: Sendable {
         _ messages: inout WebSocketInboundMessageStream.AsyncIterator, first: WebSocketMessage?, relayed: Bool, connectedAt: ContinuousClock.Instant
     ) async {
         let (session, outbox) = await hub.connect()
-        if relayed { await hub.markRelayed(session) }
+        if relayed { await hub.mediaSessions.markRelayed(session) }
         logger.debug("Signaling connection opened", metadata: [LogKey.session: "\(session)"])
         // Whether the server ended the connection (a policy, not the network): no reconnect grace then.
         let closedByServer = SharedFlag()
@@ -191,7 +191,7 @@ struct SignalingConnection: Sendable {
     private func handle(_ message: WebSocketMessage, session: SessionID, outbox: ConnectionOutbox, relayed: Bool, connectedAt: ContinuousClock.Instant) async {
         switch message {
         case .text(let text) where relayed && NodeMessage.isNodeMessage(text):
-            await hub.nodeFrame(text, from: session)
+            await hub.mediaSessions.nodeFrame(text, from: session)
         case .text(let text):
             do throws(LiveRoomError) {
                 let request = try SignalingRequest.parse(text)
@@ -224,7 +224,7 @@ struct SignalingConnection: Sendable {
             outbox.push(ServerEvent.error(error, requestType: "buyProduct").json.jsonText, priority: .normal)
             return
         }
-        hub.shops.buy(roomId: seat.roomId, userId: seat.userId, itemNumber: itemNumber, quantity: quantity, requestId: requestId, answer: outbox, hub: hub)
+        hub.shops.buy(roomId: seat.roomId, userId: seat.userId, itemNumber: itemNumber, quantity: quantity, requestId: requestId, answer: outbox)
     }
 
     /// After the login timeout, unless `entered`: `tell`s the client (-7013 and why), and

@@ -79,8 +79,8 @@ struct WHIPRoutes: Sendable {
         }
         if !publish, let forwarding, forwarding.isForwarded(request), let mediaOn = Self.mediaNode(request) {
             // The forwarding node makes the media: the seat only, and the publisher it is to play.
-            do throws(RoomHub.HTTPRefusal) {
-                let (session, publisher) = try await hub.enterForRemotePlayback(
+            do throws(MediaSessions.HTTPRefusal) {
+                let (session, publisher) = try await hub.mediaSessions.enterForRemotePlayback(
                     roomId: room, userId: user, userSig: token, privateMapKey: request.uri.queryParameters.get("privateMapKey") ?? "",
                     anchor: request.uri.queryParameters.get("anchor"), offer: offer, mediaOn: mediaOn)
                 let body: JSONValue = ["Session": .string(String(session)), "PublisherRoom": .string(publisher.roomId), "Publisher": .string(publisher.userId)]
@@ -89,8 +89,8 @@ struct WHIPRoutes: Sendable {
                 return Self.text(error.message, status: .init(code: error.status))
             }
         }
-        do throws(RoomHub.HTTPRefusal) {
-            let (session, answer) = try await hub.enterForHTTP(
+        do throws(MediaSessions.HTTPRefusal) {
+            let (session, answer) = try await hub.mediaSessions.enterForHTTP(
                 roomId: room, userId: user, userSig: token, privateMapKey: request.uri.queryParameters.get("privateMapKey") ?? "",
                 publish: publish, anchor: request.uri.queryParameters.get("anchor"), offer: offer)
             var headers = Self.cors
@@ -113,7 +113,7 @@ struct WHIPRoutes: Sendable {
         case .success(let found): session = found
         case .failure(let refusal): return refusal.response
         }
-        await hub.leaveForHTTP(session)
+        await hub.mediaSessions.leaveForHTTP(session)
         return Response(status: .ok, headers: Self.cors)
     }
 
@@ -135,8 +135,8 @@ struct WHIPRoutes: Sendable {
         guard let remote = Self.iceCredentials(inFragment: body) else {
             return Self.text("the fragment needs a=ice-ufrag and a=ice-pwd", status: .badRequest)
         }
-        do throws(RoomHub.HTTPRefusal) {
-            guard let answer = try await hub.restartICEForHTTP(session, publishing: publish, remote: remote) else {
+        do throws(MediaSessions.HTTPRefusal) {
+            guard let answer = try await hub.mediaSessions.restartICEForHTTP(session, publishing: publish, remote: remote) else {
                 return Response(status: .noContent, headers: Self.cors)
             }
             var headers = Self.cors
@@ -196,7 +196,7 @@ struct WHIPRoutes: Sendable {
             let publisherRoom = value["PublisherRoom"]?.stringValue, let publisherId = value["Publisher"]?.stringValue
         else { return Self.text("node \(home.nodeId) gave an answer this node cannot read", status: .badGateway) }
         let playback = RemotePlayback(home: home, session: session, roomKey: RoomID.string(room.id).key, userId: user.id)
-        await hub.startRemotePlayback(owner: owner, playback)
+        await hub.mediaSessions.startRemotePlayback(owner: owner, playback)
         // The publisher's node: the room's home, or the home of a PK anchor's room (this node's own room: no mirror).
         var publisherNode: NodeRegistration? = home
         if publisherRoom != playback.roomKey { publisherNode = await forwarding.home(ofRoom: publisherRoom) }
@@ -211,7 +211,7 @@ struct WHIPRoutes: Sendable {
                 sdp = try await media.subscribe(owner: owner, roomId: publisherRoom, publisherId: publisherId, offer: offer).get()
             }
             // The home may have ended the session meanwhile.
-            guard await hub.remotePlayback(owner, roomKey: playback.roomKey, userId: user.id) != nil else {
+            guard await hub.mediaSessions.remotePlayback(owner, roomKey: playback.roomKey, userId: user.id) != nil else {
                 media.close(owner: owner)
                 return Self.text("the session ended while it was made", status: .conflict)
             }
@@ -221,7 +221,7 @@ struct WHIPRoutes: Sendable {
             out[.eTag] = "\"\(owner)\""
             return Response(status: .created, headers: out, body: .init(byteBuffer: ByteBuffer(string: sdp)))
         } catch {
-            await hub.endRemotePlayback(owner)
+            await hub.mediaSessions.endRemotePlayback(owner)
             return Self.text("the offer cannot be used: \(error)", status: .badRequest)
         }
     }
@@ -282,7 +282,7 @@ struct WHIPRoutes: Sendable {
         } catch {
             return .failure(ResourceRefusal(response: Self.text("\(error.code): \(error.message)", status: .unauthorized)))
         }
-        guard await hub.isHTTPSession(session, roomId: room, userId: user) else {
+        guard await hub.mediaSessions.isHTTPSession(session, roomId: room, userId: user) else {
             return .failure(ResourceRefusal(response: Self.text("no such session", status: .notFound)))
         }
         return .success(session)

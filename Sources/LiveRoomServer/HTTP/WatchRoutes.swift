@@ -109,7 +109,7 @@ struct WatchRoutes: Sendable {
             return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
         }
         router.get("/watch/:room") { _, context -> Response in
-            guard let room = WatchPage.decoded(try context.parameters.require("room")), await hub.isValidRoomId(room) else {
+            guard let room = WatchPage.decoded(try context.parameters.require("room")), await hub.mediaSessions.isValidRoomId(room) else {
                 return Self.text("the room id is not a valid strRoomId (1-64 bytes of letters, digits, space and !#$%&()+-:;<=.>?@[]^_{}|~,)", status: .badRequest)
             }
             var headers = WatchPage.securityHeaders
@@ -122,7 +122,7 @@ struct WatchRoutes: Sendable {
             guard let secret = developmentSecret else {
                 return Self.text("not found", status: .notFound)
             }
-            guard let room = WatchPage.decoded(try context.parameters.require("room")), await hub.isValidRoomId(room) else {
+            guard let room = WatchPage.decoded(try context.parameters.require("room")), await hub.mediaSessions.isValidRoomId(room) else {
                 return Self.text("the room id is not a valid strRoomId", status: .badRequest)
             }
             // Only for a new random viewer: a chosen id would let anyone who reaches the server

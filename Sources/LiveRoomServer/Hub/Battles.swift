@@ -12,7 +12,8 @@ actor PKBattles {
     /// What the hub is told.
     enum Event: Sendable {
         /// An event for everyone in the battle's rooms.
-        case announce(PKBattle, name: String, fields: [String: JSONValue])
+        /// An event for everyone in the battle's rooms: its sides, the starter's first.
+        case announce(sides: [PKEnd], name: String, fields: [String: JSONValue])
         /// The battle could not start: for the anchor who started it.
         case refused(SessionID, LiveRoomError)
     }
@@ -60,9 +61,9 @@ actor PKBattles {
         do {
             try await store.startBattle(battle)
         } catch {
-            return await tell(.refused(session, RoomHub.catalogueError(error)))
+            return await tell(.refused(session, RoomShops.catalogueError(error)))
         }
-        await tell(.announce(battle, name: "onPKBattleStarted", fields: ["battle": battle.json]))
+        await tell(.announce(sides: battle.sides, name: "onPKBattleStarted", fields: ["battle": battle.json]))
         webhooks?.enqueue(WebhookEvents.battleStarted(battle, at: battle.startedAt))
         while EventTime.now().unixMillis < battle.endsAt {
             try? await Task.sleep(for: Self.scoreInterval)
@@ -75,7 +76,7 @@ actor PKBattles {
             if scores.count == battle.rooms.count {
                 await tell(
                     .announce(
-                        battle, name: "onPKBattleScore",
+                        sides: battle.sides, name: "onPKBattleScore",
                         fields: [
                             "battleId": .string(battle.battleId), "scores": .array(scores.map(\.json)),
                             "remainingSec": .number(Double(max(0, (battle.endsAt - now + 999) / 1000))),
@@ -84,7 +85,7 @@ actor PKBattles {
         }
         do {
             let finished = try await store.finishBattle(battle.battleId, endedAt: battle.endsAt)
-            await tell(.announce(battle, name: "onPKBattleEnded", fields: ["battle": finished.json]))
+            await tell(.announce(sides: battle.sides, name: "onPKBattleEnded", fields: ["battle": finished.json]))
             webhooks?.enqueue(WebhookEvents.battleEnded(finished, at: finished.endedAt ?? battle.endsAt))
         } catch {
             logger.warning("Finishing a PK battle failed", metadata: [LogKey.error: "\(error)"])
@@ -110,32 +111,7 @@ actor PKBattles {
     }
 }
 
-extension RoomHub {
-    /// What the battles tell: an event for everyone in a battle's rooms (a side in a room on
-    /// another node hears it through that room's home), or a refusal for its starter.
-    func battleEvent(_ event: PKBattles.Event) async {
-        switch event {
-        case .refused(let session, let error):
-            send(.error(error, requestType: "startPKBattle"), to: session)
-        case .announce(let battle, let name, let fields):
-            let starter = PKEnd(roomId: battle.rooms[0].roomId, userId: battle.rooms[0].userId)
-            for side in battle.rooms {
-                let end = PKEnd(roomId: side.roomId, userId: side.userId)
-                if announceElsewhere(name, fields, to: end, from: starter) { continue }
-                await rooms.byKey[side.roomId]?.broadcast(.onPKBattle(name: name, fields: fields))
-            }
-        }
-    }
-
-    /// PK requests nobody answered in time get their answer (-3326).
-    func expirePKRequests() async {
-        for room in rooms.byKey.values {
-            await room.update { $0.expirePKRequests(now: .now) }
-        }
-    }
-
-    /// The PK links of a room, for DescribeRoom.
-    func pkLinks(of roomId: String) async -> [PKLink] {
-        await rooms.byKey[roomId]?.read { $0.pkLinks(of: roomId) } ?? []
-    }
+extension PKBattle {
+    /// The battle's anchors in their rooms, the starter's first.
+    var sides: [PKEnd] { rooms.map { PKEnd(roomId: $0.roomId, userId: $0.userId) } }
 }

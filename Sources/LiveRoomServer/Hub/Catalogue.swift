@@ -2,13 +2,14 @@ import LiveRoomCommerce
 import LiveRoomCore
 import LiveRoomProtocol
 import LiveRoomWebhooks
+import Logging
 
-extension RoomHub {
+extension RoomShops {
     /// Carries out a catalogue command against the store, off the hub, and answers. A room's
     /// commands run one after another in the order they came (an add before the pop that
     /// names it, a pop before its unpop); purchases go to the room's shop (RoomShops.swift).
     func carryOut(_ command: CatalogueCommand) {
-        guard let catalogue else {
+        guard let catalogue = store else {
             if case .list(let session, _) = command { send(.onProductList(products: []), to: session) }
             return
         }
@@ -16,7 +17,7 @@ extension RoomHub {
             Task { await self.run(command, catalogue) }
             return
         }
-        shops.inOrder(roomId) { await self.run(command, catalogue) }
+        inOrder(roomId) { await self.run(command, catalogue) }
     }
 
     private func run(_ command: CatalogueCommand, _ catalogue: any ShopStore) async {
@@ -71,28 +72,28 @@ extension RoomHub {
             }
         case .buy(let session, let roomId, let userId, let itemNumber, let quantity, let requestId):
             guard let outbox = outboxes[session] else { return }
-            shops.buy(roomId: roomId, userId: userId, itemNumber: itemNumber, quantity: quantity, requestId: requestId, answer: outbox, hub: self)
+            buy(roomId: roomId, userId: userId, itemNumber: itemNumber, quantity: quantity, requestId: requestId, answer: outbox)
         }
     }
 
     // MARK: Changes an anchor or the admin API makes; the room hears of each.
 
-    private func shop() throws -> any ShopStore {
-        guard let catalogue else { throw LiveRoomError(ErrorCode.catalogueUnavailable, "this server keeps no catalogue") }
+    private func requireStore() throws -> any ShopStore {
+        guard let catalogue = store else { throw LiveRoomError(ErrorCode.catalogueUnavailable, "this server keeps no catalogue") }
         return catalogue
     }
 
     /// Adds the product `fields` describe (checked here).
     func addProduct(_ fields: JSONValue, roomId: String) async throws -> Product {
         let product = try Product.parseNew(JSONFields(fields, path: "product", code: ErrorCode.invalidProduct))
-        let stored = try await shop().addProduct(product, room: roomId)
+        let stored = try await requireStore().addProduct(product, room: roomId)
         productChanged(stored, in: roomId)
         return stored
     }
 
     /// Applies `changes`, which must carry the `version` they were based on.
     func editProduct(_ itemNumber: Int, changes: JSONValue, roomId: String) async throws -> Product {
-        let store = try shop()
+        let store = try requireStore()
         let fields = try JSONFields(changes, path: "changes", code: ErrorCode.invalidProduct)
         guard let version = try fields.int("version", code: ErrorCode.invalidProduct) else {
             throw fields.invalid("version", "is required: the version the changes are based on", code: ErrorCode.invalidProduct)
@@ -109,7 +110,7 @@ extension RoomHub {
 
     /// Removes a product with its replays' files (and ends the recording of one).
     func removeProduct(_ itemNumber: Int, roomId: String) async throws {
-        let replays = try await shop().removeProduct(itemNumber, room: roomId)
+        let replays = try await requireStore().removeProduct(itemNumber, room: roomId)
         self.replays.deleteFiles(replays)
         productRemoved(itemNumber, in: roomId)
         await self.replays.stop(roomId: roomId, item: itemNumber)
@@ -117,7 +118,7 @@ extension RoomHub {
 
     /// Removes a replay and its file.
     func removeReplay(_ replayId: String, roomId: String) async throws -> Product {
-        let (replay, product) = try await shop().removeReplay(replayId, room: roomId)
+        let (replay, product) = try await requireStore().removeReplay(replayId, room: roomId)
         self.replays.deleteFiles([replay])
         productChanged(product, in: roomId)
         return product
@@ -125,7 +126,7 @@ extension RoomHub {
 
     /// Confirms payment of a reserved order (`paid`) or cancels it, returning its stock.
     func settleOrder(_ orderId: String, as state: Order.State) async throws -> Order {
-        let (order, product) = try await shop().settle(orderId: orderId, to: state, now: EventTime.now().unixMillis)
+        let (order, product) = try await requireStore().settle(orderId: orderId, to: state, now: EventTime.now().unixMillis)
         if let product { productChanged(product, in: order.roomId) }
         webhooks?.enqueue([WebhookEvents.order(order, at: order.updatedAt)])
         return order
@@ -146,7 +147,7 @@ extension RoomHub {
     /// and with `custom` everyone else gets it as a high-priority custom message.
     private func popped(_ popUp: PopUp, in roomId: String, by session: SessionID, custom: Bool) async {
         send(.onPopProduct(itemNumber: popUp.itemNumber, code: 0, message: "ok", data: popUp.data), to: session)
-        guard let room = rooms.byKey[roomId] else { return }
+        guard let room = seats.room(roomId) else { return }
         await room.broadcast(.onPopUpChanged(userId: popUp.userId, itemNumber: popUp.itemNumber, data: popUp.data))
         if custom {
             let data = popUp.data
@@ -156,7 +157,7 @@ extension RoomHub {
 
     /// Expires unpaid reservations; rooms hear of the stock that came back.
     func expireOrders() async {
-        guard let catalogue else { return }
+        guard let catalogue = store else { return }
         do {
             for (roomId, product, order) in try await catalogue.expireOrders(now: EventTime.now().unixMillis) {
                 productChanged(product, in: roomId)
@@ -169,7 +170,7 @@ extension RoomHub {
 
     /// Sends the room's current pop-up, if one is up, to a newcomer.
     func sendPopUp(to session: SessionID, roomId: String) {
-        guard let catalogue else { return }
+        guard let catalogue = store else { return }
         Task {
             guard let popUp = try? await catalogue.popUp(room: roomId) else { return }
             self.send(.onPopUpChanged(userId: popUp.userId, itemNumber: popUp.itemNumber, data: popUp.data), to: session)
@@ -177,8 +178,12 @@ extension RoomHub {
     }
 
     /// Sends `event` to everyone in the room (encoded once).
-    nonisolated func broadcast(_ event: ServerEvent, in roomId: String) async {
+    private func broadcast(_ event: ServerEvent, in roomId: String) async {
         await seats.room(roomId)?.broadcast(event)
+    }
+
+    private func send(_ event: ServerEvent, to session: SessionID) {
+        outboxes.send(event, to: [session])
     }
 
     static func catalogueError(_ error: any Error) -> LiveRoomError {
@@ -186,18 +191,10 @@ extension RoomHub {
     }
 
     func productChanged(_ product: Product, in roomId: String) {
-        shops.shop(roomId).changed(product, hub: self)
+        shop(roomId).changed(product, seats: seats)
     }
 
     func productRemoved(_ itemNumber: Int, in roomId: String) {
-        shops.shop(roomId).removed(itemNumber, hub: self)
-    }
-
-    /// Tells a room what its shop gathered: everyone the changed products, the anchors the sales.
-    /// (Straight to the room's actor: a sale's news does not pass the hub.)
-    nonisolated func tell(_ news: (room: ServerEvent?, anchors: ServerEvent?), in roomId: String) async {
-        guard let room = seats.room(roomId) else { return }
-        if let event = news.room { await room.broadcast(event) }
-        if let event = news.anchors { await room.tellAnchors(event) }
+        shop(roomId).removed(itemNumber, seats: seats)
     }
 }

@@ -154,7 +154,7 @@ extension RoomHub {
     /// new one, which reaches the room's new home), and tasks whose runner or room was there.
     func nodesAlive(_ alive: Set<String>) async {
         for node in seats.linkedNodes.subtracting([nodes.nodeId]).subtracting(alive) { await pkPeerLost(node) }
-        playbackHomesAlive(alive)
+        await mediaSessions.playbackHomesAlive(alive)
         await tasks.taskHostsAlive(alive)
     }
 
@@ -169,5 +169,33 @@ extension RoomHub {
             ended = ended || endedHere == true
         }
         if ended { logger.warning("PK links with a lost node ended", metadata: [LogKey.node: "\(node)"]) }
+    }
+}
+
+extension RoomHub {
+    /// What the battles tell: an event for everyone in a battle's rooms (a side in a room on
+    /// another node hears it through that room's home), or a refusal for its starter.
+    func battleEvent(_ event: PKBattles.Event) async {
+        switch event {
+        case .refused(let session, let error):
+            send(.error(error, requestType: "startPKBattle"), to: session)
+        case .announce(let sides, let name, let fields):
+            for side in sides {
+                if announceElsewhere(name, fields, to: side, from: sides[0]) { continue }
+                await rooms.byKey[side.roomId]?.broadcast(.onPKBattle(name: name, fields: fields))
+            }
+        }
+    }
+
+    /// PK requests nobody answered in time get their answer (-3326).
+    func expirePKRequests() async {
+        for room in rooms.byKey.values {
+            await room.update { $0.expirePKRequests(now: .now) }
+        }
+    }
+
+    /// The PK links of a room, for DescribeRoom.
+    func pkLinks(of roomId: String) async -> [PKLink] {
+        await rooms.byKey[roomId]?.read { $0.pkLinks(of: roomId) } ?? []
     }
 }

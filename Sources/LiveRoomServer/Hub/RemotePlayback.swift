@@ -28,7 +28,7 @@ struct RemotePlayback: Sendable {
     static let ownerHeader = "x-liveroom-media-owner"
 }
 
-extension RoomHub {
+extension MediaSessions {
     /// V: a peer connection made here for a session on the room's home.
     func startRemotePlayback(owner: UInt64, _ playback: RemotePlayback) {
         httpSessions.remote[owner] = playback

@@ -9,8 +9,9 @@ import LiveRoomWebhooks
 /// (``PKPeerCommand``), on this node as on another.
 ///
 /// The room carries out what concerns it alone (its members' messages, its records and seats,
-/// its webhooks) and hands the hub what spans the node (``RoomWork``): media, catalogue
-/// commands, battles, messages for other rooms, and its publishers when they change.
+/// its webhooks), hands its media commands to ``MediaSessions``, and hands the hub what spans
+/// the node (``RoomWork``): catalogue commands, battles, messages for other rooms, and its
+/// publishers when they change.
 actor Room {
     let key: String
     /// Runs the actor's jobs on a lane of their own.
@@ -26,9 +27,9 @@ actor Room {
     /// The publishers (as a mix sees them) and linked rooms' nodes the hub last heard of.
     private var told = RoomPublishers(anchors: [], homes: [:])
 
-    init(key: String, configuration: RoomsStateMachine.Configuration, hub: RoomHub, services: HubServices) {
+    init(key: String, hub: RoomHub, services: HubServices) {
         self.key = key
-        var configuration = configuration
+        var configuration = services.settings.rooms
         configuration.roomsOnOtherNodes = true
         machine = RoomsStateMachine(configuration: configuration)
         self.hub = hub
@@ -91,10 +92,12 @@ actor Room {
     }
 
     /// Carries out the machine's actions: messages to the members, records, seats and webhooks
-    /// here, in order; the rest to the hub, in one piece, which this room waits for (so that
-    /// the hub takes each room's work in the order the room made it).
+    /// here, in order; the media commands to the media sessions and the rest to the hub, each
+    /// in one piece, which this room waits for (so that each takes the room's work in the
+    /// order the room made it).
     func execute(_ actions: [RoomsStateMachine.Action]) async {
         var records: [RoomRecord] = []
+        var media: [(command: MediaCommand, home: String?)] = []
         var work = RoomWork()
         // A room's broadcast is one event to many sessions in a row: encoded once.
         var encoded: (event: ServerEvent, text: String)?
@@ -106,7 +109,7 @@ actor Room {
             case .record(let record):
                 records.append(record)
             case .media(let command):
-                work.media.append((command, home: mediaHome(of: command)))
+                media.append((command, home: mediaHome(of: command)))
             case .catalogue(let command):
                 work.catalogue.append(command)
             case .battle(let command):
@@ -131,11 +134,13 @@ actor Room {
                 work.publishers = now
             }
         }
+        if !media.isEmpty { await services.media.carryOut(media) }
         guard !work.isEmpty, let hub else { return }
         await hub.carryOut(work, from: self)
     }
 
-    /// The node a subscription's publisher lives on when it is a PK anchor of another room.
+    /// The node a subscription's publisher lives on when it is a PK anchor of another room
+    /// (this node's id when that room is here too).
     private func mediaHome(of command: MediaCommand) -> String? {
         guard case .subscribe(_, let roomId, _, _, _) = command, roomId != key else { return nil }
         return machine.remoteNode(ofRoom: roomId)
@@ -144,9 +149,6 @@ actor Room {
 
 /// What a room hands the hub after an event, in the order the room made it.
 struct RoomWork: Sendable {
-    /// Media commands, each with the node of its publisher when that is another room's PK
-    /// anchor (this node's id when that room is here too).
-    var media: [(command: MediaCommand, home: String?)] = []
     var catalogue: [CatalogueCommand] = []
     var battles: [PKBattleCommand] = []
     var peers: [PKPeerCommand] = []
@@ -156,7 +158,7 @@ struct RoomWork: Sendable {
     var closed = false
 
     var isEmpty: Bool {
-        media.isEmpty && catalogue.isEmpty && battles.isEmpty && peers.isEmpty && publishers == nil && !closed
+        catalogue.isEmpty && battles.isEmpty && peers.isEmpty && publishers == nil && !closed
     }
 }
 

@@ -1,16 +1,15 @@
 import Foundation
-import LiveRoomCommerce
 import LiveRoomCore
 import LiveRoomProtocol
-import LiveRoomPublishTasks
 import Logging
 import NIOCore
 import NIOPosix
 
 /// The directory of this node's rooms (``Room``, one actor each) and what spans them: it admits
-/// enters under the server's limits, routes what concerns a room to its actor, carries out the
-/// media, catalogue, battle and PK work the rooms hand it, and tells the rooms' publish tasks
-/// (``RoomTasks``, beside it) their publishers.
+/// enters under the server's limits, routes what concerns a room to its actor, carries messages
+/// between rooms (PKPeers.swift), hands the shops a room's catalogue commands and the battles its
+/// battle commands, and tells the rooms' publish tasks (``RoomTasks``, beside it) their
+/// publishers. A room hands its media commands to ``MediaSessions`` itself.
 ///
 /// The hub runs on a thread of its own (``executorLoop``), not in the shared pool of Swift
 /// tasks; the rooms run on their lanes, so a busy room delays neither the hub nor another room.
@@ -28,46 +27,36 @@ actor RoomHub {
     var rooms: LocalRooms
     /// The rooms' publish media stream tasks.
     let tasks: RoomTasks
-    /// What the hub was given to work with, fixed at start.
+    /// What the hub, the rooms and the tasks work with, fixed at start.
     let services: HubServices
     let logger: Logger
-    private(set) var media: (any MediaPort)?
-    /// The signaling connections' next session id and relays.
+    /// The signaling connections' next session id and settings.
     var connections: Connections
-    /// WHEP sessions that are not a signaling session's own (RoomHub+HTTPSessions.swift, RemotePlayback.swift).
-    var httpSessions = HTTPSessions()
     /// The other nodes (cluster mode), or none.
     private(set) var nodes: any OtherNodes = SingleNode()
 
-    /// (HubState.swift has the initialiser that makes the services from their settings.)
-    init(
-        services: HubServices, configuration: RoomsStateMachine.Configuration, tasksConfiguration: PublishTasksStateMachine.Configuration,
-        connections: Connections, nodeId: String?, logger: Logger
-    ) {
+    init(services: HubServices, logger: Logger) {
         self.services = services
-        self.connections = connections
-        self.rooms = LocalRooms(template: RoomsStateMachine(configuration: configuration))
-        self.tasks = RoomTasks(configuration: tasksConfiguration, rooms: configuration, nodeId: nodeId, services: services, logger: logger)
+        connections = Connections(maxOutboxBytes: services.settings.maxOutboxBytes, reconnectGrace: services.settings.reconnectGrace)
+        rooms = LocalRooms(template: RoomsStateMachine(configuration: services.settings.rooms))
+        tasks = RoomTasks(services: services, logger: logger)
         self.logger = logger
     }
 
     // What the hub was given, by name.
-    var recorder: RoomRecorder { services.recorder }
-    var webhooks: WebhookService? { services.webhooks }
-    var catalogue: (any ShopStore)? { services.catalogue }
+    nonisolated var mediaSessions: MediaSessions { services.media }
     nonisolated var shops: RoomShops { services.shops }
     nonisolated var seats: Seats { services.seats }
     nonisolated var outboxes: Outboxes { services.outboxes }
-    nonisolated var replays: ReplayRecorder { services.replays }
     nonisolated var battles: PKBattles { services.battles }
 
     var configuration: RoomsStateMachine.Configuration { rooms.template.configuration }
-    var sdkAppId: UInt64 { configuration.sdkAppId }
 
     /// Joins the other nodes of a cluster: rooms that empty here are released for their next
     /// enter, PK links, tasks and WHEP sessions may span nodes.
     func attach(_ nodes: any OtherNodes) async {
         self.nodes = nodes
+        await mediaSessions.attach(nodes)
         await tasks.attach(nodes)
     }
 
@@ -83,9 +72,9 @@ actor RoomHub {
 
     /// Connects the media port; until then media requests get an error and no replay is recorded.
     func attach(_ media: any MediaPort) async {
-        self.media = media
+        await mediaSessions.attach(media, hub: self)
         await tasks.attach(self, media: media)
-        await replays.attach(media) { [weak self] product, roomId in await self?.productChanged(product, in: roomId) }
+        await services.replays.attach(media) { [shops] product, roomId in shops.productChanged(product, in: roomId) }
     }
 
     /// A new session id (a connection, a WHIP/WHEP client, a task's robot user).
@@ -109,14 +98,10 @@ actor RoomHub {
 
     /// The connection closed: leave its room, drop its outbox.
     func disconnect(_ session: SessionID) async {
-        if let room = seats.room(of: session) {
-            await room.update { $0.disconnected(session, at: .now()) }
-        } else {
-            carryOut(.closeSession(session), home: nil)
-        }
+        let room = seats.room(of: session)
+        await room?.update { $0.disconnected(session, at: .now()) }
+        await mediaSessions.disconnected(session, inRoom: room != nil)
         outboxes.remove(session)?.close()
-        connections.relayed.remove(session)
-        connections.relayRequests = connections.relayRequests.filter { $0.value.session != session }
     }
 
     /// The connection dropped without exitRoom (a network change, a dead link): its user keeps
@@ -146,7 +131,7 @@ actor RoomHub {
                 send(.error(error, requestType: "enterRoom"), to: session)
             case .entered:
                 // A newcomer gets the room's current pop-up right after onEnterRoom.
-                sendPopUp(to: session, roomId: params.room.key)
+                shops.sendPopUp(to: session, roomId: params.room.key)
             }
         case .room(let request):
             if let room = seats.room(of: session) {
@@ -199,7 +184,7 @@ actor RoomHub {
 
     /// A new room's actor.
     private func open(_ key: String) -> Room {
-        let room = Room(key: key, configuration: configuration, hub: self, services: services)
+        let room = Room(key: key, hub: self, services: services)
         rooms.byKey[key] = room
         seats.add(room)
         return room
@@ -276,7 +261,7 @@ actor RoomHub {
                 send(.error(LiveRoomError(ErrorCode.roomMovedToAnotherNode, "the room lives on another node; reconnect to reach it")), to: session)
                 outbox.hangUp(reason: "the room lives on another node")
             } else {
-                await leaveForHTTP(session)
+                await mediaSessions.leaveForHTTP(session)
             }
         }
     }
@@ -292,8 +277,7 @@ actor RoomHub {
 
     /// What a room handed over after an event: carried out in the order it came.
     func carryOut(_ work: RoomWork, from room: Room) async {
-        for (command, home) in work.media { carryOut(command, home: home) }
-        for command in work.catalogue { carryOut(command) }
+        for command in work.catalogue { shops.carryOut(command) }
         for command in work.battles { Task { await battles.start(command, for: self) } }
         if let publishers = work.publishers {
             seats.setLinkedHomes(of: room.key, publishers.homes)
@@ -302,6 +286,24 @@ actor RoomHub {
         if work.closed { closed(room, emptied: true) }
         for command in work.peers { await carryOut(command, from: room) }
     }
+}
+
+/// The rooms of this node, by key, and what their directory keeps.
+struct LocalRooms {
+    /// The rooms' settings; its machine holds no room (it checks enters before they reach a room).
+    let template: RoomsStateMachine
+    var byKey: [String: Room] = [:]
+    /// Enters on their way to a room, by user and room (counted among the user's rooms meanwhile).
+    var entering = UserRooms()
+}
+
+/// The signaling connections.
+struct Connections {
+    var nextSession: SessionID = 1
+    /// The most bytes of messages that may wait for one connection.
+    let maxOutboxBytes: Int
+    /// How long a dropped signaling connection's user keeps its seat.
+    let reconnectGrace: Duration
 }
 
 extension EventTime {

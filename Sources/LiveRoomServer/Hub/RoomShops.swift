@@ -3,6 +3,7 @@ import LiveRoomCommerce
 import LiveRoomCore
 import LiveRoomProtocol
 import LiveRoomWebhooks
+import Logging
 import Synchronization
 
 /// One room's shop beside the room hub. Its purchases come here straight from the buyers'
@@ -83,60 +84,76 @@ final class RoomShop: Sendable {
 
     /// A product changed (an edit, stock back from an order, a replay): the room hears it, and
     /// whether it is sold out is asked of the store again.
-    func changed(_ product: Product, hub: RoomHub) {
+    func changed(_ product: Product, seats: Seats) {
         soldOut.withLock { $0.changed(product.itemNumber) }
-        note({ $0.changed(product) }, hub: hub)
+        note({ $0.changed(product) }, seats: seats)
     }
 
-    func removed(_ itemNumber: Int, hub: RoomHub) {
+    func removed(_ itemNumber: Int, seats: Seats) {
         soldOut.withLock { $0.changed(itemNumber) }
-        note({ $0.removed(itemNumber) }, hub: hub)
+        note({ $0.removed(itemNumber) }, seats: seats)
     }
 
     /// A purchase of `order` left `product`: the anchors hear the sale, everyone the stock.
-    func sold(_ order: Order, leaving product: Product, hub: RoomHub) {
+    func sold(_ order: Order, leaving product: Product, seats: Seats) {
         note(
             {
                 $0.sold(order.itemNumber, quantity: order.quantity, stockLeft: product.stock)
                 $0.changed(product)
-            }, hub: hub)
+            }, seats: seats)
     }
 
-    /// Notes a change for the room; the first of an interval schedules the telling.
-    private func note(_ change: (inout ShopNews) -> Void, hub: RoomHub) {
+    /// Notes a change for the room; the first of an interval schedules the telling: everyone
+    /// hears the changed products, the anchors the sales, straight from the room's actor (a
+    /// sale's news passes no hub).
+    private func note(_ change: (inout ShopNews) -> Void, seats: Seats) {
         let first = news.withLock { state in
             change(&state.news)
             defer { state.scheduled = true }
             return !state.scheduled
         }
         guard first else { return }
-        Task { [weak hub] in
+        Task {
             try? await Task.sleep(for: Self.newsInterval)
-            let events = self.news.withLock { state in
+            let news = self.news.withLock { state in
                 state.scheduled = false
                 return state.news.take()
             }
-            await hub?.tell(events, in: self.roomId)
+            guard let room = seats.room(self.roomId) else { return }
+            if let event = news.room { await room.broadcast(event) }
+            if let event = news.anchors { await room.tellAnchors(event) }
         }
     }
 }
 
-/// The rooms' shops, by room key, and what every purchase needs: the store, how long an order
-/// holds its stock, where webhooks go.
+/// The rooms' shops, by room key, and what every purchase and catalogue command needs: the
+/// store, how long an order holds its stock, where webhooks go, the rooms and connections to
+/// tell, the replays to start and stop. Catalogue commands are in Catalogue.swift.
 final class RoomShops: Sendable {
     let store: (any ShopStore)?
     let reservation: Duration
     let webhooks: WebhookService?
+    let seats: Seats
+    let outboxes: Outboxes
+    let replays: ReplayRecorder
+    let logger: Logger
     private let shops = Mutex<[String: RoomShop]>([:])
     /// Each room's last catalogue command, which the next one waits for (kept past the room's
     /// end, until it has run: a command of a room that ended is still ordered before the next
     /// room of that id's).
     private let commands = Mutex((last: [String: (id: Int, task: Task<Void, Never>)](), next: 0))
 
-    init(store: (any ShopStore)?, reservation: Duration, webhooks: WebhookService?) {
+    init(
+        store: (any ShopStore)?, reservation: Duration, webhooks: WebhookService?, seats: Seats, outboxes: Outboxes, replays: ReplayRecorder,
+        logger: Logger
+    ) {
         self.store = store
         self.reservation = reservation
         self.webhooks = webhooks
+        self.seats = seats
+        self.outboxes = outboxes
+        self.replays = replays
+        self.logger = logger
     }
 
     /// The room's shop, made on first use.
@@ -173,18 +190,17 @@ final class RoomShops: Sendable {
     /// Queues a purchase in its room's shop (``RoomShop/submit(_:on:carryOut:)``): once a worker is
     /// free it reserves stock (the store commits before the answer), answers the buyer through
     /// `answer`, and notes the sale for the anchors and the new stock for the room.
-    func buy(roomId: String, userId: String, itemNumber: Int, quantity: Int, requestId: String?, answer: ConnectionOutbox, hub: RoomHub) {
+    func buy(roomId: String, userId: String, itemNumber: Int, quantity: Int, requestId: String?, answer: ConnectionOutbox) {
         let shop = shop(roomId)
         let purchase = PendingPurchase(request: PurchaseRequest(itemNumber: itemNumber, quantity: quantity, userId: userId, requestId: requestId), answer: answer)
-        shop.submit(purchase, on: hub.seats.lane(of: roomId)) { [weak hub] batch in
-            guard let hub else { return }
-            await self.reserve(batch, in: shop, hub: hub)
+        shop.submit(purchase, on: seats.lane(of: roomId)) { batch in
+            await self.reserve(batch, in: shop)
         }
     }
 
     /// Answers what memory can (an item known sold out), and asks the store for the rest in one
     /// batch.
-    private func reserve(_ batch: [PendingPurchase], in shop: RoomShop, hub: RoomHub) async {
+    private func reserve(_ batch: [PendingPurchase], in shop: RoomShop) async {
         func send(_ purchase: PendingPurchase, code: Int, message: String, order: Order? = nil, stockLeft: Int? = nil) {
             let request = purchase.request
             let event = ServerEvent.onBuyResult(
@@ -221,9 +237,9 @@ final class RoomShops: Sendable {
                     events.append(WebhookEvents.productSoldOut(roomKey: shop.roomId, itemNumber: order.itemNumber, at: order.createdAt))
                     soldOut.insert(order.itemNumber)
                 }
-                shop.sold(order, leaving: product, hub: hub)
+                shop.sold(order, leaving: product, seats: seats)
             case .failure(let error):
-                let error = RoomHub.catalogueError(error)
+                let error = Self.catalogueError(error)
                 send(purchase, code: error.code, message: error.message)
                 if error.code == ErrorCode.soldOut { soldOut.insert(purchase.request.itemNumber) }
             }

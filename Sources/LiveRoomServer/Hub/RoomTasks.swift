@@ -24,24 +24,21 @@ actor RoomTasks {
     private(set) var media: (any MediaPort)?
     private(set) var nodes: any OtherNodes = SingleNode()
 
-    /// `tasksConfiguration`'s task id prefix is replaced by a random one per server run, so
+    /// The tasks' settings' task id prefix is replaced by a random one per server run, so
     /// task ids stay unique across restarts; in cluster mode it begins with `nodeId` and `~`,
     /// so that an admin call naming the task reaches the node running it through any node.
-    init(
-        configuration: PublishTasksStateMachine.Configuration, rooms: RoomsStateMachine.Configuration, nodeId: String?, services: HubServices,
-        logger: Logger
-    ) {
-        var configuration = configuration
-        configuration.taskIdPrefix = (nodeId.map { ClusterForwarding.taskIdPrefix(node: $0) } ?? "") + String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 36) + "-"
+    init(services: HubServices, logger: Logger) {
+        var configuration = services.settings.tasks
+        configuration.taskIdPrefix = (services.settings.nodeId.map { ClusterForwarding.taskIdPrefix(node: $0) } ?? "") + String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 36) + "-"
         tasks = PublishTasksStateMachine(configuration: configuration)
-        self.configuration = rooms
+        self.configuration = services.settings.rooms
         self.services = services
         self.logger = logger
     }
 
     var webhooks: WebhookService? { services.webhooks }
-    var egress: EgressResolver { services.egress }
-    var imageDirectory: String? { services.imageDirectory }
+    var egress: EgressResolver { services.settings.egress }
+    var imageDirectory: String? { services.settings.imageDirectory }
 
     /// The hub robots enter through, and the media port runners and taps work with.
     func attach(_ hub: RoomHub, media: any MediaPort) {

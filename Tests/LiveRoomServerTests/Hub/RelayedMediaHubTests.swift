@@ -32,7 +32,7 @@ struct RelayedMediaHubTests {
         host.send(.publish(sdp: "offer"))
         _ = try await host.next("onPublishAnswer")
         let fan = await Client(hub: h.hub)
-        await h.hub.markRelayed(fan.session)
+        await h.hub.mediaSessions.markRelayed(fan.session)
         fan.send(.enterRoom(EnterRoomParams(sdkAppId: HubHarness.appId, userId: "fan", userSig: HubHarness.sig("fan"), roomId: 0, strRoomId: "room1", role: .audience)))
         _ = try await fan.next("onEnterRoom")
 
@@ -48,21 +48,21 @@ struct RelayedMediaHubTests {
         #expect(!h.media.calls.contains { if case .subscribe = $0 { true } else { false } }, "not on this node's media port")
 
         // An answer to another request, or on a connection that is not relayed, is ignored.
-        await h.hub.nodeFrame(NodeMessage.media(NodeMediaFrame(kind: .answer, id: id + 1, sdp: "forged")).text, from: fan.session)
-        await h.hub.nodeFrame(NodeMessage.media(NodeMediaFrame(kind: .answer, id: id, sdp: "forged")).text, from: host.session)
-        await h.hub.nodeFrame(NodeMessage.media(NodeMediaFrame(kind: .answer, id: id, sdp: "the relaying node's answer")).text, from: fan.session)
+        await h.hub.mediaSessions.nodeFrame(NodeMessage.media(NodeMediaFrame(kind: .answer, id: id + 1, sdp: "forged")).text, from: fan.session)
+        await h.hub.mediaSessions.nodeFrame(NodeMessage.media(NodeMediaFrame(kind: .answer, id: id, sdp: "forged")).text, from: host.session)
+        await h.hub.mediaSessions.nodeFrame(NodeMessage.media(NodeMediaFrame(kind: .answer, id: id, sdp: "the relaying node's answer")).text, from: fan.session)
         let answer = try await fan.next("onSubscribeAnswer")
         #expect(answer["userId"] == "host" && answer["sdp"] == "the relaying node's answer")
         #expect(!host.events.contains { $0["event"] == "onSubscribeAnswer" })
         // Answered once.
-        await h.hub.nodeFrame(NodeMessage.media(NodeMediaFrame(kind: .answer, id: id, sdp: "again")).text, from: fan.session)
+        await h.hub.mediaSessions.nodeFrame(NodeMessage.media(NodeMediaFrame(kind: .answer, id: id, sdp: "again")).text, from: fan.session)
 
         // An ICE restart of the subscription goes there too.
         fan.send(.restartIce(userId: "host", sdp: "a restart offer"))
         let restart: NodeMediaFrame
         (restart, seen) = try await nodeFrame(fan, "restartIce", after: seen)
         #expect(restart.publisherId == "host" && restart.sdp == "a restart offer")
-        await h.hub.nodeFrame(NodeMessage.media(NodeMediaFrame(kind: .answer, id: restart.id, error: "no such subscription")).text, from: fan.session)
+        await h.hub.mediaSessions.nodeFrame(NodeMessage.media(NodeMediaFrame(kind: .answer, id: restart.id, error: "no such subscription")).text, from: fan.session)
         let refused = try await fan.next("onError") { $0["requestType"] == "restartIce" }
         #expect(refused["errCode"]?.intValue == ErrorCode.badSessionDescription)
 

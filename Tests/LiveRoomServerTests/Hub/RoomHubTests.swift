@@ -25,10 +25,9 @@ struct HubHarness {
 
     init(maxAnchors: Int = 50, maxRoomsPerUser: Int = 10, maxRooms: Int = 1000) async throws {
         let logger = Logger(label: "hub-test")
-        hub = RoomHub(
-            configuration: .init(
-                sdkAppId: Self.appId, secretKey: Self.secret, maxAnchorsPerRoom: maxAnchors, maxRoomsPerUser: maxRoomsPerUser, maxRooms: maxRooms),
-            recorder: RoomRecorder(store: try RoomStore(), logger: logger), logger: logger)
+        let settings = HubSettings(
+            rooms: .init(sdkAppId: Self.appId, secretKey: Self.secret, maxAnchorsPerRoom: maxAnchors, maxRoomsPerUser: maxRoomsPerUser, maxRooms: maxRooms))
+        hub = RoomHub(services: HubServices(settings: settings, recorder: RoomRecorder(store: try RoomStore(), logger: logger), logger: logger), logger: logger)
         await hub.attach(media)
     }
 
@@ -197,19 +196,19 @@ struct RoomHubTests {
     @Test func whipPublishesAndWhepPlays() async throws {
         let h = try await HubHarness()
         let fan = try await h.entered("fan")
-        let (session, answer) = try await h.hub.enterForHTTP(
+        let (session, answer) = try await h.hub.mediaSessions.enterForHTTP(
             roomId: "room1", userId: "camera", userSig: HubHarness.sig("camera"), publish: true, anchor: nil, offer: "offer")
         #expect(answer == "answer to camera")
         try await fan.next("onUserVideoAvailable") { $0["userId"] == "camera" }
-        #expect(await h.hub.isHTTPSession(session, roomId: "room1", userId: "camera"))
-        #expect(await !h.hub.isHTTPSession(fan.session, roomId: "room1", userId: "fan"), "a WebSocket session is not a WHIP resource")
+        #expect(await h.hub.mediaSessions.isHTTPSession(session, roomId: "room1", userId: "camera"))
+        #expect(await !h.hub.mediaSessions.isHTTPSession(fan.session, roomId: "room1", userId: "fan"), "a WebSocket session is not a WHIP resource")
 
-        let (viewer, played) = try await h.hub.enterForHTTP(
+        let (viewer, played) = try await h.hub.mediaSessions.enterForHTTP(
             roomId: "room1", userId: "viewer", userSig: HubHarness.sig("viewer"), publish: false, anchor: nil, offer: "offer")
         #expect(played == "answer for camera")
         #expect(h.media.calls.contains(.subscribe(owner: viewer, roomId: "room1", publisherId: "camera")))
 
-        await h.hub.leaveForHTTP(session)
+        await h.hub.mediaSessions.leaveForHTTP(session)
         try await fan.next("onRemoteUserLeaveRoom") { $0["userId"] == "camera" }
         #expect(h.media.calls.contains(.close(owner: session)))
     }
@@ -223,22 +222,22 @@ struct RoomHubTests {
         host.send(.publish(sdp: "offer"))
         try await host.next("onPublishAnswer")
         let fan = try await h.entered("fan")
-        let (resource, answer) = try await h.hub.enterForHTTP(
+        let (resource, answer) = try await h.hub.mediaSessions.enterForHTTP(
             roomId: "room1", userId: "fan", userSig: HubHarness.sig("fan"), publish: false, anchor: "host", offer: "offer")
         #expect(answer == "answer for host")
         #expect(h.media.calls.contains(.subscribe(owner: fan.session, roomId: "room1", publisherId: "host")))
         #expect(resource != fan.session)
-        #expect(await h.hub.isHTTPSession(resource, roomId: "room1", userId: "fan"))
-        #expect(await !h.hub.isHTTPSession(resource, roomId: "room1", userId: "host"))
+        #expect(await h.hub.mediaSessions.isHTTPSession(resource, roomId: "room1", userId: "fan"))
+        #expect(await !h.hub.mediaSessions.isHTTPSession(resource, roomId: "room1", userId: "host"))
         #expect(await h.hub.describe("room1")?.users.map(\.userId).sorted() == ["fan", "host"])
         // A bad UserSig is refused even though the user is in the room.
-        await #expect(throws: RoomHub.HTTPRefusal.self) {
-            _ = try await h.hub.enterForHTTP(roomId: "room1", userId: "fan", userSig: "garbage", publish: false, anchor: "host", offer: "offer")
+        await #expect(throws: MediaSessions.HTTPRefusal.self) {
+            _ = try await h.hub.mediaSessions.enterForHTTP(roomId: "room1", userId: "fan", userSig: "garbage", publish: false, anchor: "host", offer: "offer")
         }
-        await h.hub.leaveForHTTP(resource)
+        await h.hub.mediaSessions.leaveForHTTP(resource)
         #expect(h.media.calls.contains(.unsubscribe(owner: fan.session, publisherId: "host")))
         #expect(!h.media.calls.contains(.close(owner: fan.session)))
-        #expect(await !h.hub.isHTTPSession(resource, roomId: "room1", userId: "fan"))
+        #expect(await !h.hub.mediaSessions.isHTTPSession(resource, roomId: "room1", userId: "fan"))
         // The signaling session is still in the room and hears it.
         host.send(.sendCustomCmdMsg(CustomCmdMsg(cmdID: 1, data: "still here")))
         try await fan.next("onRecvCustomCmdMsg") { $0["data"] == "still here" }
@@ -255,7 +254,7 @@ struct RoomHubTests {
         }
         // Before the link, roomB's anchor is not roomA's to play.
         do {
-            _ = try await h.hub.enterForHTTP(roomId: "roomA", userId: "early", userSig: HubHarness.sig("early"), publish: false, anchor: "hostB", offer: "offer")
+            _ = try await h.hub.mediaSessions.enterForHTTP(roomId: "roomA", userId: "early", userSig: HubHarness.sig("early"), publish: false, anchor: "hostB", offer: "offer")
             Issue.record("hostB played in roomA without a link")
         } catch {
             #expect(error.status == 404, "\(error.message)")
@@ -265,10 +264,10 @@ struct RoomHubTests {
         #expect(linked["errCode"] == 0, "\(linked.jsonText)")
         let fan = try await h.entered("fan", room: "roomA")
         try await fan.next("onUserVideoAvailable") { $0["userId"] == "hostB" }
-        _ = try await h.hub.enterForHTTP(roomId: "roomA", userId: "fan", userSig: HubHarness.sig("fan"), publish: false, anchor: "hostB", offer: "offer")
+        _ = try await h.hub.mediaSessions.enterForHTTP(roomId: "roomA", userId: "fan", userSig: HubHarness.sig("fan"), publish: false, anchor: "hostB", offer: "offer")
         #expect(h.media.calls.contains(.subscribe(owner: fan.session, roomId: "roomB", publisherId: "hostB")))
         // A WHEP-only viewer plays it too.
-        let (viewer, _) = try await h.hub.enterForHTTP(
+        let (viewer, _) = try await h.hub.mediaSessions.enterForHTTP(
             roomId: "roomA", userId: "viewer", userSig: HubHarness.sig("viewer"), publish: false, anchor: "hostB", offer: "offer")
         #expect(h.media.calls.contains(.subscribe(owner: viewer, roomId: "roomB", publisherId: "hostB")))
     }
@@ -276,9 +275,9 @@ struct RoomHubTests {
     @Test func refusedWHIPAndWHEPEntersGetAnHTTPStatus() async throws {
         let h = try await HubHarness(maxAnchors: 1)
         _ = try await h.entered("host", role: .anchor)
-        func refusal(_ user: String, sig: String? = nil, publish: Bool = true, anchor: String? = nil, room: String = "room1") async -> RoomHub.HTTPRefusal? {
+        func refusal(_ user: String, sig: String? = nil, publish: Bool = true, anchor: String? = nil, room: String = "room1") async -> MediaSessions.HTTPRefusal? {
             do {
-                _ = try await h.hub.enterForHTTP(
+                _ = try await h.hub.mediaSessions.enterForHTTP(
                     roomId: room, userId: user, userSig: sig ?? HubHarness.sig(user), publish: publish, anchor: anchor, offer: "offer")
                 return nil
             } catch {

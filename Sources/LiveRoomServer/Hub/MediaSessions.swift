@@ -5,23 +5,77 @@ import LiveRoomSFU
 import LiveRoomTransport
 import LiveRoomWire
 
-/// The hub's media: the room machine's media commands carried out on the media port, and for a
-/// connection relayed from another node (cluster mode) asked of that node instead.
-extension RoomHub {
+/// The rooms' media beside the hub: the rooms' media commands carried out on the media port
+/// (or, for a connection relayed from another node in cluster mode, asked of that node), and
+/// the WHIP and WHEP sessions (MediaSessions+HTTP.swift, RemotePlayback.swift). It runs on the
+/// hub's thread; a room hands it its media commands itself, in the order it made them.
+actor MediaSessions {
+    nonisolated var unownedExecutor: UnownedSerialExecutor { RoomHub.executorLoop.executor.asUnownedSerialExecutor() }
+
     /// How long a relaying node has to answer a subscription.
     static let nodeAnswerTimeout = Duration.seconds(10)
 
+    private(set) var media: (any MediaPort)?
+    /// The hub, which enters WHIP/WHEP sessions into rooms and numbers them.
+    private(set) weak var hub: RoomHub?
+    /// The other nodes (cluster mode), or none.
+    private(set) var nodes: any OtherNodes = SingleNode()
+    let seats: Seats
+    let outboxes: Outboxes
+    /// The rooms' settings, to check a WHEP session's enter; it holds no room.
+    let template: RoomsStateMachine
+    /// Connections another node relays here (cluster mode): that node makes their subscriptions.
+    private var relayed: Set<SessionID> = []
+    /// Subscriptions asked of a relaying node and not yet answered, by request id.
+    private var relayRequests: [Int: (session: SessionID, publisherId: String, restart: Bool)] = [:]
+    private var nextRelayRequest = 1
+    /// WHEP sessions that are not a signaling session's own (MediaSessions+HTTP.swift, RemotePlayback.swift).
+    var httpSessions = HTTPSessions()
+
+    init(configuration: RoomsStateMachine.Configuration, seats: Seats, outboxes: Outboxes) {
+        template = RoomsStateMachine(configuration: configuration)
+        self.seats = seats
+        self.outboxes = outboxes
+    }
+
+    /// Connects the media port (until then media requests get an error) and the hub.
+    func attach(_ media: any MediaPort, hub: RoomHub) {
+        self.media = media
+        self.hub = hub
+    }
+
+    func attach(_ nodes: any OtherNodes) {
+        self.nodes = nodes
+    }
+
     /// The connection is relayed from another node: its subscriptions' media is served there.
     func markRelayed(_ session: SessionID) {
-        connections.relayed.insert(session)
+        relayed.insert(session)
+    }
+
+    /// A signaling connection closed: its media ends (unless its room ended it already) and
+    /// so do the subscriptions asked of its relaying node.
+    func disconnected(_ session: SessionID, inRoom: Bool) {
+        if !inRoom { carryOut(.closeSession(session), home: nil) }
+        relayed.remove(session)
+        relayRequests = relayRequests.filter { $0.value.session != session }
+    }
+
+    /// A room's media commands, carried out in the order the room made them.
+    func carryOut(_ commands: [(command: MediaCommand, home: String?)]) {
+        for (command, home) in commands { carryOut(command, home: home) }
+    }
+
+    private func send(_ event: ServerEvent, to session: SessionID) {
+        outboxes.send(event, to: [session])
     }
 
     /// A frame of the relaying node on a relayed connection (``NodeMediaFrame``).
     func nodeFrame(_ text: String, from session: SessionID) {
-        guard connections.relayed.contains(session), case .media(let frame)? = try? NodeMessage.parse(text), frame.kind == .answer, let id = frame.id,
-            let request = connections.relayRequests[id], request.session == session
+        guard relayed.contains(session), case .media(let frame)? = try? NodeMessage.parse(text), frame.kind == .answer, let id = frame.id,
+            let request = relayRequests[id], request.session == session
         else { return }
-        connections.relayRequests[id] = nil
+        relayRequests[id] = nil
         switch (frame.sdp, request.restart) {
         case (let sdp?, false):
             send(.onSubscribeAnswer(userId: request.publisherId, sdp: sdp), to: session)
@@ -45,9 +99,9 @@ extension RoomHub {
     /// `mediaHome` names the node whose media port serves the publisher when it is not the room's
     /// home (a PK anchor of a room on another node).
     private func subscribeThroughRelay(session: SessionID, roomId: String?, publisherId: String, sdp: String, restart: Bool = false, mediaHome: String? = nil) {
-        let id = connections.nextRelayRequest
-        connections.nextRelayRequest += 1
-        connections.relayRequests[id] = (session, publisherId, restart)
+        let id = nextRelayRequest
+        nextRelayRequest += 1
+        relayRequests[id] = (session, publisherId, restart)
         sendNodeFrame(
             NodeMediaFrame(kind: restart ? .restartIce : .subscribe, id: id, roomId: roomId, publisherId: publisherId, sdp: sdp, mediaHome: mediaHome), to: session)
         Task { [weak self] in
@@ -57,7 +111,7 @@ extension RoomHub {
     }
 
     private func nodeRequestTimedOut(_ id: Int) {
-        guard let request = connections.relayRequests.removeValue(forKey: id) else { return }
+        guard let request = relayRequests.removeValue(forKey: id) else { return }
         let error =
             request.restart
             ? LiveRoomError(ErrorCode.badSessionDescription, "ICE restart refused: the node the client is connected to did not answer")
@@ -65,7 +119,6 @@ extension RoomHub {
         send(.error(error, requestType: request.restart ? "restartIce" : "subscribe"), to: request.session)
     }
 
-    /// A publisher's connection closed by itself: tell the room.
     /// A peer connection closed by itself (never connected, consent lost, DTLS closed). A
     /// WHIP/WHEP session is its peer connection, so it leaves the room; a signaling client
     /// stays in the room (its membership follows the WebSocket) and only stops publishing.
@@ -100,7 +153,7 @@ extension RoomHub {
                     self.send(.error(LiveRoomError(ErrorCode.badSessionDescription, "publish offer refused: \(error)"), requestType: "publish"), to: session)
                 }
             }
-        case .subscribe(let session, let roomId, _, let publisherId, let sdp) where connections.relayed.contains(session):
+        case .subscribe(let session, let roomId, _, let publisherId, let sdp) where relayed.contains(session):
             // The relaying node makes it; a PK anchor of a room on another node is mirrored from that node.
             switch nodes.mediaAddress(ofHome: home) {
             case .failure(let error): send(.error(error, requestType: "subscribe"), to: session)
@@ -121,7 +174,7 @@ extension RoomHub {
             } catch {
                 send(.error(error, requestType: "subscribe"), to: session)
             }
-        case .restartIce(let session, let publisherId?, let sdp) where connections.relayed.contains(session):
+        case .restartIce(let session, let publisherId?, let sdp) where relayed.contains(session):
             // The subscription lives on the relaying node.
             subscribeThroughRelay(session: session, roomId: nil, publisherId: publisherId, sdp: sdp, restart: true)
         case .restartIce(let session, let publisherId, let sdp):
@@ -141,11 +194,11 @@ extension RoomHub {
             }
         case .unsubscribe(let session, let publisherId, let roomId):
             media.unsubscribe(owner: session, publisherId: publisherId, roomId: roomId)
-            if connections.relayed.contains(session) {
+            if relayed.contains(session) {
                 sendNodeFrame(NodeMediaFrame(kind: .unsubscribe, roomId: roomId, publisherId: publisherId), to: session)
             }
         case .setForwarding(let sessions, let roomId, let publisherId, let audio, let video):
-            for session in sessions where connections.relayed.contains(session) {
+            for session in sessions where relayed.contains(session) {
                 sendNodeFrame(NodeMediaFrame(kind: .forwarding, roomId: roomId, publisherId: publisherId, audio: audio, video: video), to: session)
             }
             media.setForwarding(owners: sessions, publisher: SFURouter.PublisherKey(roomId: roomId, userId: publisherId), audio: audio, video: video)
@@ -154,7 +207,7 @@ extension RoomHub {
         case .closeSession(let session):
             media.close(owner: session)
             endRemoteMedia(of: session)
-            if connections.relayed.contains(session) { sendNodeFrame(NodeMediaFrame(kind: .close), to: session) }
+            if relayed.contains(session) { sendNodeFrame(NodeMediaFrame(kind: .close), to: session) }
         }
     }
 
@@ -179,7 +232,7 @@ extension RoomHub {
     /// A publish was negotiated: answer the publisher, then tell the room, unless the
     /// publisher left or stopped being an anchor meanwhile.
     func published(session: SessionID, roomId: String, userId: String, answer: String, audio: Bool, video: Bool) async {
-        guard let room = rooms.byKey[roomId], await room.published(session: session, userId: userId, answer: answer, audio: audio, video: video) else {
+        guard let room = seats.room(roomId), await room.published(session: session, userId: userId, answer: answer, audio: audio, video: video) else {
             media?.stopPublishing(roomId: roomId, userId: userId)
             return
         }

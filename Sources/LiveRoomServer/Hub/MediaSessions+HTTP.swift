@@ -8,7 +8,7 @@ import NIOCore
 import NIOPosix
 
 /// WHIP and WHEP sessions: a room member without a WebSocket, whose resource is its session.
-extension RoomHub {
+extension MediaSessions {
     // MARK: WHIP and WHEP sessions
 
     /// Why a WHIP or WHEP request was refused: an HTTP status and a readable message.
@@ -72,25 +72,25 @@ extension RoomHub {
         roomId: String, userId: String, userSig: String, privateMapKey: String, publish: Bool, anchor: String?, offer: String,
         mediaOn: RemotePlayback.MediaNode?
     ) async throws(HTTPRefusal) -> (SessionID, String, SFURouter.PublisherKey?) {
-        guard let media else { throw HTTPRefusal(status: 503, message: "the media port is not running") }
-        let session = newSession()
+        guard let media, let hub else { throw HTTPRefusal(status: 503, message: "the media port is not running") }
+        let session = await hub.newSession()
         let roomKey = RoomID.string(roomId).key
         let params = EnterRoomParams(
-            sdkAppId: sdkAppId, userId: userId, userSig: userSig, strRoomId: roomId, role: publish ? .anchor : .audience, privateMapKey: privateMapKey)
+            sdkAppId: template.configuration.sdkAppId, userId: userId, userSig: userSig, strRoomId: roomId, role: publish ? .anchor : .audience, privateMapKey: privateMapKey)
         // The subscription's owner: the user's signaling session, or this new session in the room.
         var owner = session
-        let signaling = publish ? nil : await rooms.byKey[roomKey]?.read { $0.session(of: userId, in: roomKey) }
+        let signaling = publish ? nil : await seats.room(roomKey)?.read { $0.session(of: userId, in: roomKey) }
         if let signaling, outboxes[signaling] != nil {
             do throws(LiveRoomError) {
-                try rooms.template.validate(params, now: EventTime.now().unixSeconds)
+                try template.validate(params, now: EventTime.now().unixSeconds)
             } catch {
                 throw HTTPRefusal(error)
             }
             owner = signaling
-        } else if case .refused(let error) = await enter(params, from: session) {
+        } else if case .refused(let error) = await hub.enter(params, from: session) {
             throw HTTPRefusal(error)
         }
-        guard let room = rooms.byKey[roomKey] else { throw HTTPRefusal(status: 409, message: "room \(roomId.quoted) closed meanwhile") }
+        guard let room = seats.room(roomKey) else { throw HTTPRefusal(status: 409, message: "room \(roomId.quoted) closed meanwhile") }
         if publish {
             do throws(HTTPRefusal) {
                 return (session, try await publishForHTTP(session, in: room, userId: userId, offer: offer, media: media), nil)
@@ -209,6 +209,17 @@ extension RoomHub {
 
     /// Whether `id` is a string room id TRTC takes (the watch page's path).
     func isValidRoomId(_ id: String) -> Bool {
-        rooms.template.isValidStringRoomId(id)
+        template.isValidStringRoomId(id)
     }
+}
+
+/// WHEP sessions that are not simply a session of their own in the room.
+struct HTTPSessions {
+    /// WHEP sessions attached to signaling sessions, by resource id.
+    var attached: [SessionID: MediaSessions.AttachedPlayback] = [:]
+    /// Cluster mode, on a room's home: WHEP sessions here whose media another node makes.
+    var mediaNodes: [SessionID: RemotePlayback.MediaNode] = [:]
+    /// Cluster mode, on the node a WHEP client reached: its peer connections whose session
+    /// (the seat in the room) is on the room's home, by owner.
+    var remote: [UInt64: RemotePlayback] = [:]
 }

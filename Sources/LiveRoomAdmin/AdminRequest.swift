@@ -45,6 +45,11 @@ public enum AdminRequest: Sendable {
     case cancelOrder(orderId: String)
     /// The newest `limit` (1–100) PK battles the room fought in, with their results.
     case describePKBattles(room: RoomID, limit: Int)
+    /// The users who may change the room's shop.
+    case describeShopOwners(room: RoomID)
+    /// Names the users who may change the room's shop (0 to 20; none lets the next anchor to
+    /// enter claim it).
+    case setShopOwners(room: RoomID, userIds: [String])
 
     /// The room whose live state the call reads or changes (its members, its tasks, the events
     /// its clients get), so that a cluster carries the call out on the room's home node; nil
@@ -52,12 +57,12 @@ public enum AdminRequest: Sendable {
     public var liveRoom: RoomID? {
         switch self {
         case .dismissRoom(let room), .removeUsers(let room, _), .describeRoom(let room), .addProduct(let room, _), .modifyProduct(let room, _, _),
-            .removeProduct(let room, _), .removeReplay(let room, _):
+            .removeProduct(let room, _), .removeReplay(let room, _), .setShopOwners(let room, _):
             room
         case .startPublishCdnStream(let request, _):
             RoomID(key: request.roomId)
         case .describeRoomInfo, .updatePublishCdnStream, .stopPublishCdnStream, .describeProducts, .describeOrders, .confirmOrder, .cancelOrder,
-            .describePKBattles:
+            .describePKBattles, .describeShopOwners:
             nil
         }
     }
@@ -66,7 +71,8 @@ public enum AdminRequest: Sendable {
     public static let actions = [
         "DismissRoom", "DismissRoomByStrRoomId", "RemoveUser", "RemoveUserByStrRoomId", "DescribeRoom", "DescribeRoomInfo",
         "StartPublishCdnStream", "UpdatePublishCdnStream", "StopPublishCdnStream", "DescribeProducts", "AddProduct", "ModifyProduct",
-        "RemoveProduct", "RemoveReplay", "DescribeOrders", "ConfirmOrder", "CancelOrder", "DescribePKBattles",
+        "RemoveProduct", "RemoveReplay", "DescribeOrders", "ConfirmOrder", "CancelOrder", "DescribePKBattles", "DescribeShopOwners",
+        "SetShopOwners",
     ]
 
     /// The states `DescribeOrders` may ask for.
@@ -146,6 +152,17 @@ public enum AdminRequest: Sendable {
                 throw CloudAPIError("InvalidParameter.State", "State must be one of \(orderStates.joined(separator: ", ")), not \(state.quoted)")
             }
             return .describeOrders(room: try room(p), state: state, offset: offset, limit: limit)
+        case "DescribeShopOwners":
+            return .describeShopOwners(room: try room(p))
+        case "SetShopOwners":
+            let userIds = try read { () throws(LiveRoomError) in
+                guard let userIds = try p.stringArray("UserIds") else { throw p.missing("UserIds") }
+                return userIds
+            }
+            guard userIds.count <= 20 else {
+                throw CloudAPIError("InvalidParameter.UserIds", "UserIds must hold 0 to 20 user ids, not \(userIds.count)")
+            }
+            return .setShopOwners(room: try room(p), userIds: userIds)
         case "DescribePKBattles":
             return .describePKBattles(room: try room(p), limit: try read { () throws(LiveRoomError) in try p.int("Limit", in: 1...100) ?? 20 })
         case "ConfirmOrder", "CancelOrder":

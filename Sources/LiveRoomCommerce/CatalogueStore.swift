@@ -29,6 +29,47 @@ public protocol CatalogueStore: Sendable {
     func setPopUp(_ popUp: PopUp?, room: String) async throws
     /// The room's current pop-up, if there is one.
     func popUp(room: String) async throws -> PopUp?
+    /// The users who may change the room's shop (``ShopOwners``), sorted.
+    func shopOwners(room: String) async throws -> [String]
+    /// Makes `userId` the shop's owner if it has none yet, in one transaction; the owners after.
+    func claimShop(room: String, userId: String) async throws -> [String]
+    /// Replaces the shop's owners with `owners` (checked by ``ShopOwners/check(_:)``); the owners after.
+    func setShopOwners(_ owners: [String], room: String) async throws -> [String]
+}
+
+/// Who may change a room's shop: its catalogue, pop-ups, replays and battles. The first user to
+/// enter the room as an anchor while its shop has none becomes its owner (TRTC's room owner is
+/// the user who created the room), kept with the catalogue across the room's lives; an owner
+/// grants and revokes others, the admin API names them. Co-hosts brought on mic and other
+/// anchors are not owners unless granted.
+public enum ShopOwners {
+    /// The most owners a shop has.
+    public static let maxPerRoom = 20
+
+    /// `owners` as stored: distinct, sorted, each a user id TRTC takes, at most ``maxPerRoom``.
+    public static func check(_ owners: [String]) throws(LiveRoomError) -> [String] {
+        let distinct = Array(Set(owners)).sorted()
+        guard distinct.count <= maxPerRoom else {
+            throw LiveRoomError(ErrorCode.tooManyShopOwners, "a shop has at most \(maxPerRoom) owners; \(distinct.count) were named")
+        }
+        for userId in distinct where !isUserId(userId) {
+            throw LiveRoomError(ErrorCode.invalidUserId, "owner \(userId.debugDescription.prefix(80)) is not a user id (1-32 letters, digits, _ and -)")
+        }
+        return distinct
+    }
+
+    /// A user id as TRTC takes it: 1–32 bytes of letters, digits, `_` and `-`.
+    static func isUserId(_ userId: String) -> Bool {
+        (1...32).contains(userId.utf8.count)
+            && userId.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || $0 == 0x5F || $0 == 0x2D }
+    }
+
+    /// Refuses a change of the shop by `userId`, who is not among `owners`.
+    public static func require(_ userId: String, among owners: [String], to action: String) throws(LiveRoomError) {
+        guard owners.contains(userId) else {
+            throw LiveRoomError(ErrorCode.notShopOwner, "only the room's shop owners may \(action); \(userId) is not one (an owner grants it with grantShop)")
+        }
+    }
 }
 
 /// The product an anchor presents now: who popped it, when, and the message viewers got.

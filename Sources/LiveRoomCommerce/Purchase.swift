@@ -144,3 +144,81 @@ public struct SoldOutItems: Sendable {
         items[itemNumber] = nil
     }
 }
+
+/// A room's view of its products' stock, for answering a burst at wire speed: the stock the
+/// store last reported for each item and the units that purchases on their way to the store
+/// ask for. A purchase for more than the stock not yet asked for is answered sold out at once,
+/// without waiting for the store or for the purchases before it; the store stays the judge of
+/// the rest (it never sells below zero), and an item whose stock is not known yet is admitted.
+///
+/// So when 10,000 buyers press "buy" for 100 units, about 100 purchases go to the store and the
+/// others hear -7310 as fast as the server reads them. A purchase the store then refuses (a
+/// buyer over the limit) gives its units back to the view when its answer comes.
+public struct StockView: Sendable {
+    struct Item {
+        /// The stock as the store last reported it; nil until it has.
+        var stock: Int?
+        /// Units asked for by purchases admitted and not yet answered.
+        var pending = 0
+        /// The buyers' request ids admitted (user id, NUL, request id): a retry of one is
+        /// admitted again, so that the store answers it with its order.
+        var requests: Set<String> = []
+    }
+
+    private var items: [Int: Item] = [:]
+    /// The most items the view keeps (a room holds at most 500 products): purchases of other
+    /// item numbers (none in the catalogue, or a hostile client's) are admitted uncounted.
+    static let maxItems = 1_024
+    /// The most request ids the view keeps, over all items; later ones are not kept, and a
+    /// retry of one is answered by the view like a new purchase.
+    static let maxRequests = 50_000
+    private var requestCount = 0
+
+    public init() {}
+
+    /// A purchase of `quantity` units of `itemNumber` wants to go to the store: nil admits it
+    /// (its units are counted until ``answered(_:quantity:stockLeft:)``), else the sold-out
+    /// refusal to answer at once.
+    public mutating func admit(_ itemNumber: Int, quantity: Int, userId: String, requestId: String?) -> LiveRoomError? {
+        guard var item = items[itemNumber] ?? (items.count < Self.maxItems ? Item() : nil) else { return nil }
+        let key = requestId.map { userId + "\u{0}" + $0 }
+        defer { items[itemNumber] = item }
+        if let key, item.requests.contains(key) {
+            item.pending += quantity
+            return nil
+        }
+        if let stock = item.stock, item.pending + quantity > stock {
+            let left = max(0, stock - item.pending)
+            return LiveRoomError(
+                ErrorCode.soldOut,
+                left == 0 ? "sold out: every unit left is taken by purchases in progress" : "sold out: \(left) left that no purchase in progress has asked for")
+        }
+        item.pending += quantity
+        if let key, requestCount < Self.maxRequests, item.requests.insert(key).inserted { requestCount += 1 }
+        return nil
+    }
+
+    /// An admitted purchase was answered; `stockLeft` is the stock the store reported with it
+    /// (after it, for a sale; 0 for a sold-out refusal), nil when it said nothing of the stock.
+    public mutating func answered(_ itemNumber: Int, quantity: Int, stockLeft: Int?) {
+        guard var item = items[itemNumber] else { return }
+        item.pending = max(0, item.pending - quantity)
+        if let stockLeft { item.stock = stockLeft }
+        // An item of unknown stock with nothing pending and no request kept is forgotten (it may not exist).
+        items[itemNumber] = item.stock == nil && item.pending == 0 && item.requests.isEmpty ? nil : item
+    }
+
+    /// The store reported an item's stock (a change, an edit, stock back from an order).
+    public mutating func known(_ itemNumber: Int, stock: Int) {
+        guard items[itemNumber] != nil || items.count < Self.maxItems else { return }
+        items[itemNumber, default: Item()].stock = stock
+    }
+
+    /// The item is gone: nothing is known of it.
+    public mutating func removed(_ itemNumber: Int) {
+        items[itemNumber]?.stock = nil
+    }
+
+    /// Units of `itemNumber` asked for by purchases in progress.
+    public func pending(_ itemNumber: Int) -> Int { items[itemNumber]?.pending ?? 0 }
+}

@@ -13,9 +13,11 @@ public enum CatalogueCommand: Sendable, Hashable {
     /// Makes a product the room's current pop-up (and, with `custom`, a custom message too).
     case pop(session: SessionID, roomId: String, userId: String, itemNumber: Int, custom: Bool)
     /// Ends the room's pop-up.
-    case unpop(roomId: String, userId: String)
+    case unpop(session: SessionID, roomId: String, userId: String)
     /// Removes a replay and its file.
     case removeReplay(session: SessionID, roomId: String, replayId: String)
+    /// Makes `userId` one of the room's shop owners (`grant`) or no longer one.
+    case owner(session: SessionID, roomId: String, userId: String, grant: Bool)
     /// Reserves stock for `userId` (anyone in the room may buy), answering with onBuyResult
     /// and telling the anchors (onProductSold) and the room (onProductChanged).
     case buy(session: SessionID, roomId: String, userId: String, itemNumber: Int, quantity: Int, requestId: String?)
@@ -27,7 +29,7 @@ extension CatalogueCommand {
     public var orderedInRoom: String? {
         switch self {
         case .add(_, let roomId, _), .edit(_, let roomId, _, _), .remove(_, let roomId, _), .list(_, let roomId), .pop(_, let roomId, _, _, _),
-            .unpop(let roomId, _), .removeReplay(_, let roomId, _):
+            .unpop(_, let roomId, _), .removeReplay(_, let roomId, _), .owner(_, let roomId, _, _):
             roomId
         case .buy: nil
         }

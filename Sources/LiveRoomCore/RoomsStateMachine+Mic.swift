@@ -288,10 +288,13 @@ extension RoomsStateMachine {
             return [.catalogue(.pop(session: session, roomId: roomId, userId: userId, itemNumber: itemNumber, custom: custom))]
         case .unpopProduct:
             try requireAnchor(userId, in: roomId, to: "end pop-ups")
-            return [.catalogue(.unpop(roomId: roomId, userId: userId))]
+            return [.catalogue(.unpop(session: session, roomId: roomId, userId: userId))]
         case .removeReplay(let replayId):
             try requireAnchor(userId, in: roomId, to: "remove replays")
             return [.catalogue(.removeReplay(session: session, roomId: roomId, replayId: replayId))]
+        case .shopOwner(let target, let grant):
+            // The shop checks that the caller is an owner; the target need not be in the room.
+            return [.catalogue(.owner(session: session, roomId: roomId, userId: target, grant: grant))]
         case .buyProduct(let itemNumber, let quantity, let requestId):
             return [
                 .catalogue(.buy(session: session, roomId: roomId, userId: userId, itemNumber: itemNumber, quantity: quantity, requestId: requestId))

@@ -251,7 +251,7 @@ public struct RoomsStateMachine: Sendable {
                 actions = try sendCustomCmdMsg(message, from: userId, in: roomId, at: now)
             case .publish, .unpublish, .subscribe, .unsubscribe, .restartIce, .muteLocalVideo, .muteLocalAudio:
                 actions = try handleMedia(request, from: session, as: userId, in: roomId)
-            case .addProduct, .editProduct, .removeProduct, .listProducts, .popProduct, .unpopProduct, .removeReplay, .buyProduct:
+            case .addProduct, .editProduct, .removeProduct, .listProducts, .popProduct, .unpopProduct, .removeReplay, .buyProduct, .shopOwner:
                 actions = try handleCatalogue(request, from: session, as: userId, in: roomId)
             case .connectOtherRoom, .disconnectOtherRoom, .updateOtherRoomForwardMode, .requestPK, .answerPK, .startPKBattle:
                 actions = handlePK(request, from: session, as: PKEnd(roomId: roomId, userId: userId), at: now)

@@ -69,6 +69,9 @@ public final class PostgresShopStore: Sendable {
             PRIMARY KEY (room_id, item_number))
         """,
         """
+        CREATE TABLE IF NOT EXISTS liveroom_shop_owners (room_id text NOT NULL, user_id text NOT NULL, PRIMARY KEY (room_id, user_id))
+        """,
+        """
         CREATE TABLE IF NOT EXISTS liveroom_popups (
             room_id text PRIMARY KEY, item_number bigint NOT NULL, user_id text NOT NULL, data text NOT NULL, popped_at bigint NOT NULL)
         """,
@@ -464,6 +467,45 @@ extension PostgresShopStore: CatalogueStore {
                 try await connection.query("DELETE FROM liveroom_popups WHERE room_id = \(room)", logger: self.logger)
             }
         }
+    }
+
+    public func shopOwners(room: String) async throws -> [String] {
+        guard !room.utf8.contains(0) else { return [] }
+        return try await call { connection in try await self.owners(room, connection) }
+    }
+
+    public func claimShop(room: String, userId: String) async throws -> [String] {
+        let owners = try ShopOwners.check([userId])
+        try Self.refuseNUL([room], code: ErrorCode.invalidParameter, "a room id")
+        return try await transaction { connection in
+            // One claim at a time per room, on any node: the lock ends with the transaction.
+            _ = try await connection.query("SELECT pg_advisory_xact_lock(hashtext(\(room)))", logger: self.logger)
+            if try await self.owners(room, connection).isEmpty {
+                try await connection.query("INSERT INTO liveroom_shop_owners (room_id, user_id) VALUES (\(room), \(owners[0]))", logger: self.logger)
+            }
+            return try await self.owners(room, connection)
+        }
+    }
+
+    public func setShopOwners(_ owners: [String], room: String) async throws -> [String] {
+        let owners = try ShopOwners.check(owners)
+        try Self.refuseNUL([room], code: ErrorCode.invalidParameter, "a room id")
+        return try await transaction { connection in
+            _ = try await connection.query("SELECT pg_advisory_xact_lock(hashtext(\(room)))", logger: self.logger)
+            try await connection.query("DELETE FROM liveroom_shop_owners WHERE room_id = \(room)", logger: self.logger)
+            for userId in owners {
+                try await connection.query("INSERT INTO liveroom_shop_owners (room_id, user_id) VALUES (\(room), \(userId))", logger: self.logger)
+            }
+            return owners
+        }
+    }
+
+    private func owners(_ room: String, _ connection: PostgresConnection) async throws -> [String] {
+        let rows = try await connection.query(
+            "SELECT user_id FROM liveroom_shop_owners WHERE room_id = \(room) ORDER BY user_id LIMIT \(ShopOwners.maxPerRoom)", logger: logger)
+        var owners: [String] = []
+        for try await userId in rows.decode(String.self) { owners.append(userId) }
+        return owners
     }
 
     public func popUp(room: String) async throws -> PopUp? {

@@ -236,6 +236,14 @@ public enum ErrorCode {
     public static let orderNotFound = -7314
     /// The order is no longer reserved (already paid, cancelled or expired).
     public static let orderNotReserved = -7315
+    /// Too many purchases wait for the store, in the room or on the server: retry in a moment
+    /// (with the same requestId; nothing was reserved).
+    public static let shopBusy = -7316
+    /// Only the room's shop owners may change its catalogue, pop products, remove replays,
+    /// start battles or grant ownership (``ShopOwners``).
+    public static let notShopOwner = -7317
+    /// A shop has at most 20 owners.
+    public static let tooManyShopOwners = -7318
 
     // MARK: -7400…-7499: PK battles
 
@@ -286,6 +294,7 @@ public enum ErrorCode {
         case replayNotFound: "FailedOperation.ReplayNotExist"
         case orderNotFound: "FailedOperation.OrderNotExist"
         case orderNotReserved: "FailedOperation.OrderNotReserved"
+        case tooManyShopOwners: "LimitExceeded.ShopOwner"
         default: "InvalidParameter"
         }
     }

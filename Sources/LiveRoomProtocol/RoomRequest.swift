@@ -43,6 +43,9 @@ public enum RoomRequest: Sendable, Hashable {
     case unpopProduct
     /// Removes a replay of one of the room's products, with its file (anchors).
     case removeReplay(replayId: String)
+    /// grantShop / revokeShop: makes `userId` one of the room's shop owners, or no longer one
+    /// (owners only). Answered, and told to the room, by onShopOwners.
+    case shopOwner(userId: String, grant: Bool)
     /// Buys `quantity` (``purchaseQuantities``) of a product: the server reserves the stock and answers with
     /// onBuyResult. The same `requestId` (``maxPurchaseRequestIdLength`` at most) again returns the same order,
     /// so a client may retry after a lost answer.
@@ -73,7 +76,7 @@ public enum RoomRequest: Sendable, Hashable {
     public var changesTheRoom: Bool {
         switch self {
         case .switchRole, .requestMic, .acceptMic, .rejectMic, .inviteMic, .acceptInvitation, .rejectInvitation, .endMic,
-            .publish, .unpublish, .muteLocalVideo, .muteLocalAudio, .restartIce, .addProduct, .editProduct, .removeProduct, .listProducts, .popProduct, .unpopProduct, .buyProduct, .removeReplay, .connectOtherRoom, .disconnectOtherRoom, .updateOtherRoomForwardMode,
+            .publish, .unpublish, .muteLocalVideo, .muteLocalAudio, .restartIce, .addProduct, .editProduct, .removeProduct, .listProducts, .popProduct, .unpopProduct, .buyProduct, .removeReplay, .shopOwner, .connectOtherRoom, .disconnectOtherRoom, .updateOtherRoomForwardMode,
             .requestPK, .answerPK, .startPKBattle:
             true
         case .enterRoom, .exitRoom, .sendCustomCmdMsg, .subscribe, .unsubscribe:
@@ -115,6 +118,7 @@ public enum RoomRequest: Sendable, Hashable {
         case .unpopProduct: "unpopProduct"
         case .buyProduct: "buyProduct"
         case .removeReplay: "removeReplay"
+        case .shopOwner(_, let grant): grant ? "grantShop" : "revokeShop"
         case .connectOtherRoom: "connectOtherRoom"
         case .disconnectOtherRoom: "disconnectOtherRoom"
         case .updateOtherRoomForwardMode: "updateOtherRoomForwardMode"
@@ -129,7 +133,7 @@ public enum RoomRequest: Sendable, Hashable {
         "enterRoom", "exitRoom", "switchRole", "requestMic", "acceptMic", "rejectMic", "inviteMic",
         "acceptInvitation", "rejectInvitation", "endMic", "sendCustomCmdMsg", "publish", "unpublish", "subscribe",
         "unsubscribe", "restartIce", "muteLocalVideo", "muteLocalAudio", "addProduct", "editProduct", "removeProduct", "listProducts",
-        "popProduct", "unpopProduct", "buyProduct", "removeReplay", "connectOtherRoom", "disconnectOtherRoom", "updateOtherRoomForwardMode",
+        "popProduct", "unpopProduct", "buyProduct", "removeReplay", "grantShop", "revokeShop", "connectOtherRoom", "disconnectOtherRoom", "updateOtherRoomForwardMode",
         "requestPK", "acceptPK", "rejectPK", "startPKBattle",
     ]
 
@@ -179,6 +183,8 @@ public enum RoomRequest: Sendable, Hashable {
             o["custom"] = .bool(custom)
         case .removeReplay(let replayId):
             o["replayId"] = .string(replayId)
+        case .shopOwner(let userId, _):
+            o["userId"] = .string(userId)
         case .buyProduct(let itemNumber, let quantity, let requestId):
             o["itemNumber"] = .number(Double(itemNumber))
             o["quantity"] = .number(Double(quantity))
@@ -248,6 +254,7 @@ public enum RoomRequest: Sendable, Hashable {
         case "popProduct": return .popProduct(itemNumber: try fields.requiredInt("itemNumber"), custom: try fields.bool("custom") ?? true)
         case "unpopProduct": return .unpopProduct
         case "removeReplay": return .removeReplay(replayId: try fields.requiredString("replayId"))
+        case "grantShop", "revokeShop": return .shopOwner(userId: try fields.requiredString("userId"), grant: type == "grantShop")
         case "buyProduct":
             let requestId = try fields.string("requestId", code: ErrorCode.invalidPurchase)
             if let requestId, requestId.isEmpty || requestId.count > Self.maxPurchaseRequestIdLength {

@@ -57,6 +57,9 @@ public enum ServerEvent: Sendable, Hashable {
     /// The room's current pop-up: `userId` popped `itemNumber`, whose message is `data`; nil
     /// item and data when it ended. Also sent right after onEnterRoom while one is up.
     case onPopUpChanged(userId: String, itemNumber: Int?, data: String?)
+    /// Who may change the room's shop (its catalogue, pop-ups, replays, battles): sent with the
+    /// catalogue after `listProducts`, and to everyone in the room when an owner grants or revokes.
+    case onShopOwners(owners: [String])
     /// The answer to `buyProduct`: `code` 0 with the reserved order's id and the stock left, or
     /// an error code (sold out, off the shelf, over the limit, unknown item) and a message.
     /// `requestId` is the request's own, when it had one.
@@ -105,6 +108,7 @@ public enum ServerEvent: Sendable, Hashable {
         case .onProductChanged: "onProductChanged"
         case .onPopProduct: "onPopProduct"
         case .onPopUpChanged: "onPopUpChanged"
+        case .onShopOwners: "onShopOwners"
         case .onBuyResult: "onBuyResult"
         case .onProductSold: "onProductSold"
         case .onConnectOtherRoom: "onConnectOtherRoom"
@@ -185,6 +189,8 @@ public enum ServerEvent: Sendable, Hashable {
             o["message"] = .string(message)
         case .onProductList(let products):
             o["products"] = .array(products)
+        case .onShopOwners(let owners):
+            o["owners"] = .array(owners.map { .string($0) })
         case .onProductResult(let request, let itemNumber, let code, let message, let product):
             o["request"] = .string(request)
             o["itemNumber"] = .number(Double(itemNumber))
@@ -240,7 +246,7 @@ public enum ServerEvent: Sendable, Hashable {
         "onMicRequestResult", "onMicInvitation", "onMicInvitationResult", "onRecvCustomCmdMsg", "onPublishAnswer",
         "onSubscribeAnswer", "onIceRestartAnswer", "onUserVideoAvailable", "onUserAudioAvailable", "onStartPublishMediaStream",
         "onUpdatePublishMediaStream", "onStopPublishMediaStream", "onCdnStreamStateChanged", "onProductList", "onProductResult",
-        "onProductChanged", "onPopProduct", "onPopUpChanged", "onBuyResult", "onProductSold", "onConnectOtherRoom", "onDisconnectOtherRoom",
+        "onProductChanged", "onPopProduct", "onPopUpChanged", "onShopOwners", "onBuyResult", "onProductSold", "onConnectOtherRoom", "onDisconnectOtherRoom",
         "onUpdateOtherRoomForwardMode", "onPKRequest", "onPKBattleStarted", "onPKBattleScore", "onPKBattleEnded", "onError",
     ]
 
@@ -301,7 +307,7 @@ public enum ServerEvent: Sendable, Hashable {
             return .onCdnStreamStateChanged(
                 taskId: try f.requiredString("taskId"), cdnUrl: try f.requiredString("cdnUrl"), status: try f.requiredInt("status"),
                 code: try f.requiredInt("code"), message: try f.requiredString("message"))
-        case "onProductList", "onProductResult", "onProductChanged", "onPopProduct", "onPopUpChanged", "onBuyResult", "onProductSold":
+        case "onProductList", "onProductResult", "onProductChanged", "onPopProduct", "onPopUpChanged", "onShopOwners", "onBuyResult", "onProductSold":
             return try parseShopEvent(name, f)
         case "onConnectOtherRoom":
             return .onConnectOtherRoom(userId: try f.requiredString("userId"), errCode: try f.requiredInt("errCode"), errMsg: try f.requiredString("errMsg"))
@@ -349,6 +355,12 @@ public enum ServerEvent: Sendable, Hashable {
                 data: try f.string("data"))
         case "onPopUpChanged":
             return .onPopUpChanged(userId: try f.requiredString("userId"), itemNumber: try f.int("itemNumber"), data: try f.string("data"))
+        case "onShopOwners":
+            return .onShopOwners(
+                owners: try array("owners", f).map { value throws(LiveRoomError) -> String in
+                    guard let owner = value.stringValue else { throw f.invalid("owners", "must hold user ids") }
+                    return owner
+                })
         case "onBuyResult":
             return .onBuyResult(
                 itemNumber: try f.requiredInt("itemNumber"), quantity: try f.requiredInt("quantity"), code: try f.requiredInt("code"),

@@ -238,7 +238,8 @@ public struct LiveRoomServer: Sendable {
                 encodingBudget: configuration.encodingBudget, egress: egress),
             egress: EgressResolver(policy: egress, insecureTLS: configuration.rtmpsInsecure), imageDirectory: configuration.imageDirectory,
             maxOutboxBytes: configuration.maxOutboxBytes, reconnectGrace: configuration.reconnectGrace,
-            orderReservation: configuration.orderReservation, replayDirectory: replayDirectory, maxReplayLength: configuration.maxReplayLength,
+            orderReservation: configuration.orderReservation, maxWaitingPurchasesPerRoom: configuration.maxWaitingPurchasesPerRoom,
+            maxWaitingPurchases: configuration.maxWaitingPurchases, replayDirectory: replayDirectory, maxReplayLength: configuration.maxReplayLength,
             nodeId: cluster?.membership.nodeId)
         return RoomHub(services: HubServices(settings: settings, catalogue: store, recorder: recorder, webhooks: webhooks, logger: logger), logger: logger)
     }

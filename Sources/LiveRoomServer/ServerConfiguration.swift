@@ -98,6 +98,10 @@ public struct ServerConfiguration: Sendable {
     public var mediaConnectTimeout: Duration
     /// How long a purchase holds its stock unpaid; then the order expires and the stock goes back.
     public var orderReservation: Duration
+    /// Most purchases that may wait for the store in one room, and in all rooms together;
+    /// past either a buyer hears -7316 at once.
+    public var maxWaitingPurchasesPerRoom: Int
+    public var maxWaitingPurchases: Int
     /// The longest a product replay records (from pop to unpop).
     public var maxReplayLength: Duration
     /// Most other rooms one room connects with in cross-room PK.
@@ -132,7 +136,8 @@ public struct ServerConfiguration: Sendable {
         maxTasksPerUser: Int = 4, maxTasks: Int = 20, encodingBudget: Int = PublishTasksStateMachine.defaultEncodingBudget,
         egressAllow: [String] = [], rtmpsInsecure: Bool = false, imageDirectory: String? = nil,
         requirePrivateMapKey: Bool = false, announceAddresses: [String] = [], tlsCertificate: String? = nil, tlsKey: String? = nil,
-        reconnectGrace: Duration = .seconds(15), orderReservation: Duration = .seconds(900),
+        reconnectGrace: Duration = .seconds(15), orderReservation: Duration = .seconds(900), maxWaitingPurchasesPerRoom: Int = 4_000,
+        maxWaitingPurchases: Int = 16_000,
         maxReplayLength: Duration = .seconds(600), maxPKRooms: Int = 3, maxPKAnchorsPerRoom: Int = 10, pkRequestTimeout: Duration = .seconds(30),
         mediaLoops: Int = ServerConfiguration.defaultMediaLoops, clusterDatabase: String? = nil, nodeId: String? = nil, nodeURL: String? = nil,
         signalingNice: Int32 = ServerConfiguration.defaultSignalingNice, logLevel: String = "info"
@@ -147,6 +152,8 @@ public struct ServerConfiguration: Sendable {
         self.maxPKAnchorsPerRoom = maxPKAnchorsPerRoom
         self.pkRequestTimeout = pkRequestTimeout
         self.orderReservation = orderReservation
+        self.maxWaitingPurchasesPerRoom = maxWaitingPurchasesPerRoom
+        self.maxWaitingPurchases = maxWaitingPurchases
         self.maxReplayLength = maxReplayLength
         self.reconnectGrace = reconnectGrace
         self.iceTCPPort = iceTCPPort

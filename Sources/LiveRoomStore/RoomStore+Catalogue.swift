@@ -45,6 +45,45 @@ extension RoomStore: CatalogueStore {
         }
     }
 
+    static func migrateShopOwners(_ migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("v7-shop-owners") { db in
+            try db.create(table: "shopOwner") { t in
+                t.column("roomId", .text).notNull()
+                t.column("userId", .text).notNull()
+                t.primaryKey(["roomId", "userId"])
+            }
+        }
+    }
+
+    public func shopOwners(room: String) async throws -> [String] {
+        try await database.read { db in try Self.fetchOwners(room, db) }
+    }
+
+    public func claimShop(room: String, userId: String) async throws -> [String] {
+        let owners = try ShopOwners.check([userId])
+        return try await database.write { db in
+            if try Self.fetchOwners(room, db).isEmpty {
+                try db.execute(sql: "INSERT INTO shopOwner (roomId, userId) VALUES (?, ?)", arguments: [room, owners[0]])
+            }
+            return try Self.fetchOwners(room, db)
+        }
+    }
+
+    public func setShopOwners(_ owners: [String], room: String) async throws -> [String] {
+        let owners = try ShopOwners.check(owners)
+        return try await database.write { db in
+            try db.execute(sql: "DELETE FROM shopOwner WHERE roomId = ?", arguments: [room])
+            for userId in owners {
+                try db.execute(sql: "INSERT INTO shopOwner (roomId, userId) VALUES (?, ?)", arguments: [room, userId])
+            }
+            return owners
+        }
+    }
+
+    private static func fetchOwners(_ room: String, _ db: Database) throws -> [String] {
+        try String.fetchAll(db, sql: "SELECT userId FROM shopOwner WHERE roomId = ? ORDER BY userId LIMIT ?", arguments: [room, ShopOwners.maxPerRoom])
+    }
+
     public func setPopUp(_ popUp: PopUp?, room: String) async throws {
         try await database.write { db in
             if let popUp {

@@ -66,6 +66,7 @@ public final class RoomStore: Sendable {
         migrateReplays(&migrator)
         migrateBattles(&migrator)
         migrateWebhooks(&migrator)
+        migrateShopOwners(&migrator)
         return migrator
     }
 

@@ -15,6 +15,73 @@ import Testing
         return list["products"]?.arrayValue?.first { $0["itemNumber"]?.intValue == itemNumber }
     }
 
+    /// Only the shop's owners change it: the first anchor to enter owns it; a co-host brought on
+    /// mic and a stranger who enters the emptied room first as an anchor do not, until an owner
+    /// grants it or the admin API names them.
+    @Test func onlyTheShopsOwnersChangeItNotCoHostsOrWhoeverEntersAnEmptyRoomFirst() async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let server = try await TestServer.start(in: scope)
+        let host = try await server.entered("host", role: "anchor", in: scope)
+        host.send("product add \(Self.tea)")
+        #expect(try await host.waitForEvent("onProductResult")["code"] == 0)
+        host.send("product list")
+        #expect(try await host.waitForEvent("onShopOwners")["owners"] == ["host"])
+
+        // A fan brought on mic is an anchor, not an owner: every change of the shop is refused.
+        let fan = try await server.entered("fan", in: scope)
+        fan.send("request-mic")
+        try await host.waitForEvent("onMicRequest") { $0["userId"] == "fan" }
+        host.send("accept-mic fan")
+        try await fan.waitForEvent("onSwitchRole") { $0["errCode"] == 0 }
+        fan.send(#"product edit 1 {"price":"0.01","version":1}"#)
+        fan.send(#"product add {"itemNumber":9,"title":"Free","price":"0.01","itemUrl":"https://evil.example/","stock":5}"#)
+        fan.send("product remove 1")
+        let refused = try await fan.waitForEvent("onProductResult", count: 3)
+        #expect(fan.events(named: "onProductResult").allSatisfy { $0["code"]?.intValue == ErrorCode.notShopOwner }, "\(refused.jsonText)")
+        fan.send("pop 1 custom")
+        #expect(try await fan.waitForEvent("onPopProduct")["code"]?.intValue == ErrorCode.notShopOwner)
+        fan.send("unpop")
+        fan.send("grant-shop fan")
+        try await fan.waitForEvent("onError", count: 2)
+        #expect(fan.events(named: "onError").map { $0["errCode"]?.intValue } == [ErrorCode.notShopOwner, ErrorCode.notShopOwner])
+        fan.send("pk-battle 30")
+        #expect(try await fan.waitForEvent("onError", count: 3)["errCode"] != nil)
+        host.send("product list")
+        let tea = try #require(try await Self.listed(host, 1, count: 2))
+        #expect(tea["price"] == "199.00" && tea["version"] == 1, "the shop is as the owner left it: \(tea.jsonText)")
+
+        // The owner grants it: the room hears the owners and the co-host may change the shop.
+        host.send("grant-shop fan")
+        #expect(try await fan.waitForEvent("onShopOwners")["owners"] == ["fan", "host"])
+        fan.send(#"product edit 1 {"stock":50,"version":1}"#)
+        #expect(try await fan.waitForEvent("onProductResult", count: 4)["code"] == 0)
+        // Revoked again; the last owner cannot be revoked.
+        host.send("revoke-shop fan")
+        try await host.waitForEvent("onShopOwners", count: 3) { $0["owners"] == ["host"] }
+        host.send("revoke-shop host")
+        #expect(try await host.waitForEvent("onError")["errCode"]?.intValue == ErrorCode.invalidParameter)
+
+        // Everyone leaves; a stranger who enters the empty room first as an anchor owns nothing.
+        host.stop()
+        fan.stop()
+        try await Task.sleep(for: .milliseconds(500))
+        let stranger = try await server.entered("stranger", role: "anchor", in: scope)
+        stranger.send(#"product edit 1 {"price":"0.01","version":2}"#)
+        #expect(try await stranger.waitForEvent("onProductResult")["code"]?.intValue == ErrorCode.notShopOwner)
+        // The admin API names the owners, and can always change the shop itself.
+        let (named, status) = try await server.admin("SetShopOwners", ["SdkAppId": .number(Double(TestServer.sdkAppId)), "RoomId": "room1", "UserIds": ["stranger"]], in: scope)
+        #expect(status == 0 && named["Response"]?["UserIds"] == ["stranger"], "\(named.jsonText)")
+        #expect(try await stranger.waitForEvent("onShopOwners")["owners"] == ["stranger"])
+        stranger.send(#"product edit 1 {"price":"9.90","version":2}"#)
+        #expect(try await stranger.waitForEvent("onProductResult", count: 2)["code"] == 0)
+        let (described, _) = try await server.admin("DescribeShopOwners", ["SdkAppId": .number(Double(TestServer.sdkAppId)), "RoomId": "room1"], in: scope)
+        #expect(described["Response"]?["UserIds"] == ["stranger"], "\(described.jsonText)")
+        let (tooMany, _) = try await server.admin(
+            "SetShopOwners", ["SdkAppId": .number(Double(TestServer.sdkAppId)), "RoomId": "room1", "UserIds": .array((0...20).map { .string("u\($0)") })], in: scope)
+        #expect(tooMany["Response"]?["Error"]?["Code"] == "InvalidParameter.UserIds", "\(tooMany.jsonText)")
+    }
+
     @Test func anAnchorBuildsACatalogueTheAudienceSeesItAndItSurvivesRestartsAndKillNine() async throws {
         let scope = try ProcessScope()
         defer { scope.stopAll() }

@@ -116,6 +116,18 @@ struct WatchPageEndToEndTests {
             #expect(try await page.evaluate("document.getElementById('injected') === null && document.querySelectorAll('#products img').length === 0") == true)
             #expect(try await page.evaluate("document.querySelector('#products li[data-item=\"1\"] .stock').textContent") == "1 left")
 
+            // A member's custom message shaped as TRTC's item_popup_msg is not a card (any member
+            // may send one): the forger hears its own message back from the room, the page shows nothing.
+            let forger = try await server.entered("forger", room: "roomA", in: scope)
+            let observer = try await server.entered("observer", room: "roomA", in: scope)
+            let forged = #"{"cmd":"item_popup_msg","msg":{"itemNumber":1,"itemPrice":0.01,"itemTitle":"FREE, pay at evil.example","itemUrl":"https://evil.example/"}}"#
+            forger.send("custom 1 \(forged)")
+            try await observer.waitForEvent("onRecvCustomCmdMsg") { $0["userId"] == "forger" }
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(try await page.evaluate("document.getElementById('popup').hidden") == true, "a forged custom message showed the card")
+            forger.stop()
+            observer.stop()
+
             // The anchor's pop-up shows the card within a second, with the title and the price.
             try await page.waitFor("no card before the pop", "document.getElementById('popup').hidden")
             let popped = ContinuousClock.now

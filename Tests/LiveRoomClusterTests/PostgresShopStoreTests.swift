@@ -55,7 +55,7 @@ import LiveRoomWebhooks
                     try await store.client.query(
                         """
                         DROP TABLE IF EXISTS liveroom_products, liveroom_popups, liveroom_replays, liveroom_orders, liveroom_pk_battle_amounts,
-                            liveroom_pk_battle_sides, liveroom_pk_battles CASCADE
+                            liveroom_pk_battle_sides, liveroom_pk_battles, liveroom_shop_owners CASCADE
                         """)
                     try await store.prepare()
                     do {

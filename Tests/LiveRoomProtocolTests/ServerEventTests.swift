@@ -35,6 +35,7 @@ import Testing
         (.onProductChanged(products: [["itemNumber": 1]], removed: [2, 3]), #"{"event":"onProductChanged","products":[{"itemNumber":1}],"removed":[2,3]}"#),
         (.onPopProduct(itemNumber: 1, code: 0, message: "ok", data: "{}"), #"{"code":0,"data":"{}","event":"onPopProduct","itemNumber":1,"message":"ok"}"#),
         (.onPopUpChanged(userId: "host", itemNumber: 1, data: "{}"), #"{"data":"{}","event":"onPopUpChanged","itemNumber":1,"userId":"host"}"#),
+        (.onShopOwners(owners: ["fan", "host"]), #"{"event":"onShopOwners","owners":["fan","host"]}"#),
         (
             .onBuyResult(itemNumber: 1, quantity: 2, code: 0, message: "ok", orderId: "o1", stockLeft: 98, requestId: "r1"),
             #"{"code":0,"event":"onBuyResult","itemNumber":1,"message":"ok","orderId":"o1","quantity":2,"requestId":"r1","stockLeft":98}"#

@@ -17,7 +17,7 @@ import Testing
             .muteLocalVideo(true), .muteLocalAudio(false),
             .addProduct(["itemNumber": 1, "title": "Tea"]), .editProduct(itemNumber: 1, changes: ["stock": 5, "version": 1]),
             .removeProduct(itemNumber: 1), .listProducts, .popProduct(itemNumber: 1, custom: true), .popProduct(itemNumber: 2, custom: false),
-            .unpopProduct, .buyProduct(itemNumber: 1, quantity: 2, requestId: "r-1"), .buyProduct(itemNumber: 3, quantity: 1, requestId: nil), .removeReplay(replayId: "0123456789abcdef0123456789abcdef"),
+            .unpopProduct, .buyProduct(itemNumber: 1, quantity: 2, requestId: "r-1"), .buyProduct(itemNumber: 3, quantity: 1, requestId: nil), .removeReplay(replayId: "0123456789abcdef0123456789abcdef"), .shopOwner(userId: "fan", grant: true), .shopOwner(userId: "fan", grant: false),
             .connectOtherRoom(room: .string("shop2"), userId: "anchor2"), .connectOtherRoom(room: .number(42), userId: "anchor3"), .disconnectOtherRoom,
             .updateOtherRoomForwardMode(room: .string("shop2"), mode: .audio), .requestPK(room: .number(7), userId: "a"),
             .answerPK(room: .string("shop2"), userId: "b", accept: true), .answerPK(room: .string("shop2"), userId: "b", accept: false),

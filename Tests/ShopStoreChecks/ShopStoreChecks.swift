@@ -18,6 +18,7 @@ public enum ShopStoreChecks {
         ("settled orders stay, cancelled or expired ones return their stock", settledOrdersStayAndCancelledOrExpiredOnesReturnTheirStock),
         ("products keep their newest replays", productsKeepTheirNewestReplays),
         ("the pop-up is set, read and ended per room", thePopUpIsSetReadAndEndedPerRoom),
+        ("a shop is claimed once, its owners replaced within bounds", aShopIsClaimedOnceAndItsOwnersReplacedWithinBounds),
         ("battles: sales count in their room and window", salesCountOnlyInTheRoomAndWindow),
         ("battles: bad ones are refused", startingRefusesBadBattles),
         ("battles: finishing scores once", finishingScoresEveryRoomOnce),
@@ -241,6 +242,31 @@ public enum ShopStoreChecks {
         let gone = try await store.removeProduct(1, room: "shop")
         #expect(gone == (2...Replay.maxPerProduct).map { replay($0) })
         #expect(try await store.replayFileNames().isEmpty)
+    }
+
+    static func aShopIsClaimedOnceAndItsOwnersReplacedWithinBounds(_ store: any ShopStore) async throws {
+        #expect(try await store.shopOwners(room: "shop") == [])
+        // The first claim wins, in each room; later claims change nothing.
+        #expect(try await store.claimShop(room: "shop", userId: "host") == ["host"])
+        #expect(try await store.claimShop(room: "shop", userId: "stranger") == ["host"])
+        #expect(try await store.claimShop(room: "other", userId: "stranger") == ["stranger"])
+        // Claims racing for an empty room leave exactly one owner.
+        let claims = try await withThrowingTaskGroup(of: [String].self) { group in
+            for n in 0..<8 { group.addTask { try await store.claimShop(room: "raced", userId: "anchor\(n)") } }
+            return try await group.reduce(into: Set<[String]>()) { $0.insert($1) }
+        }
+        #expect(claims.count == 1 && claims.first?.count == 1, "\(claims)")
+        // Replaced: distinct and sorted; at most 20; only user ids; none empties it for the next claim.
+        #expect(try await store.setShopOwners(["zoe", "host", "zoe"], room: "shop") == ["host", "zoe"])
+        #expect(try await store.shopOwners(room: "shop") == ["host", "zoe"])
+        #expect(await code { _ = try await store.setShopOwners((0...20).map { "u\($0)" }, room: "shop") } == ErrorCode.tooManyShopOwners)
+        for bad in ["", "a b", "x\u{0}", "<script>", String(repeating: "a", count: 33), "\u{202E}evil"] {
+            #expect(await code { _ = try await store.setShopOwners([bad], room: "shop") } == ErrorCode.invalidUserId, "\(bad.debugDescription)")
+            #expect(await code { _ = try await store.claimShop(room: "empty", userId: bad) } == ErrorCode.invalidUserId, "\(bad.debugDescription)")
+        }
+        #expect(try await store.shopOwners(room: "shop") == ["host", "zoe"], "a refused change changes nothing")
+        #expect(try await store.setShopOwners([], room: "shop") == [])
+        #expect(try await store.claimShop(room: "shop", userId: "next") == ["next"])
     }
 
     static func thePopUpIsSetReadAndEndedPerRoom(_ store: any ShopStore) async throws {

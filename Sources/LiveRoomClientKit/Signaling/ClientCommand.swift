@@ -42,19 +42,22 @@ public enum ClientCommand: Sendable, Hashable {
         end-mic <user>               send a co-host back to the audience (anchor)
         mute-video on|off            stop (on) or resume (off) sending your video
         mute-audio on|off            stop (on) or resume (off) sending your audio
-        product add <json>           add a product (anchor):
+        product add <json>           add a product (shop owner):
                                      {"itemNumber":1,"title":"Tea","price":"199.00",
                                      "itemUrl":"https://…","stock":100} (also currency,
                                      imageUrl, limitPerUser, onShelf)
-        product edit <item> <json>   change a product (anchor): the changed fields and
-                                     "version"
-        product remove <item>        remove a product (anchor)
+        product edit <item> <json>   change a product (shop owner): the changed
+                                     fields and "version"
+        product remove <item>        remove a product (shop owner)
         product list                 list the room's products (onProductList)
         product remove-replay <id>   remove a replay of a product, with its file
-                                     (anchor)
-        pop <item> [custom|sei|both] present a product to the room (anchor; default
-                                     both)
-        unpop                        end the pop-up (anchor)
+                                     (shop owner)
+        pop <item> [custom|sei|both] present a product to the room (shop owner;
+                                     default both)
+        unpop                        end the pop-up (shop owner)
+        grant-shop <user>            let <user> change the room's shop too (shop
+                                     owner): onShopOwners to the room
+        revoke-shop <user>           take it back (shop owner)
         buy <item> [qty] [requestId] buy qty (1-100, default 1) of a product:
                                      onBuyResult; the same requestId again returns the
                                      same order
@@ -147,6 +150,9 @@ public enum ClientCommand: Sendable, Hashable {
         case "unpop":
             try noArgument()
             return .request(.room(.unpopProduct))
+        case "grant-shop", "revoke-shop":
+            guard !rest.isEmpty, !rest.contains(where: \.isWhitespace) else { throw LiveRoomError(ErrorCode.invalidParameter, "usage: \(word) <userId>") }
+            return .request(.room(.shopOwner(userId: rest, grant: word == "grant-shop")))
         case "buy":
             let (number, more) = split(rest)
             let (count, requestId) = split(more)

@@ -91,6 +91,10 @@ struct AdminAPI: Sendable {
             return ["Order": try await Self.shopCall { try await hub.shops.settleOrder(orderId, as: .paid) }.json]
         case .cancelOrder(let orderId):
             return ["Order": try await Self.shopCall { try await hub.shops.settleOrder(orderId, as: .cancelled) }.json]
+        case .describeShopOwners(let room):
+            return ["UserIds": .array(try await Self.shopCall { try await hub.shops.owners(roomId: room.key) }.map { .string($0) })]
+        case .setShopOwners(let room, let userIds):
+            return ["UserIds": .array(try await Self.shopCall { try await hub.shops.setOwners(userIds, roomId: room.key) }.map { .string($0) })]
         case .describePKBattles(let room, let limit):
             return ["Battles": .array(try await Self.shopCall { try await store.battles(room: room.key, limit: limit) }.map(\.json))]
         }

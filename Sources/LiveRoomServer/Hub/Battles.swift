@@ -41,6 +41,13 @@ actor PKBattles {
             let error = LiveRoomError(ErrorCode.pkBattleUnavailable, "this server keeps no catalogue, so battles cannot be scored")
             return await tell(.refused(command.session, error))
         }
+        // Only an owner of the starter's room's shop starts a battle.
+        do {
+            let starter = command.sides[0]
+            try ShopOwners.require(starter.userId, among: try await store.shopOwners(room: starter.roomId), to: "start PK battles")
+        } catch {
+            return await tell(.refused(command.session, RoomShops.catalogueError(error)))
+        }
         if let busy = command.sides.first(where: { ofRoom[$0.roomId] != nil }) {
             let error = LiveRoomError(ErrorCode.pkBattleRunning, "\(RoomID(key: busy.roomId)) is already in a battle")
             return await tell(.refused(command.session, error))

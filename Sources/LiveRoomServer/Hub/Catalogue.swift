@@ -25,25 +25,32 @@ extension RoomShops {
         case .list(let session, let roomId):
             do {
                 let products = try await catalogue.products(room: roomId)
+                let owners = try await catalogue.shopOwners(room: roomId)
+                for product in products { shop(roomId).know(product) }
                 self.send(.onProductList(products: products.map(\.json)), to: session)
+                self.send(.onShopOwners(owners: owners), to: session)
             } catch {
                 self.send(.error(Self.catalogueError(error), requestType: "listProducts"), to: session)
             }
         case .add(let session, let roomId, let fields):
             let itemNumber = fields["itemNumber"]?.intValue ?? 0
             await self.answer(session, request: "addProduct", itemNumber: itemNumber) {
-                try await self.addProduct(fields, roomId: roomId)
+                try await self.requireOwner(session, in: roomId, to: "add products", catalogue)
+                return try await self.addProduct(fields, roomId: roomId)
             }
         case .edit(let session, let roomId, let itemNumber, let changes):
             await self.answer(session, request: "editProduct", itemNumber: itemNumber) {
-                try await self.editProduct(itemNumber, changes: changes, roomId: roomId)
+                try await self.requireOwner(session, in: roomId, to: "edit products", catalogue)
+                return try await self.editProduct(itemNumber, changes: changes, roomId: roomId)
             }
         case .pop(let session, let roomId, let userId, let itemNumber, let custom):
             do {
+                try await self.requireOwner(session, userId: userId, in: roomId, to: "pop products", catalogue)
                 guard let product = try await catalogue.product(itemNumber, room: roomId) else {
                     throw LiveRoomError(ErrorCode.productNotFound, "there is no item \(itemNumber) in the catalogue")
                 }
                 guard product.onShelf else { throw LiveRoomError(ErrorCode.productOffShelf, "item \(itemNumber) is off the shelf") }
+                shop(roomId).know(product)
                 let popUp = PopUp(itemNumber: itemNumber, userId: userId, data: product.popUpMessage, poppedAt: EventTime.now().unixMillis)
                 try await catalogue.setPopUp(popUp, room: roomId)
                 await self.popped(popUp, in: roomId, by: session, custom: custom)
@@ -52,17 +59,24 @@ extension RoomShops {
                 let error = Self.catalogueError(error)
                 self.send(.onPopProduct(itemNumber: itemNumber, code: error.code, message: error.message, data: nil), to: session)
             }
-        case .unpop(let roomId, let userId):
+        case .unpop(let session, let roomId, let userId):
+            do {
+                try await self.requireOwner(session, userId: userId, in: roomId, to: "end pop-ups", catalogue)
+            } catch {
+                return self.send(.error(Self.catalogueError(error), requestType: "unpopProduct"), to: session)
+            }
             try? await catalogue.setPopUp(nil, room: roomId)
             await self.broadcast(.onPopUpChanged(userId: userId, itemNumber: nil, data: nil), in: roomId)
             await self.replays.stop(roomId: roomId)
         case .remove(let session, let roomId, let itemNumber):
             await self.answer(session, request: "removeProduct", itemNumber: itemNumber) {
+                try await self.requireOwner(session, in: roomId, to: "remove products", catalogue)
                 try await self.removeProduct(itemNumber, roomId: roomId)
                 return nil
             }
         case .removeReplay(let session, let roomId, let replayId):
             do {
+                try await self.requireOwner(session, in: roomId, to: "remove replays", catalogue)
                 let product = try await self.removeReplay(replayId, roomId: roomId)
                 self.send(
                     .onProductResult(request: "removeReplay", itemNumber: product.itemNumber, code: 0, message: "ok", product: product.json), to: session)
@@ -73,7 +87,53 @@ extension RoomShops {
         case .buy(let session, let roomId, let userId, let itemNumber, let quantity, let requestId):
             guard let outbox = outboxes[session] else { return }
             buy(roomId: roomId, userId: userId, itemNumber: itemNumber, quantity: quantity, requestId: requestId, answer: outbox)
+        case .owner(let session, let roomId, let userId, let grant):
+            do {
+                try await self.requireOwner(session, in: roomId, to: grant ? "grant shop ownership" : "revoke shop ownership", catalogue)
+                var owners = try await catalogue.shopOwners(room: roomId)
+                if grant { owners.append(userId) } else { owners.removeAll { $0 == userId } }
+                guard !owners.isEmpty else {
+                    throw LiveRoomError(ErrorCode.invalidParameter, "a shop keeps at least one owner: grant another one first", field: "userId")
+                }
+                await self.broadcast(.onShopOwners(owners: try await catalogue.setShopOwners(owners, room: roomId)), in: roomId)
+            } catch {
+                self.send(.error(Self.catalogueError(error), requestType: grant ? "grantShop" : "revokeShop"), to: session)
+            }
         }
+    }
+
+    /// Refuses a change of `roomId`'s shop by `session`'s user (`userId` when the command names
+    /// it) unless the user is one of the shop's owners (-7317).
+    private func requireOwner(_ session: SessionID, userId: String? = nil, in roomId: String, to action: String, _ catalogue: any ShopStore) async throws {
+        guard let userId = userId ?? seats.seat(of: session)?.userId else {
+            throw LiveRoomError(ErrorCode.notInRoom, "you left the room before the shop could \(action)")
+        }
+        try ShopOwners.require(userId, among: try await catalogue.shopOwners(room: roomId), to: action)
+    }
+
+    /// `userId` entered `roomId` as an anchor: when the room's shop has no owner yet, the user
+    /// becomes its owner (in the room's order of catalogue commands, so before any it sends).
+    func claim(_ roomId: String, by userId: String) {
+        guard let catalogue = store else { return }
+        inOrder(roomId) {
+            do {
+                _ = try await catalogue.claimShop(room: roomId, userId: userId)
+            } catch {
+                self.logger.warning("Claiming a shop failed", metadata: [LogKey.room: "\(roomId)", LogKey.user: "\(userId)", LogKey.error: "\(error)"])
+            }
+        }
+    }
+
+    /// The admin API names the shop's owners; the room hears them.
+    func setOwners(_ owners: [String], roomId: String) async throws -> [String] {
+        let stored = try await requireStore().setShopOwners(owners, room: roomId)
+        await broadcast(.onShopOwners(owners: stored), in: roomId)
+        return stored
+    }
+
+    /// The shop's owners, for the admin API.
+    func owners(roomId: String) async throws -> [String] {
+        try await requireStore().shopOwners(room: roomId)
     }
 
     // MARK: Changes an anchor or the admin API makes; the room hears of each.

@@ -19,6 +19,9 @@ struct HubSettings: Sendable {
     var reconnectGrace: Duration = .zero
     /// How long an unpaid order holds its stock.
     var orderReservation: Duration = .seconds(900)
+    /// Most purchases waiting for the store in one room, and in all.
+    var maxWaitingPurchasesPerRoom = 4_000
+    var maxWaitingPurchases = 16_000
     /// Where replays are written; nil records none.
     var replayDirectory: String?
     var maxReplayLength: Duration = .seconds(600)
@@ -53,7 +56,8 @@ struct HubServices: Sendable {
         media = MediaSessions(configuration: settings.rooms, seats: seats, outboxes: outboxes)
         replays = ReplayRecorder(directory: settings.replayDirectory, maxLength: settings.maxReplayLength, store: catalogue, logger: logger)
         shops = RoomShops(
-            store: catalogue, reservation: settings.orderReservation, webhooks: webhooks, seats: seats, outboxes: outboxes, replays: replays, logger: logger)
+            store: catalogue, reservation: settings.orderReservation, webhooks: webhooks, seats: seats, outboxes: outboxes, replays: replays,
+            waiting: WaitingPurchases(maxPerRoom: settings.maxWaitingPurchasesPerRoom, max: settings.maxWaitingPurchases), logger: logger)
         battles = PKBattles(store: catalogue, webhooks: webhooks, logger: logger)
     }
 }

@@ -108,6 +108,8 @@ actor Room {
                 services.outboxes[session]?.push(encoded!.text, priority: priority)
             case .record(let record):
                 records.append(record)
+                // The first anchor in a room whose shop has no owner becomes it.
+                if case .userEntered(let roomId, let userId, .anchor, _) = record { services.shops.claim(roomId, by: userId) }
             case .media(let command):
                 media.append((command, home: mediaHome(of: command)))
             case .catalogue(let command):

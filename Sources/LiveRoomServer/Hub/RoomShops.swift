@@ -15,6 +15,8 @@ final class RoomShop: Sendable {
     let roomId: String
     private let news = Mutex((news: ShopNews(), scheduled: false))
     private let soldOut = Mutex(SoldOutItems())
+    /// The stock not yet asked for, which answers a burst beyond it at once (``StockView``).
+    private let stock = Mutex(StockView())
     /// Purchases waiting for a worker, and how many workers run. A burst of purchases waits
     /// here, in the room's own queue, not as thousands of tasks in the process's shared pool,
     /// where every other room's work would queue behind them.
@@ -35,15 +37,23 @@ final class RoomShop: Sendable {
 
     /// Queues `purchase`; once a worker is free, it takes the purchases waiting (up to
     /// ``maxBatch``, in the order they came) and hands them to `carryOut`. Workers run on `lane`
-    /// (the room's); one batch may begin before an earlier one has finished.
-    func submit(_ purchase: PendingPurchase, on lane: RoomLane, carryOut: @escaping @Sendable ([PendingPurchase]) async -> Void) {
-        let startsWorker = queue.withLock { queue in
+    /// (the room's); one batch may begin before an earlier one has finished. A purchase past
+    /// `bound` (the room's or the server's) is not queued: the refusal says which.
+    func submit(
+        _ purchase: PendingPurchase, on lane: RoomLane, bound: WaitingPurchases, carryOut: @escaping @Sendable ([PendingPurchase]) async -> Void
+    ) -> LiveRoomError? {
+        let outcome = queue.withLock { queue -> Result<Bool, LiveRoomError> in
+            if let refusal = bound.take(waitingInRoom: queue.waiting.count) { return .failure(refusal) }
             queue.waiting.append(purchase)
-            guard queue.workers < Self.maxWorkers else { return false }
+            guard queue.workers < Self.maxWorkers else { return .success(false) }
             queue.workers += 1
-            return true
+            return .success(true)
         }
-        guard startsWorker else { return }
+        switch outcome {
+        case .failure(let refusal): return refusal
+        case .success(false): return nil
+        case .success(true): break
+        }
         Task(executorPreference: lane) { [lane] in
             // The task's executor must outlive its jobs: the worker holds its lane.
             defer { withExtendedLifetime(lane) {} }
@@ -54,6 +64,7 @@ final class RoomShop: Sendable {
                 }
                 let count = min(queue.waiting.count, Self.maxBatch)
                 defer { queue.waiting.removeFirst(count) }
+                bound.release(count)
                 return Array(queue.waiting.prefix(count))
             }) {
                 await carryOut(batch)
@@ -62,6 +73,23 @@ final class RoomShop: Sendable {
                 await Task.yield()
             }
         }
+        return nil
+    }
+
+    /// A purchase wants to queue for the store: nil admits it, else the sold-out answer to
+    /// give at once. Every purchase admitted is ``answered(_:stockLeft:)`` later.
+    func admit(_ request: PurchaseRequest) -> LiveRoomError? {
+        stock.withLock { $0.admit(request.itemNumber, quantity: request.quantity, userId: request.userId, requestId: request.requestId) }
+    }
+
+    /// An admitted purchase was answered, with the stock the store reported (nil: none).
+    func answered(_ request: PurchaseRequest, stockLeft: Int?) {
+        stock.withLock { $0.answered(request.itemNumber, quantity: request.quantity, stockLeft: stockLeft) }
+    }
+
+    /// The store reported `product` as it is (a listing, a pop).
+    func know(_ product: Product) {
+        stock.withLock { $0.known(product.itemNumber, stock: product.stock) }
     }
 
     /// The answer to a purchase without asking the store (the item is known sold out), or nil.
@@ -86,11 +114,13 @@ final class RoomShop: Sendable {
     /// whether it is sold out is asked of the store again.
     func changed(_ product: Product, seats: Seats) {
         soldOut.withLock { $0.changed(product.itemNumber) }
+        know(product)
         note({ $0.changed(product) }, seats: seats)
     }
 
     func removed(_ itemNumber: Int, seats: Seats) {
         soldOut.withLock { $0.changed(itemNumber) }
+        stock.withLock { $0.removed(itemNumber) }
         note({ $0.removed(itemNumber) }, seats: seats)
     }
 
@@ -137,6 +167,8 @@ final class RoomShops: Sendable {
     let outboxes: Outboxes
     let replays: ReplayRecorder
     let logger: Logger
+    /// How many purchases may wait, per room and in all.
+    let waiting: WaitingPurchases
     private let shops = Mutex<[String: RoomShop]>([:])
     /// Each room's last catalogue command, which the next one waits for (kept past the room's
     /// end, until it has run: a command of a room that ended is still ordered before the next
@@ -145,8 +177,9 @@ final class RoomShops: Sendable {
 
     init(
         store: (any ShopStore)?, reservation: Duration, webhooks: WebhookService?, seats: Seats, outboxes: Outboxes, replays: ReplayRecorder,
-        logger: Logger
+        waiting: WaitingPurchases, logger: Logger
     ) {
+        self.waiting = waiting
         self.store = store
         self.reservation = reservation
         self.webhooks = webhooks
@@ -193,31 +226,43 @@ final class RoomShops: Sendable {
     func buy(roomId: String, userId: String, itemNumber: Int, quantity: Int, requestId: String?, answer: ConnectionOutbox) {
         let shop = shop(roomId)
         let purchase = PendingPurchase(request: PurchaseRequest(itemNumber: itemNumber, quantity: quantity, userId: userId, requestId: requestId), answer: answer)
-        shop.submit(purchase, on: seats.lane(of: roomId)) { batch in
+        // Beyond the stock not yet asked for: sold out, at once, without queueing.
+        if let soldOut = shop.admit(purchase.request) { return Self.answer(purchase, code: soldOut.code, message: soldOut.message) }
+        let refusal = shop.submit(purchase, on: seats.lane(of: roomId), bound: waiting) { batch in
             await self.reserve(batch, in: shop)
         }
+        if let refusal {
+            shop.answered(purchase.request, stockLeft: nil)
+            Self.answer(purchase, code: refusal.code, message: refusal.message)
+        }
+    }
+
+    /// Answers a purchase with onBuyResult.
+    private static func answer(_ purchase: PendingPurchase, code: Int, message: String, order: Order? = nil, stockLeft: Int? = nil) {
+        let request = purchase.request
+        let event = ServerEvent.onBuyResult(
+            itemNumber: request.itemNumber, quantity: order?.quantity ?? request.quantity, code: code, message: message, orderId: order?.orderId,
+            stockLeft: stockLeft, requestId: request.requestId)
+        purchase.answer.push(event.json.jsonText, priority: .normal)
     }
 
     /// Answers what memory can (an item known sold out), and asks the store for the rest in one
     /// batch.
     private func reserve(_ batch: [PendingPurchase], in shop: RoomShop) async {
-        func send(_ purchase: PendingPurchase, code: Int, message: String, order: Order? = nil, stockLeft: Int? = nil) {
-            let request = purchase.request
-            let event = ServerEvent.onBuyResult(
-                itemNumber: request.itemNumber, quantity: order?.quantity ?? request.quantity, code: code, message: message, orderId: order?.orderId,
-                stockLeft: stockLeft, requestId: request.requestId)
-            purchase.answer.push(event.json.jsonText, priority: .normal)
-        }
         guard let store else {
             let error = LiveRoomError(ErrorCode.catalogueUnavailable, "this server keeps no catalogue")
-            return batch.forEach { send($0, code: error.code, message: error.message) }
+            return batch.forEach {
+                shop.answered($0.request, stockLeft: nil)
+                Self.answer($0, code: error.code, message: error.message)
+            }
         }
         // Asked when the purchase's turn comes: a burst queues before the item sells out.
         var asking: [PendingPurchase] = []
         for purchase in batch {
             let request = purchase.request
             if let refusal = shop.refusal(request.itemNumber, quantity: request.quantity, userId: request.userId, requestId: request.requestId) {
-                send(purchase, code: refusal.code, message: refusal.message)
+                shop.answered(request, stockLeft: refusal.code == ErrorCode.soldOut ? 0 : nil)
+                Self.answer(purchase, code: refusal.code, message: refusal.message)
             } else {
                 asking.append(purchase)
             }
@@ -230,7 +275,8 @@ final class RoomShops: Sendable {
         for (purchase, outcome) in zip(asking, outcomes) {
             switch outcome {
             case .success(let (order, product, repeated)):
-                send(purchase, code: 0, message: repeated ? "ok (the same request as before)" : "ok", order: order, stockLeft: product.stock)
+                shop.answered(purchase.request, stockLeft: product.stock)
+                Self.answer(purchase, code: 0, message: repeated ? "ok (the same request as before)" : "ok", order: order, stockLeft: product.stock)
                 guard !repeated else { continue }
                 events.append(WebhookEvents.order(order, at: order.createdAt))
                 if product.stock == 0 {
@@ -240,12 +286,49 @@ final class RoomShops: Sendable {
                 shop.sold(order, leaving: product, seats: seats)
             case .failure(let error):
                 let error = Self.catalogueError(error)
-                send(purchase, code: error.code, message: error.message)
+                shop.answered(purchase.request, stockLeft: nil)
+                Self.answer(purchase, code: error.code, message: error.message)
                 if error.code == ErrorCode.soldOut { soldOut.insert(purchase.request.itemNumber) }
             }
         }
         webhooks?.enqueue(events)
         for itemNumber in soldOut.sorted() { await shop.learnSoldOut(itemNumber, seenIn: generation, store: store) }
+    }
+}
+
+/// How many purchases may wait for the store, in one room and in all rooms together, and how
+/// many wait now. Past either bound a buyer hears -7316 at once, so a burst larger than the
+/// store can serve costs the server a bounded amount of memory and answers every buyer promptly.
+final class WaitingPurchases: Sendable {
+    let maxPerRoom: Int
+    let max: Int
+    private let waiting = Atomic<Int>(0)
+
+    init(maxPerRoom: Int, max: Int) {
+        self.maxPerRoom = maxPerRoom
+        self.max = max
+    }
+
+    /// Purchases waiting in every room now.
+    var count: Int { waiting.load(ordering: .relaxed) }
+
+    /// Counts one more waiting purchase in a room where `waitingInRoom` wait, or says why not.
+    func take(waitingInRoom: Int) -> LiveRoomError? {
+        guard waitingInRoom < maxPerRoom else {
+            return LiveRoomError(ErrorCode.shopBusy, "\(maxPerRoom) purchases are waiting in this room; retry in a moment")
+        }
+        var current = waiting.load(ordering: .relaxed)
+        while current < max {
+            let (exchanged, original) = waiting.compareExchange(expected: current, desired: current + 1, ordering: .relaxed)
+            if exchanged { return nil }
+            current = original
+        }
+        return LiveRoomError(ErrorCode.shopBusy, "\(max) purchases are waiting on this server; retry in a moment")
+    }
+
+    /// `count` waiting purchases were taken by a worker.
+    func release(_ count: Int) {
+        waiting.subtract(count, ordering: .relaxed)
     }
 }
 

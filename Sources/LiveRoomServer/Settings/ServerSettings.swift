@@ -71,6 +71,12 @@ public enum ServerSettings {
             "reconnectGrace", \.reconnectGrace, 0...3_600,
             "Seconds a user whose signaling connection dropped keeps its seat and media for a reconnect; 0 leaves at once."),
         .duration("orderReservationTimeout", \.orderReservation, 1...604_800, "Seconds a purchase holds its stock unpaid before it expires and the stock goes back."),
+        .integer(
+            "maxWaitingPurchasesPerRoom", \.maxWaitingPurchasesPerRoom, 1...1_000_000,
+            "Most purchases that may wait for the store in one room; past it a buyer hears -7316 (busy, retry) at once."),
+        .integer(
+            "maxWaitingPurchases", \.maxWaitingPurchases, 1...10_000_000,
+            "Most purchases that may wait for the store in all rooms together; past it a buyer hears -7316 (busy, retry) at once."),
         .duration("replayMaxSeconds", \.maxReplayLength, 1...3_600, "Seconds a product replay records at most; unpop or the next pop ends it sooner."),
         .integer("maxConnections", \.maxConnections, 1...1_000_000, "Most signaling connections at once."),
         .integer(

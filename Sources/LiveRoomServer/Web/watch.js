@@ -22,6 +22,7 @@ const pendingBuys = new Map(); // requestId -> itemNumber
 let current = null;            // the anchor played
 let chosen = null;             // the anchor the viewer picked, kept while it publishes
 let popUp = null;              // { itemNumber, title, price }
+let owners = new Set();        // who may change the shop (onShopOwners): whose SEI pop-ups count
 let connection = 'connecting';
 let playback = 'stopped';
 let buyCount = 0;
@@ -33,7 +34,9 @@ const player = new WHEPPlayer({
   room, get userId() { return userId; }, userSig: () => userSig, privateMapKey, video: $('video'),
   onState: (state) => { playback = state; showState(); },
   onSEI: (message) => {
-    // An anchor's pop-up riding on the video (TRTC's item_popup_msg, as SEI): shown with its frame.
+    // An anchor's pop-up riding on the video (TRTC's item_popup_msg, as SEI): shown with its
+    // frame, when the anchor played is one of the shop's owners (a co-host's SEI is not a card).
+    if (!owners.has(current)) return;
     const next = parsePopUp(utf8.decode(message.data));
     if (!next || next.itemNumber === popUp?.itemNumber) return;
     popUp = next;
@@ -216,16 +219,15 @@ function handle(event) {
       for (const itemNumber of event.removed ?? []) products.delete(itemNumber);
       renderProducts();
       break;
+    case 'onShopOwners':
+      owners = new Set(event.owners ?? []);
+      break;
     case 'onPopUpChanged':
       popUp = event.data ? parsePopUp(event.data) : null;
       renderPopUp();
       break;
-    case 'onRecvCustomCmdMsg':
-      if (event.cmdID === 1) {
-        const next = parsePopUp(event.data);
-        if (next) { popUp = next; renderPopUp(); }
-      }
-      break;
+    // A custom message never becomes the card, whatever it looks like: any member may send one,
+    // so only the server's onPopUpChanged (an anchor's pop of a catalogue product) shows it.
     case 'onBuyResult':
       showBuyResult(event);
       break;

@@ -1,3 +1,4 @@
+import Dispatch
 import LiveRoomCommerce
 import LiveRoomCore
 import LiveRoomProtocol
@@ -51,7 +52,10 @@ import Testing
             }
         }
         for n in 0..<count {
-            shop.submit(PendingPurchase(request: PurchaseRequest(itemNumber: 1, quantity: 1, userId: "u", requestId: String(n)), answer: outbox), on: lane, carryOut: carryOut)
+            let refusal = shop.submit(
+                PendingPurchase(request: PurchaseRequest(itemNumber: 1, quantity: 1, userId: "u", requestId: String(n)), answer: outbox), on: lane,
+                bound: WaitingPurchases(maxPerRoom: count, max: count), carryOut: carryOut)
+            #expect(refusal == nil)
         }
         let deadline = ContinuousClock.now + .seconds(10)
         while state.withLock({ $0.done }) < count, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
@@ -62,8 +66,46 @@ import Testing
         #expect(final.batches.allSatisfy { $0.count <= RoomShop.maxBatch && $0 == Array(($0.first ?? 0)..<(($0.first ?? 0) + $0.count)) }, "\(final.batches)")
         #expect(final.batches.count < count / 2, "the waiting are taken together: \(final.batches.map(\.count))")
         // Once the burst is done, new work starts again.
-        shop.submit(PendingPurchase(request: PurchaseRequest(itemNumber: 1, quantity: 1, userId: "u", requestId: "again"), answer: outbox), on: lane, carryOut: carryOut)
+        _ = shop.submit(
+            PendingPurchase(request: PurchaseRequest(itemNumber: 1, quantity: 1, userId: "u", requestId: "again"), answer: outbox), on: lane,
+            bound: WaitingPurchases(maxPerRoom: 1, max: 1), carryOut: carryOut)
         while state.withLock({ $0.done }) == count, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
         #expect(state.withLock { $0.done } == count + 1)
+    }
+
+    /// Purchases beyond the room's bound or the server's are refused at once with -7316 and
+    /// never queued; the bound counts only those waiting, so it frees as workers take them.
+    @Test func purchasesPastTheRoomsOrTheServersBoundAreRefusedAtOnce() async throws {
+        let bound = WaitingPurchases(maxPerRoom: 3, max: 5)
+        let (first, second) = (RoomShop(roomId: "first"), RoomShop(roomId: "second"))
+        let lane = RoomLane()
+        let outbox = ConnectionOutbox(maxBytes: 1 << 20)
+        // A job holds the lane (at most 10 s), so no worker takes a purchase until it is released.
+        let hold = DispatchSemaphore(value: 0)
+        Task(executorPreference: lane) { _ = hold.wait(timeout: .now() + 10) }
+        let taken = Mutex([String]())
+        @Sendable func carryOut(_ batch: [PendingPurchase]) async {
+            taken.withLock { $0 += batch.compactMap(\.request.requestId) }
+        }
+        func buy(_ shop: RoomShop, _ id: String) -> LiveRoomError? {
+            shop.submit(
+                PendingPurchase(request: PurchaseRequest(itemNumber: 1, quantity: 1, userId: "u", requestId: id), answer: outbox), on: lane, bound: bound,
+                carryOut: carryOut)
+        }
+        #expect(buy(first, "f1") == nil && buy(first, "f2") == nil && buy(first, "f3") == nil)
+        let roomFull = buy(first, "f4")
+        #expect(roomFull?.code == ErrorCode.shopBusy && roomFull?.message.contains("in this room") == true, "\(String(describing: roomFull))")
+        // The second room has a bound of its own, but the server's (5) is reached first.
+        #expect(buy(second, "s1") == nil && buy(second, "s2") == nil)
+        let serverFull = buy(second, "s3")
+        #expect(serverFull?.code == ErrorCode.shopBusy && serverFull?.message.contains("on this server") == true, "\(String(describing: serverFull))")
+        #expect(bound.count == 5)
+        // Released, the workers take everything queued, each once, and the bound frees.
+        hold.signal()
+        let deadline = ContinuousClock.now + .seconds(10)
+        while taken.withLock({ $0.count }) < 5, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(taken.withLock { $0.sorted() } == ["f1", "f2", "f3", "s1", "s2"])
+        #expect(bound.count == 0)
+        #expect(buy(first, "again") == nil)
     }
 }

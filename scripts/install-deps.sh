@@ -16,6 +16,8 @@ packages=(
   # Hostile tests: a TLS endpoint with a self-signed certificate (openssl s_server), and raw
   # WebSocket floods (python3).
   openssl ca-certificates python3
+  # TLS tests: an https client that checks the server's certificate (curl).
+  curl
   # Real-network tests: network namespaces joined by veth pairs (run as root, as CI does).
   iproute2 nftables
   # Watch page tests: a real browser (headless Chromium, driven over its DevTools protocol).

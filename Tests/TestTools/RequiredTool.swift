@@ -30,7 +30,8 @@ public struct RequiredTool: Sendable {
     public static let isCI = ProcessInfo.processInfo.environment["CI"] == "true"
 
     /// Network namespaces and veth pairs (`ip netns`), which need root: tests that put the
-    /// server and clients on real interfaces. CI runs as root; elsewhere they are skipped.
+    /// server and clients on real interfaces. CI runs as root; under scripts/test.sh a run that is
+    /// not root fails them, elsewhere they are skipped.
     public static let networkNamespaces = RequiredTool(
         name: "network namespaces (root and ip netns)", packages: "iproute2", path: onPath("ip"), installable: false
     ) { ip in

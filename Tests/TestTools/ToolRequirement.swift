@@ -15,10 +15,11 @@ public struct ToolRequirement: TestTrait, SuiteTrait {
 
     public func prepare(for test: Test) async throws {
         guard let missing else { return }
-        // Packages scripts/test.sh installs must be there; what needs root, only in CI.
-        let mustRun = RequiredTool.isCI || (RequiredTool.missingFails && tools.filter { !$0.isInstalled }.allSatisfy(\.installable))
-        if mustRun {
-            throw MissingTool(description: missing + "; scripts/test.sh and CI install every tool, so the test fails")
+        // Under scripts/test.sh and CI every test must run: packages it installs, and what needs
+        // root (network namespaces) too, so a run that cannot check them fails instead of passing.
+        if RequiredTool.isCI || RequiredTool.missingFails {
+            let why = tools.filter { !$0.isInstalled }.allSatisfy(\.installable) ? "scripts/test.sh installs every package" : "run it as root, as CI does"
+            throw MissingTool(description: missing + "; under scripts/test.sh and CI every test must run (\(why)), so the test fails")
         }
         let why = tools.filter { !$0.isInstalled }.allSatisfy(\.installable) ? "scripts/install-deps.sh installs it" : "run as root, as CI does"
         try await ConditionTrait.disabled(Comment(rawValue: missing + "; skipped (\(why))")).prepare(for: test)

@@ -39,8 +39,34 @@ public struct Product: Sendable, Hashable {
 
     // MARK: Rules
 
+    /// Whether `text` holds a control character (C0, DEL, C1, line and paragraph separators) or
+    /// a bidirectional formatting character (U+061C, U+200E–U+200F, U+202A–U+202E, U+2066–U+2069),
+    /// which could make a title show as something else.
+    public static func hasControlOrBidi(_ text: String) -> Bool {
+        text.unicodeScalars.contains { scalar in
+            switch scalar.value {
+            case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029, 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
+            default: false
+            }
+        }
+    }
+
+    /// Whether `url` is an absolute http(s) URL with a host, in printable ASCII without spaces,
+    /// quotes, backslashes or angle brackets (a page shows it as a link).
+    public static func isWebURL(_ url: String) -> Bool {
+        guard url.utf8.allSatisfy({ (0x21...0x7E).contains($0) && !"\"'<>\\`".utf8.contains($0) }) else { return false }
+        let lowered = url.lowercased()
+        guard lowered.hasPrefix("https://") || lowered.hasPrefix("http://") else { return false }
+        // The authority: no user info, a host before any port.
+        let authority = url.drop(while: { $0 != "/" }).dropFirst(2).prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        return !authority.contains("@") && !(authority.split(separator: ":", omittingEmptySubsequences: false).first ?? "").isEmpty
+    }
+
     public static let itemNumberRange = 1...2_147_483_647
     public static let maxTitleLength = 128
+    /// A title's most UTF-8 bytes: 128 characters of up to 4 bytes each, so that one
+    /// "character" of many combining marks cannot make a catalogue message huge.
+    public static let maxTitleBytes = 512
     public static let maxURLLength = 1024
     public static let stockRange = 0...1_000_000_000
     public static let limitPerUserRange = 1...1_000_000
@@ -87,8 +113,11 @@ public struct Product: Sendable, Hashable {
         }
         if let title = try fields.string("title", code: code) {
             let trimmed = title.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard !trimmed.isEmpty, trimmed.count <= Self.maxTitleLength, !trimmed.contains(where: { $0.isNewline }) else {
-                throw fields.invalid("title", "must be 1-\(Self.maxTitleLength) characters on one line", code: code)
+            guard !trimmed.isEmpty, trimmed.count <= Self.maxTitleLength, trimmed.utf8.count <= Self.maxTitleBytes else {
+                throw fields.invalid("title", "must be 1-\(Self.maxTitleLength) characters and at most \(Self.maxTitleBytes) UTF-8 bytes", code: code)
+            }
+            guard !Self.hasControlOrBidi(trimmed) else {
+                throw fields.invalid("title", "must be one line of text without control characters or bidirectional overrides", code: code)
             }
             self.title = trimmed
         }
@@ -106,10 +135,8 @@ public struct Product: Sendable, Hashable {
         }
         for key in ["itemUrl", "imageUrl"] {
             guard let url = try fields.string(key, code: code) else { continue }
-            guard url.utf8.count <= Self.maxURLLength, url.isEmpty || url.hasPrefix("https://") || url.hasPrefix("http://"),
-                !url.contains(where: { $0.isWhitespace })
-            else {
-                throw fields.invalid(key, "must be an http(s) URL of at most \(Self.maxURLLength) bytes", code: code)
+            guard url.utf8.count <= Self.maxURLLength, url.isEmpty || Self.isWebURL(url) else {
+                throw fields.invalid(key, "must be an http(s) URL with a host, of at most \(Self.maxURLLength) bytes, without spaces, quotes or angle brackets", code: code)
             }
             if key == "itemUrl" { itemUrl = url } else { imageUrl = url }
         }

@@ -35,6 +35,16 @@ import Testing
         (#"{"itemNumber":1,"title":"T","price":"1","stock":1,"currency":"yuan"}"#, "product.currency"),
         (#"{"itemNumber":1,"title":"T","price":"1","stock":1,"colour":"red"}"#, "product.colour"),
         (#"{"itemNumber":1,"title":"line\nbreak","price":"1","stock":1}"#, "product.title"),
+        // Control and bidirectional characters: NUL, a right-to-left override, a line separator.
+        (#"{"itemNumber":1,"title":"a\u0000b","price":"1","stock":1}"#, "product.title"),
+        (#"{"itemNumber":1,"title":"FREE \u202Eevil","price":"1","stock":1}"#, "product.title"),
+        (#"{"itemNumber":1,"title":"a\u2028b","price":"1","stock":1}"#, "product.title"),
+        // URLs without a host, with user info, a quote, angle brackets or a space.
+        (#"{"itemNumber":1,"title":"T","price":"1","stock":1,"itemUrl":"http://"}"#, "product.itemUrl"),
+        (#"{"itemNumber":1,"title":"T","price":"1","stock":1,"itemUrl":"https://:443/x"}"#, "product.itemUrl"),
+        (#"{"itemNumber":1,"title":"T","price":"1","stock":1,"itemUrl":"https://shop.example@evil.example/"}"#, "product.itemUrl"),
+        (#"{"itemNumber":1,"title":"T","price":"1","stock":1,"itemUrl":"https://s/\"><script>alert(1)</script>"}"#, "product.itemUrl"),
+        (#"{"itemNumber":1,"title":"T","price":"1","stock":1,"imageUrl":"https://s/a b.png"}"#, "product.imageUrl"),
     ])
     func invalidProductsNameTheField(json: String, field: String) throws {
         #expect(throws: LiveRoomError.self) { try Product.parseNew(fields(json)) }
@@ -48,6 +58,14 @@ import Testing
     @Test func overLongFieldsAreRefused() throws {
         let title = String(repeating: "x", count: Product.maxTitleLength + 1)
         #expect(throws: LiveRoomError.self) { try Product.parseNew(fields(#"{"itemNumber":1,"title":"\#(title)","price":"1","stock":1}"#)) }
+        // One "character" of a base letter and 10,000 combining marks: 1 character, 20,001 bytes.
+        let grapheme = "e" + String(repeating: "\u{301}", count: 10_000)
+        #expect(grapheme.count == 1)
+        let heavy = JSONValue.object(["itemNumber": 1, "title": .string(grapheme), "price": "1", "stock": 1])
+        #expect(throws: LiveRoomError.self) { try Product.parseNew(JSONFields(heavy, path: "product", code: ErrorCode.invalidProduct)) }
+        // Titles of other scripts within the bounds are kept.
+        let fine = JSONValue.object(["itemNumber": 1, "title": "绿茶 🍵 Thé vert", "price": "1", "stock": 1, "itemUrl": "https://[::1]:8443/p?i=1#x"])
+        #expect(try Product.parseNew(JSONFields(fine, path: "product", code: ErrorCode.invalidProduct)).title == "绿茶 🍵 Thé vert")
         let url = "https://s/" + String(repeating: "a", count: Product.maxURLLength)
         #expect(throws: LiveRoomError.self) { try Product.parseNew(fields(#"{"itemNumber":1,"title":"T","price":"1","stock":1,"itemUrl":"\#(url)"}"#)) }
     }

@@ -107,14 +107,7 @@ public enum AdminRequest: Sendable {
             return .dismissRoom(room: try strRoomId(p))
         case "RemoveUser", "RemoveUserByStrRoomId":
             let room = action == "RemoveUser" ? try roomNumber(p) : try strRoomId(p)
-            let userIds = try read { () throws(LiveRoomError) in
-                guard let userIds = try p.stringArray("UserIds") else { throw p.missing("UserIds") }
-                return userIds
-            }
-            guard !userIds.isEmpty, userIds.count <= 10 else {
-                throw CloudAPIError("InvalidParameter.UserIds", "UserIds must hold 1 to 10 user ids, not \(userIds.count)")
-            }
-            return .removeUsers(room: room, userIds: userIds)
+            return .removeUsers(room: room, userIds: try userIds(p, 1...10))
         case "DescribeRoom":
             return .describeRoom(room: try room(p))
         case "DescribeRoomInfo":
@@ -155,14 +148,7 @@ public enum AdminRequest: Sendable {
         case "DescribeShopOwners":
             return .describeShopOwners(room: try room(p))
         case "SetShopOwners":
-            let userIds = try read { () throws(LiveRoomError) in
-                guard let userIds = try p.stringArray("UserIds") else { throw p.missing("UserIds") }
-                return userIds
-            }
-            guard userIds.count <= 20 else {
-                throw CloudAPIError("InvalidParameter.UserIds", "UserIds must hold 0 to 20 user ids, not \(userIds.count)")
-            }
-            return .setShopOwners(room: try room(p), userIds: userIds)
+            return .setShopOwners(room: try room(p), userIds: try userIds(p, 0...20))
         case "DescribePKBattles":
             return .describePKBattles(room: try room(p), limit: try read { () throws(LiveRoomError) in try p.int("Limit", in: 1...100) ?? 20 })
         case "ConfirmOrder", "CancelOrder":
@@ -196,6 +182,18 @@ public enum AdminRequest: Sendable {
     }
 
     /// Reads parameters, turning a reading error into `MissingParameter` or `InvalidParameter.<Name>`.
+    /// The `UserIds` array, of a count in `counts`.
+    private static func userIds(_ p: JSONFields, _ counts: ClosedRange<Int>) throws(CloudAPIError) -> [String] {
+        let userIds = try read { () throws(LiveRoomError) in
+            guard let userIds = try p.stringArray("UserIds") else { throw p.missing("UserIds") }
+            return userIds
+        }
+        guard counts.contains(userIds.count) else {
+            throw CloudAPIError("InvalidParameter.UserIds", "UserIds must hold \(counts.lowerBound) to \(counts.upperBound) user ids, not \(userIds.count)")
+        }
+        return userIds
+    }
+
     private static func read<T>(_ body: () throws(LiveRoomError) -> T) throws(CloudAPIError) -> T {
         do {
             return try body()

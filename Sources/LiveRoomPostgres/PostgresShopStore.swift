@@ -144,14 +144,16 @@ public final class PostgresShopStore: Sendable {
             let work = Task {
                 do { _ = answer.finish(.success(try await body())) } catch { _ = answer.finish(.failure(error)) }
             }
-            Task {
-                let clock = ContinuousClock()
-                let deadline = clock.now + timeout
-                // Wakes at the deadline, or earlier (every 100 ms) to see the work is done.
-                while clock.now < deadline, answer.isWaiting {
-                    try? await Task.sleep(for: min(.milliseconds(100), deadline - clock.now))
-                }
+            // The deadline is kept by an event loop's timer, not by a task in the shared pool:
+            // when the pool is busy (a flash sale) a sleeping task wakes late, and so would the
+            // answer. The timer ends the wait itself; the work is cancelled.
+            let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
+            let timer = PostgresClient.defaultEventLoopGroup.any().scheduleTask(in: .nanoseconds(nanoseconds)) {
                 if answer.finish(.failure(Self.noAnswer(timeout))) { work.cancel() }
+            }
+            Task {
+                _ = await work.result
+                timer.cancel()
             }
         }
     }
@@ -767,8 +769,6 @@ final class OneAnswer<T: Sendable>: Sendable {
     private let state = Mutex<CheckedContinuation<T, any Error>?>(nil)
 
     func set(_ continuation: CheckedContinuation<T, any Error>) { state.withLock { $0 = continuation } }
-
-    var isWaiting: Bool { state.withLock { $0 != nil } }
 
     /// Resumes the continuation unless it was resumed before; returns whether it did.
     func finish(_ result: Result<T, any Error>) -> Bool {

@@ -139,8 +139,8 @@ public enum ClientCommand: Sendable, Hashable {
             return .request(try publishTaskCommand(word, rest))
         case "sei", "sei-hex":
             return try seiCommand(word, rest)
-        case "product":
-            return .request(.room(try productRequest(rest)))
+        case "product", "grant-shop", "revoke-shop":
+            return .request(.room(word == "product" ? try productRequest(rest) : try shopOwnerRequest(word, rest)))
         case "pop":
             let (number, mode) = split(rest)
             guard let itemNumber = Int(number), ["", "custom", "sei", "both"].contains(mode) else {
@@ -150,9 +150,6 @@ public enum ClientCommand: Sendable, Hashable {
         case "unpop":
             try noArgument()
             return .request(.room(.unpopProduct))
-        case "grant-shop", "revoke-shop":
-            guard !rest.isEmpty, !rest.contains(where: \.isWhitespace) else { throw LiveRoomError(ErrorCode.invalidParameter, "usage: \(word) <userId>") }
-            return .request(.room(.shopOwner(userId: rest, grant: word == "grant-shop")))
         case "buy":
             let (number, more) = split(rest)
             let (count, requestId) = split(more)
@@ -317,6 +314,12 @@ public enum ClientCommand: Sendable, Hashable {
         default:
             return ("DescribeProducts", .object(body))
         }
+    }
+
+    /// `grant-shop <user>` / `revoke-shop <user>`.
+    private static func shopOwnerRequest(_ word: String, _ rest: String) throws(LiveRoomError) -> RoomRequest {
+        guard !rest.isEmpty, !rest.contains(where: \.isWhitespace) else { throw LiveRoomError(ErrorCode.invalidParameter, "usage: \(word) <userId>") }
+        return .shopOwner(userId: rest, grant: word == "grant-shop")
     }
 
     private static func productRequest(_ text: String) throws(LiveRoomError) -> RoomRequest {

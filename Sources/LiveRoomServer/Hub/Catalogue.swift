@@ -88,17 +88,22 @@ extension RoomShops {
             guard let outbox = outboxes[session] else { return }
             buy(roomId: roomId, userId: userId, itemNumber: itemNumber, quantity: quantity, requestId: requestId, answer: outbox)
         case .owner(let session, let roomId, let userId, let grant):
-            do {
-                try await self.requireOwner(session, in: roomId, to: grant ? "grant shop ownership" : "revoke shop ownership", catalogue)
-                var owners = try await catalogue.shopOwners(room: roomId)
-                if grant { owners.append(userId) } else { owners.removeAll { $0 == userId } }
-                guard !owners.isEmpty else {
-                    throw LiveRoomError(ErrorCode.invalidParameter, "a shop keeps at least one owner: grant another one first", field: "userId")
-                }
-                await self.broadcast(.onShopOwners(owners: try await catalogue.setShopOwners(owners, room: roomId)), in: roomId)
-            } catch {
-                self.send(.error(Self.catalogueError(error), requestType: grant ? "grantShop" : "revokeShop"), to: session)
+            await changeOwner(userId, grant: grant, by: session, in: roomId, catalogue)
+        }
+    }
+
+    /// An owner's grantShop or revokeShop: the room hears the owners after it; a shop keeps one.
+    private func changeOwner(_ userId: String, grant: Bool, by session: SessionID, in roomId: String, _ catalogue: any ShopStore) async {
+        do {
+            try await requireOwner(session, in: roomId, to: grant ? "grant shop ownership" : "revoke shop ownership", catalogue)
+            var owners = try await catalogue.shopOwners(room: roomId)
+            if grant { owners.append(userId) } else { owners.removeAll { $0 == userId } }
+            guard !owners.isEmpty else {
+                throw LiveRoomError(ErrorCode.invalidParameter, "a shop keeps at least one owner: grant another one first", field: "userId")
             }
+            await broadcast(.onShopOwners(owners: try await catalogue.setShopOwners(owners, room: roomId)), in: roomId)
+        } catch {
+            send(.error(Self.catalogueError(error), requestType: grant ? "grantShop" : "revokeShop"), to: session)
         }
     }
 

@@ -37,6 +37,13 @@ public protocol CatalogueStore: Sendable {
     func setShopOwners(_ owners: [String], room: String) async throws -> [String]
 }
 
+extension CatalogueStore {
+    /// Refuses `userId`'s change of `room`'s shop (-7317) unless the user is one of its owners.
+    public func requireShopOwner(_ userId: String, room: String, to action: String) async throws {
+        try ShopOwners.require(userId, among: try await shopOwners(room: room), to: action)
+    }
+}
+
 /// Who may change a room's shop: its catalogue, pop-ups, replays and battles. The first user to
 /// enter the room as an anchor while its shop has none becomes its owner (TRTC's room owner is
 /// the user who created the room), kept with the catalogue across the room's lives; an owner

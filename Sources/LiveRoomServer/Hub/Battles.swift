@@ -43,8 +43,7 @@ actor PKBattles {
         }
         // Only an owner of the starter's room's shop starts a battle.
         do {
-            let starter = command.sides[0]
-            try ShopOwners.require(starter.userId, among: try await store.shopOwners(room: starter.roomId), to: "start PK battles")
+            try await store.requireShopOwner(command.sides[0].userId, room: command.sides[0].roomId, to: "start PK battles")
         } catch {
             return await tell(.refused(command.session, RoomShops.catalogueError(error)))
         }

@@ -26,7 +26,8 @@ extension RoomShops {
             do {
                 let products = try await catalogue.products(room: roomId)
                 let owners = try await catalogue.shopOwners(room: roomId)
-                for product in products { shop(roomId).know(product) }
+                let shop = shop(roomId)
+                for product in products { shop.know(product) }
                 self.send(.onProductList(products: products.map(\.json)), to: session)
                 self.send(.onShopOwners(owners: owners), to: session)
             } catch {
@@ -113,7 +114,7 @@ extension RoomShops {
         guard let userId = userId ?? seats.seat(of: session)?.userId else {
             throw LiveRoomError(ErrorCode.notInRoom, "you left the room before the shop could \(action)")
         }
-        try ShopOwners.require(userId, among: try await catalogue.shopOwners(room: roomId), to: action)
+        try await catalogue.requireShopOwner(userId, room: roomId, to: action)
     }
 
     /// `userId` entered `roomId` as an anchor: when the room's shop has no owner yet, the user

@@ -50,7 +50,6 @@ actor RoomHub {
     nonisolated var outboxes: Outboxes { services.outboxes }
     nonisolated var battles: PKBattles { services.battles }
 
-    var configuration: RoomsStateMachine.Configuration { rooms.template.configuration }
 
     /// Joins the other nodes of a cluster: rooms that empty here are released for their next
     /// enter, PK links, tasks and WHEP sessions may span nodes.

@@ -154,6 +154,8 @@ struct SFUBench: AsyncParsableCommand {
             for nodeCount in try nodeCounts() ?? [1] {
                 // Every subscriber is a WebSocket from 127.0.0.1: lift the per-address cap above the largest N.
                 var arguments = ["--max-connections-per-address", String(max(100, (counts.max() ?? 0) + 10))] + (mediaLoops.map { ["--media-loops", String($0)] } ?? [])
+                // The PK room links by connectOtherRoom without a request: the bench measures forwarding, not consent.
+                if rooms.contains(.pk) { arguments.append("--open-pk-links") }
                 var nodes: [ServerProcess] = []
                 if let database {
                     arguments += ["--cluster-db", database.url]

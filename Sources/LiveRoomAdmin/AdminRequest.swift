@@ -50,6 +50,9 @@ public enum AdminRequest: Sendable {
     /// Names the users who may change the room's shop (0 to 20; none lets the next anchor to
     /// enter claim it).
     case setShopOwners(room: RoomID, userIds: [String])
+    /// Names the rooms whose anchors may link with this room's by connectOtherRoom without a
+    /// request (0 to 20; the room must be open, and keeps the list while it is).
+    case setPKAllowList(room: RoomID, allowed: [RoomID])
 
     /// The room whose live state the call reads or changes (its members, its tasks, the events
     /// its clients get), so that a cluster carries the call out on the room's home node; nil
@@ -57,7 +60,7 @@ public enum AdminRequest: Sendable {
     public var liveRoom: RoomID? {
         switch self {
         case .dismissRoom(let room), .removeUsers(let room, _), .describeRoom(let room), .addProduct(let room, _), .modifyProduct(let room, _, _),
-            .removeProduct(let room, _), .removeReplay(let room, _), .setShopOwners(let room, _):
+            .removeProduct(let room, _), .removeReplay(let room, _), .setShopOwners(let room, _), .setPKAllowList(let room, _):
             room
         case .startPublishCdnStream(let request, _):
             RoomID(key: request.roomId)
@@ -72,7 +75,7 @@ public enum AdminRequest: Sendable {
         "DismissRoom", "DismissRoomByStrRoomId", "RemoveUser", "RemoveUserByStrRoomId", "DescribeRoom", "DescribeRoomInfo",
         "StartPublishCdnStream", "UpdatePublishCdnStream", "StopPublishCdnStream", "DescribeProducts", "AddProduct", "ModifyProduct",
         "RemoveProduct", "RemoveReplay", "DescribeOrders", "ConfirmOrder", "CancelOrder", "DescribePKBattles", "DescribeShopOwners",
-        "SetShopOwners",
+        "SetShopOwners", "SetPKAllowList",
     ]
 
     /// The states `DescribeOrders` may ask for.
@@ -149,6 +152,8 @@ public enum AdminRequest: Sendable {
             return .describeShopOwners(room: try room(p))
         case "SetShopOwners":
             return .setShopOwners(room: try room(p), userIds: try userIds(p, 0...20))
+        case "SetPKAllowList":
+            return .setPKAllowList(room: try room(p), allowed: try allowedRooms(p))
         case "DescribePKBattles":
             return .describePKBattles(room: try room(p), limit: try read { () throws(LiveRoomError) in try p.int("Limit", in: 1...100) ?? 20 })
         case "ConfirmOrder", "CancelOrder":
@@ -227,6 +232,20 @@ public enum AdminRequest: Sendable {
             throw CloudAPIError("InvalidParameter.RoomId", "RoomId is missing; it is the numeric room's id, 1–4294967295")
         }
         return .number(UInt32(number))
+    }
+
+    /// `AllowedRoomIds`: up to ``RoomRequest/maxPKAllowList`` room ids, each a number (a numeric
+    /// room) or a string (a string room), as `RoomId` is.
+    private static func allowedRooms(_ p: JSONFields) throws(CloudAPIError) -> [RoomID] {
+        guard let items = p.value("AllowedRoomIds")?.arrayValue, items.count <= RoomRequest.maxPKAllowList else {
+            throw CloudAPIError("InvalidParameter.AllowedRoomIds", "AllowedRoomIds must be an array of 0 to \(RoomRequest.maxPKAllowList) room ids")
+        }
+        var rooms: [RoomID] = []
+        for item in items {
+            let room = try Self.room(try read { () throws(LiveRoomError) in try JSONFields(.object(["RoomId": item])) })
+            if !rooms.contains(room) { rooms.append(room) }
+        }
+        return rooms
     }
 
     /// `RoomId` of either kind, told apart by its JSON type as in TRTC's callbacks: a number

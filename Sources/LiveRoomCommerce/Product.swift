@@ -75,6 +75,30 @@ public struct Product: Sendable, Hashable {
     /// The currency a product has when it names none (TRTC's examples are in yuan).
     public static let defaultCurrency = "CNY"
 
+    /// The most bytes of product JSON one event carries (a page of onProductList, one
+    /// onProductChanged), whatever the products hold: well within the 64 KiB WebSocket frames
+    /// the CLI reads, and small enough that a viewer's outbox never fills with one catalogue.
+    public static let maxEventBytes = 48 << 10
+
+    /// `products` (their JSON) cut, in order, into runs of at most `count` that take at most
+    /// ``maxEventBytes`` each; every run holds at least one product.
+    public static func runs(of products: [JSONValue], count: Int = .max) -> [[JSONValue]] {
+        var runs: [[JSONValue]] = []
+        var run: [JSONValue] = []
+        var bytes = 0
+        for product in products {
+            let size = product.jsonText.utf8.count + 1
+            if !run.isEmpty, run.count >= count || bytes + size > maxEventBytes {
+                runs.append(run)
+                (run, bytes) = ([], 0)
+            }
+            run.append(product)
+            bytes += size
+        }
+        if !run.isEmpty { runs.append(run) }
+        return runs
+    }
+
     /// The product as signaling and the admin API show it: the price as a decimal string.
     public var json: JSONValue {
         var object: [String: JSONValue] = [

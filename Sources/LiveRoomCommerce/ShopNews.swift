@@ -33,12 +33,13 @@ public struct ShopNews: Sendable, Hashable {
     }
 
     /// The events to send now, in item-number order, leaving nothing to tell: `room` for
-    /// everyone, `anchors` for the anchors; nil where there is nothing of that kind.
-    public mutating func take() -> (room: ServerEvent?, anchors: ServerEvent?) {
+    /// everyone (the changed products in runs of at most ``Product/maxEventBytes``, the
+    /// removed items with the first), `anchors` for the anchors; nil where there is nothing.
+    public mutating func take() -> (room: [ServerEvent], anchors: ServerEvent?) {
         defer { self = ShopNews() }
-        let room: ServerEvent? =
-            products.isEmpty && removed.isEmpty
-            ? nil : .onProductChanged(products: products.keys.sorted().compactMap { products[$0]?.json }, removed: removed.sorted())
+        var runs = Product.runs(of: products.keys.sorted().compactMap { products[$0]?.json })
+        if runs.isEmpty, !removed.isEmpty { runs = [[]] }
+        let room = runs.enumerated().map { index, run in ServerEvent.onProductChanged(products: run, removed: index == 0 ? removed.sorted() : []) }
         let anchors: ServerEvent? = sales.isEmpty ? nil : .onProductSold(sales: sales.keys.sorted().compactMap { sales[$0] })
         return (room, anchors)
     }

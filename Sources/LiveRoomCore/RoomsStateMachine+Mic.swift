@@ -281,8 +281,8 @@ extension RoomsStateMachine {
         case .removeProduct(let itemNumber):
             try requireAnchor(userId, in: roomId, to: "remove products")
             return [.catalogue(.remove(session: session, roomId: roomId, itemNumber: itemNumber))]
-        case .listProducts:
-            return [.catalogue(.list(session: session, roomId: roomId))]
+        case .listProducts(let offset, let limit):
+            return [.catalogue(.list(session: session, roomId: roomId, offset: offset, limit: limit))]
         case .popProduct(let itemNumber, let custom):
             try requireAnchor(userId, in: roomId, to: "pop products")
             return [.catalogue(.pop(session: session, roomId: roomId, userId: userId, itemNumber: itemNumber, custom: custom))]

@@ -59,6 +59,8 @@ public struct PKBattleCommand: Sendable, Hashable {
 extension RoomsStateMachine {
     /// Battles last 5 s to an hour.
     public static let pkBattleDurations = 5...3600
+    /// The most PK requests one anchor has waiting: asked by it, and waiting for its answer.
+    public static let maxWaitingPKRequests = 10
 
     // MARK: Who sees whom
 
@@ -230,6 +232,30 @@ extension RoomsStateMachine {
         try checkLimits(of: callee, linkingWith: caller, code: ErrorCode.pkPeerRoomFull, whose: "\(room)")
     }
 
+    /// Refuses a link `caller` asks for unless `callee` agreed to it: it accepted the caller's
+    /// request (`accepted`), its room's PK allow-list names the caller's room, or the server
+    /// runs open (TRTC's behaviour). A stranger cannot show itself to a room's audience, take its
+    /// PK slots or start a battle with it.
+    func checkConsent(of callee: PKEnd, to caller: PKEnd, accepted: Bool) throws(LiveRoomError) {
+        guard !accepted, !configuration.openPKLinks else { return }
+        if rooms[callee.roomId]?.pkAllowList.contains(where: { $0.key == caller.roomId }) == true { return }
+        throw LiveRoomError(
+            ErrorCode.pkConsentRequired,
+            "\(callee.userId.quoted) has not agreed to a PK with \(RoomID(key: caller.roomId)): ask with requestPK, or have its room's owner allow yours (setPKAllowList)")
+    }
+
+    /// Refuses a request when its asker, or the anchor asked, already has the most requests
+    /// waiting (a repeated request replaces the earlier one, so it is not counted).
+    func checkWaitingRequests(from caller: PKEnd, to callee: PKEnd) throws(LiveRoomError) {
+        let others = pkRequests.filter { !($0.from == caller && $0.to == callee) }
+        if rooms[caller.roomId] != nil, others.count(where: { $0.from == caller }) >= Self.maxWaitingPKRequests {
+            throw LiveRoomError(ErrorCode.tooManyPKRequests, "you have \(Self.maxWaitingPKRequests) PK requests waiting for answers; wait for them")
+        }
+        if rooms[callee.roomId] != nil, others.count(where: { $0.to == callee }) >= Self.maxWaitingPKRequests {
+            throw LiveRoomError(ErrorCode.tooManyPKRequests, "\(callee.userId.quoted) has \(Self.maxWaitingPKRequests) PK requests waiting for its answer; try later")
+        }
+    }
+
     /// TRTC's limits on one end's room: linked rooms (3) and anchors in PK (10).
     private func checkLimits(of end: PKEnd, linkingWith far: PKEnd, code: Int, whose: String) throws(LiveRoomError) {
         let linked = linkedRooms(of: end.roomId)
@@ -281,6 +307,7 @@ extension RoomsStateMachine {
                     return [.pkPeer(.link(session: session, caller: caller, state: state, callee: other, since: now.unixMillis))]
                 }
                 try checkCallee(other, linkingWith: caller)
+                try checkConsent(of: other, to: caller, accepted: false)
                 return [.send(session, .onConnectOtherRoom(userId: userId, errCode: 0, errMsg: ""))] + link(caller, with: other, since: now.unixMillis)
             } catch {
                 return [.send(session, .onConnectOtherRoom(userId: userId, errCode: error.code, errMsg: error.message))]
@@ -290,6 +317,7 @@ extension RoomsStateMachine {
                 let other = try checkCaller(caller, to: room, userId: userId)
                 let elsewhere = isElsewhere(other)
                 if !elsewhere { try checkCallee(other, linkingWith: caller) }
+                try checkWaitingRequests(from: caller, to: other)
                 pkRequests.removeAll { $0.from == caller && $0.to == other }
                 pkRequests.append(PKRequest(from: caller, to: other, expires: now.monotonic + configuration.pkRequestTimeout))
                 // A room elsewhere: its home checks its side and shows the callee the request (remotePKRequestDelivered).
@@ -310,6 +338,12 @@ extension RoomsStateMachine {
             return [.send(session, .onDisconnectOtherRoom(errCode: 0, errMsg: ""))] + remove(links: links)
         case .updateOtherRoomForwardMode(let room, let mode):
             return updateForwardMode(of: caller, for: room, to: mode, session: session)
+        case .setPKAllowList(let list):
+            guard rooms[caller.roomId]?.members[caller.userId]?.role == .anchor else {
+                return [.send(session, .error(LiveRoomError(ErrorCode.pkCallerIsAudience, "only anchors set the PK allow-list"), requestType: request.type))]
+            }
+            // The shop checks that the caller owns the room's shop, then the room keeps the list.
+            return [.catalogue(.pkAllowList(session: session, roomId: caller.roomId, rooms: list.filter { $0.key != caller.roomId }))]
         case .startPKBattle(let durationSec):
             do throws(LiveRoomError) {
                 guard rooms[caller.roomId]?.members[caller.userId]?.role == .anchor else {
@@ -382,6 +416,15 @@ extension RoomsStateMachine {
             actions.append(.media(.setForwarding(sessions: sessions, publisherRoomId: end.roomId, publisherId: end.userId, audio: mode.audio, video: mode.video)))
         }
         return actions
+    }
+
+    /// Sets the rooms whose anchors may link with `roomId`'s by connectOtherRoom without a
+    /// request (checked by the caller: an owner asked, or the admin API); the room's anchors hear it.
+    public mutating func setPKAllowList(_ list: [RoomID], in roomId: String) -> [Action] {
+        guard rooms[roomId] != nil else { return [] }
+        rooms[roomId]!.pkAllowList = Array(list.prefix(RoomRequest.maxPKAllowList))
+        let event = ServerEvent.onPKAllowList(rooms: rooms[roomId]!.pkAllowList)
+        return rooms[roomId]!.anchorSessions().map { .send($0, event) }
     }
 
     /// Shows anchor `to` (here) the PK request of `from`.

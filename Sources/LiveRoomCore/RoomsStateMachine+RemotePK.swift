@@ -126,6 +126,7 @@ extension RoomsStateMachine {
                 throw LiveRoomError(ErrorCode.pkInvalidParameter, "\(RoomID(key: caller.roomId)) is linked here through another node")
             }
             try checkCallee(callee, linkingWith: caller)
+            try checkConsent(of: callee, to: caller, accepted: accepted != nil)
         } catch {
             return (.failure(error), accepted == nil ? [] : tell(callee, about: caller, error))
         }
@@ -150,6 +151,7 @@ extension RoomsStateMachine {
         do throws(LiveRoomError) {
             try checkRemote(caller)
             try checkCallee(callee, linkingWith: caller)
+            try checkWaitingRequests(from: caller, to: callee)
         } catch {
             return (.failure(error), [])
         }

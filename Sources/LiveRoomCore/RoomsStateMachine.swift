@@ -90,6 +90,9 @@ public struct RoomsStateMachine: Sendable {
         /// Cluster mode: a room not here may live on another node, so a PK with it is asked of
         /// that node (``PKPeerCommand``) instead of refused.
         public var roomsOnOtherNodes = false
+        /// TRTC's open PK: connectOtherRoom links with any anchor of any room. Off, a link needs
+        /// the other anchor's consent: an accepted requestPK, or its room's PK allow-list.
+        public var openPKLinks = false
 
         public init(
             sdkAppId: UInt64, secretKey: String, maxAnchorsPerRoom: Int = 50, maxRoomsPerUser: Int = 10, maxRooms: Int = 1000,
@@ -156,6 +159,9 @@ public struct RoomsStateMachine: Sendable {
         var micRequests: [String] = []
         /// Invited audience member → inviting anchor.
         var invitations: [String: String] = [:]
+        /// Rooms whose anchors may link with this room's anchors by connectOtherRoom without a
+        /// request (set by a shop owner or the admin API; as long as the room is open).
+        var pkAllowList: [RoomID] = []
         var adminSeq = 1
 
         var anchorCount: Int { anchorOrder.count }
@@ -192,14 +198,14 @@ public struct RoomsStateMachine: Sendable {
     public static let roomChangesPerSecond = 10.0
     public static let roomChangeBurst = 20.0
 
-    /// Takes one room change from the member's budget, or refuses it (-7014).
-    mutating func admitRoomChange(_ userId: String, in roomId: String, at now: EventTime) throws(LiveRoomError) {
-        guard rooms[roomId]!.members[userId]!.roomChanges.canTake(1, now: now.monotonic) else {
+    /// Takes `cost` room changes from the member's budget, or refuses the request (-7014).
+    mutating func admitRoomChange(_ userId: String, in roomId: String, cost: Double, at now: EventTime) throws(LiveRoomError) {
+        guard rooms[roomId]!.members[userId]!.roomChanges.canTake(cost, now: now.monotonic) else {
             throw LiveRoomError(
                 ErrorCode.roomChangeRateLimited,
                 "refused: over \(Int(Self.roomChangesPerSecond)) role, mic, mute, publish, product and buy requests per second (bursts of \(Int(Self.roomChangeBurst)))")
         }
-        rooms[roomId]!.members[userId]!.roomChanges.take(1, now: now.monotonic)
+        rooms[roomId]!.members[userId]!.roomChanges.take(cost, now: now.monotonic)
     }
 
     /// The sessions that entered a room (with its room and user) or left one (nil) since the last
@@ -225,7 +231,7 @@ public struct RoomsStateMachine: Sendable {
         }
         var actions: [Action] = []
         do throws(LiveRoomError) {
-            if request.changesTheRoom { try admitRoomChange(userId, in: roomId, at: now) }
+            if request.roomChangeCost > 0 { try admitRoomChange(userId, in: roomId, cost: request.roomChangeCost, at: now) }
             switch request {
             case .enterRoom: break
             case .exitRoom:
@@ -253,7 +259,7 @@ public struct RoomsStateMachine: Sendable {
                 actions = try handleMedia(request, from: session, as: userId, in: roomId)
             case .addProduct, .editProduct, .removeProduct, .listProducts, .popProduct, .unpopProduct, .removeReplay, .buyProduct, .shopOwner:
                 actions = try handleCatalogue(request, from: session, as: userId, in: roomId)
-            case .connectOtherRoom, .disconnectOtherRoom, .updateOtherRoomForwardMode, .requestPK, .answerPK, .startPKBattle:
+            case .connectOtherRoom, .disconnectOtherRoom, .updateOtherRoomForwardMode, .requestPK, .answerPK, .startPKBattle, .setPKAllowList:
                 actions = handlePK(request, from: session, as: PKEnd(roomId: roomId, userId: userId), at: now)
             }
         } catch {

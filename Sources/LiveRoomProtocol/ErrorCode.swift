@@ -253,6 +253,12 @@ public enum ErrorCode {
     public static let pkBattleRunning = -7401
     /// Battles are scored from the catalogue's orders; this server keeps none.
     public static let pkBattleUnavailable = -7402
+    /// connectOtherRoom to an anchor who did not agree: it has not accepted a PK request
+    /// (requestPK) from the caller, and its room's PK allow-list does not name the caller's
+    /// room (unless the server runs with `--open-pk-links`, as TRTC does).
+    public static let pkConsentRequired = -7403
+    /// An anchor has 10 PK requests waiting already (asked by it, or waiting for its answer).
+    public static let tooManyPKRequests = -7404
 
     /// The Tencent Cloud API 3.0 error name of a publish task, catalogue or order error, for the
     /// admin REST API (`{"Response": {"Error": {"Code": …}}}`). Other codes answer `InvalidParameter`.

@@ -33,8 +33,10 @@ public enum RoomRequest: Sendable, Hashable {
     case editProduct(itemNumber: Int, changes: JSONValue)
     /// Removes a product (anchors).
     case removeProduct(itemNumber: Int)
-    /// Lists the room's catalogue: answered by onProductList.
-    case listProducts
+    /// Lists a page of the room's catalogue, in item-number order: at most `limit`
+    /// (``productPageSizes``) products from the `offset`th on. Answered by onProductList, which
+    /// says the catalogue's total, so a client asks for the next page until it has them all.
+    case listProducts(offset: Int, limit: Int)
     /// Presents a product (anchors): the room's current pop-up becomes TRTC's `item_popup_msg`
     /// for it, told to everyone (and to later comers), and, with `custom`, sent as a
     /// high-priority custom message too. Answered by onPopProduct.
@@ -50,6 +52,12 @@ public enum RoomRequest: Sendable, Hashable {
     /// onBuyResult. The same `requestId` (``maxPurchaseRequestIdLength`` at most) again returns the same order,
     /// so a client may retry after a lost answer.
     case buyProduct(itemNumber: Int, quantity: Int, requestId: String?)
+
+    /// The products one `listProducts` answer holds at most (the default); an answer also
+    /// stops at 48 KiB of products (`Product.maxEventBytes`), whatever they hold.
+    public static let productPageSizes = 1...100
+    /// The highest `offset` of a `listProducts` (a room holds at most 500 products).
+    public static let maxProductOffset = 10_000
 
     /// The units one `buyProduct` may ask for.
     public static let purchaseQuantities = 1...100
@@ -69,6 +77,13 @@ public enum RoomRequest: Sendable, Hashable {
     case answerPK(room: RoomID?, userId: String, accept: Bool)
     /// A timed battle between the caller's room and the rooms it is linked with.
     case startPKBattle(durationSec: Int)
+    /// The rooms whose anchors may link with the caller's room by connectOtherRoom without a
+    /// request (shop owners; at most ``maxPKAllowList``; empty clears it). Answered, and told
+    /// to the room's anchors, by onPKAllowList.
+    case setPKAllowList(rooms: [RoomID])
+
+    /// The most rooms a PK allow-list names.
+    public static let maxPKAllowList = 20
 
     /// Whether the request changes what others in the room see (a role, the mic, a mute,
     /// publishing, the catalogue, the stock), so that it is broadcast, or renegotiates a peer
@@ -77,11 +92,19 @@ public enum RoomRequest: Sendable, Hashable {
         switch self {
         case .switchRole, .requestMic, .acceptMic, .rejectMic, .inviteMic, .acceptInvitation, .rejectInvitation, .endMic,
             .publish, .unpublish, .muteLocalVideo, .muteLocalAudio, .restartIce, .addProduct, .editProduct, .removeProduct, .listProducts, .popProduct, .unpopProduct, .buyProduct, .removeReplay, .shopOwner, .connectOtherRoom, .disconnectOtherRoom, .updateOtherRoomForwardMode,
-            .requestPK, .answerPK, .startPKBattle:
+            .requestPK, .answerPK, .startPKBattle, .setPKAllowList:
             true
         case .enterRoom, .exitRoom, .sendCustomCmdMsg, .subscribe, .unsubscribe:
             false
         }
+    }
+
+    /// What the request takes from its member's budget of room changes: 1 for a change, a
+    /// fifth for a page of the catalogue (a client pages through a large catalogue at once:
+    /// 100 pages in a burst), nothing for the rest.
+    public var roomChangeCost: Double {
+        if case .listProducts = self { return 0.2 }
+        return changesTheRoom ? 1 : 0
     }
 
     /// Whether it enters a room (the others are a member's, for its room).
@@ -125,6 +148,7 @@ public enum RoomRequest: Sendable, Hashable {
         case .requestPK: "requestPK"
         case .answerPK(_, _, let accept): accept ? "acceptPK" : "rejectPK"
         case .startPKBattle: "startPKBattle"
+        case .setPKAllowList: "setPKAllowList"
         }
     }
 
@@ -134,7 +158,7 @@ public enum RoomRequest: Sendable, Hashable {
         "acceptInvitation", "rejectInvitation", "endMic", "sendCustomCmdMsg", "publish", "unpublish", "subscribe",
         "unsubscribe", "restartIce", "muteLocalVideo", "muteLocalAudio", "addProduct", "editProduct", "removeProduct", "listProducts",
         "popProduct", "unpopProduct", "buyProduct", "removeReplay", "grantShop", "revokeShop", "connectOtherRoom", "disconnectOtherRoom", "updateOtherRoomForwardMode",
-        "requestPK", "acceptPK", "rejectPK", "startPKBattle",
+        "requestPK", "acceptPK", "rejectPK", "startPKBattle", "setPKAllowList",
     ]
 
     /// The JSON form a client sends.
@@ -197,7 +221,12 @@ public enum RoomRequest: Sendable, Hashable {
             o["mode"] = .string(mode.rawValue)
         case .startPKBattle(let durationSec):
             o["durationSec"] = .number(Double(durationSec))
-        case .exitRoom, .requestMic, .acceptInvitation, .rejectInvitation, .unpublish, .listProducts, .unpopProduct, .disconnectOtherRoom:
+        case .setPKAllowList(let rooms):
+            o["rooms"] = .array(rooms.map { .object($0.requestFields) })
+        case .listProducts(let offset, let limit):
+            if offset != 0 { o["offset"] = .number(Double(offset)) }
+            if limit != Self.productPageSizes.upperBound { o["limit"] = .number(Double(limit)) }
+        case .exitRoom, .requestMic, .acceptInvitation, .rejectInvitation, .unpublish, .unpopProduct, .disconnectOtherRoom:
             break
         }
         return .object(o)
@@ -250,7 +279,10 @@ public enum RoomRequest: Sendable, Hashable {
         case "addProduct": return .addProduct(try fields.requiredObject("product"))
         case "editProduct": return .editProduct(itemNumber: try fields.requiredInt("itemNumber"), changes: try fields.requiredObject("changes"))
         case "removeProduct": return .removeProduct(itemNumber: try fields.requiredInt("itemNumber"))
-        case "listProducts": return .listProducts
+        case "listProducts":
+            return .listProducts(
+                offset: try fields.int("offset", in: 0...Self.maxProductOffset) ?? 0,
+                limit: try fields.int("limit", in: Self.productPageSizes) ?? Self.productPageSizes.upperBound)
         case "popProduct": return .popProduct(itemNumber: try fields.requiredInt("itemNumber"), custom: try fields.bool("custom") ?? true)
         case "unpopProduct": return .unpopProduct
         case "removeReplay": return .removeReplay(replayId: try fields.requiredString("replayId"))
@@ -275,8 +307,28 @@ public enum RoomRequest: Sendable, Hashable {
         case "acceptPK", "rejectPK":
             return .answerPK(room: try otherRoom(f: fields), userId: try fields.string("userId") ?? "", accept: type == "acceptPK")
         case "startPKBattle": return .startPKBattle(durationSec: try fields.requiredInt("durationSec", code: ErrorCode.invalidPKBattle))
+        case "setPKAllowList": return .setPKAllowList(rooms: try pkAllowList(fields))
         default: return nil
         }
+    }
+
+    /// setPKAllowList's `rooms`: objects with `strRoomId` or `roomId`, at most ``maxPKAllowList``.
+    private static func pkAllowList(_ fields: JSONFields) throws(LiveRoomError) -> [RoomID] {
+        guard let items = fields.object["rooms"]?.arrayValue else {
+            throw fields.invalid("rooms", "must be an array of rooms ({\"strRoomId\": …} or {\"roomId\": …})", code: ErrorCode.pkInvalidParameter)
+        }
+        guard items.count <= maxPKAllowList else {
+            throw fields.invalid("rooms", "names \(items.count) rooms; at most \(maxPKAllowList)", code: ErrorCode.pkInvalidParameter)
+        }
+        var rooms: [RoomID] = []
+        for (index, item) in items.enumerated() {
+            let key = "rooms[\(index)]"
+            guard let room = try otherRoom(f: JSONFields(item, path: fields.name(key), code: ErrorCode.pkInvalidParameter)) else {
+                throw fields.invalid(key, "must name a room: {\"strRoomId\": …} or {\"roomId\": …}", code: ErrorCode.pkInvalidParameter)
+            }
+            if !rooms.contains(room) { rooms.append(room) }
+        }
+        return rooms
     }
 
     /// The other room of a PK request: TRTC's integer `roomId` or `strRoomId`; nil when neither is set.

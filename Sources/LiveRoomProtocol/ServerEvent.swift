@@ -43,8 +43,9 @@ public enum ServerEvent: Sendable, Hashable {
     /// 2 pushing, 3 reconnecting (after a failure or a drop), 4 failed (every retry failed;
     /// `code` and `message` say why).
     case onCdnStreamStateChanged(taskId: String, cdnUrl: String, status: Int, code: Int, message: String)
-    /// The room's catalogue (answer to `listProducts`): each product's JSON.
-    case onProductList(products: [JSONValue])
+    /// A page of the room's catalogue (answer to `listProducts`): each product's JSON, from the
+    /// `offset`th product on, of `total` in the catalogue.
+    case onProductList(products: [JSONValue], offset: Int, total: Int)
     /// The answer to `addProduct`, `editProduct` or `removeProduct`: `code` 0 and the product
     /// as stored (none after a removal), or an error code and a message.
     case onProductResult(request: String, itemNumber: Int, code: Int, message: String, product: JSONValue?)
@@ -76,6 +77,9 @@ public enum ServerEvent: Sendable, Hashable {
     case onUpdateOtherRoomForwardMode(errCode: Int, errMsg: String)
     /// An anchor of another room asks for a PK link (answer with acceptPK or rejectPK).
     case onPKRequest(userId: String, room: RoomID, timeoutSec: Int)
+    /// The rooms whose anchors may link with this room's without a request (to the room's
+    /// anchors, after setPKAllowList or the admin API's SetPKAllowList).
+    case onPKAllowList(rooms: [RoomID])
     /// onPKBattleStarted, onPKBattleScore or onPKBattleEnded (`name`), with the battle's fields.
     case onPKBattle(name: String, fields: [String: JSONValue])
     /// `requestType` names the request that failed, where one did.
@@ -115,6 +119,7 @@ public enum ServerEvent: Sendable, Hashable {
         case .onDisconnectOtherRoom: "onDisconnectOtherRoom"
         case .onUpdateOtherRoomForwardMode: "onUpdateOtherRoomForwardMode"
         case .onPKRequest: "onPKRequest"
+        case .onPKAllowList: "onPKAllowList"
         case .onPKBattle(let name, _): name
         case .onError: "onError"
         }
@@ -187,8 +192,10 @@ public enum ServerEvent: Sendable, Hashable {
             o["status"] = .number(Double(status))
             o["code"] = .number(Double(code))
             o["message"] = .string(message)
-        case .onProductList(let products):
+        case .onProductList(let products, let offset, let total):
             o["products"] = .array(products)
+            o["offset"] = .number(Double(offset))
+            o["total"] = .number(Double(total))
         case .onShopOwners(let owners):
             o["owners"] = .array(owners.map { .string($0) })
         case .onProductResult(let request, let itemNumber, let code, let message, let product):
@@ -230,6 +237,8 @@ public enum ServerEvent: Sendable, Hashable {
             o.merge(room.requestFields) { $1 }
             o["userId"] = .string(userId)
             o["timeoutSec"] = .number(Double(timeoutSec))
+        case .onPKAllowList(let rooms):
+            o["rooms"] = .array(rooms.map { .object($0.requestFields) })
         case .onPKBattle(_, let fields):
             o.merge(fields) { old, _ in old }
         case .onError(let errCode, let errMsg, let requestType):
@@ -247,13 +256,19 @@ public enum ServerEvent: Sendable, Hashable {
         "onSubscribeAnswer", "onIceRestartAnswer", "onUserVideoAvailable", "onUserAudioAvailable", "onStartPublishMediaStream",
         "onUpdatePublishMediaStream", "onStopPublishMediaStream", "onCdnStreamStateChanged", "onProductList", "onProductResult",
         "onProductChanged", "onPopProduct", "onPopUpChanged", "onShopOwners", "onBuyResult", "onProductSold", "onConnectOtherRoom", "onDisconnectOtherRoom",
-        "onUpdateOtherRoomForwardMode", "onPKRequest", "onPKBattleStarted", "onPKBattleScore", "onPKBattleEnded", "onError",
+        "onUpdateOtherRoomForwardMode", "onPKRequest", "onPKAllowList", "onPKBattleStarted", "onPKBattleScore", "onPKBattleEnded", "onError",
     ]
 
     private static func array(_ key: String, _ fields: JSONFields) throws(LiveRoomError) -> [JSONValue] {
         guard let value = fields.value(key) else { throw fields.missing(key) }
         guard let array = value.arrayValue else { throw fields.invalid(key, "must be an array, not \(value.typeName)") }
         return array
+    }
+
+    /// A room an event names: `roomId` (a number) or `strRoomId`.
+    private static func eventRoom(_ f: JSONFields) throws(LiveRoomError) -> RoomID {
+        if let number = try f.int("roomId") { return .number(UInt32(clamping: number)) }
+        return .string(try f.requiredString("strRoomId"))
     }
 
     /// Parses one event frame as the server sends it. Fields the event does not have are ignored.
@@ -316,13 +331,11 @@ public enum ServerEvent: Sendable, Hashable {
             if name == "onDisconnectOtherRoom" { return .onDisconnectOtherRoom(errCode: errCode, errMsg: errMsg) }
             return .onUpdateOtherRoomForwardMode(errCode: errCode, errMsg: errMsg)
         case "onPKRequest":
-            let room: RoomID
-            if let number = try f.int("roomId") {
-                room = .number(UInt32(clamping: number))
-            } else {
-                room = .string(try f.requiredString("strRoomId"))
-            }
-            return .onPKRequest(userId: try f.requiredString("userId"), room: room, timeoutSec: try f.requiredInt("timeoutSec"))
+            return .onPKRequest(userId: try f.requiredString("userId"), room: try eventRoom(f), timeoutSec: try f.requiredInt("timeoutSec"))
+        case "onPKAllowList":
+            var rooms: [RoomID] = []
+            for (index, item) in try array("rooms", f).enumerated() { rooms.append(try eventRoom(JSONFields(item, path: "rooms[\(index)]"))) }
+            return .onPKAllowList(rooms: rooms)
         case "onPKBattleStarted", "onPKBattleScore", "onPKBattleEnded":
             var fields = value.objectValue ?? [:]
             fields["event"] = nil
@@ -338,7 +351,8 @@ public enum ServerEvent: Sendable, Hashable {
     static func parseShopEvent(_ name: String, _ f: JSONFields) throws(LiveRoomError) -> ServerEvent {
         switch name {
         case "onProductList":
-            return .onProductList(products: try array("products", f))
+            let products = try array("products", f)
+            return .onProductList(products: products, offset: try f.int("offset") ?? 0, total: try f.int("total") ?? products.count)
         case "onProductResult":
             return .onProductResult(
                 request: try f.requiredString("request"), itemNumber: try f.requiredInt("itemNumber"), code: try f.requiredInt("code"),

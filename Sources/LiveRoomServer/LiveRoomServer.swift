@@ -229,6 +229,7 @@ public struct LiveRoomServer: Sendable {
             maxPKAnchorsPerRoom: configuration.maxPKAnchorsPerRoom, pkRequestTimeout: configuration.pkRequestTimeout)
         // A PK with a room that is not here is asked of its home node.
         rooms.roomsOnOtherNodes = cluster != nil
+        rooms.openPKLinks = configuration.openPKLinks
         let settings = HubSettings(
             rooms: rooms,
             tasks: .init(
@@ -240,7 +241,7 @@ public struct LiveRoomServer: Sendable {
             maxOutboxBytes: configuration.maxOutboxBytes, reconnectGrace: configuration.reconnectGrace,
             orderReservation: configuration.orderReservation, maxWaitingPurchasesPerRoom: configuration.maxWaitingPurchasesPerRoom,
             maxWaitingPurchases: configuration.maxWaitingPurchases, replayDirectory: replayDirectory, maxReplayLength: configuration.maxReplayLength,
-            nodeId: cluster?.membership.nodeId)
+            replayDiskQuota: Int64(configuration.replayDiskQuotaMiB) << 20, nodeId: cluster?.membership.nodeId)
         return RoomHub(services: HubServices(settings: settings, catalogue: store, recorder: recorder, webhooks: webhooks, logger: logger), logger: logger)
     }
 

@@ -18,4 +18,6 @@ enum LogKey {
     static let attempt = "liveroom.attempt"
     static let status = "liveroom.status"
     static let limit = "liveroom.limit"
+    static let replay = "liveroom.replay"
+    static let bytes = "liveroom.bytes"
 }

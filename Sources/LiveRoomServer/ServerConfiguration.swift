@@ -104,12 +104,16 @@ public struct ServerConfiguration: Sendable {
     public var maxWaitingPurchases: Int
     /// The longest a product replay records (from pop to unpop).
     public var maxReplayLength: Duration
+    /// The most MiB the replays of all rooms take on disk; past it the oldest are deleted.
+    public var replayDiskQuotaMiB = 10_240
     /// Most other rooms one room connects with in cross-room PK.
     public var maxPKRooms: Int
     /// Most anchors of one room taking part in cross-room PK.
     public var maxPKAnchorsPerRoom: Int
     /// How long a PK request waits for its answer.
     public var pkRequestTimeout: Duration
+    /// TRTC's open PK: connectOtherRoom links with any anchor without its consent.
+    public var openPKLinks = false
     /// How long a connected peer may send no ICE check before it is dropped (RFC 7675 says 30 s).
     public var consentTimeout: Duration
 

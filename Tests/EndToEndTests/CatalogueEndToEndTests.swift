@@ -1,4 +1,8 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LiveRoomAuth
 import LiveRoomProtocol
 import Testing
 
@@ -209,6 +213,50 @@ import Testing
         body["SdkAppId"] = .number(Double(TestServer.sdkAppId))
         let (answer, _) = try await server.admin(action, .object(body), in: scope)
         return answer["Response"] ?? .null
+    }
+
+    /// A full catalogue (500 products, every field at its largest: a 512-byte title, two 1 KB
+    /// URLs, 1.3 MB in all) reaches ten viewers a page at a time: no answer outgrows the CLI's
+    /// 64 KiB frames, each viewer gets every product once, and nobody's connection is lost.
+    @Test func aLargeCatalogueComesInPagesAndNoViewerIsClosed() async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let server = try await TestServer.start(in: scope)
+        _ = try await server.entered("host", role: "anchor", in: scope)
+        let sig = UserSig.make(
+            sdkAppId: TestServer.sdkAppId, secretKey: TestServer.secretKey, identifier: UserSig.administrator, time: Int64(Date().timeIntervalSince1970),
+            expire: 600).encoded()
+        let title = String(repeating: "\u{1F600}", count: 128)
+        let url = "https://shop.example/" + String(repeating: "a", count: 1000)
+        for itemNumber in 1...500 {
+            var request = URLRequest(url: URL(string: "\(server.url)/v1/AddProduct?sdkappid=\(TestServer.sdkAppId)&identifier=administrator&usersig=\(sig)")!)
+            request.httpMethod = "POST"
+            let product: JSONValue = [
+                "itemNumber": .number(Double(itemNumber)), "title": .string(title), "price": "1.00", "itemUrl": .string(url), "imageUrl": .string(url),
+                "stock": 100,
+            ]
+            request.httpBody = Data(JSONValue.object(["SdkAppId": .number(Double(TestServer.sdkAppId)), "RoomId": "room1", "Product": product]).jsonText.utf8)
+            let (data, _) = try await URLSession.shared.data(for: request)
+            let answer = try JSONValue.parse(String(decoding: data, as: UTF8.self))
+            try #require(answer["Response"]?["Error"] == nil, "product \(itemNumber): \(answer.jsonText)")
+        }
+        let viewers = try await Array(0..<10).asyncMap { try await server.entered("viewer\($0)", in: scope) }
+        for viewer in viewers { viewer.send("product list") }
+        for (index, viewer) in viewers.enumerated() {
+            var items: [Int] = []
+            var pages = 0
+            while items.count < 500, pages < 100 {
+                pages += 1
+                if pages > 1 { viewer.send("product list \(items.count)") }
+                let list = try await viewer.waitForEvent("onProductList", count: pages, timeout: .seconds(15))
+                let products = list["products"]?.arrayValue ?? []
+                #expect(list["total"] == 500 && list["offset"]?.intValue == items.count && !products.isEmpty, "viewer\(index) page \(pages)")
+                #expect(list.jsonText.utf8.count < 64 << 10, "a page is \(list.jsonText.utf8.count) bytes")
+                items += products.compactMap { $0["itemNumber"]?.intValue }
+            }
+            #expect(items == Array(1...500), "viewer\(index) got every product once, in order, in \(pages) pages")
+            #expect(viewer.isRunning && viewer.events(named: "onConnectionLost").isEmpty, "viewer\(index) stayed connected")
+        }
     }
 
     /// Buying through `join`: a reservation, a retry with the same request id, the limit,

@@ -77,9 +77,13 @@ struct ClusterPKEndToEndTests {
         try await Task.sleep(for: .milliseconds(300))
         #expect(fanB.events(named: "onRemoteUserEnterRoom").allSatisfy { $0["userId"] == "hostB" })
 
-        // hostA (node 1) links with hostB (node 2).
+        // hostA (node 1) links with hostB (node 2): refused on node 2 until hostB allows room pkA.
         hostA.send("connect-room pkB hostB")
-        let linked = try await hostA.waitForEvent("onConnectOtherRoom", timeout: .seconds(10))
+        let stranger = try await hostA.waitForEvent("onConnectOtherRoom", timeout: .seconds(10))
+        #expect(stranger["errCode"]?.intValue == ErrorCode.pkConsentRequired, "\(stranger.jsonText)")
+        try await hostB.allowPK("pkA")
+        hostA.send("connect-room pkB hostB")
+        let linked = try await hostA.waitForEvent("onConnectOtherRoom", count: 2, timeout: .seconds(10))
         #expect(linked["errCode"] == 0 && linked["userId"] == "hostB", "\(linked.jsonText)")
         try await hostB.waitForEvent("onRemoteUserEnterRoom") { $0["userId"] == "hostA" }
         // Both audiences see and receive the other room's anchor: fanB from node 2's mirror of
@@ -163,7 +167,7 @@ struct ClusterPKEndToEndTests {
         hostA.send("pk-accept pkB hostB")
         let accepted = try await hostB.waitForEvent("onConnectOtherRoom", count: 2, timeout: .seconds(10))
         #expect(accepted["errCode"] == 0 && accepted["userId"] == "hostA", "\(accepted.jsonText)")
-        let linkedAgain = try await hostA.waitForEvent("onConnectOtherRoom", count: 2, timeout: .seconds(10))
+        let linkedAgain = try await hostA.waitForEvent("onConnectOtherRoom", count: 3, timeout: .seconds(10))
         #expect(linkedAgain["errCode"] == 0 && linkedAgain["userId"] == "hostB", "\(linkedAgain.jsonText)")
         try await hostA.waitForEvent("onRemoteUserEnterRoom", count: 2) { $0["userId"] == "hostB" }
 
@@ -178,7 +182,7 @@ struct ClusterPKEndToEndTests {
         print("cluster PK: the link with a killed node ended \(ended) after the kill")
         // A room that no live node holds cannot be linked with.
         hostA.send("connect-room pkB hostB")
-        let refused = try await hostA.waitForEvent("onConnectOtherRoom", count: 3, timeout: .seconds(10))
+        let refused = try await hostA.waitForEvent("onConnectOtherRoom", count: 4, timeout: .seconds(10))
         #expect(refused["errCode"]?.intValue == ErrorCode.pkRoomNotFound, "\(refused.jsonText)")
     }
 
@@ -199,8 +203,8 @@ struct ClusterPKEndToEndTests {
         let host = try await n3.entered("host", room: "mixC", role: "anchor", in: scope)
         let homes = try await ClusterEndToEndTests.clusterNodes(n1)
         #expect(["mixA", "mixB", "mixC"].map { ClusterEndToEndTests.home(homes, room: $0) } == ["n1", "n2", "n3"], "\(homes.jsonText)")
-        _ = red
-        _ = blue
+        try await red.allowPK("mixC")
+        try await blue.allowPK("mixC")
         for (room, user) in [("mixA", "red"), ("mixB", "blue")] {
             host.send("connect-room \(room) \(user)")
             let linked = try await host.waitForEvent("onConnectOtherRoom", timeout: .seconds(10)) { $0["userId"] == .string(user) }

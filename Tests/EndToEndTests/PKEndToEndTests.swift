@@ -32,6 +32,8 @@ struct PKEndToEndTests {
         for (command, code) in [
             ("connect-room roomA hostB", ErrorCode.pkInvalidParameter), ("connect-room nowhere hostB", ErrorCode.pkRoomNotFound),
             ("connect-room roomB fanB", ErrorCode.pkUserNotFound),
+            // hostB has not agreed: a stranger's link is refused, and room B sees nothing of it.
+            ("connect-room roomB hostB", ErrorCode.pkConsentRequired),
         ] {
             let before = hostA.events(named: "onConnectOtherRoom").count
             hostA.send(command)
@@ -39,8 +41,11 @@ struct PKEndToEndTests {
             #expect(answer["errCode"]?.intValue == code, "\(command): \(answer.jsonText)")
         }
 
+        #expect(!fanB.events(named: "onRemoteUserEnterRoom").contains { $0["userId"] == "hostA" })
+        // hostB (the owner of room B's shop) allows room A: the link is made.
+        try await hostB.allowPK("roomA")
         hostA.send("connect-room roomB hostB")
-        let linked = try await hostA.waitForEvent("onConnectOtherRoom", count: 4)
+        let linked = try await hostA.waitForEvent("onConnectOtherRoom", count: 5)
         #expect(linked["errCode"] == 0 && linked["userId"] == "hostB", "\(linked.jsonText)")
         // Both audiences see the other room's anchor and receive its media.
         try await fanA.waitForEvent("onRemoteUserEnterRoom") { $0["userId"] == "hostB" }
@@ -104,6 +109,8 @@ struct PKEndToEndTests {
         let server = try await TestServer.start(in: scope)
         let hosts = try await [("hostA", "roomA"), ("hostB", "roomB"), ("hostC", "roomC")].asyncMap { try await server.entered($0.0, room: $0.1, role: "anchor", in: scope) }
         let fans = try await [("fanA", "roomA"), ("fanB", "roomB"), ("fanC", "roomC")].asyncMap { try await server.entered($0.0, room: $0.1, in: scope) }
+        try await hosts[1].allowPK("roomA")
+        try await hosts[2].allowPK("roomA", "roomB")
         hosts[0].send("connect-room roomB hostB")
         hosts[0].send("connect-room roomC hostC")
         hosts[1].send("connect-room roomC hostC")
@@ -176,6 +183,7 @@ struct PKEndToEndTests {
         hostA.send("pk-battle 5")
         let unlinked = try await hostA.waitForEvent("onError")
         #expect(unlinked["errCode"]?.intValue == ErrorCode.pkNotConnected, "\(unlinked.jsonText) \(hostA.output.suffix(5))")
+        try await hostB.allowPK("roomA")
         hostA.send("connect-room roomB hostB")
         #expect(try await hostA.waitForEvent("onConnectOtherRoom")["errCode"] == 0)
         hostA.send("pk-battle 5")
@@ -220,5 +228,15 @@ extension Array {
         var results: [T] = []
         for element in self { results.append(try await transform(element)) }
         return results
+    }
+}
+
+extension ChildProcess {
+    /// `pk-allow rooms…` by this anchor (its room's shop owner), once its room confirms the list.
+    func allowPK(_ rooms: String...) async throws {
+        let before = events(named: "onPKAllowList").count
+        send("pk-allow " + rooms.joined(separator: " "))
+        let list = try await waitForEvent("onPKAllowList", count: before + 1)
+        #expect(list["rooms"]?.arrayValue?.compactMap { $0["strRoomId"]?.stringValue } == rooms, "\(list.jsonText)")
     }
 }

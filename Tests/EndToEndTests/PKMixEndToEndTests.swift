@@ -97,6 +97,7 @@ struct PKMixEndToEndTests {
         try await red.waitForEvent("onPublishAnswer")
         try await blue.waitForEvent("onPublishAnswer")
 
+        try await blue.allowPK("roomA")
         red.send("connect-room roomB blue")
         let connected = try await red.waitForEvent("onConnectOtherRoom")
         #expect(connected["errCode"] == 0 && connected["userId"] == "blue", "\(connected.jsonText)")

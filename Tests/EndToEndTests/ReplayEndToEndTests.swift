@@ -122,4 +122,73 @@ import Testing
         let left = try FileManager.default.contentsOfDirectory(atPath: replayDirectory)
         #expect(left.isEmpty, "\(left)")
     }
+
+    /// A replay that spans the anchor's reconnect keeps wall time: red for 3 s, the anchor's
+    /// process killed and back 2 s later publishing blue for 3 s make a replay of about 8 s (not
+    /// the hours between two random RTP timestamp bases), and ffmpeg seeking into it (`-ss`)
+    /// finds red before the cut and blue after it. Then a second replay takes the replays past
+    /// the disk quota (1 MiB): the oldest go first, file and entry, and the room hears it.
+    @Test(.requires(.ffmpeg, .ffprobe)) func aReplayAcrossAReconnectKeepsItsTimeSeeksAndTheQuotaDropsTheOldest() async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let server = try await TestServer.start(in: scope, extra: ["--replay-disk-quota", "1"])
+        let replayDirectory = scope.dataDirectory.appendingPathComponent("replays").path
+        let media = ["--resolution", "320x240", "--fps", "15", "--bitrate", "500"]
+        let red = try await server.enteredWithMedia("host", role: "anchor", media: ["--publish", "color:FF0000"] + media, in: scope)
+        try await red.waitForEvent("onPublishAnswer")
+        red.send("product add \(Self.tea)")
+        #expect(try await red.waitForEvent("onProductResult")["code"] == 0)
+        let fan = try await server.entered("fan", in: scope)
+
+        let popped = ContinuousClock.now
+        red.send("pop 1 custom")
+        try await fan.waitForEvent("onPopUpChanged")
+        try await Task.sleep(for: .seconds(3))
+        red.crash()
+        try await Task.sleep(for: .seconds(2))
+        let blue = try await server.enteredWithMedia("host", role: "anchor", media: ["--publish", "color:0000FF"] + media, in: scope)
+        try await blue.waitForEvent("onPublishAnswer")
+        try await Task.sleep(for: .seconds(3))
+        blue.send("unpop")
+        let wall = (ContinuousClock.now - popped) / .milliseconds(1)
+        let replay = try #require(try await Self.replays(fan, count: 1).first)
+        let durationMs = replay["durationMs"]?.intValue ?? 0
+        #expect(durationMs > 6_000 && Double(durationMs) <= wall + 100, "a replay of \(durationMs) ms for \(Int(wall)) ms from pop to unpop: \(replay.jsonText)")
+        let file = replayDirectory + "/" + (replay["url"]?.stringValue?.split(separator: "/").last.map(String.init) ?? "")
+        let probed = try #require(try Self.duration(file))
+        #expect(abs(probed * 1000 - Double(durationMs)) <= 100, "ffprobe reads \(probed) s, the replay says \(durationMs) ms")
+        print("replay across a reconnect: \(durationMs) ms listed, ffprobe \(probed) s, \(Int(wall)) ms from pop to unpop")
+        let early = try decodeFrame(file, width: 320, height: 240, before: ["-ss", "1"])
+        let late = try decodeFrame(file, width: 320, height: 240, before: ["-ss", String(format: "%.1f", probed - 1)])
+        #expect(early.pixel(x: 160, y: 120, is: 0xFF0000), "1 s in is red: \(early.color(x: 160, y: 120))")
+        #expect(late.pixel(x: 160, y: 120, is: 0x0000FF), "1 s before the end is blue: \(late.color(x: 160, y: 120))")
+
+        // Other replays on the server (a file standing for them, newer than this one) leave
+        // 1,000 bytes of the 1 MiB quota; a second replay, of another product, takes the
+        // replays past it: the oldest go first, until the rest fits.
+        let firstBytes = try #require(replay["bytes"]?.intValue)
+        let others = replayDirectory + "/" + String(repeating: "f", count: 32) + ".webm"
+        let othersBytes = (1 << 20) - firstBytes - 1_000
+        try Data(count: othersBytes).write(to: URL(fileURLWithPath: others))
+        blue.send(#"product add {"itemNumber":2,"title":"Pot","price":"9.90","itemUrl":"https://shop.example/2","stock":5}"#)
+        try await blue.waitForEvent("onProductResult") { $0["itemNumber"] == 2 }
+        blue.send("pop 2 custom")
+        try await Task.sleep(for: .seconds(2))
+        blue.send("unpop")
+        let second = try await fan.waitForEvent("onProductChanged", timeout: .seconds(15)) { event in
+            (event["products"]?.arrayValue?.first { $0["itemNumber"] == 2 }?["replays"]?.arrayValue?.count ?? 0) == 1
+        }
+        let secondReplay = try #require(second["products"]?.arrayValue?.first { $0["itemNumber"] == 2 }?["replays"]?.arrayValue?.first)
+        let secondBytes = try #require(secondReplay["bytes"]?.intValue)
+        // The first replay, the oldest, goes: its entry (the room hears it) and its file.
+        try await fan.waitForEvent("onProductChanged", timeout: .seconds(10)) { event in
+            event["products"]?.arrayValue?.first { $0["itemNumber"] == 1 }?["replays"] == []
+        }
+        #expect(!FileManager.default.fileExists(atPath: file), "the oldest replay's file is gone")
+        // Then the others' file, if the second replay is larger than the first plus 1,000 bytes.
+        let othersKept = othersBytes + secondBytes <= 1 << 20
+        #expect(FileManager.default.fileExists(atPath: others) == othersKept, "\(firstBytes) + \(othersBytes) + \(secondBytes) bytes")
+        let secondFile = replayDirectory + "/" + (secondReplay["url"]?.stringValue?.split(separator: "/").last.map(String.init) ?? "")
+        #expect(FileManager.default.fileExists(atPath: secondFile), "the newest replay fits the quota and stays")
+    }
 }

@@ -160,6 +160,7 @@ struct WatchPageEndToEndTests {
             try await page.waitFor("the card goes", "document.getElementById('popup').hidden")
 
             // A cross-room PK: roomB's anchor is listed, and switching to it shows its blue; back to red.
+            try await hostB.allowPK("roomA")
             hostA.send("connect-room roomB hostB")
             try await page.waitFor("hostB is listed", "document.querySelector('#anchors button[data-user-id=\"hostB\"]') !== null")
             try await page.evaluate("document.querySelector('#anchors button[data-user-id=\"hostB\"]').click()")

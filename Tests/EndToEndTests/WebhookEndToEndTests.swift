@@ -188,6 +188,11 @@ struct WebhookEndToEndTests {
         let orderId = try #require(try await fan.waitForEvent("onBuyResult")["orderId"]?.stringValue)
         let (confirmed, _) = try await server.admin("ConfirmOrder", ["SdkAppId": .number(Double(TestServer.sdkAppId)), "OrderId": .string(orderId)], in: scope)
         #expect(confirmed["Response"]?["Order"]?["state"] == "paid", "\(confirmed.jsonText)")
+        // Room B's PK allow-list, set by the admin API, lets room A link.
+        let allowed = try await server.admin(
+            "SetPKAllowList", ["SdkAppId": .number(Double(TestServer.sdkAppId)), "RoomId": "wh-shopB", "AllowedRoomIds": ["wh-shopA"]], in: scope).0
+        #expect(allowed["Response"]?["AllowedRoomIds"] == ["wh-shopA"], "\(allowed.jsonText)")
+        try await hostB.waitForEvent("onPKAllowList") { $0["rooms"] == [["strRoomId": "wh-shopA"]] }
         hostA.send("connect-room wh-shopB hostB")
         #expect(try await hostA.waitForEvent("onConnectOtherRoom")["errCode"] == 0)
         hostA.send("pk-battle 5")

@@ -18,6 +18,7 @@ import Testing
         h.enter("hostB", room: "B", role: .anchor)
         h.enter("fanB", room: "B")
         _ = h.machine.publishStarted(h.sessions["hostA"]!, audio: true, video: true)
+        h.allowPK(from: "A", into: "B")
         #expect(h.events(h.send(.connectOtherRoom(room: .string("B"), userId: "hostB"), from: "hostA"), for: "hostA") == [
             .onConnectOtherRoom(userId: "hostB", errCode: 0, errMsg: ""),
             .onRemoteUserEnterRoom(userId: "hostB"),
@@ -115,14 +116,73 @@ import Testing
             if !h.events(actions, for: "host\(n)").isEmpty { asked += 1 }
             if case .onError(ErrorCode.roomChangeRateLimited, _, "requestPK")? = h.events(actions, for: "hostA").first { refused += 1 }
         }
-        #expect(asked == 20 && refused == 5, "a burst of 20, then refused: \(asked) asked")
+        #expect(asked == 10 && refused == 5, "10 requests wait at most; a burst of 20, then refused: \(asked) asked")
         // Nobody answers: each asker hears -3326 once the timeout has passed, and nothing is kept.
         h.advance(ms: 31_000)
         let expired = h.events(h.machine.expirePKRequests(now: h.now.monotonic), for: "hostA")
-        #expect(expired.count == 20 && expired.allSatisfy {
+        #expect(expired.count == 10 && expired.allSatisfy {
             if case .onConnectOtherRoom(_, ErrorCode.pkRequestTimeout, _) = $0 { true } else { false }
         })
         #expect(h.machine.pkRequests.isEmpty)
+    }
+
+    @Test func aLinkNeedsTheOtherAnchorsConsent() throws {
+        var h = Harness()
+        h.enter("hostA", room: "A", role: .anchor)
+        h.enter("hostB", room: "B", role: .anchor)
+        h.enter("fanB", room: "B")
+        func code(_ actions: [RoomsStateMachine.Action], for name: String) -> Int? {
+            h.events(actions, for: name).compactMap { if case .onConnectOtherRoom(_, let code, _) = $0 { code } else { nil } }.first
+        }
+        // A stranger's link is refused, and room B sees nothing of it.
+        let refused = h.send(.connectOtherRoom(room: .string("B"), userId: "hostB"), from: "hostA")
+        #expect(code(refused, for: "hostA") == ErrorCode.pkConsentRequired)
+        #expect(h.events(refused, for: "fanB").isEmpty && h.machine.pkLinks(of: "B").isEmpty)
+
+        // Only an anchor sets the allow-list; the shop then checks that it owns the room's shop.
+        #expect(h.events(h.send(.setPKAllowList(rooms: [.string("A")]), from: "fanB"), for: "fanB").map(\.name) == ["onError"])
+        let set = h.send(.setPKAllowList(rooms: [.string("A"), .string("B")]), from: "hostB")
+        #expect(set == [.catalogue(.pkAllowList(session: h.sessions["hostB"]!, roomId: "B", rooms: [.string("A")]))], "its own room is left out")
+        #expect(h.events(h.machine.setPKAllowList([.string("A")], in: "B"), for: "hostB") == [.onPKAllowList(rooms: [.string("A")])])
+        #expect(code(h.send(.connectOtherRoom(room: .string("B"), userId: "hostB"), from: "hostA"), for: "hostA") == 0)
+        _ = h.send(.disconnectOtherRoom, from: "hostA")
+
+        // Cleared, the link needs a request again; an accepted one links.
+        _ = h.machine.setPKAllowList([], in: "B")
+        #expect(code(h.send(.connectOtherRoom(room: .string("B"), userId: "hostB"), from: "hostA"), for: "hostA") == ErrorCode.pkConsentRequired)
+        _ = h.send(.requestPK(room: .string("B"), userId: "hostB"), from: "hostA")
+        #expect(code(h.send(.answerPK(room: .string("A"), userId: "hostA", accept: true), from: "hostB"), for: "hostA") == 0)
+        #expect(h.machine.pkLinks(of: "B").count == 1)
+
+        // A server run open (TRTC's behaviour) links without consent.
+        var configuration = h.machine.configuration
+        configuration.openPKLinks = true
+        var open = Harness()
+        open.machine = RoomsStateMachine(configuration: configuration)
+        open.enter("hostA", room: "A", role: .anchor)
+        open.enter("hostB", room: "B", role: .anchor)
+        let linked = open.events(open.send(.connectOtherRoom(room: .string("B"), userId: "hostB"), from: "hostA"), for: "hostA")
+        #expect(linked.first == .onConnectOtherRoom(userId: "hostB", errCode: 0, errMsg: ""))
+    }
+
+    @Test func waitingRequestsAreBoundedAndHoldNoSlots() {
+        var h = Harness()
+        h.enter("hostB", room: "B", role: .anchor)
+        // Eleven strangers ask hostB: ten wait, the eleventh hears -7404.
+        var codes: [Int] = []
+        for n in 0...10 {
+            h.enter("host\(n)", room: "R\(n)", role: .anchor)
+            let asked = h.send(.requestPK(room: .string("B"), userId: "hostB"), from: "host\(n)")
+            codes.append(h.events(asked, for: "host\(n)").compactMap { if case .onConnectOtherRoom(_, let code, _) = $0 { code } else { nil } }.first ?? 0)
+        }
+        #expect(codes == Array(repeating: 0, count: 10) + [ErrorCode.tooManyPKRequests])
+        // The waiting requests take none of room B's three PK slots: its partners still link.
+        for partner in ["P1", "P2", "P3"] {
+            h.enter("host\(partner)", room: partner, role: .anchor)
+            h.allowPK(from: "P1", "P2", "P3", into: "B")
+            let linked = h.send(.connectOtherRoom(room: .string("B"), userId: "hostB"), from: "host\(partner)")
+            #expect(h.events(linked, for: "host\(partner)").first == .onConnectOtherRoom(userId: "hostB", errCode: 0, errMsg: ""))
+        }
     }
 
     @Test func collidingUserIdsAreRefused() {

@@ -28,6 +28,7 @@ import Testing
         h.enter("hostA", room: "A", role: .anchor)
         h.enter("hostB", room: "B", role: .anchor)
         _ = h.machine.publishStarted(h.sessions["hostA"]!, audio: true, video: true)
+        h.allowPK(from: "A", into: "B")
         #expect(news(h, h.send(.connectOtherRoom(room: .string("B"), userId: "hostB"), from: "hostA")) == ["A", "B"])
         // hostA's mute changes what a mix of room B draws too.
         #expect(news(h, h.send(.muteLocalAudio(true), from: "hostA")) == ["A", "B"])

@@ -22,6 +22,7 @@ import Testing
             n2.enter("hostB", room: "B", role: .anchor)
             n2.enter("fanB", room: "B")
             _ = n1.machine.publishStarted(n1.sessions["hostA"]!, audio: true, video: true)
+            n2.allowPK(from: "A", into: "B")
         }
 
         /// hostA asks for a link with hostB; n2 answers; the actions on (n1, n2).
@@ -175,6 +176,11 @@ import Testing
     @Test func aRequestAcrossNodesIsShownRejectedAndAcceptedIntoALink() throws {
         var nodes = TwoNodes()
         let (hostA, hostB) = (PKEnd(roomId: "A", userId: "hostA"), PKEnd(roomId: "B", userId: "hostB"))
+        // Room B allows nobody: a link without hostB's consent is refused on its node.
+        nodes.n2.allowPK(into: "B")
+        let (stranger, _) = nodes.connect()
+        #expect(nodes.n1.events(stranger, for: "hostA").map { if case .onConnectOtherRoom(_, let code, _) = $0 { code } else { 0 } } == [ErrorCode.pkConsentRequired])
+        #expect(nodes.n2.machine.pkLinks(of: "B").isEmpty && nodes.n1.machine.pkLinks(of: "A").isEmpty)
         // hostA asks: n1 asks n2, which shows hostB the request.
         #expect(TwoNodes.peer(nodes.n1.send(.requestPK(room: .string("B"), userId: "hostB"), from: "hostA")) == [.request(caller: hostA, callee: hostB)])
         var (shown, onN2) = nodes.n2.machine.remotePKRequested(caller: hostA, node: "n1", callee: hostB, at: nodes.n2.now.monotonic)

@@ -32,6 +32,9 @@ struct Harness {
 
     mutating func advance(ms: Int64) { millis += ms }
 
+    /// Room `room`'s PK allow-list lets the anchors of `rooms` link with its anchors without a request.
+    mutating func allowPK(from rooms: String..., into room: String) { _ = machine.setPKAllowList(rooms.map { .string($0) }, in: room) }
+
     func sig(_ user: String) -> String {
         UserSig.make(sdkAppId: Self.appId, secretKey: Self.secret, identifier: user, time: millis / 1000, expire: 3600).encoded()
     }
@@ -559,10 +562,24 @@ struct Harness {
                 continue
             }
         }
-        #expect(catalogueCommands(h.send(.listProducts, from: "fan")) == [.list(session: fan, roomId: "r1")])
+        #expect(catalogueCommands(h.send(.listProducts(offset: 100, limit: 50), from: "fan")) == [.list(session: fan, roomId: "r1", offset: 100, limit: 50)])
         #expect(catalogueCommands(h.send(.buyProduct(itemNumber: 1, quantity: 2, requestId: "r"), from: "fan")) == [
             .buy(session: fan, roomId: "r1", userId: "fan", itemNumber: 1, quantity: 2, requestId: "r")
         ])
+    }
+
+    /// A page of the catalogue costs a fifth of a room change: a client pages through the
+    /// largest catalogue (40 pages of 13 products) at once, but a flood of listings is refused.
+    @Test func cataloguePagesCountAFifthAgainstTheRoomChangeBudget() {
+        var h = Harness()
+        h.enter("fan", role: .audience)
+        func listed(_ count: Int) -> Int {
+            (0..<count).count { n in !catalogueCommands(h.send(.listProducts(offset: n * 13, limit: 100), from: "fan")).isEmpty }
+        }
+        #expect(listed(40) == 40)
+        h.advance(ms: 10_000)
+        let flood = listed(300)
+        #expect(flood > 40 && flood < 300, "\(flood) of 300 listings in a burst")
     }
 
     @Test func buyingCountsAgainstTheRoomChangeBudget() {

@@ -43,7 +43,9 @@ import Testing
         var h = Harness()
         h.enter("hostA", room: "a", role: .anchor)
         h.enter("hostB", room: "b", role: .anchor)
-        let made = h.records(h.send(.connectOtherRoom(room: .string("b"), userId: "hostB"), from: "hostA"))
+        // A link by consent: hostB accepts hostA's request.
+        #expect(h.records(h.send(.requestPK(room: .string("b"), userId: "hostB"), from: "hostA")).isEmpty)
+        let made = h.records(h.send(.answerPK(room: .string("a"), userId: "hostA", accept: true), from: "hostB"))
         let link = PKLink(caller: PKEnd(roomId: "a", userId: "hostA"), callee: PKEnd(roomId: "b", userId: "hostB"), since: h.millis)
         #expect(made == [.pkLinked(link, onlyRoom: nil)])
         let ended = h.records(h.send(.exitRoom, from: "hostB"))

@@ -16,12 +16,12 @@ import Testing
             .restartIce(userId: nil, sdp: "v=0\r\n"), .restartIce(userId: "a", sdp: "v=0\r\n"),
             .muteLocalVideo(true), .muteLocalAudio(false),
             .addProduct(["itemNumber": 1, "title": "Tea"]), .editProduct(itemNumber: 1, changes: ["stock": 5, "version": 1]),
-            .removeProduct(itemNumber: 1), .listProducts, .popProduct(itemNumber: 1, custom: true), .popProduct(itemNumber: 2, custom: false),
+            .removeProduct(itemNumber: 1), .listProducts(offset: 0, limit: 100), .listProducts(offset: 100, limit: 20), .popProduct(itemNumber: 1, custom: true), .popProduct(itemNumber: 2, custom: false),
             .unpopProduct, .buyProduct(itemNumber: 1, quantity: 2, requestId: "r-1"), .buyProduct(itemNumber: 3, quantity: 1, requestId: nil), .removeReplay(replayId: "0123456789abcdef0123456789abcdef"), .shopOwner(userId: "fan", grant: true), .shopOwner(userId: "fan", grant: false),
             .connectOtherRoom(room: .string("shop2"), userId: "anchor2"), .connectOtherRoom(room: .number(42), userId: "anchor3"), .disconnectOtherRoom,
             .updateOtherRoomForwardMode(room: .string("shop2"), mode: .audio), .requestPK(room: .number(7), userId: "a"),
             .answerPK(room: .string("shop2"), userId: "b", accept: true), .answerPK(room: .string("shop2"), userId: "b", accept: false),
-            .startPKBattle(durationSec: 60),
+            .startPKBattle(durationSec: 60), .setPKAllowList(rooms: [.string("shop2"), .number(7)]), .setPKAllowList(rooms: []),
         ]
         let tasks: [PublishTaskRequest] = [
             .startPublishMediaStream(target: Self.cdnTarget, encoderParam: Self.encoderParam, mixingConfig: Self.mixingConfig),
@@ -120,6 +120,18 @@ import Testing
         (#"{"type":"connectOtherRoom","roomId":4294967296,"userId":"u"}"#, ErrorCode.pkInvalidParameter),
         (#"{"type":"connectOtherRoom","strRoomId":7,"userId":"u"}"#, ErrorCode.pkInvalidParameter),
         (#"{"type":"startPKBattle"}"#, ErrorCode.missingField),
+        // A catalogue page is 1–100 products from an offset of 0–10000.
+        (#"{"type":"listProducts","limit":0}"#, ErrorCode.invalidField),
+        (#"{"type":"listProducts","limit":101}"#, ErrorCode.invalidField),
+        (#"{"type":"listProducts","offset":-1}"#, ErrorCode.invalidField),
+        (#"{"type":"listProducts","offset":10001}"#, ErrorCode.invalidField),
+        // A PK allow-list is an array of at most 20 rooms, each naming one.
+        (#"{"type":"setPKAllowList"}"#, ErrorCode.pkInvalidParameter),
+        (#"{"type":"setPKAllowList","rooms":"b"}"#, ErrorCode.pkInvalidParameter),
+        (#"{"type":"setPKAllowList","rooms":[{}]}"#, ErrorCode.pkInvalidParameter),
+        (#"{"type":"setPKAllowList","rooms":["b"]}"#, ErrorCode.pkInvalidParameter),
+        (#"{"type":"setPKAllowList","rooms":[{"roomId":4294967296}]}"#, ErrorCode.pkInvalidParameter),
+        (#"{"type":"setPKAllowList","rooms":[{"strRoomId":"r0"},{"strRoomId":"r1"},{"strRoomId":"r2"},{"strRoomId":"r3"},{"strRoomId":"r4"},{"strRoomId":"r5"},{"strRoomId":"r6"},{"strRoomId":"r7"},{"strRoomId":"r8"},{"strRoomId":"r9"},{"strRoomId":"r10"},{"strRoomId":"r11"},{"strRoomId":"r12"},{"strRoomId":"r13"},{"strRoomId":"r14"},{"strRoomId":"r15"},{"strRoomId":"r16"},{"strRoomId":"r17"},{"strRoomId":"r18"},{"strRoomId":"r19"},{"strRoomId":"r20"}]}"#, ErrorCode.pkInvalidParameter),
         (#"{"type":"startPKBattle","durationSec":"long"}"#, ErrorCode.invalidPKBattle),
         // A purchase's quantity and request id are range-checked where they are read.
         (#"{"type":"buyProduct","itemNumber":1,"quantity":0}"#, ErrorCode.invalidPurchase),

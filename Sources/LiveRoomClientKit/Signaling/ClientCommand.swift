@@ -49,7 +49,8 @@ public enum ClientCommand: Sendable, Hashable {
         product edit <item> <json>   change a product (shop owner): the changed
                                      fields and "version"
         product remove <item>        remove a product (shop owner)
-        product list                 list the room's products (onProductList)
+        product list [offset]        list a page of the room's products from offset
+                                     (default 0): onProductList, with their total
         product remove-replay <id>   remove a replay of a product, with its file
                                      (shop owner)
         pop <item> [custom|sei|both] present a product to the room (shop owner;
@@ -63,7 +64,8 @@ public enum ClientCommand: Sendable, Hashable {
                                      same order
         connect-room <room> <user>   link with anchor <user> of another room for a PK
                                      (anchor): onConnectOtherRoom; a numeric room is
-                                     written #123
+                                     written #123; the other anchor must have accepted
+                                     your pk-request or pk-allow'ed your room (-7403)
         disconnect-room              end all of your PK links (anchor):
                                      onDisconnectOtherRoom
         pk-forward <room> <mode>     what of <room>'s PK anchors your room gets: audio,
@@ -74,6 +76,9 @@ public enum ClientCommand: Sendable, Hashable {
                                      tells it)
         pk-accept <room> <user>      accept a PK request from anchor <user> of <room>
         pk-reject <room> <user>      reject it
+        pk-allow [room ...]          rooms whose anchors may connect-room with yours
+                                     without pk-request (shop owner; none clears):
+                                     onPKAllowList
         pk-battle <seconds>          a sales battle (5-3600 s) with the rooms you are
                                      linked with: onPKBattleStarted, onPKBattleScore
                                      each second, onPKBattleEnded with the winner
@@ -157,7 +162,7 @@ public enum ClientCommand: Sendable, Hashable {
                 throw LiveRoomError(ErrorCode.invalidPurchase, "usage: buy <itemNumber> [quantity] [requestId]")
             }
             return .request(.room(.buyProduct(itemNumber: itemNumber, quantity: Int(count) ?? 1, requestId: requestId.isEmpty ? nil : requestId)))
-        case "connect-room", "pk-request", "pk-accept", "pk-reject", "disconnect-room", "pk-forward", "pk-battle":
+        case "connect-room", "pk-request", "pk-accept", "pk-reject", "disconnect-room", "pk-forward", "pk-battle", "pk-allow":
             return .request(.room(try pkCommand(word, rest)))
         case "leave":
             try noArgument()
@@ -247,6 +252,12 @@ public enum ClientCommand: Sendable, Hashable {
         case "pk-battle":
             guard let seconds = Int(rest) else { throw LiveRoomError(ErrorCode.invalidPKBattle, "usage: pk-battle <seconds>") }
             return .startPKBattle(durationSec: seconds)
+        case "pk-allow":
+            let rooms = rest.split(whereSeparator: \.isWhitespace).compactMap { pkRoom(String($0)) }
+            guard rooms.count <= RoomRequest.maxPKAllowList else {
+                throw LiveRoomError(ErrorCode.pkInvalidParameter, "usage: pk-allow [room ...] (at most \(RoomRequest.maxPKAllowList) rooms)")
+            }
+            return .setPKAllowList(rooms: rooms)
         default:
             throw LiveRoomError(ErrorCode.unknownRequest, "unknown command \"\(word)\"")
         }
@@ -323,7 +334,7 @@ public enum ClientCommand: Sendable, Hashable {
     }
 
     private static func productRequest(_ text: String) throws(LiveRoomError) -> RoomRequest {
-        let usage = "usage: product add <json> | product edit <itemNumber> <json> | product remove <itemNumber> | product list | product remove-replay <replayId>"
+        let usage = "usage: product add <json> | product edit <itemNumber> <json> | product remove <itemNumber> | product list [offset] | product remove-replay <replayId>"
         let (verb, rest) = split(text)
         func object(_ text: String) throws(LiveRoomError) -> JSONValue {
             guard let value = try? JSONValue.parse(text), value.objectValue != nil else {
@@ -345,8 +356,10 @@ public enum ClientCommand: Sendable, Hashable {
             guard !rest.isEmpty, !rest.contains(" ") else { throw LiveRoomError(ErrorCode.missingField, usage) }
             return .removeReplay(replayId: rest)
         case "list":
-            guard rest.isEmpty else { throw LiveRoomError(ErrorCode.invalidField, usage) }
-            return .listProducts
+            guard rest.isEmpty || (Int(rest).map { (0...RoomRequest.maxProductOffset).contains($0) } ?? false) else {
+                throw LiveRoomError(ErrorCode.invalidField, usage)
+            }
+            return .listProducts(offset: Int(rest) ?? 0, limit: RoomRequest.productPageSizes.upperBound)
         default: throw LiveRoomError(ErrorCode.missingField, usage)
         }
     }

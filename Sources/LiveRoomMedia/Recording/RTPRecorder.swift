@@ -13,6 +13,9 @@ public final class RTPRecorder: @unchecked Sendable {
     private var assembler = VideoFrameAssembler()
     private var videoCodec: VideoCodec?
     private var timeline = RecordingTimeline()
+    /// The SSRC each kind came with last: a new one (the publisher reconnected) starts its
+    /// timestamps over, and the timeline goes on from the packet's arrival.
+    private var ssrcs: [RecordingTimeline.Kind: UInt32] = [:]
 
     public init(writer: RecordingWriter, requestKeyframe: @escaping @Sendable () -> Void) {
         self.writer = writer
@@ -28,6 +31,12 @@ public final class RTPRecorder: @unchecked Sendable {
     /// One packet of the publisher's `track`, and when it reached the server.
     public func receive(_ packet: RTPPacket, of track: Track, arrival: ContinuousClock.Instant) {
         writer.onQueue { [self] in
+            let kind: RecordingTimeline.Kind = track == .opus ? .audio : .video
+            if let known = ssrcs[kind], known != packet.header.ssrc {
+                timeline.restart(kind)
+                if kind == .video { assembler = VideoFrameAssembler() }
+            }
+            ssrcs[kind] = packet.header.ssrc
             switch track {
             case .video(let codec):
                 if videoCodec != codec {

@@ -19,6 +19,11 @@ public struct RecordingTimeline: Sendable {
         var extended: Int64
     }
 
+    /// The most one packet's RTP time may move from the one before (either way) and still be
+    /// the same stream's: a larger step is a publisher that started its timestamps over (a
+    /// reconnect under the same SSRC), and the stream goes on from its arrival time instead.
+    public static let maxStep = Duration.seconds(5)
+
     private var origin: ContinuousClock.Instant?
     private var streams: [Kind: Stream] = [:]
     private var lastPTS: [Kind: Int64] = [:]
@@ -30,13 +35,19 @@ public struct RecordingTimeline: Sendable {
         streams = [:]
     }
 
+    /// A new stream of `kind` (the publisher came back with a new SSRC and timestamp base): it
+    /// goes on from its arrival time, after what was written.
+    public mutating func restart(_ kind: Kind) {
+        streams[kind] = nil
+    }
+
     /// The pts of a packet or frame with RTP timestamp `timestamp` that arrived at `arrival`;
     /// nil if it would go back in time (a late audio packet).
     public mutating func pts(kind: Kind, timestamp: UInt32, arrival: ContinuousClock.Instant) -> Int64? {
         let origin = self.origin ?? arrival
         self.origin = origin
         var stream: Stream
-        if let existing = streams[kind] {
+        if let existing = streams[kind], abs(Int64(Int32(bitPattern: timestamp &- existing.lastTimestamp))) <= Int64(Self.maxStep.ticks(rate: UInt32(kind.clockRate))) {
             stream = existing
             stream.extended += Int64(Int32(bitPattern: timestamp &- stream.lastTimestamp))
             stream.lastTimestamp = timestamp

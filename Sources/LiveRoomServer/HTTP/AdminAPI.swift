@@ -95,6 +95,9 @@ struct AdminAPI: Sendable {
             return ["UserIds": .array(try await Self.shopCall { try await hub.shops.owners(roomId: room.key) }.map { .string($0) })]
         case .setShopOwners(let room, let userIds):
             return ["UserIds": .array(try await Self.shopCall { try await hub.shops.setOwners(userIds, roomId: room.key) }.map { .string($0) })]
+        case .setPKAllowList(let room, let allowed):
+            try await Self.roomMustExist { () async throws(LiveRoomError) in try await hub.setPKAllowList(allowed, in: room.key) }
+            return ["AllowedRoomIds": .array(allowed.map(\.json))]
         case .describePKBattles(let room, let limit):
             return ["Battles": .array(try await Self.shopCall { try await store.battles(room: room.key, limit: limit) }.map(\.json))]
         }

@@ -10,7 +10,12 @@ extension RoomShops {
     /// names it, a pop before its unpop); purchases go to the room's shop (RoomShops.swift).
     func carryOut(_ command: CatalogueCommand) {
         guard let catalogue = store else {
-            if case .list(let session, _) = command { send(.onProductList(products: []), to: session) }
+            switch command {
+            case .list(let session, _, let offset, _): send(.onProductList(products: [], offset: offset, total: 0), to: session)
+            // No shop, no owners: the room's anchors keep its PK allow-list.
+            case .pkAllowList(_, let roomId, let rooms): Task { await self.seats.room(roomId)?.update { $0.setPKAllowList(rooms, in: roomId) } }
+            default: break
+            }
             return
         }
         guard let roomId = command.orderedInRoom else {
@@ -22,13 +27,16 @@ extension RoomShops {
 
     private func run(_ command: CatalogueCommand, _ catalogue: any ShopStore) async {
         switch command {
-        case .list(let session, let roomId):
+        case .list(let session, let roomId, let offset, let limit):
             do {
                 let products = try await catalogue.products(room: roomId)
                 let owners = try await catalogue.shopOwners(room: roomId)
                 let shop = shop(roomId)
                 for product in products { shop.know(product) }
-                self.send(.onProductList(products: products.map(\.json)), to: session)
+                // One page, of at most `limit` products and 48 KiB: no answer grows with the
+                // catalogue (500 products of the largest fields would be 1.3 MB).
+                let page = Product.runs(of: products.dropFirst(offset).prefix(limit).map(\.json), count: limit).first ?? []
+                self.send(.onProductList(products: page, offset: offset, total: products.count), to: session)
                 self.send(.onShopOwners(owners: owners), to: session)
             } catch {
                 self.send(.error(Self.catalogueError(error), requestType: "listProducts"), to: session)
@@ -90,6 +98,13 @@ extension RoomShops {
             buy(roomId: roomId, userId: userId, itemNumber: itemNumber, quantity: quantity, requestId: requestId, answer: outbox)
         case .owner(let session, let roomId, let userId, let grant):
             await changeOwner(userId, grant: grant, by: session, in: roomId, catalogue)
+        case .pkAllowList(let session, let roomId, let rooms):
+            do {
+                try await self.requireOwner(session, in: roomId, to: "set the PK allow-list", catalogue)
+                await self.seats.room(roomId)?.update { $0.setPKAllowList(rooms, in: roomId) }
+            } catch {
+                self.send(.error(Self.catalogueError(error), requestType: "setPKAllowList"), to: session)
+            }
         }
     }
 

@@ -25,6 +25,8 @@ struct HubSettings: Sendable {
     /// Where replays are written; nil records none.
     var replayDirectory: String?
     var maxReplayLength: Duration = .seconds(600)
+    /// The most bytes the replays of all rooms may take on disk.
+    var replayDiskQuota = ReplayRecorder.defaultDiskQuota
     /// This node's id in a cluster.
     var nodeId: String?
 }
@@ -54,7 +56,8 @@ struct HubServices: Sendable {
         self.recorder = recorder
         self.webhooks = webhooks
         media = MediaSessions(configuration: settings.rooms, seats: seats, outboxes: outboxes)
-        replays = ReplayRecorder(directory: settings.replayDirectory, maxLength: settings.maxReplayLength, store: catalogue, logger: logger)
+        replays = ReplayRecorder(
+            directory: settings.replayDirectory, maxLength: settings.maxReplayLength, diskQuota: settings.replayDiskQuota, store: catalogue, logger: logger)
         shops = RoomShops(
             store: catalogue, reservation: settings.orderReservation, webhooks: webhooks, seats: seats, outboxes: outboxes, replays: replays,
             waiting: WaitingPurchases(maxPerRoom: settings.maxWaitingPurchasesPerRoom, max: settings.maxWaitingPurchases), logger: logger)

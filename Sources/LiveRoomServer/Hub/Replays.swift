@@ -60,8 +60,9 @@ struct ReplayCapture: Sendable {
 
 /// The replays being recorded, at most one per room: the presenting anchor's media from a pop-up
 /// until the pop-up ends (or the longest a replay may run), then the file added to its product.
-/// Beside the hub: it owns its recordings, and hands each product that got a replay to
-/// ``attach(_:onAdded:)``'s callback, which tells the room.
+/// Beside the hub: it owns its recordings, and hands each product that got or lost a replay to
+/// ``attach(_:onChanged:)``'s callback, which tells the room. The files of all rooms together
+/// keep within a disk quota: past it the oldest replays go.
 actor ReplayRecorder {
     /// A replay being recorded in a room, with what stops it.
     private struct Active {
@@ -78,24 +79,30 @@ actor ReplayRecorder {
     let directory: String?
     /// The longest a replay runs.
     let maxLength: Duration
+    /// The most bytes the finished replays of all rooms may take on disk.
+    let diskQuota: Int64
     private let store: (any ShopStore)?
     private let logger: Logger
     private var media: (any MediaPort)?
-    private var onAdded: @Sendable (Product, String) async -> Void = { _, _ in }
+    private var onChanged: @Sendable (Product, String) async -> Void = { _, _ in }
     private var active: [String: Active] = [:]
     private var nextTap = firstTap
 
-    init(directory: String?, maxLength: Duration, store: (any ShopStore)?, logger: Logger) {
+    init(directory: String?, maxLength: Duration, diskQuota: Int64 = ReplayRecorder.defaultDiskQuota, store: (any ShopStore)?, logger: Logger) {
         self.directory = directory
         self.maxLength = maxLength
+        self.diskQuota = diskQuota
         self.store = store
         self.logger = logger
     }
 
-    /// Records from `media`; `onAdded` hears each product that got a replay, with its room.
-    func attach(_ media: any MediaPort, onAdded: @escaping @Sendable (Product, String) async -> Void) {
+    /// 10 GiB.
+    static let defaultDiskQuota: Int64 = 10 << 30
+
+    /// Records from `media`; `onChanged` hears each product that got or lost a replay, with its room.
+    func attach(_ media: any MediaPort, onChanged: @escaping @Sendable (Product, String) async -> Void) {
         self.media = media
-        self.onAdded = onAdded
+        self.onChanged = onChanged
     }
 
     /// Starts recording `userId`'s media for a replay of `itemNumber` (after ending the room's
@@ -144,11 +151,52 @@ actor ReplayRecorder {
         do {
             let (product, dropped) = try await store.addReplay(replay, keep: Replay.maxPerProduct)
             deleteFiles(dropped)
-            await onAdded(product, roomId)
+            await onChanged(product, roomId)
         } catch {
             // The product went while it was recorded.
             Self.deleteFile(path)
         }
+        await keepWithinQuota(store, directory: (path as NSString).deletingLastPathComponent)
+    }
+
+    /// Deletes the oldest finished replays, of any room, while their files take more than the
+    /// disk quota (the newest too, when it alone is larger); their products hear of it.
+    private func keepWithinQuota(_ store: any ShopStore, directory: String) async {
+        let writing = Set(active.values.map(\.capture.replayId))
+        let files = Self.replayFiles(in: directory).filter { !writing.contains($0.replayId) }
+        var total = files.reduce(Int64(0)) { $0 + $1.bytes }
+        for file in files where total > diskQuota {
+            total -= file.bytes
+            if let replay = try? await store.replay(file.replayId), let (_, product) = try? await store.removeReplay(replay.replayId, room: replay.roomId) {
+                await onChanged(product, replay.roomId)
+            }
+            Self.deleteFile(file.path)
+            logger.notice(
+                "Deleted the oldest replay over the replay disk quota",
+                metadata: [LogKey.replay: "\(file.replayId)", LogKey.bytes: "\(file.bytes)", LogKey.limit: "\(diskQuota)"])
+        }
+    }
+
+    /// A replay's file in the replay directory.
+    private struct ReplayFile {
+        var replayId: String
+        var path: String
+        var bytes: Int64
+        var modified: Date
+    }
+
+    /// The replay files (`<id>.webm`, `<id>.mkv`) in `directory`, oldest first.
+    private static func replayFiles(in directory: String) -> [ReplayFile] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.compactMap { name -> ReplayFile? in
+            let parts = name.split(separator: ".")
+            guard parts.count == 2, ["webm", "mkv"].contains(parts[1]) else { return nil }
+            let path = (directory as NSString).appendingPathComponent(name)
+            guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else { return nil }
+            return ReplayFile(
+                replayId: String(parts[0]), path: path, bytes: (attributes[.size] as? Int64) ?? 0,
+                modified: (attributes[.modificationDate] as? Date) ?? .distantPast)
+        }.sorted { ($0.modified, $0.replayId) < ($1.modified, $1.replayId) }
     }
 
     /// Ends every recording (the server is shutting down).

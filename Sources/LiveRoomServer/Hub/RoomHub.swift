@@ -227,6 +227,11 @@ actor RoomHub {
         }
     }
 
+    /// The admin API's SetPKAllowList for an open room.
+    func setPKAllowList(_ allowed: [RoomID], in roomId: String) async throws(LiveRoomError) {
+        try await existing(roomId).update { machine in machine.setPKAllowList(allowed, in: roomId) }
+    }
+
     func sendGroupMessage(_ data: String, to roomId: String, priority: MessagePriority) async throws(LiveRoomError) {
         try await existing(roomId).update { machine throws(LiveRoomError) in ((), try machine.sendGroupMessage(data, to: roomId, priority: priority)) }
     }

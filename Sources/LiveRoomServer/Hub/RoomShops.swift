@@ -150,7 +150,7 @@ final class RoomShop: Sendable {
                 return state.news.take()
             }
             guard let room = seats.room(self.roomId) else { return }
-            if let event = news.room { await room.broadcast(event) }
+            for event in news.room { await room.broadcast(event) }
             if let event = news.anchors { await room.tellAnchors(event) }
         }
     }

@@ -78,6 +78,9 @@ public enum ServerSettings {
             "maxWaitingPurchases", \.maxWaitingPurchases, 1...10_000_000,
             "Most purchases that may wait for the store in all rooms together; past it a buyer hears -7316 (busy, retry) at once."),
         .duration("replayMaxSeconds", \.maxReplayLength, 1...3_600, "Seconds a product replay records at most; unpop or the next pop ends it sooner."),
+        .integer(
+            "replayDiskQuota", \.replayDiskQuotaMiB, 1...(1 << 24),
+            "MiB the product replays of all rooms may take on disk; past it the oldest replays are deleted (with their entries)."),
         .integer("maxConnections", \.maxConnections, 1...1_000_000, "Most signaling connections at once."),
         .integer(
             "maxConnectionsPerAddress", \.maxConnectionsPerAddress, 1...1_000_000,
@@ -90,6 +93,9 @@ public enum ServerSettings {
         .integer("maxPkRooms", \.maxPKRooms, 1...100, "Most other rooms one room connects with in cross-room PK (3 in TRTC)."),
         .integer("maxPkAnchors", \.maxPKAnchorsPerRoom, 1...1_000, "Most anchors of one room taking part in cross-room PK (10 in TRTC)."),
         .duration("pkRequestTimeout", \.pkRequestTimeout, 1...600, "Seconds a PK request (requestPK) waits for the other anchor's answer."),
+        .flag(
+            "openPkLinks", \.openPKLinks,
+            "Let connectOtherRoom link with any anchor of any room, as TRTC does; without it the other anchor must have accepted a requestPK, or its room's PK allow-list name the caller's room."),
         .duration(
             "mediaConnectTimeout", \.mediaConnectTimeout, 1...600,
             "Seconds a new peer connection may take to connect; a WHIP/WHEP session not connected by then ends."),

@@ -209,11 +209,19 @@ function handle(event) {
       anchors.set(event.userId, { video: event.available === true });
       choosePlayback();
       break;
-    case 'onProductList':
-      products.clear();
-      for (const p of event.products ?? []) products.set(p.itemNumber, p);
+    case 'onProductList': {
+      // The catalogue comes a page at a time (100 products at most): ask for the next one
+      // until every product of the total has come.
+      const page = event.products ?? [];
+      const offset = Number(event.offset ?? 0);
+      if (offset === 0) products.clear();
+      for (const p of page) products.set(p.itemNumber, p);
+      if (page.length > 0 && offset + page.length < Number(event.total ?? 0)) {
+        signaling.send({ type: 'listProducts', offset: offset + page.length });
+      }
       renderProducts();
       break;
+    }
     case 'onProductChanged':
       for (const p of event.products ?? []) products.set(p.itemNumber, p);
       for (const itemNumber of event.removed ?? []) products.delete(itemNumber);

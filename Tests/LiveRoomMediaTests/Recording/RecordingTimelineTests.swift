@@ -15,4 +15,23 @@ import Testing
         timeline.restart()
         #expect(timeline.pts(kind: .video, timestamp: 77, arrival: t0 + .milliseconds(110)) == 12_001)
     }
+
+    /// A publisher that reconnects (a new SSRC, or its timestamps started over under the same
+    /// one) goes on from its arrival: 3 s of media, a 2 s gap, 3 s more make a timeline of 8 s,
+    /// not the hours between two random timestamp bases.
+    @Test func aReconnectGoesOnFromItsArrivalNotFromItsNewTimestampBase() {
+        var timeline = RecordingTimeline()
+        #expect(timeline.pts(kind: .video, timestamp: 1_000, arrival: t0) == 0)
+        #expect(timeline.pts(kind: .video, timestamp: 1_000 + 270_000, arrival: t0 + .seconds(3)) == 270_000)
+        // The same SSRC with a new base far away: taken as a new stream at its arrival.
+        #expect(timeline.pts(kind: .video, timestamp: 3_000_000_000, arrival: t0 + .seconds(5)) == 450_000)
+        #expect(timeline.pts(kind: .video, timestamp: 3_000_000_000 + 270_000, arrival: t0 + .seconds(8)) == 720_000)
+        // A new SSRC (told by restart): the same, for that kind only.
+        #expect(timeline.pts(kind: .audio, timestamp: 9, arrival: t0) == 0)
+        timeline.restart(.audio)
+        #expect(timeline.pts(kind: .audio, timestamp: 123_456, arrival: t0 + .seconds(8)) == 384_000)
+        #expect(timeline.pts(kind: .video, timestamp: 3_000_000_000 + 273_000, arrival: t0 + .milliseconds(8033)) == 723_000)
+        // Steps within 5 s either way are the same stream's (a pause, reordering).
+        #expect(timeline.pts(kind: .video, timestamp: 3_000_000_000 + 273_000 + 360_000, arrival: t0 + .seconds(12)) == 1_083_000)
+    }
 }

@@ -259,6 +259,8 @@ struct RoomHubTests {
         } catch {
             #expect(error.status == 404, "\(error.message)")
         }
+        hostB.send(.setPKAllowList(rooms: [.string("roomA")]))
+        try await hostB.next("onPKAllowList")
         hostA.send(.connectOtherRoom(room: .string("roomB"), userId: "hostB"))
         let linked = try await hostA.next("onConnectOtherRoom")
         #expect(linked["errCode"] == 0, "\(linked.jsonText)")

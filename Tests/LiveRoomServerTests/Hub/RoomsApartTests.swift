@@ -80,6 +80,11 @@ struct RoomsApartTests {
         #expect(try await hostA.next("onConnectOtherRoom")["errCode"]?.intValue == ErrorCode.pkRoomNotFound)
         hostA.send(.requestPK(room: .string("Z"), userId: "hostZ"))
         #expect(try await hostA.next("onConnectOtherRoom")["errCode"]?.intValue == ErrorCode.pkRoomNotFound)
+        // hostB has not agreed: refused. Its room's allow-list then names room A.
+        hostA.send(.connectOtherRoom(room: .string("B"), userId: "hostB"))
+        #expect(try await hostA.next("onConnectOtherRoom")["errCode"]?.intValue == ErrorCode.pkConsentRequired)
+        hostB.send(.setPKAllowList(rooms: [.string("A")]))
+        try await hostB.next("onPKAllowList")
         hostA.send(.connectOtherRoom(room: .string("B"), userId: "hostB"))
         #expect(try await hostA.next("onConnectOtherRoom")["errCode"] == 0)
         try await hostB.next("onRemoteUserEnterRoom") { $0["userId"] == "hostA" }

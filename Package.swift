@@ -203,7 +203,7 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], path: "Benchmarks/join-bench"),
         .executableTarget(name: "shop-bench", dependencies: [
-            "BenchSupport", "LiveRoomAuth", "LiveRoomProtocol", "LiveRoomCommerce", "LiveRoomStore", "LiveRoomClientKit",
+            "BenchSupport", "PostgresTestSupport", "LiveRoomAuth", "LiveRoomProtocol", "LiveRoomCommerce", "LiveRoomStore", "LiveRoomClientKit",
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -74,6 +74,15 @@ public final class ServerProcess: Sendable {
 
     public var isRunning: Bool { process.isRunning }
 
+    /// The resident set size in bytes (`VmRSS` of `/proc/<pid>/status`); nil once it has exited.
+    public var residentBytes: Int? {
+        guard process.isRunning, let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
+        else { return nil }
+        return kilobytes * 1024
+    }
+
     /// User plus system CPU time so far, in clock ticks (fields 14 and 15 of `/proc/<pid>/stat`).
     public func cpuTicks() throws -> UInt64 {
         let text = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)

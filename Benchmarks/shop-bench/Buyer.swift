@@ -22,11 +22,11 @@ struct BuyOutcome: Sendable {
 /// runs `body` with the server's next messages and the writer. Refused, it returns without `body`.
 /// Returns the close frame the server sent, if it closed the connection.
 @discardableResult func inRoom(
-    as userId: String, of room: RoomID, url: String, sdkAppId: UInt64, secretKey: String, logger: Logger,
+    as userId: String, of room: RoomID, role: Role = .audience, url: String, sdkAppId: UInt64, secretKey: String, logger: Logger,
     _ body: @escaping @Sendable (inout WebSocketInboundMessageStream.AsyncIterator, WebSocketOutboundWriter) async throws -> Void
 ) async throws -> WebSocketCloseFrame? {
     let sig = UserSig.make(sdkAppId: sdkAppId, secretKey: secretKey, identifier: userId, time: Int64(Date().timeIntervalSince1970), expire: 3600)
-    let enter = EnterRoomParams(sdkAppId: sdkAppId, userId: userId, userSig: sig.encoded(), room: room, role: .audience)
+    let enter = EnterRoomParams(sdkAppId: sdkAppId, userId: userId, userSig: sig.encoded(), room: room, role: role)
     return try await WebSocketClient.connect(url: url, configuration: .init(maxFrameSize: 1 << 20), logger: logger) { inbound, outbound, _ in
         try await outbound.write(.text(RoomRequest.enterRoom(enter).json.jsonText))
         var messages = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()

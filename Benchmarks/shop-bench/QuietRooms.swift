@@ -7,9 +7,10 @@ import Logging
 import Synchronization
 
 /// Rooms beside the sale: in each, one user sends a custom message every `interval` and another
-/// receives it. Each message's delivery delay (sent to received, one clock: both users are in
-/// this process) is kept under the phase it was sent in, so the delays without the sale and
-/// during it can be compared.
+/// receives it. And the sale's own room, when it has `viewers`: its anchor sends a custom
+/// message every `anchorInterval` and every viewer must receive each one. Each delivery's delay
+/// (sent to received, one clock: every user is in this process) is kept under the phase it was
+/// sent in, so the delays without the sale and during it can be compared.
 final class QuietRooms: Sendable {
     enum Phase: Int, Sendable {
         /// While the buyers enter: not counted.
@@ -19,16 +20,27 @@ final class QuietRooms: Sendable {
 
     struct Sample: Sendable {
         var phase: Phase
+        var inSaleRoom: Bool
         var milliseconds: Double
+    }
+
+    /// A message on its way: when it went out, in which phase, and how many have yet to get it.
+    private struct Sent {
+        var at: ContinuousClock.Instant
+        var phase: Phase
+        var inSaleRoom: Bool
+        var waiting: Int
     }
 
     private struct State {
         var phase = Phase.warmup
-        /// When each message went out, by room and number.
-        var sent: [String: (ContinuousClock.Instant, Phase)] = [:]
+        /// Messages on their way, by room and number.
+        var sent: [String: Sent] = [:]
         var samples: [Sample] = []
-        /// Connections that ended before `stop` (closed by the server: a ping timeout, an overflow).
+        /// Connections that ended before `stop` (closed by the server: a ping timeout, an
+        /// overflow), in the quiet rooms and in the sale's room.
         var dropped = 0
+        var droppedInSaleRoom = 0
         var inRoom = 0
         var stopping = false
     }
@@ -38,10 +50,13 @@ final class QuietRooms: Sendable {
     private let stopContinuation: AsyncStream<Void>.Continuation
     let count: Int
     let interval: Duration
+    /// The sale's room, with its viewers and the anchor's interval; nil when it has none.
+    let saleRoom: (room: RoomID, viewers: Int, anchorInterval: Duration)?
 
-    init(count: Int, interval: Duration) {
+    init(count: Int, interval: Duration, saleRoom: (room: RoomID, viewers: Int, anchorInterval: Duration)? = nil) {
         self.count = count
         self.interval = interval
+        self.saleRoom = saleRoom
         (stopSignal, stopContinuation) = AsyncStream<Void>.makeStream()
     }
 
@@ -50,18 +65,18 @@ final class QuietRooms: Sendable {
         set { state.withLock { $0.phase = newValue } }
     }
 
-    /// The delays sent in `phase`, in milliseconds; messages never received are not in it.
-    func delays(in phase: Phase) -> [Double] {
-        state.withLock { $0.samples.filter { $0.phase == phase }.map(\.milliseconds) }
+    /// The delays of the deliveries sent in `phase`, in milliseconds; those never received are not in it.
+    func delays(in phase: Phase, saleRoom: Bool = false) -> [Double] {
+        state.withLock { $0.samples.filter { $0.phase == phase && $0.inSaleRoom == saleRoom }.map(\.milliseconds) }
     }
 
-    /// Messages sent in `phase` and never received.
-    func lost(in phase: Phase) -> Int {
-        state.withLock { $0.sent.values.count { $0.1 == phase } }
+    /// Deliveries of messages sent in `phase` that never arrived.
+    func lost(in phase: Phase, saleRoom: Bool = false) -> Int {
+        state.withLock { $0.sent.values.filter { $0.phase == phase && $0.inSaleRoom == saleRoom }.reduce(0) { $0 + $1.waiting } }
     }
 
-    var dropped: Int { state.withLock { $0.dropped } }
-    var everyoneIn: Bool { state.withLock { $0.inRoom == count * 2 } }
+    func dropped(saleRoom: Bool = false) -> Int { state.withLock { saleRoom ? $0.droppedInSaleRoom : $0.dropped } }
+    var everyoneIn: Bool { state.withLock { $0.inRoom == count * 2 + (saleRoom.map { $0.viewers + 1 } ?? 0) } }
 
     /// Ends the senders and receivers.
     func stop() {
@@ -69,7 +84,7 @@ final class QuietRooms: Sendable {
         stopContinuation.finish()
     }
 
-    /// Runs every room's two users until ``stop()``. `tag` keeps rooms of different runs apart.
+    /// Runs every room's users until ``stop()``. `tag` keeps rooms of different runs apart.
     func run(url: String, tag: String, sdkAppId: UInt64, secretKey: String, logger: Logger) async {
         await withTaskGroup(of: Void.self) { group in
             for index in 0..<count {
@@ -77,33 +92,47 @@ final class QuietRooms: Sendable {
                 for sends in [false, true] {
                     let userId = sends ? "quiet-sender-\(index)" : "quiet-receiver-\(index)"
                     group.addTask {
-                        await self.user(userId, of: room, url: url, sdkAppId: sdkAppId, secretKey: secretKey, sends: sends, logger: logger)
+                        await self.user(userId, of: room, url: url, sdkAppId: sdkAppId, secretKey: secretKey, sends: sends ? (1, self.interval) : nil, logger: logger)
+                    }
+                }
+            }
+            if let (room, viewers, anchorInterval) = saleRoom {
+                group.addTask {
+                    await self.user("sale-anchor-\(tag)", of: room, role: .anchor, url: url, sdkAppId: sdkAppId, secretKey: secretKey, sends: (viewers, anchorInterval), logger: logger)
+                }
+                for index in 0..<viewers {
+                    group.addTask {
+                        await self.user("sale-viewer-\(tag)-\(index)", of: room, url: url, sdkAppId: sdkAppId, secretKey: secretKey, sends: nil, logger: logger)
                     }
                 }
             }
         }
     }
 
-    private func user(_ userId: String, of room: RoomID, url: String, sdkAppId: UInt64, secretKey: String, sends: Bool, logger: Logger) async {
+    /// One user: a sender (`sends`: to how many receivers, how often) or a receiver.
+    private func user(
+        _ userId: String, of room: RoomID, role: Role = .audience, url: String, sdkAppId: UInt64, secretKey: String, sends: (receivers: Int, every: Duration)?,
+        logger: Logger
+    ) async {
         let stopSignal = self.stopSignal
-        let interval = self.interval
         let key = room.key
+        let inSaleRoom = room == saleRoom?.room
         do {
-            try await inRoom(as: userId, of: room, url: url, sdkAppId: sdkAppId, secretKey: secretKey, logger: logger) { messages, outbound in
+            try await inRoom(as: userId, of: room, role: role, url: url, sdkAppId: sdkAppId, secretKey: secretKey, logger: logger) { messages, outbound in
                 self.state.withLock { $0.inRoom += 1 }
                 let stopper = Task {
                     for await _ in stopSignal {}
                     try? await outbound.close(.normalClosure, reason: "shop-bench done")
                 }
                 defer { stopper.cancel() }
-                if sends {
+                if let (receivers, interval) = sends {
                     let sender = Task {
                         var number = 0
                         while !Task.isCancelled {
                             // Senders wait until everyone is in, so no message goes to an empty room.
                             if self.everyoneIn {
                                 let sentAt = ContinuousClock.now
-                                self.state.withLock { $0.sent["\(key)/\(number)"] = (sentAt, $0.phase) }
+                                self.state.withLock { $0.sent["\(key)/\(number)"] = Sent(at: sentAt, phase: $0.phase, inSaleRoom: inSaleRoom, waiting: receivers) }
                                 let message = CustomCmdMsg(cmdID: 1, data: "\(number)")
                                 try await outbound.write(.text(RoomRequest.sendCustomCmdMsg(message).json.jsonText))
                                 number += 1
@@ -115,12 +144,19 @@ final class QuietRooms: Sendable {
                     while try await messages.next() != nil {}
                 } else {
                     while let message = try await messages.next() {
-                        guard case .text(let text) = message, case .onRecvCustomCmdMsg(_, _, _, let data)? = try? ServerEvent.parse(text) else { continue }
+                        // Only custom messages are parsed (a viewer of the sale hears every sale too).
+                        guard case .text(let text) = message, text.contains(#""event":"onRecvCustomCmdMsg""#),
+                            case .onRecvCustomCmdMsg(_, _, _, let data)? = try? ServerEvent.parse(text)
+                        else { continue }
                         let now = ContinuousClock.now
                         self.state.withLock { state in
-                            guard let (sentAt, phase) = state.sent.removeValue(forKey: "\(key)/\(data)") else { return }
-                            let elapsed = now - sentAt
-                            state.samples.append(Sample(phase: phase, milliseconds: Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15))
+                            let id = "\(key)/\(data)"
+                            guard var sent = state.sent[id] else { return }
+                            sent.waiting -= 1
+                            state.sent[id] = sent.waiting == 0 ? nil : sent
+                            let elapsed = now - sent.at
+                            state.samples.append(
+                                Sample(phase: sent.phase, inSaleRoom: inSaleRoom, milliseconds: Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15))
                         }
                     }
                 }
@@ -128,7 +164,10 @@ final class QuietRooms: Sendable {
         } catch {
             // Counted below.
         }
-        state.withLock { if !$0.stopping { $0.dropped += 1 } }
+        state.withLock { state in
+            guard !state.stopping else { return }
+            if inSaleRoom { state.droppedInSaleRoom += 1 } else { state.dropped += 1 }
+        }
     }
 }
 
@@ -142,11 +181,12 @@ final class QuietRoomsChild: Sendable {
     private let commands: FileHandle
     private let lines: AsyncStream<String>
 
-    init(url: String, tag: String, count: Int, intervalMs: Int, sdkAppId: UInt64, secretKey: String) throws {
+    init(url: String, tag: String, count: Int, intervalMs: Int, saleRoom: String, viewers: Int, anchorIntervalMs: Int, sdkAppId: UInt64, secretKey: String) throws {
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe")
         process.arguments = [
             "--quiet-child", url, "--quiet-tag", tag, "--quiet-rooms", String(count), "--quiet-interval-ms", String(intervalMs),
+            "--room", saleRoom, "--viewers", String(viewers), "--anchor-interval-ms", String(anchorIntervalMs),
             "--sdk-app-id", String(sdkAppId), "--secret-key", secretKey,
         ]
         let input = Pipe()
@@ -197,15 +237,18 @@ final class QuietRoomsChild: Sendable {
         _ = try await line(within: .seconds(30)) { $0 == "in" }
     }
 
-    /// Stops the users and returns their figures.
-    func finish() async throws -> QuietFigures {
+    /// Stops the users and returns their figures: the quiet rooms', and the sale room's when it has viewers.
+    func finish() async throws -> (quiet: QuietFigures, saleRoom: QuietFigures?) {
         send("stop")
-        let text = try await line(within: .seconds(30)) { $0.hasPrefix("{") }
+        let text = try await line(within: .seconds(60)) { $0.hasPrefix("{") }
         process.waitUntilExit()
         let json = try JSONValue.parse(text)
-        return QuietFigures(
-            before: json["before"]?.arrayValue?.compactMap(\.doubleValue) ?? [], during: json["sale"]?.arrayValue?.compactMap(\.doubleValue) ?? [],
-            lost: json["lost"]?.intValue ?? 0, dropped: json["dropped"]?.intValue ?? 0)
+        func figures(_ json: JSONValue) -> QuietFigures {
+            QuietFigures(
+                before: json["before"]?.arrayValue?.compactMap(\.doubleValue) ?? [], during: json["sale"]?.arrayValue?.compactMap(\.doubleValue) ?? [],
+                lost: json["lost"]?.intValue ?? 0, dropped: json["dropped"]?.intValue ?? 0)
+        }
+        return (figures(json), json["saleRoom"].map(figures))
     }
 
     func kill() {
@@ -213,8 +256,13 @@ final class QuietRoomsChild: Sendable {
     }
 
     /// The child's side: runs the rooms and follows the parent's commands until `stop`.
-    static func serve(url: String, tag: String, count: Int, intervalMs: Int, sdkAppId: UInt64, secretKey: String, logger: Logger) async {
-        let rooms = QuietRooms(count: count, interval: .milliseconds(intervalMs))
+    static func serve(
+        url: String, tag: String, count: Int, intervalMs: Int, saleRoom: String, viewers: Int, anchorIntervalMs: Int, sdkAppId: UInt64, secretKey: String,
+        logger: Logger
+    ) async {
+        let rooms = QuietRooms(
+            count: count, interval: .milliseconds(intervalMs),
+            saleRoom: viewers > 0 ? (.string(saleRoom), viewers, .milliseconds(anchorIntervalMs)) : nil)
         let running = Task { await rooms.run(url: url, tag: tag, sdkAppId: sdkAppId, secretKey: secretKey, logger: logger) }
         let (commands, continuation) = AsyncStream<String>.makeStream()
         Thread {
@@ -235,10 +283,17 @@ final class QuietRoomsChild: Sendable {
                 announcing.cancel()
                 rooms.stop()
                 await running.value
-                let figures: JSONValue = [
-                    "before": .array(rooms.delays(in: .before).map { .number($0) }), "sale": .array(rooms.delays(in: .sale).map { .number($0) }),
-                    "lost": .number(Double(rooms.lost(in: .before) + rooms.lost(in: .sale))), "dropped": .number(Double(rooms.dropped)),
-                ]
+                func figures(saleRoom: Bool) -> JSONValue {
+                    [
+                        "before": .array(rooms.delays(in: .before, saleRoom: saleRoom).map { .number($0) }),
+                        "sale": .array(rooms.delays(in: .sale, saleRoom: saleRoom).map { .number($0) }),
+                        "lost": .number(Double(rooms.lost(in: .before, saleRoom: saleRoom) + rooms.lost(in: .sale, saleRoom: saleRoom))),
+                        "dropped": .number(Double(rooms.dropped(saleRoom: saleRoom))),
+                    ]
+                }
+                var figuresJSON = figures(saleRoom: false).objectValue ?? [:]
+                if viewers > 0 { figuresJSON["saleRoom"] = figures(saleRoom: true) }
+                let figures = JSONValue.object(figuresJSON)
                 FileHandle.standardOutput.write(Data((figures.jsonText + "\n").utf8))
                 return
             default: continue

@@ -11,6 +11,7 @@ import LiveRoomCommerce
 import LiveRoomProtocol
 import LiveRoomStore
 import Logging
+import PostgresTestSupport
 
 @main
 struct ShopBench: AsyncParsableCommand {
@@ -45,6 +46,10 @@ struct ShopBench: AsyncParsableCommand {
     @Option(help: "Rooms beside the sale whose custom messages are timed.") var quietRooms = 3
     @Option(help: "Milliseconds between one quiet room's custom messages.") var quietIntervalMs = 100
     @Option(help: "Seconds the quiet rooms are timed before each sale.") var quietSeconds = 5
+    @Option(help: "Viewers in the sale's room besides the buyers, who only watch; the room's anchor sends them a custom message every --anchor-interval-ms.")
+    var viewers = 0
+    @Option(help: "Milliseconds between the sale room's anchor's custom messages (with --viewers).") var anchorIntervalMs = 100
+    @Flag(help: "Run the servers in cluster mode on a PostgreSQL of their own (initdb, pg_ctl): the shop's store is PostgreSQL.") var postgres = false
     @Option(help: "A second liveroom-server executable (the previous commit's) to run the same rounds against.") var previousBinary: String?
     @Option(help: .hidden) var quietChild: String?
     @Option(help: .hidden) var quietTag = ""
@@ -55,9 +60,10 @@ struct ShopBench: AsyncParsableCommand {
         guard clients > 0, requests >= clients, rounds > 0, stock >= 0, spreadMs >= 0, timeout > 0 else {
             throw ValidationError("--clients, --rounds and --timeout must be positive, --requests at least --clients, --stock and --spread-ms not negative")
         }
-        guard quietRooms >= 0, quietIntervalMs > 0, quietSeconds > 0 else {
-            throw ValidationError("--quiet-rooms must not be negative, --quiet-interval-ms and --quiet-seconds positive")
+        guard quietRooms >= 0, quietIntervalMs > 0, quietSeconds > 0, viewers >= 0, anchorIntervalMs > 0 else {
+            throw ValidationError("--quiet-rooms and --viewers must not be negative, --quiet-interval-ms, --anchor-interval-ms and --quiet-seconds positive")
         }
+        guard !postgres || server == nil else { throw ValidationError("--postgres starts the servers; it cannot go with --server") }
         guard previousBinary == nil || server == nil else { throw ValidationError("--previous-binary starts a server; it cannot go with --server") }
     }
 
@@ -66,13 +72,21 @@ struct ShopBench: AsyncParsableCommand {
         logger.logLevel = .warning
         if let quietChild {
             return await QuietRoomsChild.serve(
-                url: quietChild, tag: quietTag, count: quietRooms, intervalMs: quietIntervalMs, sdkAppId: sdkAppId, secretKey: secretKey, logger: logger)
+                url: quietChild, tag: quietTag, count: quietRooms, intervalMs: quietIntervalMs, saleRoom: room, viewers: viewers,
+                anchorIntervalMs: anchorIntervalMs, sdkAppId: sdkAppId, secretKey: secretKey, logger: logger)
         }
         var binaries: [String?] = server == nil ? [serverBinary] : [nil]
         if let previousBinary { binaries.append(previousBinary) }
         var results: [[SaleResult]] = []
         for binary in binaries {
-            results.append(try await sales(binary: binary, logger: logger))
+            // A PostgreSQL of its own for each binary's servers, so neither finds the other's orders.
+            let database = postgres ? try PostgresTestServer() : nil
+            if let database {
+                progress("starting PostgreSQL (initdb, pg_ctl)…")
+                try database.start()
+            }
+            defer { database?.stop() }
+            results.append(try await sales(binary: binary, database: database?.url, logger: logger))
         }
         let baseline = noBaseline ? nil : try await storeBaseline()
         if let baseline { report(baseline) }
@@ -80,13 +94,15 @@ struct ShopBench: AsyncParsableCommand {
     }
 
     /// `rounds` sales against a server started from `binary` (or `server` when nil).
-    func sales(binary: String?, logger: Logger) async throws -> [SaleResult] {
+    func sales(binary: String?, database: String?, logger: Logger) async throws -> [SaleResult] {
         var started: ServerProcess?
         let url: String
         if let binary {
+            let connections = clients + 2 * quietRooms + viewers + 1
             let process = try await ServerProcess.start(
                 binary: binary, sdkAppId: sdkAppId, secretKey: secretKey,
-                extraArguments: ["--max-connections-per-address", String(clients + 2 * quietRooms + 10), "--max-connections", String(clients + 2 * quietRooms + 100)])
+                extraArguments: ["--max-connections-per-address", String(connections + 10), "--max-connections", String(connections + 100)]
+                    + (database.map { ["--cluster-db", $0] } ?? []))
             progress("\(binary): liveroom-server pid \(process.pid) at \(process.httpURL)")
             started = process
             url = process.httpURL
@@ -155,8 +171,10 @@ struct ShopBench: AsyncParsableCommand {
         let (enteredStream, enteredContinuation) = AsyncStream<Bool>.makeStream()
         let limit = Duration.seconds(timeout)
         let quiet =
-            quietRooms > 0
-            ? try QuietRoomsChild(url: signaling, tag: sale, count: quietRooms, intervalMs: quietIntervalMs, sdkAppId: sdkAppId, secretKey: secretKey)
+            quietRooms > 0 || viewers > 0
+            ? try QuietRoomsChild(
+                url: signaling, tag: sale, count: quietRooms, intervalMs: quietIntervalMs, saleRoom: room, viewers: viewers, anchorIntervalMs: anchorIntervalMs,
+                sdkAppId: sdkAppId, secretKey: secretKey)
             : nil
         defer { quiet?.kill() }
         return try await withThrowingTaskGroup(of: [BuyOutcome].self) { group in
@@ -187,11 +205,23 @@ struct ShopBench: AsyncParsableCommand {
             progress("round \(round): \(requests) buy requests go")
             let start = ContinuousClock.now
             let threadsBefore = server?.threadSchedStats()
+            let memoryBefore = server?.residentBytes
+            // The server's memory four times a second through the sale: its peak.
+            let sampling = Task {
+                var peak = 0
+                while !Task.isCancelled, let bytes = server?.residentBytes {
+                    peak = max(peak, bytes)
+                    try? await Task.sleep(for: .milliseconds(250))
+                }
+                return peak
+            }
             quiet?.send("sale")
             await gate.open()
             var outcomes: [BuyOutcome] = []
             for try await batch in group { outcomes += batch }
             let elapsed = ContinuousClock.now - start
+            sampling.cancel()
+            let memoryPeak = await sampling.value
             var (serverThreads, serverWaits): ([(name: String, percent: Double)], [(name: String, percent: Double)]) = ([], [])
             if let server, let threadsBefore {
                 let (after, span) = (server.threadSchedStats(), seconds(elapsed, atLeast: .zero))
@@ -201,14 +231,21 @@ struct ShopBench: AsyncParsableCommand {
             quiet?.send("after")
             // Messages sent during the sale get a moment to arrive.
             try await Task.sleep(for: .seconds(1))
-            let quietFigures = try await quiet?.finish()
+            let figures = try await quiet?.finish()
             let answered = outcomes.filter { $0.latency != nil }
             let last = answered.map { $0.latency! }.max() ?? .zero
             let products = try? await call(admin, "DescribeProducts", ["RoomId": .string(room)])["Products"]?.arrayValue
+            // Every acknowledged order is in the store (the newest 1,000 orders hold this sale's).
+            let stored = try await call(admin, "DescribeOrders", ["RoomId": .string(room), "Limit": 1000])["Orders"]?.arrayValue ?? []
+            let storedIds = Set(stored.compactMap { $0["orderId"]?.stringValue })
+            let missing = outcomes.count { $0.code == 0 && !storedIds.contains($0.orderId ?? "") }
+            // The memory once the sale is over and its connections closed.
+            try await Task.sleep(for: .seconds(3))
             return SaleResult(
                 name: "server, \(clients) WebSocket clients", round: round, outcomes: outcomes, seconds: seconds(elapsed, atLeast: last),
                 stockLeft: products?.first { $0["itemNumber"]?.intValue == item }?["stock"]?.intValue,
-                quiet: quietFigures, serverThreads: serverThreads, serverWaits: serverWaits)
+                quiet: figures?.quiet, saleRoom: figures?.saleRoom, serverThreads: serverThreads, serverWaits: serverWaits,
+                memoryMiB: memoryBefore.map { ($0 >> 20, memoryPeak >> 20, (server?.residentBytes ?? 0) >> 20) }, missingOrders: missing)
         }
     }
 
@@ -264,6 +301,13 @@ struct ShopBench: AsyncParsableCommand {
                             format: "; quiet rooms p99 %.2f ms before, %.2f ms during the sale (%d and %d messages, %d lost, %d connections dropped)",
                             $0.p99Before, $0.p99During, $0.before.count, $0.during.count, $0.lost, $0.dropped)
                     } ?? "")
+                    + (result.saleRoom.map {
+                        String(
+                            format: "; the sale room's anchor to %d viewers p99 %.2f ms before, %.2f ms during (%d and %d deliveries, %d lost, %d viewers dropped)",
+                            viewers, $0.p99Before, $0.p99During, $0.before.count, $0.during.count, $0.lost, $0.dropped)
+                    } ?? "")
+                    + (result.memoryMiB.map { "; server memory \($0.before) MiB before, \($0.peak) MiB at most, \($0.after) MiB after" } ?? "")
+                    + (result.round > 0 ? "; acknowledged orders not in the store: \(result.missingOrders)" : "")
                     + (result.serverThreads.isEmpty ? "" : "; server threads during the sale, % of one core: " + Self.threadList(result.serverThreads))
                     + (result.serverWaits.isEmpty ? "" : "; waiting for a core: " + Self.threadList(result.serverWaits)))
         }
@@ -288,6 +332,24 @@ struct ShopBench: AsyncParsableCommand {
         if let baseline {
             print(String(format: "| RoomStore alone, tight loop (baseline) | %.0f | %.3f | %.3f | %d |", baseline.requestsPerSecond, baseline.p50, baseline.p99, baseline.sold))
             print(String(format: "| server / baseline | %.0f %% | | | |", median(runs[0].map(\.requestsPerSecond)) / baseline.requestsPerSecond * 100))
+        }
+        if viewers > 0 {
+            print("")
+            print("The sale's room: \(viewers) viewers, the anchor's custom message every \(anchorIntervalMs) ms; delivery delay to each viewer, median of the rounds")
+            print("")
+            print("| | p99 before ms | p99 during ms | deliveries lost | viewers dropped | answers over 1 s | orders not stored | memory before / peak / after MiB |")
+            print("|---|---|---|---|---|---|---|---|")
+            for (sales, binary) in zip(runs, binaries) {
+                let figures = sales.compactMap(\.saleRoom)
+                let slow = sales.map { $0.latenciesMs.count { $0 > 1000 } }.reduce(0, +)
+                let memory = sales.compactMap(\.memoryMiB)
+                print(
+                    String(
+                        format: "| %@ | %.2f | %.2f | %d | %d | %d | %d | %@ |", binary ?? "liveroom-server", median(figures.map(\.p99Before)),
+                        median(figures.map(\.p99During)), figures.map(\.lost).reduce(0, +), figures.map(\.dropped).reduce(0, +), slow,
+                        sales.map(\.missingOrders).reduce(0, +),
+                        memory.map { "\($0.before) / \($0.peak) / \($0.after)" }.joined(separator: ", ")))
+            }
         }
         guard quietRooms > 0 else { return }
         print("")
@@ -344,12 +406,18 @@ struct SaleResult {
     var seconds: Double
     var stockLeft: Int?
     var quiet: QuietFigures?
+    /// The sale's room: its anchor's custom messages to the viewers (with --viewers).
+    var saleRoom: QuietFigures?
     /// The CPU the server's threads used during the sale, by kind, in % of one core (when the
     /// bench started the server): which of them the sale kept busy.
     var serverThreads: [(name: String, percent: Double)] = []
     /// How long they were ready to run but waited for a core (`/proc/<pid>/task/*/schedstat`'s
     /// second field), in % of one core.
     var serverWaits: [(name: String, percent: Double)] = []
+    /// The server's resident memory before the sale, at its peak, and 3 s after it, in MiB.
+    var memoryMiB: (before: Int, peak: Int, after: Int)?
+    /// Acknowledged orders (code 0) that are not in the store.
+    var missingOrders = 0
     /// The server binary (or URL) the sale ran against.
     var binary = ""
 

@@ -235,9 +235,15 @@ struct ShopBench: AsyncParsableCommand {
             let answered = outcomes.filter { $0.latency != nil }
             let last = answered.map { $0.latency! }.max() ?? .zero
             let products = try? await call(admin, "DescribeProducts", ["RoomId": .string(room)])["Products"]?.arrayValue
-            // Every acknowledged order is in the store (the newest 1,000 orders hold this sale's).
-            let stored = try await call(admin, "DescribeOrders", ["RoomId": .string(room), "Limit": 1000])["Orders"]?.arrayValue ?? []
-            let storedIds = Set(stored.compactMap { $0["orderId"]?.stringValue })
+            // Every acknowledged order is in the store (newest first: this sale's come first).
+            var storedIds = Set<String>()
+            let acknowledged = outcomes.count { $0.code == 0 }
+            for page in 0..<1000 where storedIds.count < acknowledged {
+                let stored = try await call(admin, "DescribeOrders", ["RoomId": .string(room), "Offset": .number(Double(page * 1000)), "Limit": 1000])
+                let orders = stored["Orders"]?.arrayValue ?? []
+                storedIds.formUnion(orders.compactMap { $0["orderId"]?.stringValue })
+                if orders.count < 1000 { break }
+            }
             let missing = outcomes.count { $0.code == 0 && !storedIds.contains($0.orderId ?? "") }
             // The memory once the sale is over and its connections closed.
             try await Task.sleep(for: .seconds(3))

@@ -158,6 +158,20 @@ struct ClusterEndToEndTests {
         lone.send("leave")
         _ = try await Self.waitForCluster(n2, timeout: .seconds(5), "room E released") { Self.home($0, room: "E") == nil }
 
+        // An anchor entering through the busier node (node 1 homes R) opens its room on one of
+        // the others, and its signaling is relayed there: a viewer entering through that home
+        // hears it.
+        let elsewhere = try await n1.entered("elsewhere", room: "F", role: "anchor", in: scope)
+        let homeOfF = try #require(Self.home(try await Self.clusterNodes(n1), room: "F"))
+        #expect(homeOfF == "n2" || homeOfF == "n3", "room F, entered through n1 which homes R, lives on \(homeOfF)")
+        let fViewer = try await (homeOfF == "n2" ? n2 : n3).entered("f-viewer", room: "F", in: scope)
+        try await fViewer.waitForEvent("onRemoteUserEnterRoom") { $0["userId"] == "elsewhere" }
+        elsewhere.send("custom 1 from the busier node")
+        try await fViewer.waitForEvent("onRecvCustomCmdMsg") { $0["data"] == "from the busier node" }
+        #expect(try await ClusterMediaEndToEndTests.metrics(n1)["liveroom_rooms"] == 1, "node 1 holds R only")
+        elsewhere.send("leave")
+        fViewer.send("leave")
+
         // Node 1 is killed: the others report it dead within 5 s.
         let killed = ContinuousClock.now
         n1.process.crash()

@@ -30,14 +30,15 @@ extension RoomShops {
         case .list(let session, let roomId, let offset, let limit):
             do {
                 let products = try await catalogue.products(room: roomId)
-                let owners = try await catalogue.shopOwners(room: roomId)
+                // The owners come with the first page (a client pages through the rest).
+                let owners = offset == 0 ? try await catalogue.shopOwners(room: roomId) : nil
                 let shop = shop(roomId)
                 for product in products { shop.know(product) }
                 // One page, of at most `limit` products and 48 KiB: no answer grows with the
                 // catalogue (500 products of the largest fields would be 1.3 MB).
                 let page = Product.runs(of: products.dropFirst(offset).prefix(limit).map(\.json), count: limit).first ?? []
                 self.send(.onProductList(products: page, offset: offset, total: products.count), to: session)
-                self.send(.onShopOwners(owners: owners), to: session)
+                if let owners { self.send(.onShopOwners(owners: owners), to: session) }
             } catch {
                 self.send(.error(Self.catalogueError(error), requestType: "listProducts"), to: session)
             }

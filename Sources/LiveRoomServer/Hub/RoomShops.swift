@@ -237,6 +237,11 @@ final class RoomShops: Sendable {
         }
     }
 
+    /// The longest a purchase waits in its room's queue for the store: one that waited longer
+    /// when its turn comes is answered -7316 (busy) without a store transaction, so every buy is
+    /// answered within about this (plus one batch) however far buys outrun the store.
+    static let maxWait = Duration.milliseconds(750)
+
     /// Answers a purchase with onBuyResult.
     private static func answer(_ purchase: PendingPurchase, code: Int, message: String, order: Order? = nil, stockLeft: Int? = nil) {
         let request = purchase.request
@@ -258,9 +263,15 @@ final class RoomShops: Sendable {
         }
         // Asked when the purchase's turn comes: a burst queues before the item sells out.
         var asking: [PendingPurchase] = []
+        let now = ContinuousClock.now
         for purchase in batch {
             let request = purchase.request
-            if let refusal = shop.refusal(request.itemNumber, quantity: request.quantity, userId: request.userId, requestId: request.requestId) {
+            if now - purchase.queuedAt > Self.maxWait {
+                // More buys come than the store commits: the buyer hears "busy" within the
+                // bound rather than its answer ever later.
+                shop.answered(request, stockLeft: nil)
+                Self.answer(purchase, code: ErrorCode.shopBusy, message: "busy: the purchase waited \(Self.maxWait) for the store; retry with the same requestId")
+            } else if let refusal = shop.refusal(request.itemNumber, quantity: request.quantity, userId: request.userId, requestId: request.requestId) {
                 shop.answered(request, stockLeft: refusal.code == ErrorCode.soldOut ? 0 : nil)
                 Self.answer(purchase, code: refusal.code, message: refusal.message)
             } else {
@@ -336,4 +347,5 @@ final class WaitingPurchases: Sendable {
 struct PendingPurchase: Sendable {
     var request: PurchaseRequest
     var answer: ConnectionOutbox
+    var queuedAt = ContinuousClock.now
 }

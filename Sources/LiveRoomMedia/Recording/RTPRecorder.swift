@@ -39,6 +39,7 @@ public final class RTPRecorder: @unchecked Sendable {
             ssrcs[kind] = packet.header.ssrc
             switch track {
             case .video(let codec):
+                timeline.note(kind: .video, timestamp: packet.header.timestamp, arrival: arrival)
                 if videoCodec != codec {
                     videoCodec = codec
                     assembler = VideoFrameAssembler()

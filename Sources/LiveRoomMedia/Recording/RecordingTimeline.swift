@@ -41,9 +41,28 @@ public struct RecordingTimeline: Sendable {
         streams[kind] = nil
     }
 
+    /// A packet of `kind` arrived: when it starts a stream, the stream's times are counted from
+    /// it. A video frame's pts comes when its last packet is in, but its first packet came
+    /// nearer its capture (a keyframe spans many packets, sent over tens of milliseconds), so
+    /// each packet is noted before its frame is whole.
+    public mutating func note(kind: Kind, timestamp: UInt32, arrival: ContinuousClock.Instant) {
+        advance(kind: kind, timestamp: timestamp, arrival: arrival)
+    }
+
     /// The pts of a packet or frame with RTP timestamp `timestamp` that arrived at `arrival`;
     /// nil if it would go back in time (a late audio packet).
     public mutating func pts(kind: Kind, timestamp: UInt32, arrival: ContinuousClock.Instant) -> Int64? {
+        let stream = advance(kind: kind, timestamp: timestamp, arrival: arrival)
+        let pts = stream.offset + stream.extended - stream.firstExtended
+        if let last = lastPTS[kind], pts < last || (kind == .audio && pts == last) { return nil }
+        lastPTS[kind] = pts
+        return pts
+    }
+
+    /// The stream of `kind` with `timestamp` taken in: a new one (the first, after a restart,
+    /// or after a step over ``maxStep``) counted from `arrival`, after what was written.
+    @discardableResult
+    private mutating func advance(kind: Kind, timestamp: UInt32, arrival: ContinuousClock.Instant) -> Stream {
         let origin = self.origin ?? arrival
         self.origin = origin
         var stream: Stream
@@ -57,9 +76,6 @@ public struct RecordingTimeline: Sendable {
             stream = Stream(offset: offset, firstExtended: 0, lastTimestamp: timestamp, extended: 0)
         }
         streams[kind] = stream
-        let pts = stream.offset + stream.extended - stream.firstExtended
-        if let last = lastPTS[kind], pts < last || (kind == .audio && pts == last) { return nil }
-        lastPTS[kind] = pts
-        return pts
+        return stream
     }
 }

@@ -28,20 +28,7 @@ extension RoomShops {
     private func run(_ command: CatalogueCommand, _ catalogue: any ShopStore) async {
         switch command {
         case .list(let session, let roomId, let offset, let limit):
-            do {
-                let products = try await catalogue.products(room: roomId)
-                // The owners come with the first page (a client pages through the rest).
-                let owners = offset == 0 ? try await catalogue.shopOwners(room: roomId) : nil
-                let shop = shop(roomId)
-                for product in products { shop.know(product) }
-                // One page, of at most `limit` products and 48 KiB: no answer grows with the
-                // catalogue (500 products of the largest fields would be 1.3 MB).
-                let page = Product.runs(of: products.dropFirst(offset).prefix(limit).map(\.json), count: limit).first ?? []
-                self.send(.onProductList(products: page, offset: offset, total: products.count), to: session)
-                if let owners { self.send(.onShopOwners(owners: owners), to: session) }
-            } catch {
-                self.send(.error(Self.catalogueError(error), requestType: "listProducts"), to: session)
-            }
+            await list(page: offset, limit: limit, of: roomId, to: session, catalogue)
         case .add(let session, let roomId, let fields):
             let itemNumber = fields["itemNumber"]?.intValue ?? 0
             await self.answer(session, request: "addProduct", itemNumber: itemNumber) {
@@ -106,6 +93,24 @@ extension RoomShops {
             } catch {
                 self.send(.error(Self.catalogueError(error), requestType: "setPKAllowList"), to: session)
             }
+        }
+    }
+
+    /// A page of the room's catalogue for `session`: at most `limit` products and 48 KiB from
+    /// the `offset`th on, and the shop's owners with the first page.
+    private func list(page offset: Int, limit: Int, of roomId: String, to session: SessionID, _ catalogue: any ShopStore) async {
+        do {
+            let products = try await catalogue.products(room: roomId)
+            // The owners come with the first page (a client pages through the rest).
+            let owners = offset == 0 ? try await catalogue.shopOwners(room: roomId) : nil
+            let shop = shop(roomId)
+            for product in products { shop.know(product) }
+            // No answer grows with the catalogue (500 products of the largest fields would be 1.3 MB).
+            let page = Product.runs(of: products.dropFirst(offset).prefix(limit).map(\.json), count: limit).first ?? []
+            send(.onProductList(products: page, offset: offset, total: products.count), to: session)
+            if let owners { send(.onShopOwners(owners: owners), to: session) }
+        } catch {
+            send(.error(Self.catalogueError(error), requestType: "listProducts"), to: session)
         }
     }
 

@@ -34,4 +34,15 @@ import Testing
         // Steps within 5 s either way are the same stream's (a pause, reordering).
         #expect(timeline.pts(kind: .video, timestamp: 3_000_000_000 + 273_000 + 360_000, arrival: t0 + .seconds(12)) == 1_083_000)
     }
+
+    /// A keyframe sent over 40 ms: its pts counts from its first packet, not from when it was
+    /// whole, so the video is not placed 40 ms late against the audio.
+    @Test func aFramesTimeCountsFromItsFirstPacket() {
+        var timeline = RecordingTimeline()
+        #expect(timeline.pts(kind: .audio, timestamp: 0, arrival: t0) == 0)
+        timeline.note(kind: .video, timestamp: 9_000, arrival: t0 + .milliseconds(100))
+        timeline.note(kind: .video, timestamp: 9_000, arrival: t0 + .milliseconds(120))
+        #expect(timeline.pts(kind: .video, timestamp: 9_000, arrival: t0 + .milliseconds(140)) == 9_000)
+        #expect(timeline.pts(kind: .video, timestamp: 15_000, arrival: t0 + .milliseconds(170)) == 15_000)
+    }
 }

@@ -23,11 +23,13 @@ struct HubHarness {
     let hub: RoomHub
     let media = FakeMediaPort()
 
-    init(maxAnchors: Int = 50, maxRoomsPerUser: Int = 10, maxRooms: Int = 1000) async throws {
+    /// A hub whose rooms' shops keep their catalogues in `catalogue` (none without).
+    init(maxAnchors: Int = 50, maxRoomsPerUser: Int = 10, maxRooms: Int = 1000, catalogue: RoomStore? = nil) async throws {
         let logger = Logger(label: "hub-test")
         let settings = HubSettings(
             rooms: .init(sdkAppId: Self.appId, secretKey: Self.secret, maxAnchorsPerRoom: maxAnchors, maxRoomsPerUser: maxRoomsPerUser, maxRooms: maxRooms))
-        hub = RoomHub(services: HubServices(settings: settings, recorder: RoomRecorder(store: try RoomStore(), logger: logger), logger: logger), logger: logger)
+        let services = HubServices(settings: settings, catalogue: catalogue, recorder: RoomRecorder(store: try RoomStore(), logger: logger), logger: logger)
+        hub = RoomHub(services: services, logger: logger)
         await hub.attach(media)
     }
 

@@ -2,6 +2,7 @@ import Dispatch
 import LiveRoomCommerce
 import LiveRoomCore
 import LiveRoomProtocol
+import LiveRoomStore
 import Synchronization
 import Testing
 
@@ -107,5 +108,32 @@ import Testing
         #expect(taken.withLock { $0.sorted() } == ["f1", "f2", "f3", "s1", "s2"])
         #expect(bound.count == 0)
         #expect(buy(first, "again") == nil)
+    }
+}
+
+@Suite struct PurchaseWaitTests {
+    /// A purchase whose turn comes after it waited longer than ``RoomShops/maxWait`` for the
+    /// store (buys come faster than the store commits) is answered busy at once, without a store
+    /// transaction, so no buyer waits much longer than that; one that did not wait is ordered.
+    @Test func aPurchaseThatWaitedPastTheBoundIsAnsweredBusyWithoutTheStore() async throws {
+        let store = try RoomStore()
+        let h = try await HubHarness(catalogue: store)
+        let host = try await h.entered("host", role: .anchor, room: "shop")
+        host.send(.addProduct(["itemNumber": 1, "title": "Tea", "price": "1.00", "itemUrl": "https://shop.example/1", "stock": 100]))
+        #expect(try await host.next("onProductResult")["code"] == 0)
+        let buyer = try await h.entered("buyer", room: "shop")
+        // A job holds the room's lane for 1 s: no purchase worker can start meanwhile.
+        let hold = DispatchSemaphore(value: 0)
+        let lane = await h.hub.services.seats.lane(of: "shop")
+        Task(executorPreference: lane) { _ = hold.wait(timeout: .now() + 1) }
+        try await Task.sleep(for: .milliseconds(50))
+        buyer.send(.buyProduct(itemNumber: 1, quantity: 1, requestId: "late"))
+        let busy = try await buyer.next("onBuyResult")
+        #expect(busy["code"]?.intValue == ErrorCode.shopBusy && busy["requestId"] == "late", "\(busy.jsonText)")
+        #expect(try await store.product(1, room: "shop")?.stock == 100, "nothing was reserved")
+        // Retried with the same request id once the queue moves: an order.
+        buyer.send(.buyProduct(itemNumber: 1, quantity: 1, requestId: "late"))
+        let ordered = try await buyer.next("onBuyResult")
+        #expect(ordered["code"] == 0 && ordered["stockLeft"] == 99, "\(ordered.jsonText)")
     }
 }

@@ -34,7 +34,8 @@ public struct ShopNews: Sendable, Hashable {
 
     /// The events to send now, in item-number order, leaving nothing to tell: `room` for
     /// everyone (the changed products in runs of at most ``Product/maxEventBytes``, the
-    /// removed items with the first), `anchors` for the anchors; nil where there is nothing.
+    /// removed items with the first; none when nothing changed), `anchors` for the anchors
+    /// (nil when nothing sold).
     public mutating func take() -> (room: [ServerEvent], anchors: ServerEvent?) {
         defer { self = ShopNews() }
         var runs = Product.runs(of: products.keys.sorted().compactMap { products[$0]?.json })

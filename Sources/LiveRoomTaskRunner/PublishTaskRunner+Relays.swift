@@ -17,6 +17,7 @@ extension PublishTaskRunner {
                 return
             }
             video = .passthrough(RTMPPublisher.VideoTrack(width: size.width, height: size.height, fps: config.effectiveEncoderParam.videoEncodedFPS, parameterSets: sets))
+            onEvent(.encoding(pixelsPerSecond: 0))
             announceVideoTrack()
             openWaitingURLs()
         }
@@ -54,6 +55,7 @@ extension PublishTaskRunner {
             return
         }
         video = .transcodeRelay(compositor, encoder)
+        onEvent(.encoding(pixelsPerSecond: size.width * size.height * param.videoEncodedFPS))
         announceVideoTrack()
         openWaitingURLs()
     }

@@ -29,6 +29,10 @@ public final class PublishTaskRunner: @unchecked Sendable {
         case rtmpRefused(url: String)
         /// An image of the config cannot be used (-7235); the placeholder colour is drawn instead.
         case imageUnavailable(url: String, error: LiveRoomError)
+        /// The pixels a second the task encodes, once a relay's path is known at its first frame:
+        /// none for an H.264 anchor passed through, the anchor's size at the task's rate for a
+        /// VP8 anchor transcoded (a mix's is its output, known before it starts).
+        case encoding(pixelsPerSecond: Int)
     }
 
     /// Where a ``PublishMode/mixStreamToRoom`` task's mix goes: RTP packets (H.264 and

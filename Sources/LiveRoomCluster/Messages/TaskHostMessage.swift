@@ -35,7 +35,8 @@ public struct TaskHostMessage: Codable, Sendable, Equatable {
     public var url: String?
     public var anchors: [MixAnchor]?
     public var inputs: [Input]?
-    /// With `event`: `rtmpConnected`, `rtmpFailed`, `rtmpRefused` or `imageUnavailable`, its message and code.
+    /// With `event`: `rtmpConnected`, `rtmpFailed`, `rtmpRefused` or `imageUnavailable`, its message and code;
+    /// or `encoding`, the pixels a second in `code`.
     public var event: String?
     public var message: String?
     public var code: Int?

@@ -36,8 +36,15 @@ public struct PublishTaskRecord: Sendable {
     /// The admin call that started the task, which hears when it runs or could not start.
     var adminReply: AdminReply?
 
+    /// The pixels a second the runner reported it encodes (a relay's, known at its first frame).
+    public internal(set) var measuredCost: Int?
+
     /// The task's current config.
     public var config: PublishTaskConfig { machine.config }
+
+    /// What the task counts against the encoding budget: what its runner reported, or the
+    /// config's estimate until it has (``PublishTaskConfig/encodingCost``).
+    public var encodingCost: Int { measuredCost ?? config.encodingCost }
 
     /// Who hears the answers to the task's start.
     var caller: PublishTasksStateMachine.Caller { session.map { .client($0) } ?? .admin(adminReply ?? AdminReply()) }

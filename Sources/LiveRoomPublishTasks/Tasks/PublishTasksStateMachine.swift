@@ -288,6 +288,14 @@ public struct PublishTasksStateMachine: Sendable {
         return actions
     }
 
+    /// A task's runner reports the pixels a second it encodes (a relay, at its first frame): the
+    /// budget counts that from now on instead of the estimate. A task already running is not
+    /// stopped for it; later starts are admitted against it.
+    public mutating func encodingMeasured(_ taskId: String, pixelsPerSecond: Int) -> [Action] {
+        records[taskId]?.measuredCost = min(max(0, pixelsPerSecond), 1 << 40)
+        return []
+    }
+
     /// An RTMP connection of a task is up.
     public mutating func rtmpConnected(_ taskId: String, url: String) -> [Action] {
         step(taskId) { $0.rtmpConnected(url: url) }
@@ -378,9 +386,13 @@ public struct PublishTasksStateMachine: Sendable {
         }
         try Self.checkRobot(config, roomId: record.roomId)
         try checkConflicts(config, roomId: record.roomId, ignoring: taskId)
-        if record.host == nil { try checkBudget(config.encodingCost, replacing: record.config.encodingCost) }
+        // A relay that stays a relay keeps what its runner reported; a change of mode (a relay
+        // becoming a mix, or back) is counted by the new config until the runner reports again.
+        let keepsMeasure = config.target.mode == record.config.target.mode && !config.target.mode.isMixing
+        if record.host == nil { try checkBudget(keepsMeasure ? record.encodingCost : config.encodingCost, replacing: record.encodingCost) }
         try checkEgress(config)
         let actions = try record.machine.update(config, now: now)
+        if !keepsMeasure { record.measuredCost = nil }
         if let sequenceNumber { record.sequenceNumber = sequenceNumber }
         records[taskId] = record
         return translate(actions, of: taskId) + feed(taskId, force: true, now: now)
@@ -410,7 +422,7 @@ public struct PublishTasksStateMachine: Sendable {
 
     /// The pixels a second this server's own runners encode (tasks hosted on other nodes left out).
     public var encodingUsed: Int {
-        records.values.reduce(0) { $0 + ($1.host == nil ? $1.config.encodingCost : 0) }
+        records.values.reduce(0) { $0 + ($1.host == nil ? $1.encodingCost : 0) }
     }
 
     /// Gives a running task's runner its anchors and taps their media (when they changed, or when `force`d).

@@ -122,6 +122,9 @@ extension RoomTasks {
         case .rtmpRefused(let url):
             logger.warning("RTMP destination refused by the egress policy", metadata: [LogKey.task: "\(taskId)", LogKey.url: "\(url)"])
             perform(tasks.rtmpRefused(taskId, url: url))
+        case .encoding(let pixels):
+            logger.info("Publish task encodes", metadata: [LogKey.task: "\(taskId)", "liveroom.pixelsPerSecond": "\(pixels)"])
+            perform(tasks.encodingMeasured(taskId, pixelsPerSecond: pixels))
         }
     }
 

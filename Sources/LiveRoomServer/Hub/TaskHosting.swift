@@ -15,6 +15,7 @@ extension TaskHostMessage {
         case .rtmpFailed(let url, let text): (message.event, message.url, message.message) = ("rtmpFailed", url, text)
         case .rtmpRefused(let url): (message.event, message.url) = ("rtmpRefused", url)
         case .imageUnavailable(let url, let error): (message.event, message.url, message.message, message.code) = ("imageUnavailable", url, error.message, error.code)
+        case .encoding(let pixels): (message.event, message.url, message.code) = ("encoding", "", pixels)
         }
         return message
     }
@@ -27,6 +28,7 @@ extension TaskHostMessage {
         case "rtmpFailed": return .rtmpFailed(url: url, message: String((message ?? "").prefix(1024)))
         case "rtmpRefused": return .rtmpRefused(url: url)
         case "imageUnavailable": return .imageUnavailable(url: url, error: LiveRoomError(code ?? ErrorCode.imageUnavailable, String((message ?? "").prefix(1024))))
+        case "encoding": return .encoding(pixelsPerSecond: min(max(0, code ?? 0), 1 << 40))
         default: return nil
         }
     }
@@ -186,6 +188,8 @@ extension RoomTasks {
     /// A hosted runner's event, for the task's home.
     private func hostedTaskReported(_ event: PublishTaskRunner.Event, taskId: String, from node: String) {
         guard let hosted = runners.hostedHere[taskId] else { return }
+        // This node's budget counts what the runner it hosts really encodes, as the home does.
+        if case .encoding(let pixels) = event { runners.hostedHere[taskId]?.cost = pixels }
         nodes.tell(hosted.home, .task(TaskHostMessage.event(event, taskId: taskId, from: node)))
     }
 

@@ -137,6 +137,38 @@ struct PublishTaskRulesTests {
         #expect(book.machine.tasks.count == 4)
     }
 
+    /// A relay counts as the default publishing size until its runner knows its path: one that
+    /// passes an H.264 anchor on encodes nothing and frees its share; one that transcodes a VP8
+    /// anchor of 720x1280 at the task's 30 fps counts that (27.6 million pixels a second), and
+    /// later starts are admitted against it. Eight such relays were counted as 62 million and
+    /// encoded 221.
+    @Test func aRelayCountsWhatItsRunnerReallyEncodes() throws {
+        var book = TaskBook(encodingBudget: 3 * 540 * 960 * 15)
+        let passed = try book.client(alice, session: 1, target: relayTarget("rtmp://h/live/passed"))
+        let transcoded = try book.client(alice, session: 1, target: relayTarget("rtmp://h/live/transcoded"))
+        #expect(book.machine.encodingUsed == 2 * 540 * 960 * 15, "counted at the default size until known")
+        _ = book.machine.encodingMeasured(passed, pixelsPerSecond: 0)
+        #expect(book.machine.encodingUsed == 540 * 960 * 15)
+        // The relay passed through becomes a mix: counted at the mix's size, not its old 0.
+        let mixed = book.machine.updateFromClient(
+            taskId: passed, target: try json(mixTarget("rtmp://h/live/passed")),
+            encoderParam: try json(#"{"videoEncodedWidth":320,"videoEncodedHeight":240,"videoEncodedFPS":15,"videoEncodedKbps":400}"#), mixingConfig: nil,
+            from: .init(session: 1, user: alice, isAnchor: true), now: book.t0)
+        #expect(try TaskBook.answer(mixed) == passed)
+        #expect(book.machine.task(passed)?.encodingCost == 320 * 240 * 15)
+        // The VP8 anchor is 720x1280, transcoded at 30 fps: the budget is past full, and later
+        // starts are refused against what it really encodes.
+        _ = book.machine.encodingMeasured(transcoded, pixelsPerSecond: 720 * 1280 * 30)
+        #expect(book.machine.encodingUsed == 720 * 1280 * 30 + 320 * 240 * 15)
+        expectError(ErrorCode.encodingBudgetExceeded, "7.8 million pixels a second", "0.0 million left") {
+            _ = try book.admin(mixConfig(urls: ["rtmp://h/live/mix"]))
+        }
+        // A report out of range is held to the budget's range; an unknown task's is ignored.
+        _ = book.machine.encodingMeasured(transcoded, pixelsPerSecond: -5)
+        _ = book.machine.encodingMeasured("task-none", pixelsPerSecond: 1)
+        #expect(book.machine.task(transcoded)?.encodingCost == 0)
+    }
+
     /// Cluster mode: a task another node runs is not checked against, nor counted in, this
     /// server's budget; it is still a task here (its id, its limits, its claims).
     @Test func aTaskHostedOnAnotherNodeLeavesThisServersBudgetAlone() throws {

@@ -120,6 +120,12 @@ import Testing
         #expect(TaskHostMessage.parse(event.text)?.runnerEvent == .imageUnavailable(url: "logo.png", error: LiveRoomError(ErrorCode.imageUnavailable, "gone")))
         #expect(TaskHostMessage.parse(TaskHostMessage.event(.rtmpFailed(url: "rtmp://x/y", message: "refused"), taskId: "t", from: "n2").text)?.runnerEvent
             == .rtmpFailed(url: "rtmp://x/y", message: "refused"))
+        // What a hosted relay encodes reaches its home, which counts it against its budget.
+        #expect(TaskHostMessage.parse(TaskHostMessage.event(.encoding(pixelsPerSecond: 720 * 1280 * 30), taskId: "t", from: "n2").text)?.runnerEvent
+            == .encoding(pixelsPerSecond: 720 * 1280 * 30))
+        var negative = TaskHostMessage.event(.encoding(pixelsPerSecond: 1), taskId: "t", from: "n2")
+        negative.code = -5
+        #expect(negative.runnerEvent == .encoding(pixelsPerSecond: 0))
     }
 
     @Test func bodiesOutOfBoundsAreNotMessages() {

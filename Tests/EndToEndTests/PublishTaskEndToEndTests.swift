@@ -366,4 +366,41 @@ struct PublishTaskEndToEndTests {
         #expect(message.contains("videoLayoutList[4].rect (400,985 135x240) lies outside the 540x960 canvas; not drawn"), "\(message)")
         try await host.waitForEvent("onUserVideoAvailable", timeout: .seconds(10)) { $0["userId"] == "mix" && $0["available"] == true }
     }
+
+    /// A relay of a VP8 anchor of 720x1280 transcodes it at that size (18.4 million pixels a
+    /// second at the task's default 20 fps), not at the 540x960 at 15 fps it is counted as when it
+    /// starts (7.8 million): once its first frame is in, the budget counts what it really
+    /// encodes, and a second relay that would have fit the estimates (15.6 of 24 million) is refused.
+    @Test func aRelayIsCountedAtWhatItReallyEncodesOnceItsFirstFrameIsIn() async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let nginx = try NginxRTMPServer()
+        try nginx.start()
+        defer { nginx.stop() }
+        let server = try await TestServer.start(in: scope, extra: ["--encoding-budget", "24000000"])
+        let host = try await server.enteredWithMedia(
+            "host", role: "anchor", media: ["--publish", "color:FF0000", "--resolution", "720x1280", "--fps", "15", "--bitrate", "600"], in: scope)
+        try await host.waitForEvent("onPublishAnswer")
+        func relay(_ stream: String) {
+            host.send("start-publish " + #"{"target":{"mode":"bigStreamToCdn","cdnUrlList":[{"rtmpUrl":"\#(nginx.url(stream: stream))"}]}}"#)
+        }
+        relay("first")
+        #expect(try await host.waitForEvent("onStartPublishMediaStream")["code"] == 0)
+        // Counted at 540x960 at 15 fps until the relay's runner reports at its first frame.
+        let deadline = ContinuousClock.now + .seconds(15)
+        var metrics: [String: Double] = [:]
+        while ContinuousClock.now < deadline {
+            metrics = try await ClusterMediaEndToEndTests.metrics(server)
+            if metrics["liveroom_encoding_pixels_per_second"] == Double(720 * 1280 * 20) { break }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        #expect(
+            metrics["liveroom_encoding_pixels_per_second"] == Double(720 * 1280 * 20),
+            "\(metrics.filter { $0.key.contains("encoding") || $0.key.contains("tasks") }); the host's task events: \(host.events.filter { ($0["event"]?.stringValue ?? "").contains("Publish") || ($0["event"]?.stringValue ?? "").contains("Cdn") }.map(\.jsonText))")
+        relay("second")
+        let second = try await host.waitForEvent("onStartPublishMediaStream", count: 2)
+        #expect(second["code"]?.intValue == ErrorCode.encodingBudgetExceeded, "\(second.jsonText)")
+        #expect(second["message"]?.stringValue?.contains("5.6 million left") == true, "\(second.jsonText)")
+        await server.checkAlive("at the end")
+    }
 }

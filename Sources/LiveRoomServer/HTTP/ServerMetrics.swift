@@ -12,6 +12,8 @@ final class ServerMetrics: Sendable {
         var publishers: Int
         var signalingConnections: Int
         var publishTasks: Int
+        /// The pixels a second the tasks encode, as the encoding budget counts them.
+        var encodingPixelsPerSecond: Int
     }
 
     private let registry = PrometheusCollectorRegistry()
@@ -20,6 +22,7 @@ final class ServerMetrics: Sendable {
     private let publishers: Gauge
     private let connections: Gauge
     private let tasks: Gauge
+    private let encoding: Gauge
     private let peers: Gauge
     /// The router's running totals as Prometheus counters, and the totals last added.
     private let rtpReceived, rtpForwarded, bytesForwarded, retransmitted, nacksForwarded, nacksSent, keyframeRequests, keyframesReplayed: Counter
@@ -40,6 +43,8 @@ final class ServerMetrics: Sendable {
         publishers = registry.gauge("liveroom_publishers", help: "Anchors publishing media now.")
         connections = registry.gauge("liveroom_signaling_connections", help: "Open signaling WebSocket connections.")
         tasks = registry.gauge("liveroom_publish_tasks", help: "Publish media stream tasks running now.")
+        encoding = registry.gauge(
+            "liveroom_encoding_pixels_per_second", help: "Pixels a second the publish tasks encode, as the encoding budget counts them (--encoding-budget).")
         peers = registry.gauge("liveroom_media_peer_connections", help: "Peer connections on the media port.")
         rtpReceived = registry.counter("liveroom_rtp_received_total", help: "RTP packets received from publishers.")
         rtpForwarded = registry.counter("liveroom_rtp_forwarded_total", help: "RTP packets forwarded to subscribers.")
@@ -77,6 +82,7 @@ final class ServerMetrics: Sendable {
         publishers.set(Double(snapshot.publishers))
         connections.set(Double(snapshot.signalingConnections))
         tasks.set(Double(snapshot.publishTasks))
+        encoding.set(Double(snapshot.encodingPixelsPerSecond))
         peers.set(Double(peerCount))
         lastRouterCounters.withLock { last in
             let totals: [(Counter, Int, Int)] = [

@@ -101,6 +101,10 @@ extension RoomTasks {
     /// The tasks whose runners run on this node.
     var runningHere: Int { runners.local.count + runners.hostedHere.count }
 
+    /// The pixels a second this node's runners encode, as the budget counts them: its own
+    /// tasks' and those it hosts for other nodes.
+    var encodingHere: Int { tasks.encodingUsed + runners.hostedHere.values.reduce(0) { $0 + $1.cost } }
+
     /// The publishing anchors of a room as the layout sees them (none without a room).
     func mixAnchors(in roomId: String?) async -> [MixAnchor] {
         guard let roomId else { return [] }

@@ -251,7 +251,7 @@ actor RoomHub {
         }
         return ServerMetrics.Rooms(
             rooms: open, users: users, publishers: publishers, signalingConnections: outboxes.count,
-            publishTasks: await tasks.runningHere)
+            publishTasks: await tasks.runningHere, encodingPixelsPerSecond: await tasks.encodingHere)
     }
 
     /// The room lives on another node (it was opened here while the cluster database could not

@@ -141,8 +141,7 @@ extension RoomTasks {
             }
             if runners.hostedHere[message.taskId] != nil { return ok }
             guard config.target.mode.publishesToCdn else { return refuse(ErrorCode.invalidParameter, "only tasks that publish to CDNs run on another node") }
-            let used = tasks.encodingUsed + runners.hostedHere.values.reduce(0) { $0 + $1.cost }
-            guard used + config.encodingCost <= tasks.configuration.encodingBudget else {
+            guard encodingHere + config.encodingCost <= tasks.configuration.encodingBudget else {
                 return refuse(ErrorCode.encodingBudgetExceeded, "this node has no encoding budget left for the task either")
             }
             guard let media else { return refuse(ErrorCode.badSessionDescription, "the media port is not running") }

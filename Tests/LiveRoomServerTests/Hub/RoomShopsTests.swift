@@ -122,12 +122,23 @@ import Testing
         host.send(.addProduct(["itemNumber": 1, "title": "Tea", "price": "1.00", "itemUrl": "https://shop.example/1", "stock": 100]))
         #expect(try await host.next("onProductResult")["code"] == 0)
         let buyer = try await h.entered("buyer", room: "shop")
-        // A job holds the room's lane for 1 s: no purchase worker can start meanwhile.
+        // A job holds the room's lane (at most 10 s): no purchase worker can start meanwhile.
         let hold = DispatchSemaphore(value: 0)
+        let holding = Mutex(false)
         let lane = await h.hub.services.seats.lane(of: "shop")
-        Task(executorPreference: lane) { _ = hold.wait(timeout: .now() + 1) }
-        try await Task.sleep(for: .milliseconds(50))
+        Task(executorPreference: lane) {
+            holding.withLock { $0 = true }
+            _ = hold.wait(timeout: .now() + 10)
+        }
+        let waiting = await h.hub.services.shops.waiting
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !holding.withLock({ $0 }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        // The purchase queues behind the held lane, and waits there a second, longer than the bound.
         buyer.send(.buyProduct(itemNumber: 1, quantity: 1, requestId: "late"))
+        while waiting.count == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(waiting.count == 1, "the purchase is waiting for the store")
+        try await Task.sleep(for: .seconds(1))
+        hold.signal()
         let busy = try await buyer.next("onBuyResult")
         #expect(busy["code"]?.intValue == ErrorCode.shopBusy && busy["requestId"] == "late", "\(busy.jsonText)")
         #expect(try await store.product(1, room: "shop")?.stock == 100, "nothing was reserved")

@@ -209,11 +209,12 @@ public struct StockView: Sendable {
     /// An admitted purchase was answered; `stockLeft` is the stock the store reported with it
     /// (after it, for a sale; 0 for a sold-out refusal), nil when it said nothing of the stock.
     public mutating func answered(_ itemNumber: Int, quantity: Int, stockLeft: Int?) {
-        guard items[itemNumber] != nil else { return }
-        items[itemNumber]!.pending = max(0, items[itemNumber]!.pending - quantity)
-        if let stockLeft { items[itemNumber]!.stock = stockLeft }
+        // Taken out and put back, not copied: the dictionary holds no second reference to its set.
+        guard var item = items.removeValue(forKey: itemNumber) else { return }
+        item.pending = max(0, item.pending - quantity)
+        if let stockLeft { item.stock = stockLeft }
         // An item of unknown stock with nothing pending and no request kept is forgotten (it may not exist).
-        if let item = items[itemNumber], item.stock == nil, item.pending == 0, item.requests.isEmpty { items[itemNumber] = nil }
+        if item.stock != nil || item.pending > 0 || !item.requests.isEmpty { items[itemNumber] = item }
     }
 
     /// The store reported an item's stock (a change, an edit, stock back from an order).

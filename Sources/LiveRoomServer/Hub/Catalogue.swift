@@ -12,8 +12,7 @@ extension RoomShops {
         guard let catalogue = store else {
             switch command {
             case .list(let session, _, let offset, _): send(.onProductList(products: [], offset: offset, total: 0), to: session)
-            // No shop, no owners: the room's anchors keep its PK allow-list.
-            case .pkAllowList(_, let roomId, let rooms): Task { await self.seats.room(roomId)?.update { $0.setPKAllowList(rooms, in: roomId) } }
+            case .pkAllowList(let session, let roomId, let rooms): inOrder(roomId) { await self.setPKAllowList(rooms, in: roomId, by: session) }
             default: break
             }
             return
@@ -87,12 +86,18 @@ extension RoomShops {
         case .owner(let session, let roomId, let userId, let grant):
             await changeOwner(userId, grant: grant, by: session, in: roomId, catalogue)
         case .pkAllowList(let session, let roomId, let rooms):
-            do {
-                try await self.requireOwner(session, in: roomId, to: "set the PK allow-list", catalogue)
-                await self.seats.room(roomId)?.update { $0.setPKAllowList(rooms, in: roomId) }
-            } catch {
-                self.send(.error(Self.catalogueError(error), requestType: "setPKAllowList"), to: session)
-            }
+            await setPKAllowList(rooms, in: roomId, by: session)
+        }
+    }
+
+    /// An owner of the room's shop sets its PK allow-list (without a shop, no user owns one,
+    /// and the room's anchors set it); the room's machine keeps it.
+    private func setPKAllowList(_ rooms: [RoomID], in roomId: String, by session: SessionID) async {
+        do {
+            if let store { try await requireOwner(session, in: roomId, to: "set the PK allow-list", store) }
+            await seats.room(roomId)?.update { $0.setPKAllowList(rooms, in: roomId) }
+        } catch {
+            send(.error(Self.catalogueError(error), requestType: "setPKAllowList"), to: session)
         }
     }
 

@@ -156,12 +156,13 @@ actor ReplayRecorder {
             // The product went while it was recorded.
             Self.deleteFile(path)
         }
-        await keepWithinQuota(store, directory: (path as NSString).deletingLastPathComponent)
+        await keepWithinQuota(store)
     }
 
     /// Deletes the oldest finished replays, of any room, while their files take more than the
     /// disk quota (the newest too, when it alone is larger); their products hear of it.
-    private func keepWithinQuota(_ store: any ShopStore, directory: String) async {
+    private func keepWithinQuota(_ store: any ShopStore) async {
+        guard let directory else { return }
         let writing = Set(active.values.map(\.capture.replayId))
         let files = Self.replayFiles(in: directory).filter { !writing.contains($0.replayId) }
         var total = files.reduce(Int64(0)) { $0 + $1.bytes }
@@ -185,16 +186,15 @@ actor ReplayRecorder {
         var modified: Date
     }
 
-    /// The replay files (`<id>.webm`, `<id>.mkv`) in `directory`, oldest first.
+    /// The replay files in `directory` (named as ``Replay/replayId(fromFileName:)`` reads them), oldest first.
     private static func replayFiles(in directory: String) -> [ReplayFile] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         return names.compactMap { name -> ReplayFile? in
-            let parts = name.split(separator: ".")
-            guard parts.count == 2, ["webm", "mkv"].contains(parts[1]) else { return nil }
+            guard let replayId = Replay.replayId(fromFileName: name) else { return nil }
             let path = (directory as NSString).appendingPathComponent(name)
             guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else { return nil }
             return ReplayFile(
-                replayId: String(parts[0]), path: path, bytes: (attributes[.size] as? Int64) ?? 0,
+                replayId: replayId, path: path, bytes: (attributes[.size] as? Int64) ?? 0,
                 modified: (attributes[.modificationDate] as? Date) ?? .distantPast)
         }.sorted { ($0.modified, $0.replayId) < ($1.modified, $1.replayId) }
     }

@@ -1,5 +1,6 @@
 // codec-bench: how fast LiveRoomMedia encodes a 540x960@15 test card with VP8 and H.264 at
-// 1300 kbps, next to the ffmpeg command line doing the same encode in the same run.
+// 1300 kbps, next to the ffmpeg command line doing the same encode in the same run, and how
+// long decoding the same streams takes against encoding them (what a mix's inputs weigh).
 //
 //   codec-bench [--seconds 10] [--rounds 5] [--threads 1]
 //
@@ -65,6 +66,26 @@ func benchEncoder(_ name: String, make: () throws -> any VideoEncoding, frames: 
     return Result(name: name, roundSeconds: rounds, bytes: bytes)
 }
 
+/// Times decoding what `make` encodes from `frames` (encoded once, not timed), as the mixer
+/// decodes an input: each frame into the same picture.
+func benchDecoder(_ name: String, make: () throws -> any VideoEncoding, decoder makeDecoder: () throws -> any VideoDecoding, frames: [VideoFrame]) throws -> Result {
+    let encoder = try make()
+    let encoded = try frames.flatMap { try encoder.encode($0, forceKeyframe: false) }
+    var rounds: [Double] = []
+    let clock = ContinuousClock()
+    for _ in 0..<options.rounds {
+        let decoder = try makeDecoder()
+        var picture: VideoFrame?
+        var decoded = 0
+        let elapsed = try clock.measure {
+            for frame in encoded where try decoder.decode(frame, into: &picture) { decoded += 1 }
+        }
+        precondition(decoded == frames.count, "\(name) decoded \(decoded) of \(frames.count) frames")
+        rounds.append(seconds(elapsed))
+    }
+    return Result(name: name, roundSeconds: rounds, bytes: encoded.reduce(0) { $0 + $1.data.count })
+}
+
 func findTool(_ name: String) -> String? {
     for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin").split(separator: ":") {
         let path = "\(directory)/\(name)"
@@ -105,10 +126,10 @@ func report(_ result: Result) {
 }
 
 /// Reads `count` raw I420 frames from ffmpeg's lavfi testsrc (not timed).
-func testsrcFrames(ffmpeg: String, count: Int) throws -> [VideoFrame] {
+func testsrcFrames(ffmpeg: String, count: Int, filter: String = "") throws -> [VideoFrame] {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: ffmpeg)
-    process.arguments = ["-nostdin", "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size=\(width)x\(height):rate=\(fps)",
+    process.arguments = ["-nostdin", "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size=\(width)x\(height):rate=\(fps)\(filter)",
                          "-frames:v", "\(count)", "-pix_fmt", "yuv420p", "-f", "rawvideo", "-"]
     let pipe = Pipe()
     process.standardOutput = pipe
@@ -154,11 +175,24 @@ func makeH264() throws -> any VideoEncoding {
 }
 
 var sections: [(String, [Result])] = []
+/// Decoding against encoding on the same content: the weight a decoded pixel has in the
+/// server's encoding budget (docs/mixing.md).
+func decodeSection(_ title: String, frames: [VideoFrame]) throws -> (String, [Result]) {
+    let results = [
+        try benchEncoder("VP8   LiveRoomMedia VP8Encoder", make: makeVP8, frames: frames),
+        try benchDecoder("VP8   LiveRoomMedia VP8Decoder", make: makeVP8, decoder: { try VP8Decoder() }, frames: frames),
+        try benchEncoder("H.264 LiveRoomMedia H264Encoder", make: makeH264, frames: frames),
+        try benchDecoder("H.264 LiveRoomMedia H264Decoder", make: makeH264, decoder: { try H264Decoder() }, frames: frames),
+    ]
+    let ratios = String(format: "decode / H.264 encode: VP8 %.2f, H.264 %.2f", results[1].median / results[2].median, results[3].median / results[2].median)
+    return ("\(title): \(ratios)", results)
+}
 do {
     guard let ffmpeg = findTool("ffmpeg") else {
         print("ffmpeg not on PATH: LiveRoomMedia figures only, no baseline")
-        for result in [try benchEncoder("VP8   LiveRoomMedia", make: makeVP8, frames: cardFrames),
-                       try benchEncoder("H.264 LiveRoomMedia", make: makeH264, frames: cardFrames)] { report(result) }
+        let (title, results) = try decodeSection("decoding, content: TestCardSource", frames: cardFrames)
+        print(title)
+        for result in results { report(result) }
         exit(0)
     }
     let vp8 = ["-c:v", "libvpx", "-deadline", "realtime", "-cpu-used", "8", "-b:v", "\(bitrateKbps)k"]
@@ -192,6 +226,11 @@ do {
         try benchEncoder("H.264 LiveRoomMedia H264Encoder", make: makeH264, frames: cardFrames),
         try benchCommand("H.264 ffmpeg libx264 -threads \(options.threads)", ffmpeg, raw + x264 + threads + toNull),
     ]))
+    sections.append(try decodeSection("decoding, content: ffmpeg testsrc", frames: testsrc))
+    // Moving noise over the pattern, as a camera's sensor gives: harder to code than either card.
+    let noisy = try testsrcFrames(ffmpeg: ffmpeg, count: frameCount, filter: ",noise=alls=12:allf=t")
+    sections.append(try decodeSection("decoding, content: ffmpeg testsrc with moving noise", frames: noisy))
+    sections.append(try decodeSection("decoding, content: TestCardSource", frames: cardFrames))
 } catch {
     print("codec-bench failed: \(error)")
     exit(1)

@@ -191,12 +191,18 @@ final class RunnerEvents: @unchecked Sendable {
     private let lock = NSLock()
     private var _keyframeRequests = 0
     private var _failures: [String] = []
+    private var _cost: Int?
 
     func keyframeRequested() { lock.withLock { _keyframeRequests += 1 } }
     func record(_ event: PublishTaskRunner.Event) {
-        guard case .rtmpFailed(let url, let message) = event else { return }
-        lock.withLock { _failures.append("\(url): \(message)") }
+        switch event {
+        case .rtmpFailed(let url, let message): lock.withLock { _failures.append("\(url): \(message)") }
+        case .encoding(let pixels): lock.withLock { _cost = pixels }
+        default: break
+        }
     }
+    /// The last cost the runner reported for the encoding budget (pixels a second).
+    var cost: Int? { lock.withLock { _cost } }
     var keyframeRequests: Int { lock.withLock { _keyframeRequests } }
     var failures: [String] { lock.withLock { _failures } }
 }
@@ -209,6 +215,8 @@ struct RunnerResult {
     var statistics: PublishTaskRunner.Statistics
     var framesSent: Int
     var keyframeRequests: Int
+    /// What the runner last reported to count against the encoding budget.
+    var cost: Int?
 }
 
 /// One input's RTP state: sequence numbers and SSRCs as a browser would keep them.
@@ -306,7 +314,7 @@ struct RTPSender {
     for failure in events.failures { print("runner RTMP failure: \(failure)") }
     return RunnerResult(
         cpu: cpuSeconds(RUSAGE_SELF.rawValue) - cpuStart - feederCPU, feederCPU: feederCPU, statistics: statistics,
-        framesSent: videoIndex * count, keyframeRequests: events.keyframeRequests)
+        framesSent: videoIndex * count, keyframeRequests: events.keyframeRequests, cost: events.cost)
 }
 
 // MARK: - ffmpeg
@@ -363,6 +371,7 @@ func shellQuoted(_ argument: String) -> String {
 print("output: \(options.seconds) s of \(width)x\(height)@\(fps) H.264 \(bitrateKbps) kbps + AAC 128 kbps, FLV to /dev/null, \(options.threads) encoder thread(s) (the runner: 1)")
 print("")
 var rows: [String] = []
+var costRows: [String] = []
 for count in options.inputCounts where count <= maxInputs {
     let ours = try runLiveRoom(count: count)
     let paced = try runLiveRoom(count: count, realTime: true)
@@ -384,6 +393,11 @@ for count in options.inputCounts where count <= maxInputs {
     print("server task runner, \(count) inputs: \(stats.videoFrames) video frames (\(outputFrames) expected), \(stats.skippedVideoFrames) skipped, "
         + "\(stats.audioFrames) AAC frames, \(stats.decodedFrames) of \(runner.framesSent) input frames decoded, \(stats.decodeErrors) decode errors, "
         + "\(stats.inputPackets) RTP packets, \(runner.keyframeRequests) keyframe requests; feeder thread \(String(format: "%.3f", runner.feederCPU)) CPU s (not counted)")
+    if let cost = runner.cost {
+        // What the encoding budget counts for this task against the CPU it took: the budget's
+        // default assumes a core per this many million pixels a second.
+        costRows.append(String(format: "%6d | %22.1f | %14.3f | %17.0f", count, Double(cost) / 1e6, runner.cpu / seconds, Double(cost) / 1e6 / (runner.cpu / seconds)))
+    }
     print("ffmpeg command for \(count) inputs:")
     print("  ffmpeg " + ffmpegArguments(count: count).map(shellQuoted).joined(separator: " "))
     print("")
@@ -391,3 +405,7 @@ for count in options.inputCounts where count <= maxInputs {
 print("inputs | LiveRoom CPU s/s | LiveRoom RT | dropped | real-time s/s  | runner CPU s/s | runner frames | skipped | ffmpeg CPU s/s | ffmpeg RT")
 print("-------+------------------+-------------+---------+----------------+----------------+---------------+---------+----------------+----------")
 for row in rows { print(row) }
+print("")
+print("inputs | counted, Mpx/s (budget) | runner CPU s/s | counted Mpx/s per core")
+print("-------+------------------------+----------------+-----------------------")
+for row in costRows { print(row) }

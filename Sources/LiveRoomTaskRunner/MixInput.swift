@@ -31,6 +31,8 @@ final class MixInput {
     /// Frames decoded, frames that failed to decode.
     private(set) var decodedFrames = 0
     private(set) var decodeErrors = 0
+    /// Pixels decoded since ``takeDecodedPixels()`` last took them (for the encoding budget).
+    private var decodedPixels = 0
     /// SEI messages over TRTC's limits (30 a second, 8 KB a second per sender), not passed on.
     private(set) var seiDropped = 0
     private var seiLimiter = CustomMessageLimiter()
@@ -144,12 +146,22 @@ final class MixInput {
                 }
             }
             let encoded = EncodedVideoFrame(codec: frame.codec, data: frame.data, isKeyframe: frame.isKeyframe, pts: Int64(frame.rtpTimestamp))
-            if try decoder?.decode(encoded, into: &picture) == true { decodedFrames += 1 }
+            if try decoder?.decode(encoded, into: &picture) == true {
+                decodedFrames += 1
+                decodedPixels += picture.map { $0.width * $0.height } ?? 0
+            }
             return true
         } catch {
             decodeErrors += 1
             return false
         }
+    }
+
+    /// The pixels decoded since the last call, and their codec; nil when none were.
+    func takeDecodedPixels() -> (pixels: Int, codec: VideoCodec)? {
+        defer { decodedPixels = 0 }
+        guard decodedPixels > 0, let videoCodec else { return nil }
+        return (decodedPixels, videoCodec)
     }
 
     /// Adds an Opus RTP payload.

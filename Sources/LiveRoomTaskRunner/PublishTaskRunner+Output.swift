@@ -110,6 +110,23 @@ extension PublishTaskRunner {
         }
     }
 
+    /// Counts what the inputs decoded in the meter's window and reports the task's cost when due.
+    func measureCost(now: ContinuousClock.Instant) {
+        for input in inputs.values {
+            if let decoded = input.takeDecodedPixels() { meter.decoded(pixels: decoded.pixels, codec: decoded.codec) }
+        }
+        if let cost = meter.report(encodingPixelsPerSecond: encodingPixelsPerSecond, now: now) { onEvent(.encoding(pixelsPerSecond: cost)) }
+    }
+
+    /// The pixels a second the output encodes; nil while a relay's path is not known yet.
+    var encodingPixelsPerSecond: Int? {
+        switch video {
+        case .none, .passthrough(_?): 0
+        case .mix(_, let encoder), .transcodeRelay(_, let encoder?): encoder.width * encoder.height * encoder.fps
+        case .transcodeRelay(_, nil), .passthrough(nil): nil
+        }
+    }
+
     /// The layout now, with each input's decoded picture size.
     func currentLayout(canvas: MixSize) -> MixFrameLayout {
         let sized = anchors.map { anchor -> MixAnchor in

@@ -17,7 +17,7 @@ extension PublishTaskRunner {
                 return
             }
             video = .passthrough(RTMPPublisher.VideoTrack(width: size.width, height: size.height, fps: config.effectiveEncoderParam.videoEncodedFPS, parameterSets: sets))
-            onEvent(.encoding(pixelsPerSecond: 0))
+            onEvent(.encoding(pixelsPerSecond: meter.reportNow(0)))
             announceVideoTrack()
             openWaitingURLs()
         }
@@ -55,7 +55,9 @@ extension PublishTaskRunner {
             return
         }
         video = .transcodeRelay(compositor, encoder)
-        onEvent(.encoding(pixelsPerSecond: size.width * size.height * param.videoEncodedFPS))
+        // Until the meter's first window ends: the anchor decoded at the task's rate too.
+        let pixels = size.width * size.height * param.videoEncodedFPS
+        onEvent(.encoding(pixelsPerSecond: meter.reportNow(pixels + pixels * EncodingMeter.decodeWeightPercent(.vp8) / 100)))
         announceVideoTrack()
         openWaitingURLs()
     }

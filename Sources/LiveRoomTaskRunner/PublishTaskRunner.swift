@@ -29,9 +29,11 @@ public final class PublishTaskRunner: @unchecked Sendable {
         case rtmpRefused(url: String)
         /// An image of the config cannot be used (-7235); the placeholder colour is drawn instead.
         case imageUnavailable(url: String, error: LiveRoomError)
-        /// The pixels a second the task encodes, once a relay's path is known at its first frame:
-        /// none for an H.264 anchor passed through, the anchor's size at the task's rate for a
-        /// VP8 anchor transcoded (a mix's is its output, known before it starts).
+        /// What the task costs the encoding budget, in pixels a second (``EncodingMeter``): the
+        /// pixels it encodes plus those its inputs decode, weighted. A relay reports at its first
+        /// frame (nothing for an H.264 anchor passed through; a VP8 anchor's size at the task's
+        /// rate, encoded and decoded), then, like a mix, after every 2 s in which its cost moved
+        /// by more than a tenth.
         case encoding(pixelsPerSecond: Int)
     }
 
@@ -108,6 +110,7 @@ public final class PublishTaskRunner: @unchecked Sendable {
     var mixVolumes: [MixUser: Int]?
     var nextVideo: ContinuousClock.Instant
     var nextAudioFrame: Int64 = 0
+    var meter: EncodingMeter
 
     /// How video gets from the inputs to H.264.
     enum VideoPipeline {
@@ -160,6 +163,7 @@ public final class PublishTaskRunner: @unchecked Sendable {
         audioMixer = AudioMixer(sampleRate: param.audioEncodedSampleRate, channels: param.audioEncodedChannelNum, samplesPerFrame: AACEncoder.samplesPerFrame)
         video = try Self.videoPipeline(for: config)
         nextVideo = start
+        meter = EncodingMeter(start: start)
         let thread = Thread { [self] in run() }
         thread.name = "publish-task-\(taskId)"
         thread.start()
@@ -260,6 +264,7 @@ public final class PublishTaskRunner: @unchecked Sendable {
                 produceVideo(now: now, forceKeyframe: keyframeDue)
                 keyframeDue = false
             }
+            if now >= meter.windowEnd { measureCost(now: now) }
         }
         for publisher in publishers.values { publisher.stop() }
         publishers.removeAll()
@@ -284,6 +289,8 @@ public final class PublishTaskRunner: @unchecked Sendable {
 
     func reconfigure(_ newConfig: PublishTaskConfig) {
         mixVolumes = nil
+        // The state machine counts an updated task by its estimate until the runner reports again.
+        meter = EncodingMeter(start: .now)
         let wasMixing = config.target.mode.isMixing
         config = newConfig
         imageLoader.keep(only: newConfig.mixingConfig?.imageURLs ?? [])

@@ -128,12 +128,13 @@ func rtp(_ payload: ByteBuffer, seq: UInt16, ts: UInt32, marker: Bool = false, p
         let runner = try PublishTaskRunner(
             taskId: "t", roomId: "r", config: config, onEvent: { event in events.withLock { $0.append(event) } }, requestKeyframe: { _ in })
         runner.connect(url: path)
-        try await Task.sleep(for: .seconds(1.5))
+        try await Task.sleep(for: .seconds(2.5))
         let statistics = runner.statistics
         runner.stop()
-        #expect(events.withLock { $0 } == [.rtmpConnected(url: path)])
-        #expect(statistics.videoFrames >= 15, "a frame every 1/15 s: \(statistics)")
-        #expect(statistics.audioFrames >= 50, "a 1024-sample block every 21 ms: \(statistics)")
+        // After its first 2 s the mix reports what it costs: its output, with no input to decode.
+        #expect(events.withLock { $0 } == [.rtmpConnected(url: path), .encoding(pixelsPerSecond: 320 * 240 * 15)])
+        #expect(statistics.videoFrames >= 30, "a frame every 1/15 s: \(statistics)")
+        #expect(statistics.audioFrames >= 100, "a 1024-sample block every 21 ms: \(statistics)")
         #expect(statistics.skippedVideoFrames == 0 && statistics.encodeErrors == 0)
         let deadline = ContinuousClock.now + .seconds(5)
         while ContinuousClock.now < deadline, ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) < 1000 {
@@ -182,5 +183,44 @@ func rtp(_ payload: ByteBuffer, seq: UInt16, ts: UInt32, marker: Bool = false, p
         func color(_ x: Int, _ y: Int) -> [Int] { (0..<3).map { Int(pixels[(y * 320 + x) * 3 + $0]) } }
         #expect(zip(color(80, 60), [255, 0, 255]).allSatisfy { abs($0 - $1) < 48 }, "the watermark: \(color(80, 60))")
         #expect(zip(color(240, 180), [0, 0, 255]).allSatisfy { abs($0 - $1) < 48 }, "the background: \(color(240, 180))")
+    }
+}
+
+@Suite struct EncodingMeterTests {
+    let start = ContinuousClock.now
+
+    @Test func aReportCountsTheOutputAndTheDecodedPicturesWeighted() {
+        var meter = EncodingMeter(start: start)
+        // Two 540x960 VP8 inputs and one 320x240 H.264 input at 15 fps for 2 s.
+        for _ in 0..<30 {
+            meter.decoded(pixels: 540 * 960, codec: .vp8)
+            meter.decoded(pixels: 540 * 960, codec: .vp8)
+            meter.decoded(pixels: 320 * 240, codec: .h264)
+        }
+        #expect(meter.windowEnd == start + .seconds(2))
+        #expect(meter.report(encodingPixelsPerSecond: 540 * 960 * 15, now: start + .seconds(1)) == nil, "the window has not ended")
+        let decoding = 2 * 540 * 960 * 15 * 64 / 100 + 320 * 240 * 15 * 25 / 100
+        #expect(meter.report(encodingPixelsPerSecond: 540 * 960 * 15, now: start + .seconds(2)) == 540 * 960 * 15 + decoding)
+        #expect(meter.windowEnd == start + .seconds(4), "the next window starts")
+    }
+
+    @Test func aCostIsReportedAgainOnlyWhenItMovedByMoreThanATenth() {
+        var meter = EncodingMeter(start: start)
+        #expect(meter.report(encodingPixelsPerSecond: 1_000_000, now: start + .seconds(2)) == 1_000_000)
+        #expect(meter.report(encodingPixelsPerSecond: 1_100_000, now: start + .seconds(4)) == nil, "a tenth more")
+        #expect(meter.report(encodingPixelsPerSecond: 900_000, now: start + .seconds(6)) == nil, "a tenth less")
+        // An input joins: 100 pictures of 10,000 VP8 pixels in 2 s count 320,000 a second.
+        for _ in 0..<100 { meter.decoded(pixels: 10_000, codec: .vp8) }
+        #expect(meter.report(encodingPixelsPerSecond: 1_000_000, now: start + .seconds(8)) == 1_320_000)
+        #expect(meter.report(encodingPixelsPerSecond: 1_000_000, now: start + .seconds(10)) == 1_000_000, "and leaves")
+    }
+
+    @Test func nothingIsReportedWhileTheEncodingIsUnknownButTheWindowMovesOn() {
+        var meter = EncodingMeter(start: start)
+        meter.decoded(pixels: 1_000_000, codec: .vp8)
+        #expect(meter.report(encodingPixelsPerSecond: nil, now: start + .seconds(3)) == nil)
+        #expect(meter.windowEnd == start + .seconds(5))
+        #expect(meter.reportNow(0) == 0 && meter.reported == 0, "a relay's first frame")
+        #expect(meter.report(encodingPixelsPerSecond: 0, now: start + .seconds(5)) == nil, "nothing decoded since: still nothing")
     }
 }

@@ -40,11 +40,11 @@ public struct PublishTaskConfig: Sendable, Hashable, Codable {
     /// audio is encoded with these settings).
     public var effectiveEncoderParam: StreamEncoderParam { encoderParam ?? StreamEncoderParam() }
 
-    /// The pixels a second this task encodes, counted against the server's encoding budget:
-    /// a mix's output size times its frame rate, nothing for audio-only output. A relay passes
-    /// an H.264 anchor's video through but transcodes a VP8 anchor's at the anchor's size,
-    /// which is not known before it starts, so it counts as the default publishing size
-    /// (``relayEncodingCost``).
+    /// What this task is counted at against the server's encoding budget until its runner
+    /// reports what it really costs (inputs decoded included; docs/mixing.md): a mix's output
+    /// size times its frame rate, nothing for audio-only output. A relay passes an H.264
+    /// anchor's video through but transcodes a VP8 anchor's at the anchor's size, which is not
+    /// known before it starts, so it counts as the default publishing size (``relayEncodingCost``).
     public var encodingCost: Int {
         guard target.mode.isMixing else { return Self.relayEncodingCost }
         guard let encoder = encoderParam, encoder.hasVideo else { return 0 }

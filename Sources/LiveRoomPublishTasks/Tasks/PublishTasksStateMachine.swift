@@ -63,11 +63,12 @@ public struct PublishTasksStateMachine: Sendable {
         case admin(AdminReply)
     }
 
-    /// The default encoding budget: 1920x1080 at 30 fps, about 62 million pixels a second. From
-    /// `mix-bench` (docs/performance.md), a 540x960@15 mix of 4 inputs takes 0.17 of a core,
-    /// about 0.022 of a core per million pixels a second, so the budget keeps mixes to about 1.4
-    /// cores of a 2-core machine and leaves the rest to the SFU and signaling.
-    public static let defaultEncodingBudget = 1920 * 1080 * 30
+    /// The default encoding budget: four times 1920x1080 at 30 fps, about 249 million pixels a
+    /// second as the runners count them (encoded, and decoded weighted). From `mix-bench`
+    /// (docs/performance.md), a task runner takes a core per 150–210 million of them (540x960@15
+    /// mixes of 4, 9 and 16 inputs), so the budget keeps tasks to about 1.3 cores of a 2-core
+    /// machine and leaves the rest to the SFU and signaling.
+    public static let defaultEncodingBudget = 4 * 1920 * 1080 * 30
 
     /// A signaling session calling the client API, as the room core sees it.
     public struct Client: Sendable, Hashable {
@@ -288,9 +289,10 @@ public struct PublishTasksStateMachine: Sendable {
         return actions
     }
 
-    /// A task's runner reports the pixels a second it encodes (a relay, at its first frame): the
-    /// budget counts that from now on instead of the estimate. A task already running is not
-    /// stopped for it; later starts are admitted against it.
+    /// A task's runner reports what it costs (a relay at its first frame, every task when its
+    /// cost moves: the pixels a second it encodes, and those it decodes weighted): the budget
+    /// counts that from now on instead of the estimate. A task already running is not stopped
+    /// for it; later starts are admitted against it.
     public mutating func encodingMeasured(_ taskId: String, pixelsPerSecond: Int) -> [Action] {
         records[taskId]?.measuredCost = min(max(0, pixelsPerSecond), 1 << 40)
         return []
@@ -416,7 +418,7 @@ public struct PublishTasksStateMachine: Sendable {
             let million = { (pixels: Int) in "\((pixels + 50_000) / 1_000_000).\((pixels + 50_000) / 100_000 % 10)" }
             throw LiveRoomError(
                 ErrorCode.encodingBudgetExceeded,
-                "this task encodes \(million(cost)) million pixels a second and the server has \(million(max(0, configuration.encodingBudget - used))) million left of its \(million(configuration.encodingBudget)) million; lower the size or frame rate, or stop another task")
+                "this task costs \(million(cost)) million pixels a second (encoding, and decoding its inputs) and the server has \(million(max(0, configuration.encodingBudget - used))) million left of its \(million(configuration.encodingBudget)) million; lower the size or frame rate, or stop another task")
         }
     }
 

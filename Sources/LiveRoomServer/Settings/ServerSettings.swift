@@ -112,7 +112,7 @@ public enum ServerSettings {
         .integer("maxTasks", \.maxTasks, 1...10_000, "Most publish media stream tasks the server runs at once."),
         .integer(
             "encodingBudget", \.encodingBudget, 0...(1 << 40),
-            "Most pixels a second all tasks together may encode, width x height x fps summed (1920x1080 at 30 fps is 62208000)."),
+            "Most pixels a second all tasks together may cost: what each encodes (width x height x fps) and decodes, weighted (docs/mixing.md); 1920x1080 at 30 fps is 62208000."),
         .list(
             "egressAllow", \.egressAllow,
             "A CIDR range, address or host name publish tasks may reach although it is not on the public internet."),

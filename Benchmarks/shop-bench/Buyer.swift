@@ -14,6 +14,8 @@ struct BuyOutcome: Sendable {
     var quantity: Int
     /// From sending the request to its answer.
     var latency: Duration?
+    /// When it was sent.
+    var sentAt: ContinuousClock.Instant?
     /// Unanswered: how the buyer's connection ended.
     var end: String?
 }
@@ -36,6 +38,44 @@ struct BuyOutcome: Sendable {
             break
         }
         try await body(&messages, outbound)
+    }
+}
+
+/// Counts buyers who have every answer, for the bench to wait until all have.
+actor Arrivals {
+    private var count = 0
+    private var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+
+    func arrive() {
+        count += 1
+        waiters.removeAll { waiter in
+            guard waiter.count <= count else { return false }
+            waiter.continuation.resume()
+            return true
+        }
+    }
+
+    /// Returns once `expected` have arrived.
+    func wait(for expected: Int) async {
+        if count >= expected { return }
+        await withCheckedContinuation { waiters.append((expected, $0)) }
+    }
+
+    /// One buyer's arrival, counted once however many paths arrive.
+    final class Once: @unchecked Sendable {
+        private let arrivals: Arrivals
+        private let lock = NSLock()
+        private var arrived = false
+
+        init(_ arrivals: Arrivals) { self.arrivals = arrivals }
+
+        func arrive() async {
+            guard lock.withLock({ () -> Bool in
+                defer { arrived = true }
+                return !arrived
+            }) else { return }
+            await arrivals.arrive()
+        }
     }
 }
 
@@ -70,9 +110,12 @@ struct Buyer: Sendable {
     var spread: Duration
     var timeout: Duration
 
-    /// Runs the buyer; `entered` is called once it is in the room (or could not get in).
-    func run(gate: Gate, logger: Logger, entered: @escaping @Sendable (Bool) -> Void) async -> [BuyOutcome] {
+    /// Runs the buyer; `entered` is called once it is in the room (or could not get in). Once
+    /// every answer is in (or the connection ended) it says so to `done` and stays in the room
+    /// until `leave` opens: buyers do not leave while others still wait for their answers.
+    func run(gate: Gate, done: Arrivals, leave: Gate, logger: Logger, entered: @escaping @Sendable (Bool) -> Void) async -> [BuyOutcome] {
         let outcomes = Outcomes(requestIds: requestIds)
+        let arrived = Arrivals.Once(done)
         do {
             let close = try await withTimeout(timeout, "buyer \(userId) timed out") { [self] in
                 try await inRoom(as: userId, of: room, url: url, sdkAppId: sdkAppId, secretKey: secretKey, logger: logger) { messages, outbound in
@@ -103,6 +146,10 @@ struct Buyer: Sendable {
                         else { continue }
                         outcomes.answered(requestId, code: code, orderId: orderId, quantity: quantity, at: .now)
                     }
+                    // Stays in the room, not reading (a second or so: far within a ping
+                    // interval), until every buyer has its answers.
+                    await arrived.arrive()
+                    await leave.wait()
                     try? await outbound.close(.normalClosure, reason: "shop-bench done")
                 }
             }
@@ -114,6 +161,7 @@ struct Buyer: Sendable {
             // answered stays answered, the rest has no code.
             if outcomes.waiting > 0 { outcomes.end = "\(error)" }
         }
+        await arrived.arrive()
         if !outcomes.entered { entered(false) }
         return outcomes.all.map { outcome in
             var outcome = outcome
@@ -159,7 +207,8 @@ final class Outcomes: @unchecked Sendable {
         lock.withLock {
             guard byId[requestId]?.code == nil else { return }
             byId[requestId] = BuyOutcome(
-                requestId: requestId, code: code, orderId: orderId, quantity: quantity, latency: sentAt[requestId].map { instant - $0 })
+                requestId: requestId, code: code, orderId: orderId, quantity: quantity, latency: sentAt[requestId].map { instant - $0 },
+                sentAt: sentAt[requestId])
         }
     }
 

@@ -6,6 +6,9 @@
 import ArgumentParser
 import BenchSupport
 import Foundation
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 import LiveRoomClientKit
 import LiveRoomCommerce
 import LiveRoomProtocol
@@ -168,6 +171,7 @@ struct ShopBench: AsyncParsableCommand {
         let signaling = (url.hasPrefix("https://") ? "wss://" + url.dropFirst(8) : "ws://" + url.dropFirst("http://".count)) + "/ws"
         let sale = String(UInt32.random(in: 0...UInt32.max), radix: 36)
         let gate = Gate()
+        let (done, leave) = (Arrivals(), Gate())
         let (enteredStream, enteredContinuation) = AsyncStream<Bool>.makeStream()
         let limit = Duration.seconds(timeout)
         let quiet =
@@ -183,7 +187,7 @@ struct ShopBench: AsyncParsableCommand {
                 let buyer = Buyer(
                     url: signaling, room: .string(room), userId: "buyer-\(index)", sdkAppId: sdkAppId, secretKey: secretKey, itemNumber: item,
                     requestIds: (0..<count).map { "\(sale)-\(index)-\($0)" }, spread: .milliseconds(spreadMs), timeout: limit)
-                group.addTask { await buyer.run(gate: gate, logger: logger) { enteredContinuation.yield($0) } }
+                group.addTask { await buyer.run(gate: gate, done: done, leave: leave, logger: logger) { enteredContinuation.yield($0) } }
             }
             // Everyone in (or refused) before the burst.
             var inRoom = 0
@@ -215,20 +219,26 @@ struct ShopBench: AsyncParsableCommand {
                 }
                 return peak
             }
+            let answersBefore = await PurchaseAnswerHistogram.read(from: url)
             quiet?.send("sale")
             await gate.open()
-            var outcomes: [BuyOutcome] = []
-            for try await batch in group { outcomes += batch }
+            let saleStart = ContinuousClock.now
+            // Every buyer answered (or gone); then they leave together.
+            await done.wait(for: clients)
             let elapsed = ContinuousClock.now - start
-            sampling.cancel()
-            let memoryPeak = await sampling.value
             var (serverThreads, serverWaits): ([(name: String, percent: Double)], [(name: String, percent: Double)]) = ([], [])
             if let server, let threadsBefore {
                 let (after, span) = (server.threadSchedStats(), seconds(elapsed, atLeast: .zero))
                 serverThreads = ThreadSchedStat.busiest(from: threadsBefore, to: after, seconds: span)
                 serverWaits = ThreadSchedStat.busiest(from: threadsBefore, to: after, seconds: span, waiting: true)
             }
+            let serverAnswers = await PurchaseAnswerHistogram.read(from: url).map { $0.subtracting(answersBefore) }
             quiet?.send("after")
+            await leave.open()
+            var outcomes: [BuyOutcome] = []
+            for try await batch in group { outcomes += batch }
+            sampling.cancel()
+            let memoryPeak = await sampling.value
             // Messages sent during the sale get a moment to arrive.
             try await Task.sleep(for: .seconds(1))
             let figures = try await quiet?.finish()
@@ -256,7 +266,8 @@ struct ShopBench: AsyncParsableCommand {
                 name: "server, \(clients) WebSocket clients", round: round, outcomes: outcomes, seconds: seconds(elapsed, atLeast: last),
                 stockLeft: products?.first { $0["itemNumber"]?.intValue == item }?["stock"]?.intValue,
                 quiet: figures?.quiet, saleRoom: figures?.saleRoom, serverThreads: serverThreads, serverWaits: serverWaits,
-                memoryMiB: memoryBefore.map { ($0 >> 20, memoryPeak >> 20, (server?.residentBytes ?? 0) >> 20) }, missingOrders: missing)
+                memoryMiB: memoryBefore.map { ($0 >> 20, memoryPeak >> 20, (server?.residentBytes ?? 0) >> 20) }, missingOrders: missing, start: saleStart,
+                serverAnswers: serverAnswers)
         }
     }
 
@@ -320,7 +331,15 @@ struct ShopBench: AsyncParsableCommand {
                     + (result.memoryMiB.map { "; server memory \($0.before) MiB before, \($0.peak) MiB at most, \($0.after) MiB after" } ?? "")
                     + (result.round > 0 ? "; acknowledged orders not in the store: \(result.missingOrders.map(String.init) ?? "unknown")" : "")
                     + (result.serverThreads.isEmpty ? "" : "; server threads during the sale, % of one core: " + Self.threadList(result.serverThreads))
-                    + (result.serverWaits.isEmpty ? "" : "; waiting for a core: " + Self.threadList(result.serverWaits)))
+                    + (result.serverWaits.isEmpty ? "" : "; waiting for a core: " + Self.threadList(result.serverWaits))
+                    + (result.serverAnswers.map {
+                        String(format: "; in the server (%d answers): p50 ≤ %.1f ms, p99 ≤ %.1f ms", $0.count, $0.percentileMs(50), $0.percentileMs(99))
+                    } ?? "")
+                    + (result.slowest.map { slowest in
+                        "; the slowest 1% sent in quarter seconds from the start: "
+                            + slowest.byQuarter.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")
+                            + " (\(slowest.orders) orders)"
+                    } ?? ""))
         }
     }
 
@@ -339,6 +358,14 @@ struct ShopBench: AsyncParsableCommand {
                 String(
                     format: "| %@, %d WebSocket clients | %.0f | %.2f | %.2f | %@ |", binary ?? "liveroom-server", clients, median(sales.map(\.requestsPerSecond)),
                     median(sales.map(\.p50)), median(sales.map(\.p99)), sales.map { String($0.sold) }.joined(separator: ", ")))
+        }
+        for (sales, binary) in zip(runs, binaries) {
+            let inServer = sales.compactMap(\.serverAnswers)
+            guard !inServer.isEmpty else { continue }
+            print(
+                String(
+                    format: "\n%@: the same answers timed in the server (liveroom_purchase_answer_seconds, bucket bounds), median of the sales: p50 ≤ %.1f ms, p99 ≤ %.1f ms",
+                    binary ?? "liveroom-server", median(inServer.map { $0.percentileMs(50) }), median(inServer.map { $0.percentileMs(99) })))
         }
         if let baseline {
             print(String(format: "| RoomStore alone, tight loop (baseline) | %.0f | %.3f | %.3f | %d |", baseline.requestsPerSecond, baseline.p50, baseline.p99, baseline.sold))
@@ -431,6 +458,27 @@ struct SaleResult {
     var missingOrders: Int? = 0
     /// The server binary (or URL) the sale ran against.
     var binary = ""
+    /// When the buyers were let go.
+    var start: ContinuousClock.Instant?
+    /// The server's own measure of the sale's answers (nil for a server without it).
+    var serverAnswers: PurchaseAnswerHistogram?
+
+    /// Where the slowest hundredth of the answers were sent: how many in each quarter second
+    /// from the start, and how many of them were orders.
+    var slowest: (byQuarter: [Int: Int], orders: Int)? {
+        guard let start else { return nil }
+        let threshold = p99
+        var byQuarter: [Int: Int] = [:]
+        var orders = 0
+        for outcome in outcomes {
+            guard outcome.code != nil, let latency = outcome.latency, let sentAt = outcome.sentAt,
+                Double(latency.components.seconds) * 1000 + Double(latency.components.attoseconds) / 1e15 >= threshold
+            else { continue }
+            byQuarter[Int((sentAt - start).ticks(rate: 4)), default: 0] += 1
+            if outcome.code == 0 { orders += 1 }
+        }
+        return (byQuarter, orders)
+    }
 
     var answered: Int { outcomes.count { $0.code != nil } }
     var sold: Int { outcomes.filter { $0.code == 0 }.reduce(0) { $0 + $1.quantity } }
@@ -488,4 +536,41 @@ struct QuietFigures {
 
 func progress(_ message: String) {
     FileHandle.standardError.write(Data(("shop-bench: " + message + "\n").utf8))
+}
+
+/// The server's histogram of purchase answers (`liveroom_purchase_answer_seconds`): from a
+/// purchase reaching its room's shop to its answer handed to the connection.
+struct PurchaseAnswerHistogram {
+    /// Cumulative counts by upper bound in seconds, the last +Inf.
+    var buckets: [(bound: Double, count: Double)]
+
+    var count: Int { Int(buckets.last?.count ?? 0) }
+
+    /// Reads it from the server's /metrics; nil when the server does not have it.
+    static func read(from server: String) async -> PurchaseAnswerHistogram? {
+        guard let url = URL(string: server + "/metrics"), let (data, _) = try? await URLSession.shared.data(from: url) else { return nil }
+        let prefix = #"liveroom_purchase_answer_seconds_bucket{le=""#
+        let buckets = String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap { line -> (Double, Double)? in
+            guard line.hasPrefix(prefix) else { return nil }
+            let rest = line.dropFirst(prefix.count)
+            guard let quote = rest.firstIndex(of: "\""), let count = Double(rest[rest.index(after: quote)...].drop { $0 == "}" || $0 == " " }) else { return nil }
+            let bound = rest[..<quote] == "+Inf" ? Double.infinity : Double(rest[..<quote])
+            return bound.map { ($0, count) }
+        }
+        return buckets.isEmpty ? nil : PurchaseAnswerHistogram(buckets: buckets)
+    }
+
+    /// The counts added since `earlier`.
+    func subtracting(_ earlier: PurchaseAnswerHistogram?) -> PurchaseAnswerHistogram {
+        guard let earlier, earlier.buckets.count == buckets.count else { return self }
+        return PurchaseAnswerHistogram(buckets: zip(buckets, earlier.buckets).map { ($0.bound, $0.count - $1.count) })
+    }
+
+    /// The upper bound, in ms, of the bucket the `percent`-th percentile falls in.
+    func percentileMs(_ percent: Double) -> Double {
+        let total = buckets.last?.count ?? 0
+        guard total > 0 else { return 0 }
+        let bound = buckets.first { $0.count >= total * percent / 100 }?.bound ?? .infinity
+        return bound * 1000
+    }
 }

@@ -167,7 +167,13 @@ public struct RoomsStateMachine: Sendable {
         var anchorCount: Int { anchorOrder.count }
 
         func sessions(except userId: String? = nil) -> [SessionID] {
-            members.values.filter { $0.userId != userId }.sorted { $0.enteredAt < $1.enteredAt || ($0.enteredAt == $1.enteredAt && $0.session < $1.session) }.map(\.session)
+            // Sorted as (time, session) pairs: copying whole members to sort them cost a busy
+            // room's every broadcast (1,300 members, ten messages a second) more than the sort.
+            var order: [(entered: Int64, session: SessionID)] = []
+            order.reserveCapacity(members.count)
+            for member in members.values where member.userId != userId { order.append((member.enteredAt, member.session)) }
+            order.sort { $0.entered < $1.entered || ($0.entered == $1.entered && $0.session < $1.session) }
+            return order.map(\.session)
         }
 
         func anchorSessions(except userId: String? = nil) -> [SessionID] {

@@ -380,7 +380,9 @@ public struct LiveRoomServer: Sendable {
         router.get("/metrics") { _, _ -> Response in
             let rooms = await hub.metricsSnapshot()
             let media = try? await hub.mediaSessions.media?.statistics()
-            let text = metrics.exposition(rooms: rooms, media: media ?? MediaStatistics(), webhooks: webhooks?.statistics ?? .init())
+            let text = metrics.exposition(
+                rooms: rooms, media: media ?? MediaStatistics(), webhooks: webhooks?.statistics ?? .init(),
+                purchases: hub.shops.answerDelays.withLock { $0 })
             return Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: text)))
         }

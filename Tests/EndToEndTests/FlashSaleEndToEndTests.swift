@@ -88,6 +88,11 @@ import Testing
         #expect(try await Self.stock(server, item: 1, in: scope) == 0, "never below zero")
         let stored = try await Self.orders(server, in: scope).filter { $0["itemNumber"] == 1 }
         #expect(stored.count == 100 && stored.allSatisfy { $0["state"] == "reserved" && $0["quantity"] == 1 })
+        // The server timed every answer it gave (liveroom_purchase_answer_seconds).
+        let metrics = try await ClusterMediaEndToEndTests.metrics(server)
+        #expect(
+            metrics["liveroom_purchase_answer_seconds_count"] == Double(Self.requests) && (metrics["liveroom_purchase_answer_seconds_sum"] ?? 0) > 0,
+            "\(metrics.filter { $0.key.hasPrefix("liveroom_purchase") })")
 
         // The room went on: every message the anchor sent reached the viewer, none was refused
         // over the 30-a-second limit (-7008), and video kept coming.

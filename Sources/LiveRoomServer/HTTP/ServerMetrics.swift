@@ -75,7 +75,9 @@ final class ServerMetrics: Sendable {
     }
 
     /// The Prometheus text exposition of the values given.
-    func exposition(rooms snapshot: Rooms, media: MediaStatistics, webhooks: WebhookService.Statistics = .init()) -> String {
+    func exposition(
+        rooms snapshot: Rooms, media: MediaStatistics, webhooks: WebhookService.Statistics = .init(), purchases: DelayHistogram = DelayHistogram()
+    ) -> String {
         let (router, peerCount) = (media.counters, media.peers)
         rooms.set(Double(snapshot.rooms))
         users.set(Double(snapshot.users))
@@ -127,6 +129,9 @@ final class ServerMetrics: Sendable {
                 name: "liveroom_media_fanout_delay_seconds",
                 help: "From a publisher's packet reaching the server to each subscriber's copy being sent, over UDP.")
             + (media.relay?.exposition() ?? "")
+            + purchases.exposition(
+                name: "liveroom_purchase_answer_seconds",
+                help: "From a purchase reaching its room's shop to its answer being handed to the buyer's connection (sold out, an order once stored, busy).")
     }
 }
 

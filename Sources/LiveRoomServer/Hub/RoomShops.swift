@@ -169,6 +169,9 @@ final class RoomShops: Sendable {
     let logger: Logger
     /// How many purchases may wait, per room and in all.
     let waiting: WaitingPurchases
+    /// From a purchase reaching its room's shop to its answer being handed to the buyer's
+    /// connection (`liveroom_purchase_answer_seconds`).
+    let answerDelays = Mutex(DelayHistogram())
     private let shops = Mutex<[String: RoomShop]>([:])
     /// Each room's last catalogue command, which the next one waits for (kept past the room's
     /// end, until it has run: a command of a room that ended is still ordered before the next
@@ -227,13 +230,13 @@ final class RoomShops: Sendable {
         let shop = shop(roomId)
         let purchase = PendingPurchase(request: PurchaseRequest(itemNumber: itemNumber, quantity: quantity, userId: userId, requestId: requestId), answer: answer)
         // Beyond the stock not yet asked for: sold out, at once, without queueing.
-        if let soldOut = shop.admit(purchase.request) { return Self.answer(purchase, code: soldOut.code, message: soldOut.message) }
+        if let soldOut = shop.admit(purchase.request) { return self.answer(purchase, code: soldOut.code, message: soldOut.message) }
         let refusal = shop.submit(purchase, on: seats.lane(of: roomId), bound: waiting) { batch in
             await self.reserve(batch, in: shop)
         }
         if let refusal {
             shop.answered(purchase.request, stockLeft: nil)
-            Self.answer(purchase, code: refusal.code, message: refusal.message)
+            self.answer(purchase, code: refusal.code, message: refusal.message)
         }
     }
 
@@ -243,7 +246,8 @@ final class RoomShops: Sendable {
     static let maxWait = Duration.milliseconds(750)
 
     /// Answers a purchase with onBuyResult.
-    private static func answer(_ purchase: PendingPurchase, code: Int, message: String, order: Order? = nil, stockLeft: Int? = nil) {
+    private func answer(_ purchase: PendingPurchase, code: Int, message: String, order: Order? = nil, stockLeft: Int? = nil) {
+        answerDelays.withLock { $0.record(.now - purchase.queuedAt) }
         let request = purchase.request
         let event = ServerEvent.onBuyResult(
             itemNumber: request.itemNumber, quantity: order?.quantity ?? request.quantity, code: code, message: message, orderId: order?.orderId,
@@ -258,7 +262,7 @@ final class RoomShops: Sendable {
             let error = LiveRoomError(ErrorCode.catalogueUnavailable, "this server keeps no catalogue")
             return batch.forEach {
                 shop.answered($0.request, stockLeft: nil)
-                Self.answer($0, code: error.code, message: error.message)
+                answer($0, code: error.code, message: error.message)
             }
         }
         // Asked when the purchase's turn comes: a burst queues before the item sells out.
@@ -270,10 +274,10 @@ final class RoomShops: Sendable {
                 // More buys come than the store commits: the buyer hears "busy" within the
                 // bound rather than its answer ever later.
                 shop.answered(request, stockLeft: nil)
-                Self.answer(purchase, code: ErrorCode.shopBusy, message: "busy: the purchase waited \(Self.maxWait) for the store; retry with the same requestId")
+                answer(purchase, code: ErrorCode.shopBusy, message: "busy: the purchase waited \(Self.maxWait) for the store; retry with the same requestId")
             } else if let refusal = shop.refusal(request.itemNumber, quantity: request.quantity, userId: request.userId, requestId: request.requestId) {
                 shop.answered(request, stockLeft: refusal.code == ErrorCode.soldOut ? 0 : nil)
-                Self.answer(purchase, code: refusal.code, message: refusal.message)
+                answer(purchase, code: refusal.code, message: refusal.message)
             } else {
                 asking.append(purchase)
             }
@@ -287,7 +291,7 @@ final class RoomShops: Sendable {
             switch outcome {
             case .success(let (order, product, repeated)):
                 shop.answered(purchase.request, stockLeft: product.stock)
-                Self.answer(purchase, code: 0, message: repeated ? "ok (the same request as before)" : "ok", order: order, stockLeft: product.stock)
+                answer(purchase, code: 0, message: repeated ? "ok (the same request as before)" : "ok", order: order, stockLeft: product.stock)
                 guard !repeated else { continue }
                 events.append(WebhookEvents.order(order, at: order.createdAt))
                 if product.stock == 0 {
@@ -298,7 +302,7 @@ final class RoomShops: Sendable {
             case .failure(let error):
                 let error = Self.catalogueError(error)
                 shop.answered(purchase.request, stockLeft: nil)
-                Self.answer(purchase, code: error.code, message: error.message)
+                answer(purchase, code: error.code, message: error.message)
                 if error.code == ErrorCode.soldOut { soldOut.insert(purchase.request.itemNumber) }
             }
         }

@@ -56,7 +56,7 @@ struct MediaStatistics: Sendable {
     /// Datagrams not sent because a media socket's send buffer was full.
     var sendDropped = 0
     /// From a live packet's arrival to the sending of each copy, all loops together.
-    var fanOutDelays = FanOutDelays()
+    var fanOutDelays = DelayHistogram()
     /// Cluster mode: the node relay's numbers.
     var relay: NodeRelayStatistics?
 

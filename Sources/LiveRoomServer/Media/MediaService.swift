@@ -465,7 +465,7 @@ final class MediaService: MediaPort, Service, Sendable {
         for loop in loops {
             let (router, handler) = (loop.router, loop.handler)
             let (counters, peers, unsent, delays) = try await loop.eventLoop.submit {
-                (router.value.counters, router.value.peerCount, handler.value.sender?.dropped ?? 0, handler.value.sender?.delays ?? FanOutDelays())
+                (router.value.counters, router.value.peerCount, handler.value.sender?.dropped ?? 0, handler.value.sender?.delays ?? DelayHistogram())
             }.get()
             statistics.add(counters, peers: peers)
             statistics.sendDropped += unsent

@@ -29,7 +29,7 @@ final class UDPBatchSender: DatagramSink {
     /// When the live packet each queued datagram forwards reached the server (nil: not one).
     private var arrivals = [ContinuousClock.Instant?](repeating: nil, count: batchSize)
     /// From arrival to `sendmmsg`, for every forwarded live packet sent.
-    private(set) var delays = FanOutDelays()
+    private(set) var delays = DelayHistogram()
     /// Datagrams not sent because the socket's send buffer was full (or the send failed).
     private(set) var dropped = 0
 

@@ -1,10 +1,10 @@
 import LiveRoomWire
 
-/// How long forwarded packets took from reaching the server to leaving it: from the read of
-/// the publisher's datagram (on the loop that read it) to the `sendmmsg` of each copy, in
-/// fixed buckets. One per media loop, confined to it; the port adds them up for metrics
-/// (`liveroom_media_fanout_delay_seconds`, a Prometheus histogram).
-struct FanOutDelays: Sendable, Equatable {
+/// Delays in fixed buckets, exposed as a Prometheus histogram. The media loops keep one each
+/// for forwarded packets, from the read of the publisher's datagram to the `sendmmsg` of each
+/// copy (the port adds them up: `liveroom_media_fanout_delay_seconds`); the shops keep one for
+/// purchases, from reaching the room's shop to the answer (`liveroom_purchase_answer_seconds`).
+struct DelayHistogram: Sendable, Equatable {
     /// Upper bounds of the buckets, in microseconds; a last bucket takes the rest.
     static let bounds: [Int64] = [
         100, 250, 500, 1_000, 2_500, 5_000, 10_000, 15_000, 20_000, 30_000, 40_000, 50_000, 60_000, 80_000, 100_000, 125_000, 150_000,
@@ -25,7 +25,7 @@ struct FanOutDelays: Sendable, Equatable {
         sumMicroseconds &+= microseconds
     }
 
-    static func + (a: FanOutDelays, b: FanOutDelays) -> FanOutDelays {
+    static func + (a: DelayHistogram, b: DelayHistogram) -> DelayHistogram {
         var sum = a
         for index in sum.counts.indices { sum.counts[index] += b.counts[index] }
         sum.sumMicroseconds &+= b.sumMicroseconds

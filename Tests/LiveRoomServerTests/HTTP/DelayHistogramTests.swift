@@ -2,12 +2,12 @@ import Testing
 
 @testable import LiveRoomServer
 
-@Suite struct FanOutDelaysTests {
+@Suite struct DelayHistogramTests {
     @Test func delaysLandInTheirBucketsAndAreExposedAsACumulativePrometheusHistogram() {
-        var a = FanOutDelays()
+        var a = DelayHistogram()
         a.record(.microseconds(100))  // on a bound: that bucket
         a.record(.microseconds(101))
-        var b = FanOutDelays()
+        var b = DelayHistogram()
         b.record(.milliseconds(12))
         b.record(.seconds(5))  // past the last bound
         b.record(.microseconds(-5))  // a clock read out of order counts as 0

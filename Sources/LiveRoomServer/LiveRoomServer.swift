@@ -248,7 +248,7 @@ public struct LiveRoomServer: Sendable {
     /// The HTTP application, which registers this node in the cluster and reports its
     /// addresses once it listens.
     private func makeApplication(
-        router: Router<RequestContext>, server: HTTPServerBuilder, media: MediaService, nodes: ClusterNodes?, advertised: [String],
+        router: Router<ServerRequestContext>, server: HTTPServerBuilder, media: MediaService, nodes: ClusterNodes?, advertised: [String],
         credentials: Credentials, onRunning: @escaping @Sendable (Credentials, SocketAddress, MediaPorts) async -> Void
     ) -> some Service {
         Application(
@@ -369,8 +369,8 @@ public struct LiveRoomServer: Sendable {
     func makeRouter(
         hub: RoomHub, admin: AdminAPI, auth: AdminAuth, webhooks: WebhookService? = nil, cluster: ClusterMembership? = nil,
         media: MediaService? = nil, forwarding: ClusterForwarding? = nil
-    ) -> Router<RequestContext> {
-        let router = Router(context: RequestContext.self)
+    ) -> Router<ServerRequestContext> {
+        let router = Router(context: ServerRequestContext.self)
         let logger = self.logger
 
         router.get("/healthz") { _, _ in "ok" }
@@ -427,18 +427,49 @@ public struct LiveRoomServer: Sendable {
 }
 
 /// The request context of every route: Hummingbird's WebSocket context plus the client's address.
-struct RequestContext: Hummingbird.RequestContext, WebSocketRequestContext, RemoteAddressRequestContext {
+struct ServerRequestContext: Hummingbird.RequestContext, WebSocketRequestContext, RemoteAddressRequestContext {
     var coreContext: CoreRequestContextStorage
-    let webSocket: WebSocketHandlerReference<Self>
     let remoteAddress: SocketAddress?
     /// The connection, for closing it at once (a client that does not read cannot be sent a close frame).
     let channel: any Channel
+    /// Where the WebSocket upgrade finds the route's handler, until the handler runs.
+    let webSocketSlot = WebSocketSlot<Self>()
+    var webSocket: WebSocketHandlerReference<Self> { webSocketSlot.reference }
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
-        webSocket = .init()
         remoteAddress = source.channel.remoteAddress
         channel = source.channel
+    }
+}
+
+/// Holds a request context's WebSocket handler reference until the WebSocket handler runs
+/// (``release()``). Hummingbird's WebSocket router stores the route's handler together with the
+/// context inside that reference, which the context itself holds: a cycle that kept every
+/// WebSocket connection's context, channel, buffers and logger alive after it closed (about
+/// 5 KB a connection, every one ever accepted; found with heaptrack). Letting go of the
+/// reference once the upgrade has used it breaks the cycle.
+final class WebSocketSlot<Context: WebSocketRequestContext>: Sendable {
+    private let held = Mutex<WebSocketHandlerReference<Context>?>(.init())
+
+    /// The reference; after ``release()``, an empty one.
+    var reference: WebSocketHandlerReference<Context> { held.withLock { $0 } ?? .init() }
+
+    func release() {
+        held.withLock { $0 = nil }
+    }
+}
+
+extension Router<ServerRequestContext> {
+    /// A WebSocket route whose upgrade lets go of the request context's handler reference
+    /// before `handler` runs (``WebSocketSlot``).
+    func webSocket(_ path: RouterPath, handler: @escaping WebSocketDataHandler<WebSocketRouterContext<ServerRequestContext>>) {
+        ws(path) { _, _ in
+            .upgrade([:])
+        } onUpgrade: { inbound, outbound, context in
+            context.requestContext.webSocketSlot.release()
+            try await handler(inbound, outbound, context)
+        }
     }
 }
 

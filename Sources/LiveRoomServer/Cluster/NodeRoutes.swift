@@ -11,7 +11,7 @@ struct NodeRoutes: Sendable {
     let hub: RoomHub
     let forwarding: ClusterForwarding?
 
-    func add(to router: Router<RequestContext>) {
+    func add(to router: Router<ServerRequestContext>) {
         router.post(RouterPath(NodeMessage.path)) { request, _ -> Response in
             guard forwarding?.isForwarded(request) == true else { return LiveRoomServer.notFromNode() }
             let body = try await request.body.collect(upTo: NodeMessage.maximumSize)

@@ -15,7 +15,7 @@ struct AdminRoutes: Sendable {
     let forwarding: ClusterForwarding?
     let logger: Logger
 
-    func add(to router: Router<RequestContext>) {
+    func add(to router: Router<ServerRequestContext>) {
         router.post("/v1/:action") { request, context -> Response in
             let action = try context.parameters.require("action")
             if let refusal = LiveRoomServer.refusal(request, auth: auth, body: AdminAPI.authFailure) { return refusal }

@@ -26,7 +26,7 @@ struct ReplayRoutes: Sendable {
         case nodeDown(nodeId: String)
     }
 
-    func add(to router: Router<RequestContext>) {
+    func add(to router: Router<ServerRequestContext>) {
         router.get("/replays/:name") { request, context -> Response in
             let name = try context.parameters.require("name")
             let query = request.uri.queryParameters

@@ -19,10 +19,8 @@ struct SignalingRoutes: Sendable {
     let loginTimeout: Duration
     let logger: Logger
 
-    func add(to router: Router<RequestContext>) {
-        router.ws("/ws") { _, _ in
-            .upgrade([:])
-        } onUpgrade: { inbound, outbound, context in
+    func add(to router: Router<ServerRequestContext>) {
+        router.webSocket("/ws") { inbound, outbound, context in
             await SignalingConnection(routes: self, outbound: outbound, channel: context.requestContext.channel).run(
                 inbound, request: context.request, remoteAddress: context.requestContext.remoteAddress)
         }

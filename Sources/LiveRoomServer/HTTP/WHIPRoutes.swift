@@ -31,7 +31,7 @@ struct WHIPRoutes: Sendable {
         .accessControlExposeHeaders: "Location, Link, ETag, Accept-Post",
     ]
 
-    func add(to router: Router<RequestContext>) {
+    func add(to router: Router<ServerRequestContext>) {
         for (prefix, publish) in [("whip", true), ("whep", false)] {
             router.post("/\(prefix)/:room/:user") { request, context in
                 try await create(request, context, prefix: prefix, publish: publish)
@@ -56,7 +56,7 @@ struct WHIPRoutes: Sendable {
     }
 
     /// POST: a new WHIP (publish) or WHEP (play) session, its answer and its resource.
-    func create(_ request: Request, _ context: RequestContext, prefix: String, publish: Bool) async throws -> Response {
+    func create(_ request: Request, _ context: ServerRequestContext, prefix: String, publish: Bool) async throws -> Response {
         // Paths come as sent: `/whep/shop%201/…` names room "shop 1"; the Location keeps the sent form.
         let rawRoom = try context.parameters.require("room")
         let rawUser = try context.parameters.require("user")
@@ -104,7 +104,7 @@ struct WHIPRoutes: Sendable {
     }
 
     /// DELETE: the session ends.
-    func end(_ request: Request, _ context: RequestContext) async -> Response {
+    func end(_ request: Request, _ context: ServerRequestContext) async -> Response {
         if let elsewhere = await elsewhere(request, context) {
             return await forward(.DELETE, request, path: elsewhere.path, body: ByteBuffer(), to: elsewhere.node, forwarding: forwarding!)
         }
@@ -118,7 +118,7 @@ struct WHIPRoutes: Sendable {
     }
 
     /// PATCH: an ICE restart, or trickled candidates that need nothing.
-    func patch(_ request: Request, _ context: RequestContext, publish: Bool) async throws -> Response {
+    func patch(_ request: Request, _ context: ServerRequestContext, publish: Bool) async throws -> Response {
         if let elsewhere = await elsewhere(request, context) {
             let body = try await request.body.collect(upTo: 16 * 1024)
             return await forward(.PATCH, request, path: elsewhere.path, body: body, to: elsewhere.node, forwarding: forwarding!)
@@ -157,7 +157,7 @@ struct WHIPRoutes: Sendable {
 
     /// A DELETE or PATCH of a resource held by another node (`<node>~<session>`): that node,
     /// alive, and the request's path naming the bare session there. Nil for a resource here.
-    private func elsewhere(_ request: Request, _ context: RequestContext) async -> (node: NodeRegistration, path: String)? {
+    private func elsewhere(_ request: Request, _ context: ServerRequestContext) async -> (node: NodeRegistration, path: String)? {
         guard let forwarding, let raw = context.parameters.get("resource"), let tagged = ClusterForwarding.untag(raw),
             tagged.node != forwarding.nodeId, let node = await forwarding.liveNode(tagged.node)
         else { return nil }
@@ -266,7 +266,7 @@ struct WHIPRoutes: Sendable {
 
     /// The session a DELETE or PATCH names, after checking the user's UserSig and that the
     /// session is that user's in that room.
-    private func resource(of request: Request, _ context: RequestContext) async -> Result<UInt64, ResourceRefusal> {
+    private func resource(of request: Request, _ context: ServerRequestContext) async -> Result<UInt64, ResourceRefusal> {
         // A resource tagged with this node's own id is its session.
         let raw = context.parameters.get("resource").map { raw in ClusterForwarding.untag(raw).map { $0.node == forwarding?.nodeId ? $0.session : raw } ?? raw }
         guard let room = context.parameters.get("room")?.removingPercentEncoding, let user = context.parameters.get("user")?.removingPercentEncoding,

@@ -102,7 +102,7 @@ struct WatchRoutes: Sendable {
     /// How long a development UserSig is valid.
     static let developmentUserSigLifetime: Int64 = 24 * 3600
 
-    func add(to router: Router<RequestContext>) {
+    func add(to router: Router<ServerRequestContext>) {
         router.get("/watch/assets/:name") { request, context -> Response in
             let name = try context.parameters.require("name")
             let (status, headers, body) = WatchPage.assetResponse(name: name, ifNoneMatch: request.headers[.ifNoneMatch])

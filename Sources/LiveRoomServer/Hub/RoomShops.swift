@@ -3,6 +3,7 @@ import LiveRoomCommerce
 import LiveRoomCore
 import LiveRoomProtocol
 import LiveRoomWebhooks
+import LiveRoomWire
 import Logging
 import Synchronization
 
@@ -21,6 +22,8 @@ final class RoomShop: Sendable {
     /// here, in the room's own queue, not as thousands of tasks in the process's shared pool,
     /// where every other room's work would queue behind them.
     private let queue = Mutex((waiting: CircularBuffer<PendingPurchase>(), workers: 0))
+    /// How fast the queue drains: a buy that would wait longer than ``admitWait`` is busy at once.
+    private let pace = Mutex(StorePace())
     /// Batches of purchases run side by side at most this many at a time (SQLite writes one at
     /// a time; PostgreSQL's pool takes a few).
     static let maxWorkers = 4
@@ -30,6 +33,11 @@ final class RoomShop: Sendable {
     /// How long changes gather before the room hears them: at most 5 onProductChanged a second
     /// per room, however fast stock moves.
     static let newsInterval = Duration.milliseconds(200)
+    /// The longest a purchase is let queue for, by the pace the queue drains at; past it, and
+    /// with more than a batch waiting, the buyer hears -7316 (busy, retry) at once. Buys that
+    /// come faster than the store commits so wait at most about this long, not until
+    /// ``RoomShops/maxWait`` turns them away after they waited.
+    static let admitWait = Duration.milliseconds(250)
 
     init(roomId: String) {
         self.roomId = roomId
@@ -43,6 +51,7 @@ final class RoomShop: Sendable {
         _ purchase: PendingPurchase, on lane: RoomLane, bound: WaitingPurchases, carryOut: @escaping @Sendable ([PendingPurchase]) async -> Void
     ) -> LiveRoomError? {
         let outcome = queue.withLock { queue -> Result<Bool, LiveRoomError> in
+            if let refusal = Self.refusal(waiting: queue.waiting.count, workers: queue.workers, pace: pace.withLock { $0 }) { return .failure(refusal) }
             if let refusal = bound.take(waitingInRoom: queue.waiting.count) { return .failure(refusal) }
             queue.waiting.append(purchase)
             guard queue.workers < Self.maxWorkers else { return .success(false) }
@@ -67,13 +76,24 @@ final class RoomShop: Sendable {
                 bound.release(count)
                 return Array(queue.waiting.prefix(count))
             }) {
+                let started = ContinuousClock.now
                 await carryOut(batch)
+                self.pace.withLock { $0.drained(batch.count, in: .now - started) }
                 // A batch answered from memory does not suspend: let the room's connections
                 // read and write in between.
                 await Task.yield()
             }
         }
         return nil
+    }
+
+    /// Busy, for a purchase that would queue behind `waiting` others for longer than
+    /// ``admitWait`` at the queue's `pace`; nil while no more than a batch waits.
+    static func refusal(waiting: Int, workers: Int, pace: StorePace) -> LiveRoomError? {
+        guard waiting >= maxBatch, let wait = pace.expectedWait(behind: waiting, workers: workers), wait > admitWait else { return nil }
+        return LiveRoomError(
+            ErrorCode.shopBusy,
+            "busy: \(waiting) purchases wait for the store in this room, about \(wait.ticks(rate: 1000)) ms; retry with the same requestId in a moment")
     }
 
     /// A purchase wants to queue for the store: nil admits it, else the sold-out answer to

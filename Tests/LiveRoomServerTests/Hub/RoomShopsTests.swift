@@ -148,3 +148,31 @@ import Testing
         #expect(ordered["code"] == 0 && ordered["stockLeft"] == 99, "\(ordered.jsonText)")
     }
 }
+
+/// A room's queue of purchases by the pace it drains at: a buy that would wait long is busy at
+/// once, while a queue of no more than a batch is always let in.
+@Suite struct StorePaceTests {
+    @Test func theWaitIsThePurchasesAheadAtTheSmoothedPaceSharedByTheWorkers() {
+        var pace = StorePace()
+        #expect(pace.expectedWait(behind: 1000, workers: 1) == nil, "nothing timed yet")
+        pace.drained(64, in: .milliseconds(64))
+        #expect(pace.expectedWait(behind: 500, workers: 1) == .milliseconds(500))
+        #expect(pace.expectedWait(behind: 500, workers: 4) == .milliseconds(125))
+        // A batch answered from memory pulls the pace down, smoothed over the last few.
+        pace.drained(64, in: .zero)
+        #expect(pace.perPurchase == .microseconds(750))
+        pace.drained(0, in: .seconds(10))
+        #expect(pace.perPurchase == .microseconds(750), "an empty batch says nothing")
+    }
+
+    @Test func aBuyThatWouldWaitPastTheBoundIsBusyAtOnce() {
+        var pace = StorePace()
+        #expect(RoomShop.refusal(waiting: 3000, workers: 1, pace: pace) == nil, "no pace known: let in (the queue's own bounds hold)")
+        pace.drained(64, in: .milliseconds(128))  // 2 ms a purchase
+        #expect(RoomShop.refusal(waiting: RoomShop.maxBatch - 1, workers: 1, pace: pace) == nil, "less than a batch waits")
+        #expect(RoomShop.refusal(waiting: 100, workers: 1, pace: pace) == nil, "200 ms")
+        let busy = RoomShop.refusal(waiting: 200, workers: 1, pace: pace)
+        #expect(busy?.code == ErrorCode.shopBusy && busy?.message.contains("about 400 ms") == true, "\(busy?.message ?? "")")
+        #expect(RoomShop.refusal(waiting: 200, workers: 2, pace: pace) == nil, "two workers: 200 ms")
+    }
+}

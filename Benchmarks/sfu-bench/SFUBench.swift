@@ -36,9 +36,6 @@
 import ArgumentParser
 import BenchSupport
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import LiveRoomAuth
 import LiveRoomProtocol
 import LiveRoomSecureTransport
@@ -457,9 +454,8 @@ struct Bench: Sendable {
         var benchSocketDrops: Int
         /// Packets each media loop has forwarded (the server's /metrics; empty for a server without them).
         var loopForwarded: [Int]
-        /// The server's fan-out delay histogram: cumulative counts by upper bound in seconds
-        /// (empty for a server without it).
-        var fanOut: [(bound: Double, count: Double)]
+        /// The server's fan-out delay histogram (empty for a server without it).
+        var fanOut: PrometheusHistogram
     }
 
     private func sample() async throws -> Sample {
@@ -478,23 +474,16 @@ struct Bench: Sendable {
 
     /// From the server's metrics: `liveroom_media_loop_rtp_forwarded_total` by loop, and the
     /// buckets of `liveroom_media_fanout_delay_seconds`.
-    private func serverMetrics() async -> (loopForwarded: [Int], fanOut: [(bound: Double, count: Double)]) {
-        guard let url = URL(string: server.httpURL + "/metrics"), let (data, _) = try? await URLSession.shared.data(from: url) else { return ([], []) }
+    private func serverMetrics() async -> (loopForwarded: [Int], fanOut: PrometheusHistogram) {
+        guard let text = await serverMetricsText(server.httpURL) else { return ([], PrometheusHistogram(named: "", in: "")) }
         var byLoop: [Int: Int] = [:]
-        var fanOut: [(bound: Double, count: Double)] = []
-        let loopPrefix = #"liveroom_media_loop_rtp_forwarded_total{loop=""#, bucketPrefix = #"liveroom_media_fanout_delay_seconds_bucket{le=""#
-        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
-            let prefix = line.hasPrefix(loopPrefix) ? loopPrefix : line.hasPrefix(bucketPrefix) ? bucketPrefix : nil
-            guard let prefix else { continue }
-            let rest = line.dropFirst(prefix.count)
-            guard let quote = rest.firstIndex(of: "\""), let value = Double(rest.split(separator: " ").last ?? "") else { continue }
-            if prefix == loopPrefix, let loop = Int(rest[..<quote]) {
-                byLoop[loop] = Int(value)
-            } else if prefix == bucketPrefix {
-                fanOut.append((rest[..<quote] == "+Inf" ? .infinity : Double(rest[..<quote]) ?? .nan, value))
-            }
+        let loopPrefix = #"liveroom_media_loop_rtp_forwarded_total{loop=""#
+        for line in text.split(separator: "\n") where line.hasPrefix(loopPrefix) {
+            let rest = line.dropFirst(loopPrefix.count)
+            guard let quote = rest.firstIndex(of: "\""), let value = Double(rest.split(separator: " ").last ?? ""), let loop = Int(rest[..<quote]) else { continue }
+            byLoop[loop] = Int(value)
         }
-        return ((0..<byLoop.count).map { byLoop[$0] ?? 0 }, fanOut)
+        return ((0..<byLoop.count).map { byLoop[$0] ?? 0 }, PrometheusHistogram(named: "liveroom_media_fanout_delay_seconds", in: text))
     }
 
     /// Samples every second for `seconds`, and collects the delays of the window.
@@ -584,21 +573,7 @@ struct Window: Sendable {
     /// The server's fan-out delay at quantile `q` over the window, in milliseconds, interpolated
     /// within its histogram's buckets; nil without the histogram.
     func serverFanOutMilliseconds(quantile q: Double) -> Double? {
-        let (start, end) = (first.fanOut, last.fanOut)
-        guard !end.isEmpty, start.count == end.count else { return nil }
-        let counts = zip(start, end).map { (bound: $1.bound, count: $1.count - $0.count) }
-        guard let total = counts.last?.count, total > 0 else { return nil }
-        let target = total * q
-        var lower = (bound: 0.0, count: 0.0)
-        for bucket in counts {
-            if bucket.count >= target {
-                guard bucket.bound.isFinite else { return lower.bound * 1000 }
-                let share = bucket.count > lower.count ? (target - lower.count) / (bucket.count - lower.count) : 1
-                return (lower.bound + (bucket.bound - lower.bound) * share) * 1000
-            }
-            lower = bucket
-        }
-        return nil
+        last.fanOut.since(first.fanOut)?.interpolatedMilliseconds(quantile: q)
     }
 
     /// The delay at quantile `q`, in milliseconds (bucket midpoints).

@@ -6,9 +6,6 @@
 import ArgumentParser
 import BenchSupport
 import Foundation
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
 import LiveRoomClientKit
 import LiveRoomCommerce
 import LiveRoomProtocol
@@ -219,7 +216,7 @@ struct ShopBench: AsyncParsableCommand {
                 }
                 return peak
             }
-            let answersBefore = await PurchaseAnswerHistogram.read(from: url)
+            let answersBefore = await Self.purchaseAnswers(url)
             quiet?.send("sale")
             await gate.open()
             let saleStart = ContinuousClock.now
@@ -232,7 +229,7 @@ struct ShopBench: AsyncParsableCommand {
                 serverThreads = ThreadSchedStat.busiest(from: threadsBefore, to: after, seconds: span)
                 serverWaits = ThreadSchedStat.busiest(from: threadsBefore, to: after, seconds: span, waiting: true)
             }
-            let serverAnswers = await PurchaseAnswerHistogram.read(from: url).map { $0.subtracting(answersBefore) }
+            let serverAnswers = await Self.purchaseAnswers(url).map { after in answersBefore.flatMap { after.since($0) } ?? after }
             quiet?.send("after")
             await leave.open()
             var outcomes: [BuyOutcome] = []
@@ -307,6 +304,12 @@ struct ShopBench: AsyncParsableCommand {
             stockLeft: try await store.product(item, room: room)?.stock)
     }
 
+    /// The server's histogram of purchase answers; nil when the server does not have one.
+    static func purchaseAnswers(_ server: String) async -> PrometheusHistogram? {
+        let histogram = PrometheusHistogram(named: "liveroom_purchase_answer_seconds", in: await serverMetricsText(server) ?? "")
+        return histogram.buckets.isEmpty ? nil : histogram
+    }
+
     // MARK: Reporting
 
     func report(_ result: SaleResult) {
@@ -333,7 +336,9 @@ struct ShopBench: AsyncParsableCommand {
                     + (result.serverThreads.isEmpty ? "" : "; server threads during the sale, % of one core: " + Self.threadList(result.serverThreads))
                     + (result.serverWaits.isEmpty ? "" : "; waiting for a core: " + Self.threadList(result.serverWaits))
                     + (result.serverAnswers.map {
-                        String(format: "; in the server (%d answers): p50 ≤ %.1f ms, p99 ≤ %.1f ms", $0.count, $0.percentileMs(50), $0.percentileMs(99))
+                        String(
+                            format: "; in the server (%d answers): p50 ≤ %.1f ms, p99 ≤ %.1f ms", Int($0.count), $0.upperBoundMilliseconds(quantile: 0.5) ?? 0,
+                            $0.upperBoundMilliseconds(quantile: 0.99) ?? 0)
                     } ?? "")
                     + (result.slowest.map { slowest in
                         "; the slowest 1% sent in quarter seconds from the start: "
@@ -365,7 +370,8 @@ struct ShopBench: AsyncParsableCommand {
             print(
                 String(
                     format: "\n%@: the same answers timed in the server (liveroom_purchase_answer_seconds, bucket bounds), median of the sales: p50 ≤ %.1f ms, p99 ≤ %.1f ms",
-                    binary ?? "liveroom-server", median(inServer.map { $0.percentileMs(50) }), median(inServer.map { $0.percentileMs(99) })))
+                    binary ?? "liveroom-server", median(inServer.map { $0.upperBoundMilliseconds(quantile: 0.5) ?? 0 }),
+                    median(inServer.map { $0.upperBoundMilliseconds(quantile: 0.99) ?? 0 })))
         }
         if let baseline {
             print(String(format: "| RoomStore alone, tight loop (baseline) | %.0f | %.3f | %.3f | %d |", baseline.requestsPerSecond, baseline.p50, baseline.p99, baseline.sold))
@@ -460,8 +466,9 @@ struct SaleResult {
     var binary = ""
     /// When the buyers were let go.
     var start: ContinuousClock.Instant?
-    /// The server's own measure of the sale's answers (nil for a server without it).
-    var serverAnswers: PurchaseAnswerHistogram?
+    /// The server's own measure of the sale's answers (`liveroom_purchase_answer_seconds`: from
+    /// a purchase reaching its room's shop to its answer); nil for a server without it.
+    var serverAnswers: PrometheusHistogram?
 
     /// Where the slowest hundredth of the answers were sent: how many in each quarter second
     /// from the start, and how many of them were orders.
@@ -536,41 +543,4 @@ struct QuietFigures {
 
 func progress(_ message: String) {
     FileHandle.standardError.write(Data(("shop-bench: " + message + "\n").utf8))
-}
-
-/// The server's histogram of purchase answers (`liveroom_purchase_answer_seconds`): from a
-/// purchase reaching its room's shop to its answer handed to the connection.
-struct PurchaseAnswerHistogram {
-    /// Cumulative counts by upper bound in seconds, the last +Inf.
-    var buckets: [(bound: Double, count: Double)]
-
-    var count: Int { Int(buckets.last?.count ?? 0) }
-
-    /// Reads it from the server's /metrics; nil when the server does not have it.
-    static func read(from server: String) async -> PurchaseAnswerHistogram? {
-        guard let url = URL(string: server + "/metrics"), let (data, _) = try? await URLSession.shared.data(from: url) else { return nil }
-        let prefix = #"liveroom_purchase_answer_seconds_bucket{le=""#
-        let buckets = String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap { line -> (Double, Double)? in
-            guard line.hasPrefix(prefix) else { return nil }
-            let rest = line.dropFirst(prefix.count)
-            guard let quote = rest.firstIndex(of: "\""), let count = Double(rest[rest.index(after: quote)...].drop { $0 == "}" || $0 == " " }) else { return nil }
-            let bound = rest[..<quote] == "+Inf" ? Double.infinity : Double(rest[..<quote])
-            return bound.map { ($0, count) }
-        }
-        return buckets.isEmpty ? nil : PurchaseAnswerHistogram(buckets: buckets)
-    }
-
-    /// The counts added since `earlier`.
-    func subtracting(_ earlier: PurchaseAnswerHistogram?) -> PurchaseAnswerHistogram {
-        guard let earlier, earlier.buckets.count == buckets.count else { return self }
-        return PurchaseAnswerHistogram(buckets: zip(buckets, earlier.buckets).map { ($0.bound, $0.count - $1.count) })
-    }
-
-    /// The upper bound, in ms, of the bucket the `percent`-th percentile falls in.
-    func percentileMs(_ percent: Double) -> Double {
-        let total = buckets.last?.count ?? 0
-        guard total > 0 else { return 0 }
-        let bound = buckets.first { $0.count >= total * percent / 100 }?.bound ?? .infinity
-        return bound * 1000
-    }
 }

@@ -21,6 +21,11 @@ struct EncodingMeter {
         }
     }
 
+    /// What `pixels` decoded with `codec` count, in encoded pixels.
+    static func weighted(_ pixels: Int, decodedWith codec: VideoCodec) -> Int {
+        pixels * decodeWeightPercent(codec) / 100
+    }
+
     private var windowStart: ContinuousClock.Instant
     /// When the window ends and a report may be due.
     var windowEnd: ContinuousClock.Instant { windowStart.advanced(by: Self.window) }

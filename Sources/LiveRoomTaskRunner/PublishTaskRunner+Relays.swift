@@ -56,8 +56,8 @@ extension PublishTaskRunner {
         }
         video = .transcodeRelay(compositor, encoder)
         // Until the meter's first window ends: the anchor decoded at the task's rate too.
-        let pixels = size.width * size.height * param.videoEncodedFPS
-        onEvent(.encoding(pixelsPerSecond: meter.reportNow(pixels + pixels * EncodingMeter.decodeWeightPercent(.vp8) / 100)))
+        let encoding = encodingPixelsPerSecond ?? 0
+        onEvent(.encoding(pixelsPerSecond: meter.reportNow(encoding + EncodingMeter.weighted(encoding, decodedWith: .vp8))))
         announceVideoTrack()
         openWaitingURLs()
     }

@@ -11,6 +11,8 @@ packages=(
   # Interop tests: GStreamer's webrtcbin from Python (Debian's python3 with python3-gi).
   python3-gi gir1.2-gstreamer-1.0 gir1.2-gst-plugins-base-1.0 gir1.2-gst-plugins-bad-1.0 gir1.2-nice-0.1
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-nice gstreamer1.0-libav
+  # H.264 from webrtcbin publishers (x264enc).
+  gstreamer1.0-plugins-ugly
   # RTMP tests: a real RTMP origin, started unprivileged by the tests on a free loopback port.
   nginx libnginx-mod-rtmp
   # Hostile tests: a TLS endpoint with a self-signed certificate (openssl s_server), and raw

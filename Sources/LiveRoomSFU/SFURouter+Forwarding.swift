@@ -41,13 +41,17 @@ extension SFURouter {
             // A new source: what was kept of the old one no longer lines up with its numbers.
             track.keyframe = nil
             track.newestSequence = nil
-            if track.ssrc != nil { track.nacks = NackGenerator() }
+            if track.ssrc != nil {
+                track.nacks = NackGenerator()
+                track.capture = CaptureClock(clockRate: track.codec.clockRate)
+            }
         }
         track.ssrc = ssrc
         track.history.store(sequenceNumber: sequence, packet: packet)
         if !mirrored {
             counters.rtpReceived += 1
             track.reception.record(sequenceNumber: sequence, timestamp: timestamp, bytes: packet.bytes.readableBytes, arrival: now)
+            track.capture.record(timestamp: timestamp, arrival: now)
             if relaying {
                 if let packetRelay {
                     packetRelay(.packet(key, track.kind, packet, arrival: now))

@@ -51,11 +51,11 @@ extension SFURouter {
         let (answer, negotiated) = try SDPNegotiation.answer(to: offer, local: local, sessionID: UInt64.random(in: 1...UInt64(Int64.max))) {
             kind, direction, codecs in
             guard direction == .recvonly || direction == .sendrecv, planned[kind] == nil,
-                let up = upTracks.first(where: { $0.kind == kind }), codecs.contains(up.codec)
+                let up = upTracks.first(where: { $0.kind == kind }), let codec = codecs.first(where: up.codec.canBeReceived(as:))
             else { return .init(codec: nil) }
             let ssrc = UInt32.random(in: 1...UInt32.max)
-            planned[kind] = (ssrc, up.codec)
-            return .init(codec: up.codec, localSSRC: ssrc, msid: (publisherId, "\(publisherId)-\(kind.rawValue)"))
+            planned[kind] = (ssrc, codec)
+            return .init(codec: codec, localSSRC: ssrc, msid: (publisherId, "\(publisherId)-\(kind.rawValue)"))
         }
         var down: [MediaKind: DownTrack] = [:]
         for track in negotiated {

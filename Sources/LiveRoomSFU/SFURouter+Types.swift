@@ -90,6 +90,9 @@ extension SFURouter {
         /// New subscribers started from the kept keyframe instead of a new one.
         public var keyframesReplayed = 0
         public var keyframeRequests = 0
+        /// Publishers' sender reports passed on in the server's own mapping instead of theirs: a
+        /// publisher's first ones, and all of one whose reports did not match (``SenderReportCheck``).
+        public var senderReportsReplaced = 0
         /// Datagrams and packets dropped, by why.
         public var droppedBy: [DropReason: Int] = [:]
 
@@ -105,6 +108,7 @@ extension SFURouter {
             bytesForwarded += other.bytesForwarded
             retransmitted += other.retransmitted
             nacksForwarded += other.nacksForwarded
+            senderReportsReplaced += other.senderReportsReplaced
             nacksSent += other.nacksSent
             keyframesReplayed += other.keyframesReplayed
             keyframeRequests += other.keyframeRequests
@@ -163,6 +167,8 @@ extension SFURouter {
         /// Video of a remote publisher: what did not arrive, asked for again at once.
         var nacks = NackGenerator()
         var reception: ReceiveStatistics
+        /// When its packets arrive, which the publisher's sender reports are checked against.
+        var capture: CaptureClock
         /// Subscriber peers receiving this track, each with its down track of this kind (held
         /// here so forwarding a packet looks nothing up).
         var subscribers: [(peer: Peer, down: DownTrack)] = []
@@ -179,6 +185,7 @@ extension SFURouter {
             self.payloadType = payloadType
             videoCodec = kind == .video ? VideoCodec(rawValue: codec.name) : nil
             reception = ReceiveStatistics(clockRate: codec.clockRate)
+            capture = CaptureClock(clockRate: codec.clockRate)
         }
     }
 
@@ -228,6 +235,8 @@ extension SFURouter {
         var videoBacklog: [ForwardedPacket] = []
         /// A subscriber's newest REMB: what its receiver estimates its link carries, in bits per second.
         var downlinkEstimate: UInt64?
+        /// A publisher's: whether its sender reports are believed, and how they are passed on.
+        var senderReports = SenderReportCheck()
 
         init(id: PeerID, owner: OwnerID, transport: PeerTransport, role: Role, answer: SessionDescription) {
             self.id = id

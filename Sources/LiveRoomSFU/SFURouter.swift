@@ -1,3 +1,4 @@
+import Foundation
 import LiveRoomRTP
 import LiveRoomSecureTransport
 import LiveRoomTransport
@@ -39,6 +40,9 @@ public final class SFURouter {
     /// When set, forwarded RTP for UDP paths is written straight into the port's send batch
     /// instead of a buffer and an output each (see ``DatagramSink``).
     public var datagramSink: (any DatagramSink)?
+    /// Wall-clock time (Unix seconds), for the sender reports passed on in the server's own
+    /// mapping; tests set their own.
+    public var wallClock: () -> Double = { Date().timeIntervalSince1970 }
     /// Publishers other nodes mirror: their packets, sender reports and end also go to
     /// ``RelayDestination/nodes`` from the router that has them.
     var exported: Set<PublisherKey> = []

@@ -6,7 +6,8 @@ public enum MediaKind: String, Sendable, Hashable, Codable, CaseIterable {
     case video
 }
 
-/// A codec this server and client speak: Opus for audio, VP8 or H.264 (packetization-mode 1) for video.
+/// A codec this server and client speak: Opus for audio, VP8 or H.264 for video (packetization-mode
+/// 1; mode 0, single NAL units only, from publishers that offer nothing else).
 public struct RTPCodec: Sendable, Hashable {
     public var kind: MediaKind
     /// The rtpmap encoding name: `opus`, `VP8`, `H264`.
@@ -21,15 +22,28 @@ public struct RTPCodec: Sendable, Hashable {
     public static let h264 = RTPCodec(
         kind: .video, name: "H264", clockRate: 90_000, formatParameters: "level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=42e01f")
 
-    /// The codecs LiveRoom can forward, audio and video, in order of preference.
-    public static let supported: [RTPCodec] = [.opus, .vp8, .h264]
+    /// H.264 in single NAL unit mode (RFC 6184's packetization-mode 0, also what an fmtp without
+    /// the parameter means): accepted from publishers, and forwarded to subscribers as mode 1,
+    /// whose receivers take single NAL units too.
+    public static let h264SingleNAL = RTPCodec(
+        kind: .video, name: "H264", clockRate: 90_000, formatParameters: "level-asymmetry-allowed=1;packetization-mode=0;profile-level-id=42e01f")
+
+    /// The codecs LiveRoom can forward, audio and video, in order of preference (nodes of a
+    /// cluster name them by their place here: new ones go last).
+    public static let supported: [RTPCodec] = [.opus, .vp8, .h264, .h264SingleNAL]
+
+    /// Whether a subscriber that negotiated `codec` can receive what a publisher sends in this one.
+    public func canBeReceived(as codec: RTPCodec) -> Bool {
+        self == codec || (self == .h264SingleNAL && codec == .h264)
+    }
 
     /// Whether an offered rtpmap (and its fmtp) is this codec in a form we accept.
     func matches(_ map: SDPRTPMap, formatParameters fmtp: SDPFormatParameters?) -> Bool {
         guard map.encodingName.caseInsensitiveCompare(name) == .orderedSame, map.clockRate == clockRate else { return false }
         if name == "H264" {
-            // Only packetization-mode 1 (FU-A / STAP-A), as DESIGN.md requires.
-            return fmtp?["packetization-mode"] == "1"
+            // Mode 1 (FU-A / STAP-A), as DESIGN.md requires, or mode 0 (single NAL units), which
+            // is mode 1's subset; not mode 2 (interleaved).
+            return fmtp?["packetization-mode"] ?? "0" == (self == .h264SingleNAL ? "0" : "1")
         }
         return true
     }
@@ -100,7 +114,7 @@ public struct NegotiationError: Error, Sendable, Hashable, CustomStringConvertib
 }
 
 /// Offer/answer for LiveRoom's peer connections: BUNDLE with rtcp-mux, Opus, VP8 and
-/// H.264 packetization-mode 1, NACK/PLI/FIR feedback.
+/// H.264 (packetization-mode 1, or 0 from publishers), NACK/PLI/FIR feedback.
 public enum SDPNegotiation {
     /// What the answerer will do with one offered m-section.
     public struct SectionPlan: Sendable {
@@ -173,7 +187,7 @@ public enum SDPNegotiation {
                 mid: mid, kind: kind, codec: codec, payloadType: pt, direction: direction,
                 remoteSSRCs: offered.ssrcs, localSSRC: direction == .recvonly ? nil : decision.localSSRC, seiExtensionID: seiExtensionID))
         }
-        guard !tracks.isEmpty else { throw NegotiationError("no media section of the offer can be used (Opus, VP8 or H.264 packetization-mode=1)") }
+        guard !tracks.isEmpty else { throw NegotiationError("no media section of the offer can be used (Opus, VP8 or H.264 packetization-mode=1 or 0)") }
         var session: [SDPAttribute] = [.group(semantics: "BUNDLE", identificationTags: bundle)]
         if local.iceLite { session.append(.iceLite) }
         session.append(.other(name: "msid-semantic", value: " WMS *"))

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Plays a room's anchor from a WHEP endpoint with GStreamer's webrtcbin and counts what it decodes.
 
-Usage: whep_play.py URL TOKEN SECONDS
+Usage: whep_play.py URL TOKEN SECONDS [CODEC]
+CODEC: the video codec to ask for, vp8 (default) or h264 (packetization-mode 1).
 Prints one JSON line: {"videoFrames": N, "width": W, "height": H, "audioBuffers": M, "state": "..."};
 exits non-zero when no video frame was decoded.
 """
@@ -10,9 +11,16 @@ import sys
 
 from webrtc_http import Exchange, GLib, Gst, GstWebRTC, use_loopback
 
+VIDEO_CAPS = {
+    "vp8": "application/x-rtp,media=video,encoding-name=VP8,payload=96,clock-rate=90000",
+    "h264": "application/x-rtp,media=video,encoding-name=H264,payload=102,clock-rate=90000,"
+            "packetization-mode=(string)1,profile-level-id=(string)42e01f",
+}
+
 
 def main():
     url, token, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
+    codec = sys.argv[4] if len(sys.argv) > 4 else "vp8"
     Gst.init(None)
     pipeline = Gst.Pipeline.new("whep")
     webrtc = Gst.ElementFactory.make("webrtcbin", "webrtc")
@@ -69,7 +77,7 @@ def main():
 
     recvonly = GstWebRTC.WebRTCRTPTransceiverDirection.RECVONLY
     webrtc.emit("add-transceiver", recvonly,
-                Gst.Caps.from_string("application/x-rtp,media=video,encoding-name=VP8,payload=96,clock-rate=90000"))
+                Gst.Caps.from_string(VIDEO_CAPS[codec]))
     webrtc.emit("add-transceiver", recvonly,
                 Gst.Caps.from_string("application/x-rtp,media=audio,encoding-name=OPUS,payload=111,clock-rate=48000"))
     webrtc.connect("pad-added", on_incoming_pad)

@@ -1,4 +1,5 @@
 import LiveRoomSecureTransport
+import LiveRoomRTP
 import LiveRoomTransport
 import LiveRoomWire
 import NIOCore
@@ -86,6 +87,8 @@ struct Network {
     @Test func forwardsRewritesRetransmitsAndRequestsKeyframes() throws {
         let certificate = try DTLSCertificate()
         let router = SFURouter(certificate: certificate, host: "127.0.0.1", port: 7882)
+        let wall = 1_800_000_000.0
+        router.wallClock = { wall }
         let publisherSections = [
             SDPNegotiation.OfferedSection(kind: .audio, direction: .sendonly, codecs: [(.opus, 111)], localSSRC: 1111),
             SDPNegotiation.OfferedSection(kind: .video, direction: .sendonly, codecs: [(.vp8, 96)], localSSRC: 2222),
@@ -165,26 +168,45 @@ struct Network {
         }
         #expect(router.counters.keyframeRequests == plisBefore + 1)
 
-        // Sender reports are rewritten per subscriber.
-        let sr: [RTCPPacket] = [.senderReport(RTCPSenderReport(ssrc: 2222, ntpTimestamp: 42 << 32, rtpTimestamp: 9000, packetCount: 1, octetCount: 7))]
-        network.send(from: publisher, [.send(try #require(publisher.transport.protectRTCP(sr)).datagram, to: publisher.address)], now: now)
-        let reports = subscriber.rtcp.compactMap { try? RTCPPacket.parseCompound(ByteBuffer(bytes: $0)) }.joined().compactMap {
-            if case .senderReport(let r) = $0 { r } else { nil }
+        // Sender reports are rewritten per subscriber. The first is passed on in the server's
+        // mapping: its wall clock on arrival against the timestamp of a packet arriving then.
+        func lastReport() throws -> RTCPSenderReport? {
+            subscriber.rtcp.compactMap { try? RTCPPacket.parseCompound(ByteBuffer(bytes: $0)) }.joined().compactMap {
+                if case .senderReport(let r) = $0 { r } else { nil }
+            }.last
         }
-        #expect(reports.last?.ssrc == downSSRC)
-        #expect(reports.last?.ntpTimestamp == 42 << 32)
-        #expect(try reports.last?.rtpTimestamp == header(forwarded).timestamp)
+        func sendReport(ntp: UInt64, rtp: UInt32, count: Int = 1, after milliseconds: Int) throws {
+            let reports: [RTCPPacket] = (0..<count).map { _ in
+                .senderReport(RTCPSenderReport(ssrc: 2222, ntpTimestamp: ntp, rtpTimestamp: rtp, packetCount: 1, octetCount: 7))
+            }
+            network.send(from: publisher, [.send(try #require(publisher.transport.protectRTCP(reports)).datagram, to: publisher.address)], now: now.advanced(by: .milliseconds(milliseconds)))
+        }
+        let forwardedTimestamp = try header(forwarded).timestamp
+        try sendReport(ntp: NTPTime(unixSeconds: wall - 0.002).value, rtp: 9000, after: 0)
+        #expect(try lastReport()?.ssrc == downSSRC)
+        #expect(try lastReport()?.ntpTimestamp == NTPTime(unixSeconds: wall).value)
+        #expect(try lastReport()?.rtpTimestamp == forwardedTimestamp)
+        #expect(router.counters.senderReportsReplaced == 1)
 
         // A flood of sender reports (a packet full of them, again and again) is passed on once a
-        // track per interval.
-        let flood: [RTCPPacket] = (0..<20).map { .senderReport(RTCPSenderReport(ssrc: 2222, ntpTimestamp: UInt64($0) << 32, rtpTimestamp: 9000, packetCount: 1, octetCount: 7)) }
+        // track per interval. The one passed, 150 ms on and agreeing with the first and with the
+        // packets, is believed: it is passed on as it is.
         let passed = subscriber.rtcp.count
-        for round in 0..<5 {
-            network.send(from: publisher, [.send(try #require(publisher.transport.protectRTCP(flood)).datagram, to: publisher.address)], now: now.advanced(by: .milliseconds(10 * round)))
-        }
+        let believedNTP = NTPTime(unixSeconds: wall + 0.148).value
+        for round in 0..<5 { try sendReport(ntp: believedNTP, rtp: 9000 + 13_500, count: 20, after: 10 * round) }
         #expect(subscriber.rtcp.count == passed, "within 100 ms of the last one, none passes")
-        network.send(from: publisher, [.send(try #require(publisher.transport.protectRTCP(flood)).datagram, to: publisher.address)], now: now.advanced(by: .milliseconds(150)))
+        try sendReport(ntp: believedNTP, rtp: 9000 + 13_500, count: 20, after: 150)
         #expect(subscriber.rtcp.count == passed + 1, "then one")
+        #expect(try lastReport()?.ntpTimestamp == believedNTP)
+        #expect(try lastReport()?.rtpTimestamp == forwardedTimestamp &+ 13_500)
+        #expect(router.counters.senderReportsReplaced == 1)
+
+        // One that does not match the packets (150 ms behind them) and the publisher is no longer
+        // believed: the server's mapping again.
+        try sendReport(ntp: NTPTime(unixSeconds: wall + 0.298).value, rtp: 9000 + 13_500, after: 300)
+        #expect(try lastReport()?.ntpTimestamp == NTPTime(unixSeconds: wall).value)
+        #expect(try lastReport()?.rtpTimestamp == forwardedTimestamp &+ 27_000)
+        #expect(router.counters.senderReportsReplaced == 2)
 
         // The publisher reconnects (a new publish, new SSRC and sequence base): the subscriber's
         // stream continues with its SSRC and the next sequence number.
@@ -209,8 +231,8 @@ struct Network {
     }
 
     /// A publisher connected to a fresh router, and a way to send it VP8 packets.
-    func connectedPublisher(_ router: SFURouter) throws -> (Network, FakeClient) {
-        let sections = [SDPNegotiation.OfferedSection(kind: .video, direction: .sendonly, codecs: [(.vp8, 96)], localSSRC: 2222)]
+    func connectedPublisher(_ router: SFURouter, codecs: [(RTPCodec, UInt8)] = [(.vp8, 96)]) throws -> (Network, FakeClient) {
+        let sections = [SDPNegotiation.OfferedSection(kind: .video, direction: .sendonly, codecs: codecs, localSSRC: 2222)]
         let publisher = try FakeClient(port: 40_101, sections: sections, negotiate: { offer in
             try router.publish(owner: 1, roomId: "room", userId: "anchor", offer: offer, now: now).answer
         }, now: now)
@@ -497,6 +519,38 @@ struct Network {
         #expect(feedback.contains { if case .localKeyframeRequest(mix) = $0 { true } else { false } })
         _ = router.stopLocal(mix)
         #expect(router.sendLocal(local, kind: .video, of: mix, now: now).isEmpty)
+    }
+
+    @Test func anH264PublisherInSingleNALModeReachesSubscribersThatOfferMode1() throws {
+        let router = SFURouter(certificate: try DTLSCertificate(), host: "127.0.0.1", port: 7882)
+        let sections = [SDPNegotiation.OfferedSection(kind: .video, direction: .sendonly, codecs: [(.h264SingleNAL, 102)], localSSRC: 2222)]
+        let publisher = try FakeClient(port: 40_120, sections: sections, negotiate: { offer in
+            let answer = try router.publish(owner: 1, roomId: "room", userId: "anchor", offer: offer, now: now).answer
+            #expect(answer.contains("a=fmtp:102 level-asymmetry-allowed=1;packetization-mode=0;profile-level-id=42e01f"))
+            return answer
+        }, now: now)
+        var network = Network(router: router, clients: [publisher])
+        network.send(from: publisher, publisher.transport.start(now: now), now: now)
+        let subscriber = try FakeClient(port: 40_121, sections: [SDPNegotiation.OfferedSection(kind: .video, direction: .recvonly, codecs: [(.h264, 100)])], negotiate: { offer in
+            try router.subscribe(owner: 2, roomId: "room", publisherId: "anchor", offer: offer, now: now)
+        }, now: now)
+        #expect(subscriber.tracks.first?.codec == .h264)
+        network.clients.append(subscriber)
+        network.send(from: subscriber, subscriber.transport.start(now: now), now: now)
+        // An IDR slice as one single NAL unit packet reaches the subscriber as it is.
+        var packet = rtpPacket(pt: 102, seq: 1, ts: 9000, ssrc: 2222, payload: [0x65, 0x88, 0x84, 0x00])
+        network.send(from: publisher, [.send(try #require(publisher.transport.protectRTP(&packet)), to: publisher.address)], now: now)
+        #expect(subscriber.rtp.last.map { Array($0[12...]) } == [0x65, 0x88, 0x84, 0x00])
+        #expect(subscriber.rtp.last.map { $0[1] & 0x7F } == 100)
+
+        // The other way round does not go: a mode 1 publisher's FU-A cannot reach a receiver of single NAL units only.
+        let other = SFURouter(certificate: try DTLSCertificate(), host: "127.0.0.1", port: 7882)
+        _ = try connectedPublisher(other, codecs: [(.h264, 102)])
+        #expect(throws: NegotiationError.self) {
+            _ = try FakeClient(port: 40_122, sections: [SDPNegotiation.OfferedSection(kind: .video, direction: .recvonly, codecs: [(.h264SingleNAL, 100)])], negotiate: { offer in
+                try other.subscribe(owner: 2, roomId: "room", publisherId: "anchor", offer: offer, now: now)
+            }, now: now)
+        }
     }
 
     @Test func badOffersAreRefused() throws {

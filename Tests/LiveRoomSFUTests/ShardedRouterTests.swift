@@ -1,3 +1,4 @@
+import LiveRoomRTP
 import LiveRoomSecureTransport
 import LiveRoomTransport
 import LiveRoomWire
@@ -189,10 +190,12 @@ final class ShardedNetwork {
         #expect(rtcp(publisher).contains { if case .pictureLossIndication = $0 { true } else { false } } && r0.counters.keyframeRequests == 1)
         network.now = now
 
-        // Sender reports reach every router's subscribers in their own SSRC.
+        // Sender reports reach every router's subscribers in their own SSRC (this first one in
+        // the publisher's router's mapping: its wall clock, and the timestamp of packets arriving then).
+        r0.wallClock = { 1_800_000_000 }
         try network.send(from: publisher, rtcp: [.senderReport(RTCPSenderReport(ssrc: 2222, ntpTimestamp: 42 << 32, rtpTimestamp: 9000, packetCount: 3, octetCount: 9))])
         let reports = rtcp(mirrored).compactMap { if case .senderReport(let r) = $0 { r } else { nil } }
-        #expect(reports.last?.ssrc == mirroredSSRC && reports.last?.ntpTimestamp == 42 << 32)
+        #expect(reports.last?.ssrc == mirroredSSRC && reports.last?.ntpTimestamp == NTPTime(unixSeconds: 1_800_000_000).value)
 
         // The publisher stops: the mirror goes. It publishes again on router 1: router 0's
         // subscriber follows the new mirror, numbered on.

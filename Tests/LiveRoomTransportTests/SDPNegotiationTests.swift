@@ -111,3 +111,30 @@ struct SDPNegotiationTests {
         }
     }
 }
+
+@Suite struct H264PacketizationModeTests {
+    /// A video section offering H.264 in the given modes (nil: no fmtp, which means mode 0).
+    static func offer(_ modes: [String?]) throws -> SessionDescription {
+        var lines = ["v=0", "o=- 1 1 IN IP4 0.0.0.0", "s=-", "t=0 0", "m=video 9 UDP/TLS/RTP/SAVPF " + modes.indices.map { String(100 + $0) }.joined(separator: " ")]
+        for (index, mode) in modes.enumerated() {
+            lines.append("a=rtpmap:\(100 + index) H264/90000")
+            if let mode { lines.append("a=fmtp:\(100 + index) profile-level-id=42e01f;packetization-mode=\(mode)") }
+        }
+        lines += ["a=mid:0", "a=sendonly", "a=ice-ufrag:abcd", "a=ice-pwd:0123456789abcdefghijklmn", "a=fingerprint:sha-256 " + Array(repeating: "AB", count: 32).joined(separator: ":"), "a=setup:actpass", "a=rtcp-mux"]
+        return try SessionDescription.parse(lines.joined(separator: "\r\n") + "\r\n")
+    }
+
+    @Test func modes0And1AreTakenAndMode2IsNot() throws {
+        let offered = SDPNegotiation.supportedCodecs(in: try Self.offer(["2", "0", nil, "1"]).media[0])
+        #expect(offered.map(\.payloadType) == [101, 102, 103])
+        #expect(offered.map(\.codec) == [.h264SingleNAL, .h264SingleNAL, .h264])
+        #expect(SDPNegotiation.supportedCodecs(in: try Self.offer(["2"]).media[0]).isEmpty)
+    }
+
+    @Test func theAnswerKeepsTheModeOffered() throws {
+        let (answer, tracks) = try SDPNegotiation.answer(to: try Self.offer(["0"]), local: SDPNegotiationTests.server, sessionID: 2) { _, _, codecs in .init(codec: codecs.first) }
+        #expect(tracks.map(\.codec) == [.h264SingleNAL])
+        #expect(answer.serialize().contains("a=fmtp:100 level-asymmetry-allowed=1;packetization-mode=0;profile-level-id=42e01f"))
+        #expect(RTPCodec.h264SingleNAL.canBeReceived(as: .h264) && !RTPCodec.h264.canBeReceived(as: .h264SingleNAL))
+    }
+}

@@ -1,8 +1,9 @@
 import LiveRoomRTP
 import LiveRoomWire
 
-/// Reports. A publisher's sender reports go to each subscriber in that subscriber's SSRC and
-/// timestamps (and to the mirrors on other loops and nodes, which do the same for theirs), at
+/// Reports. A publisher's sender reports, checked against its packets (``SenderReportCheck``:
+/// passed on as they are, moved onto the server's clock, or replaced by the server's mapping),
+/// go to each subscriber in that subscriber's SSRC and timestamps (and to the mirrors on other loops and nodes, which do the same for theirs), at
 /// most one a track per ``SFURouter/senderReportInterval``: a flood of them (70 fit in one
 /// packet) would become as many packets to every subscriber and loop. Each connected publisher
 /// is sent a receiver report a second: loss and LSR/DLSR (its round trip) per stream.
@@ -14,9 +15,13 @@ struct ReportResponder: FeedbackResponder {
         else { return true }
         up.lastSenderReport = now
         up.reception.receivedSenderReport(report, at: now)
-        router.forwardSenderReport(report, on: up, into: &outputs)
-        if router.relaying { outputs.append(.relay(.senderReport(key, report), to: .mirrors)) }
-        if router.exported.contains(key) { outputs.append(.relay(.senderReport(key, report), to: .nodes)) }
+        // Before any packet there is nothing to map the report onto.
+        guard let expected = up.capture.timestamp(arrivingAt: now) else { return true }
+        let passed = peer.senderReports.check(report, expected: expected, clockRate: up.codec.clockRate, wallArrival: router.wallClock())
+        if peer.senderReports.verdict != .believed { router.counters.senderReportsReplaced += 1 }
+        router.forwardSenderReport(passed, on: up, into: &outputs)
+        if router.relaying { outputs.append(.relay(.senderReport(key, passed), to: .mirrors)) }
+        if router.exported.contains(key) { outputs.append(.relay(.senderReport(key, passed), to: .nodes)) }
         return true
     }
 

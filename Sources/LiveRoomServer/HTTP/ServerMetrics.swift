@@ -25,7 +25,7 @@ final class ServerMetrics: Sendable {
     private let encoding: Gauge
     private let peers: Gauge
     /// The router's running totals as Prometheus counters, and the totals last added.
-    private let rtpReceived, rtpForwarded, bytesForwarded, retransmitted, nacksForwarded, nacksSent, keyframeRequests, keyframesReplayed: Counter
+    private let rtpReceived, rtpForwarded, bytesForwarded, retransmitted, nacksForwarded, nacksSent, keyframeRequests, keyframesReplayed, senderReportsReplaced: Counter
     /// `liveroom_media_dropped_total`, one series per reason.
     private let dropped: [SFURouter.DropReason: Counter]
     private let lastRouterCounters = Mutex(SFURouter.Counters())
@@ -55,6 +55,9 @@ final class ServerMetrics: Sendable {
         keyframeRequests = registry.counter("liveroom_keyframe_requests_total", help: "PLIs sent to publishers.")
         keyframesReplayed = registry.counter(
             "liveroom_keyframes_replayed_total", help: "New subscribers started from the keyframe the server keeps instead of a new one.")
+        senderReportsReplaced = registry.counter(
+            "liveroom_sender_reports_replaced_total",
+            help: "Publishers' sender reports passed on in the server's own mapping: before two of a track agree, or all of a publisher whose reports did not match its packets.")
         var dropped: [SFURouter.DropReason: Counter] = [:]
         for reason in SFURouter.DropReason.allCases {
             dropped[reason] = registry.counter(
@@ -93,6 +96,7 @@ final class ServerMetrics: Sendable {
                 (nacksForwarded, router.nacksForwarded, last.nacksForwarded), (nacksSent, router.nacksSent, last.nacksSent),
                 (keyframeRequests, router.keyframeRequests, last.keyframeRequests),
                 (keyframesReplayed, router.keyframesReplayed, last.keyframesReplayed),
+                (senderReportsReplaced, router.senderReportsReplaced, last.senderReportsReplaced),
             ] + dropped.map { reason, counter in (counter, router.droppedBy[reason, default: 0], last.droppedBy[reason, default: 0]) }
             for (counter, now, before) in totals where now > before { counter.increment(by: Int64(now - before)) }
             last = router

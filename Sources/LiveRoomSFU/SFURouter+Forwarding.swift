@@ -90,11 +90,10 @@ extension SFURouter {
                 subscriber.videoBacklog.append(packet)
                 continue
             }
-            guard subscriber.transport.isConnected,
-                let output = send(
-                    packet.bytes, ssrc: ssrc, sequence: sequence, timestamp: timestamp, on: down, keyframe: keyframe, to: subscriber, arrival: now, now: now)
-            else { continue }
-            outputs.append(output)
+            guard subscriber.transport.isConnected else { continue }
+            send(
+                packet.bytes, ssrc: ssrc, sequence: sequence, timestamp: timestamp, on: down, keyframe: keyframe, to: subscriber, arrival: now, now: now,
+                into: &outputs, reportingStartOf: track)
         }
     }
 
@@ -147,36 +146,45 @@ extension SFURouter {
     func sendBacklog(of subscriber: Peer, now: ContinuousClock.Instant) -> [Output] {
         let batch = subscriber.videoBacklog.prefix(Self.replayPacketsPerTurn)
         subscriber.videoBacklog.removeFirst(batch.count)
-        return batch.compactMap { queued in
+        var outputs: [Output] = []
+        guard case .subscriber(let key, let tracks) = subscriber.role, let down = tracks[.video] else { return outputs }
+        let video = down.reported ? nil : upTracks(of: key)?.first { $0.kind == .video }
+        for queued in batch {
             send(
-                queued.bytes, ssrc: queued.header.ssrc, sequence: queued.header.sequenceNumber, timestamp: queued.header.timestamp, kind: .video,
-                keyframe: false, to: subscriber, now: now)
+                queued.bytes, ssrc: queued.header.ssrc, sequence: queued.header.sequenceNumber, timestamp: queued.header.timestamp, on: down,
+                keyframe: false, to: subscriber, arrival: nil, now: now, into: &outputs, reportingStartOf: video)
         }
+        return outputs
     }
 
-    /// ``send(_:ssrc:sequence:timestamp:on:keyframe:to:now:)`` on the subscriber's down track of `kind`.
-    func send(
-        _ packet: ByteBuffer, ssrc: UInt32, sequence: UInt16, timestamp: UInt32, kind: MediaKind, keyframe: Bool = false, to subscriber: Peer,
-        now: ContinuousClock.Instant
-    ) -> Output? {
-        guard case .subscriber(_, let tracks) = subscriber.role, let down = tracks[kind] else { return nil }
-        return send(packet, ssrc: ssrc, sequence: sequence, timestamp: timestamp, on: down, keyframe: keyframe, to: subscriber, arrival: nil, now: now)
+    /// A resent packet on the subscriber's down track of `kind`.
+    func resend(
+        _ packet: ByteBuffer, ssrc: UInt32, sequence: UInt16, timestamp: UInt32, kind: MediaKind, to subscriber: Peer, now: ContinuousClock.Instant,
+        into outputs: inout [Output]
+    ) {
+        guard case .subscriber(_, let tracks) = subscriber.role, let down = tracks[kind] else { return }
+        send(packet, ssrc: ssrc, sequence: sequence, timestamp: timestamp, on: down, keyframe: false, to: subscriber, arrival: nil, now: now, into: &outputs)
     }
 
     /// Rewrites (in place, in a copy of the bytes) and encrypts one packet for one subscriber:
-    /// into the ``datagramSink`` when there is one (nil returned), or as a `.send` output.
+    /// into the ``datagramSink`` when there is one, or as a `.send` output. The first packet
+    /// of `up` the subscriber is sent has a sender report go before it (``startReport(of:on:now:)``).
     func send(
         _ packet: ByteBuffer, ssrc: UInt32, sequence: UInt16, timestamp: UInt32, on down: DownTrack, keyframe: Bool, to subscriber: Peer,
-        arrival: ContinuousClock.Instant?, now: ContinuousClock.Instant
-    ) -> Output? {
-        guard !down.paused, let address = subscriber.transport.remoteAddress else { return nil }
+        arrival: ContinuousClock.Instant?, now: ContinuousClock.Instant, into outputs: inout [Output], reportingStartOf up: UpTrack? = nil
+    ) {
+        guard !down.paused, let address = subscriber.transport.remoteAddress else { return }
         if down.awaitingKeyframe {
-            guard keyframe else { return nil }
+            guard keyframe else { return }
             // The stream goes on one after the last packet sent before the pause.
             down.awaitingKeyframe = false
             down.rewriter.sourceChanged()
         }
         let (outSequence, outTimestamp) = down.rewriter.rewrite(ssrc: ssrc, sequence: sequence, timestamp: timestamp, now: now)
+        if let up, !down.reported, let report = startReport(of: up, on: down, now: now), let protected = subscriber.transport.protectRTCP([.senderReport(report)]) {
+            down.reported = true
+            if address.transport == .udp, let datagramSink { datagramSink.send(protected.datagram, to: protected.to) } else { outputs.append(.send(protected.datagram, to: protected.to)) }
+        }
         var source = packet
         if let id = down.seiExtensionID, let first = packet.getInteger(at: packet.readerIndex, as: UInt8.self), first & 0x10 != 0 {
             // Copies the packet once for this subscriber: it numbers the extension its own way.
@@ -208,9 +216,9 @@ extension SFURouter {
                 output = .send(out, to: address)
             }
         }
-        guard let length else { return nil }
+        guard let length else { return }
         counters.rtpForwarded += 1
         counters.bytesForwarded += length
-        return output
+        if let output { outputs.append(output) }
     }
 }

@@ -24,7 +24,10 @@ extension SFURouter {
         for subscriber in peers.values {
             guard case .subscriber(key, let down) = subscriber.role else { continue }
             for track in tracks {
-                if let downTrack = down[track.kind], track.codec.canBeReceived(as: downTrack.codec) { track.subscribers.append((subscriber, downTrack)) }
+                if let downTrack = down[track.kind], track.codec.canBeReceived(as: downTrack.codec) {
+                    downTrack.reported = false
+                    track.subscribers.append((subscriber, downTrack))
+                }
             }
         }
     }

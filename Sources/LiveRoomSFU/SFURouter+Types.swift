@@ -178,6 +178,9 @@ extension SFURouter {
         var newestSequence: UInt16?
         /// When the newest sender report passed on arrived.
         var lastSenderReport: ContinuousClock.Instant?
+        /// The newest sender report passed on (in the publisher's SSRC and timestamps), which a
+        /// new subscriber is sent with its first packet.
+        var passedReport: RTCPSenderReport?
 
         init(kind: MediaKind, codec: RTPCodec, payloadType: UInt8) {
             self.kind = kind
@@ -203,6 +206,9 @@ extension SFURouter {
         var paused = false
         /// Forwarding resumes at the next keyframe (video after a pause).
         var awaitingKeyframe = false
+        /// Whether the subscriber has been sent a sender report for this track since its
+        /// publisher (re)started: it is sent one with its first packet, not a second later.
+        var reported = false
 
         init(kind: MediaKind, codec: RTPCodec, payloadType: UInt8, ssrc: UInt32, seiExtensionID: UInt8?, rewriter: SequenceRewriter) {
             self.kind = kind

@@ -330,8 +330,18 @@ struct Network {
             outputs += router.receive(try #require(publisher.transport.protectRTP(&packet)), from: publisher.address, now: now)
         }
         #expect(!outputs.contains { if case .send(_, let to) = $0 { to == subscriber.address } else { false } }, "no output per forwarded packet")
-        #expect(sink.datagrams.count == 5 && sink.datagrams.allSatisfy { $0.to == subscriber.address })
+        // Into the sink, in order: the sender report a subscriber gets before its first packet
+        // (the server's mapping: the publisher has sent none), then the packets.
+        #expect(sink.datagrams.count == 6 && sink.datagrams.allSatisfy { $0.to == subscriber.address })
         #expect(router.counters.rtpForwarded == 5)
+        let report = subscriber.transport.receive(ByteBuffer(bytes: sink.datagrams[0].bytes), from: network.serverAddress, now: now).compactMap { received -> [RTCPPacket]? in
+            if case .rtcp(let bytes) = received { try? RTCPPacket.parseCompound(ByteBuffer(bytes: bytes)) } else { nil }
+        }
+        if case .senderReport(let first)? = report.first?.first {
+            #expect(first.ssrc == subscriber.tracks.first?.remoteSSRCs.first)
+        } else {
+            Issue.record("not a sender report: \(report)")
+        }
         func decrypt(_ datagrams: ArraySlice<(bytes: [UInt8], to: TransportAddress)>) -> [[UInt8]] {
             datagrams.flatMap { datagram in
                 subscriber.transport.receive(ByteBuffer(bytes: datagram.bytes), from: network.serverAddress, now: now).compactMap {
@@ -339,17 +349,18 @@ struct Network {
                 }
             }
         }
-        let received = decrypt(sink.datagrams[...])
+        let received = decrypt(sink.datagrams[1...])
         #expect(received.map { Array($0[12...]) } == (UInt16(200)..<205).map { Array(vp8(seq: $0, ts: 0, keyframe: $0 == 200)[12...]) })
+        #expect(try header(received[0]).timestamp == (report.first?.first).flatMap { if case .senderReport(let r) = $0 { r.rtpTimestamp } else { nil } })
         // The subscriber misses the third: its NACK is answered from the history, into the sink.
         let missing = sequence(received[2])
         let nack = try #require(subscriber.transport.protectRTCP([
             .genericNACK(RTCPGenericNACK(senderSSRC: 1, mediaSSRC: try header(received[0]).ssrc, lostSequenceNumbers: [missing]))
         ]))
         _ = router.receive(nack.datagram, from: subscriber.address, now: now)
-        #expect(router.counters.retransmitted == 1 && sink.datagrams.count == 6)
-        #expect(sink.arrivals == Array(repeating: now, count: 5) + [nil], "live copies carry their packet's arrival, a resent one none")
-        #expect(sink.datagrams.last.map { Array($0.bytes[..<4]) } == Array(sink.datagrams[2].bytes[..<4]), "the same number again")
+        #expect(router.counters.retransmitted == 1 && sink.datagrams.count == 7)
+        #expect(sink.arrivals == [nil] + Array(repeating: now, count: 5) + [nil], "live copies carry their packet's arrival, a resent one none")
+        #expect(sink.datagrams.last.map { Array($0.bytes[..<4]) } == Array(sink.datagrams[3].bytes[..<4]), "the same number again")
     }
 
     @Test func aNewSubscriberStartsFromTheKeptKeyframeWithoutAskingForANewOne() throws {

@@ -414,12 +414,12 @@ final class MediaEngine {
                     ])
                 }
                 record(remote) { writer, timeline in
-                    guard let pts = timeline.pts(kind: .video, timestamp: frame.rtpTimestamp, arrival: frame.arrival) else { return }
+                    guard let pts = timeline.pts(kind: .video, timestamp: frame.rtpTimestamp, arrival: frame.arrival, captured: frame.captured) else { return }
                     writer.writeVideo(EncodedVideoFrame(codec: codec, data: frame.data, isKeyframe: frame.isKeyframe, pts: pts))
                 }
-            case .audio(let data, let timestamp, let arrival):
+            case .audio(let data, let timestamp, let arrival, let captured):
                 record(remote) { writer, timeline in
-                    guard let pts = timeline.pts(kind: .audio, timestamp: timestamp, arrival: arrival) else { return }
+                    guard let pts = timeline.pts(kind: .audio, timestamp: timestamp, arrival: arrival, captured: captured) else { return }
                     writer.writeAudio(EncodedAudioFrame(data: data, pts: pts, duration: 960))
                 }
             case .closed(let reason):

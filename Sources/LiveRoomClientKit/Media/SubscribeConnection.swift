@@ -15,6 +15,9 @@ final class SubscribeConnection {
         var isKeyframe: Bool
         var rtpTimestamp: UInt32
         var arrival: ContinuousClock.Instant
+        /// The publisher's wall-clock time (Unix seconds) of its capture, from the sender
+        /// reports; nil before one came.
+        var captured: Double?
         /// The SEI messages the frame carries.
         var sei: [TaggedSEIMessage] = []
     }
@@ -24,7 +27,8 @@ final class SubscribeConnection {
         case connected
         case selected(TransportAddress)
         case video(VideoFrame)
-        case audio(data: [UInt8], rtpTimestamp: UInt32, arrival: ContinuousClock.Instant)
+        /// `captured`: as a video frame's.
+        case audio(data: [UInt8], rtpTimestamp: UInt32, arrival: ContinuousClock.Instant, captured: Double?)
         case closed(reason: String)
     }
 
@@ -133,7 +137,8 @@ final class SubscribeConnection {
             audioStatistics.record(sequenceNumber: header.sequenceNumber, timestamp: header.timestamp, bytes: bytes.count, arrival: now)
             sample.audioBytes += UInt64(bytes.count)
             updateCounters()
-            return [.audio(data: Array(buffer: packet.payload), rtpTimestamp: header.timestamp, arrival: now)]
+            let captured = audioStatistics.senderTime(ofRTPTimestamp: header.timestamp)
+            return [.audio(data: Array(buffer: packet.payload), rtpTimestamp: header.timestamp, arrival: now, captured: captured)]
         }
         return []
     }
@@ -157,7 +162,8 @@ final class SubscribeConnection {
                     sample.width = size.width
                     sample.height = size.height
                 }
-                if let captured = videoStatistics.senderTime(ofRTPTimestamp: frame.timestamp) {
+                let captured = videoStatistics.senderTime(ofRTPTimestamp: frame.timestamp)
+                if let captured {
                     let delay = (wallClock.unixSeconds - captured) * 1000
                     if delay > -1000, delay < 60_000 {
                         sample.point2PointDelayTotal += max(0, delay)
@@ -165,7 +171,7 @@ final class SubscribeConnection {
                     }
                 }
                 let sei = VideoPayloadFormat.sei(of: frame, bitstream: data, codec: codec, extensionID: seiExtensionID)
-                events.append(.video(VideoFrame(data: data, isKeyframe: frame.isKeyframe, rtpTimestamp: frame.timestamp, arrival: frame.firstArrival, sei: sei)))
+                events.append(.video(VideoFrame(data: data, isKeyframe: frame.isKeyframe, rtpTimestamp: frame.timestamp, arrival: frame.firstArrival, captured: captured, sei: sei)))
             case .nack(let sequenceNumbers):
                 guard let ssrc = videoSSRC else { continue }
                 events += sendRTCP([

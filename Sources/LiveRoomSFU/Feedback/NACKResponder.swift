@@ -23,9 +23,7 @@ struct NACKResponder: FeedbackResponder {
             // Sent into the port's batch (no output) or as an output: counted either way.
             let forwarded = router.counters.rtpForwarded
             let header = stored.header
-            if let output = router.send(stored.bytes, ssrc: header.ssrc, sequence: header.sequenceNumber, timestamp: header.timestamp, kind: kind, to: peer, now: now) {
-                outputs.append(output)
-            }
+            router.resend(stored.bytes, ssrc: header.ssrc, sequence: header.sequenceNumber, timestamp: header.timestamp, kind: kind, to: peer, now: now, into: &outputs)
             if router.counters.rtpForwarded > forwarded { router.counters.retransmitted += 1 }
         }
         guard !missing.isEmpty, !forward(missing, kind: kind, of: key, in: router, into: &outputs), let mirror = router.mirrors[key] else { return true }

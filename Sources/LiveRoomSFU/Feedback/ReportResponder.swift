@@ -19,6 +19,7 @@ struct ReportResponder: FeedbackResponder {
         guard let expected = up.capture.timestamp(arrivingAt: now) else { return true }
         let passed = peer.senderReports.check(report, expected: expected, clockRate: up.codec.clockRate, wallArrival: router.wallClock())
         if peer.senderReports.verdict != .believed { router.counters.senderReportsReplaced += 1 }
+        up.passedReport = passed
         router.forwardSenderReport(passed, on: up, into: &outputs)
         if router.relaying { outputs.append(.relay(.senderReport(key, passed), to: .mirrors)) }
         if router.exported.contains(key) { outputs.append(.relay(.senderReport(key, passed), to: .nodes)) }
@@ -29,6 +30,7 @@ struct ReportResponder: FeedbackResponder {
     func relayed(_ relay: SFURouter.Relay, from origin: SFURouter.Origin, in router: SFURouter, now: ContinuousClock.Instant, into outputs: inout [SFURouter.Output]) -> Bool {
         guard case .senderReport(let key, let report) = relay else { return false }
         if let mirror = router.mirrors[key], mirror.origin == origin, let up = mirror.tracks.first(where: { $0.ssrc == report.ssrc }) {
+            up.passedReport = report
             router.forwardSenderReport(report, on: up, into: &outputs)
         }
         return true
@@ -47,12 +49,30 @@ extension SFURouter {
     /// Each subscriber of `up` gets the publisher's sender report in its own SSRC and timestamps.
     func forwardSenderReport(_ report: RTCPSenderReport, on up: UpTrack, into outputs: inout [Output]) {
         for (subscriber, down) in up.subscribers {
-            guard let rtpTimestamp = down.rewriter.outputTimestamp(for: report.rtpTimestamp) else { continue }
-            var rewritten = report
-            rewritten.ssrc = down.ssrc
-            rewritten.rtpTimestamp = rtpTimestamp
-            rewritten.reportBlocks = []
-            sendRTCP([.senderReport(rewritten)], to: subscriber, into: &outputs)
+            if let rewritten = rewritten(report, on: down) { sendRTCP([.senderReport(rewritten)], to: subscriber, into: &outputs) }
         }
+    }
+
+    /// The sender report a subscriber is sent with its first packet of `up` (its numbering
+    /// just started), so that it can place that packet in time: lip sync from the first frame,
+    /// not from the publisher's next report, which webrtcbin sends every 5 s. The newest one
+    /// passed on or, before any, the server's mapping (its clock now against the timestamp a
+    /// packet arriving now carries); nil while there is neither (a mirror before its first).
+    func startReport(of up: UpTrack, on down: DownTrack, now: ContinuousClock.Instant) -> RTCPSenderReport? {
+        var report = up.passedReport
+        if report == nil, let ssrc = up.ssrc, let expected = up.capture.timestamp(arrivingAt: now) {
+            report = RTCPSenderReport(ssrc: ssrc, ntpTimestamp: NTPTime(unixSeconds: wallClock()).value, rtpTimestamp: expected, packetCount: 0, octetCount: 0)
+        }
+        return report.flatMap { rewritten($0, on: down) }
+    }
+
+    /// `report` in the subscriber's SSRC and timestamps; nil before its numbering started.
+    private func rewritten(_ report: RTCPSenderReport, on down: DownTrack) -> RTCPSenderReport? {
+        guard let rtpTimestamp = down.rewriter.outputTimestamp(for: report.rtpTimestamp) else { return nil }
+        var rewritten = report
+        rewritten.ssrc = down.ssrc
+        rewritten.rtpTimestamp = rtpTimestamp
+        rewritten.reportBlocks = []
+        return rewritten
     }
 }

@@ -16,6 +16,22 @@ import Testing
         #expect(timeline.pts(kind: .video, timestamp: 77, arrival: t0 + .milliseconds(110)) == 12_001)
     }
 
+    /// A subscriber's video starts from the publisher's kept keyframe, captured 1.5 s before
+    /// the first audio yet arriving with it: by the sender reports' capture times the two still
+    /// line up (by arrival the video would be 1.5 s late all along).
+    @Test func streamsStartWhereTheirFirstPacketWasCaptured() {
+        var timeline = RecordingTimeline()
+        let wall = 1_800_000_000.0
+        #expect(timeline.pts(kind: .video, timestamp: 3_000, arrival: t0, captured: wall) == 0)
+        #expect(timeline.pts(kind: .audio, timestamp: 9_600, arrival: t0 + .milliseconds(5), captured: wall + 1.5) == 72_000)
+        // A frame captured with that audio gets its time.
+        #expect(timeline.pts(kind: .video, timestamp: 3_000 + 135_000, arrival: t0 + .milliseconds(40), captured: wall + 1.5) == 135_000)
+        // Without reports a stream starts where it arrived, as before.
+        var arrivals = RecordingTimeline()
+        #expect(arrivals.pts(kind: .video, timestamp: 3_000, arrival: t0) == 0)
+        #expect(arrivals.pts(kind: .audio, timestamp: 9_600, arrival: t0 + .milliseconds(5)) == 240)
+    }
+
     /// A publisher that reconnects (a new SSRC, or its timestamps started over under the same
     /// one) goes on from its arrival: 3 s of media, a 2 s gap, 3 s more make a timeline of 8 s,
     /// not the hours between two random timestamp bases.

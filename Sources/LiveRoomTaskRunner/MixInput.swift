@@ -14,6 +14,10 @@ import NIOCore
 /// before it is drawn, while it is still in the cache. Opus packets are
 /// decoded, converted to the task's output rate and channels, and queued until the mixer
 /// takes them. Confined to the task's thread.
+///
+/// Lip sync: the sound mixed now arrived as long ago as the audio queue is deep (60 ms or
+/// more, against network jitter), so a frame is drawn only once it has waited as long
+/// (``audioLatency``); drawn as it came, the picture ran ahead of the sound by that much.
 final class MixInput {
     /// A complete encoded video frame, as a relay passes it on.
     struct EncodedFrame {
@@ -21,6 +25,8 @@ final class MixInput {
         var data: [UInt8]
         var isKeyframe: Bool
         var rtpTimestamp: UInt32
+        /// When its first packet arrived.
+        var arrival: ContinuousClock.Instant
         /// The SEI messages it carries, as far as the input's limits admit them.
         var sei: [TaggedSEIMessage] = []
     }
@@ -52,6 +58,9 @@ final class MixInput {
     private var audio: [Int16] = []
     /// Audio is taken only once a little is queued, so network jitter does not cut it up.
     private var audioPrimed = false
+    /// How long the sound taken for the mix waited in the queue, smoothed; zero while the
+    /// input has no audio.
+    private(set) var audioLatency = Duration.zero
 
     /// - Parameters:
     ///   - outputRate: the task's audio sample rate.
@@ -96,7 +105,7 @@ final class MixInput {
                         return false
                     }
                 }
-                return .frame(EncodedFrame(codec: codec, data: data, isKeyframe: frame.isKeyframe, rtpTimestamp: frame.timestamp, sei: sei))
+                return .frame(EncodedFrame(codec: codec, data: data, isKeyframe: frame.isKeyframe, rtpTimestamp: frame.timestamp, arrival: frame.firstArrival, sei: sei))
             case .requestKeyframe:
                 return .requestKeyframe
             case .nack:
@@ -114,24 +123,27 @@ final class MixInput {
     /// one or two arrive.
     static let maximumQueuedFrames = 16
 
-    /// Keeps a frame for ``decodeQueued()``. When the queue is full it is decoded now, and
-    /// the result is returned; otherwise nothing is decoded.
+    /// Keeps a frame for ``decodeQueued(drawnAt:)``. When the queue is full it is decoded
+    /// now, and the result is returned; otherwise nothing is decoded.
     func queue(_ frame: EncodedFrame) -> (decoded: Int, failed: Int) {
         queuedFrames.append(frame)
         guard queuedFrames.count > Self.maximumQueuedFrames else { return (0, 0) }
         return decodeQueued()
     }
 
-    /// Whether frames are waiting for ``decodeQueued()``.
+    /// Whether frames are waiting for ``decodeQueued(drawnAt:)``.
     var hasQueuedFrames: Bool { !queuedFrames.isEmpty }
 
-    /// Decodes the queued frames, oldest first, into ``picture``.
-    func decodeQueued() -> (decoded: Int, failed: Int) {
+    /// Decodes the queued frames, oldest first, into ``picture``: with `drawnAt` those due
+    /// by then (arrived at least ``audioLatency`` before it), without it all of them.
+    func decodeQueued(drawnAt time: ContinuousClock.Instant? = nil) -> (decoded: Int, failed: Int) {
         var decoded = 0, failed = 0
-        for frame in queuedFrames {
+        var due = queuedFrames.count
+        if let time { due = queuedFrames.firstIndex { $0.arrival + audioLatency > time } ?? queuedFrames.count }
+        for frame in queuedFrames.prefix(due) {
             if decode(frame) { decoded += 1 } else { failed += 1 }
         }
-        queuedFrames.removeAll(keepingCapacity: true)
+        queuedFrames.removeFirst(due)
         return (decoded, failed)
     }
 
@@ -192,6 +204,9 @@ final class MixInput {
         let wanted = count * outputChannels
         var samples = Array(audio.prefix(wanted))
         audio.removeFirst(samples.count)
+        // The samples taken waited, on average, what is left behind them and half of themselves.
+        let waited = Duration.seconds(Double(audio.count / outputChannels + count / 2) / Double(outputRate))
+        audioLatency = audioLatency == .zero ? waited : audioLatency * 0.9 + waited * 0.1
         if samples.count < wanted {
             samples += [Int16](repeating: 0, count: wanted - samples.count)
             if audio.isEmpty { audioPrimed = false }

@@ -49,6 +49,7 @@ extension PublishTaskRunner {
     }
 
     func produceVideo(now: ContinuousClock.Instant, forceKeyframe: Bool) {
+        drawTime = now
         let interval = frameInterval
         // Behind by more than a frame: skip the missed ticks instead of bunching them.
         var skipped = 0
@@ -84,7 +85,7 @@ extension PublishTaskRunner {
     func decodeQueued(_ input: MixInput) {
         guard input.hasQueuedFrames else { return }
         let size = input.picture.map { VideoSize(width: $0.width, height: $0.height) }
-        let result = input.decodeQueued()
+        let result = input.decodeQueued(drawnAt: drawTime)
         if input.picture.map({ VideoSize(width: $0.width, height: $0.height) }) != size { mixVolumes = nil }
         if result.failed > 0 { requestKeyframe(input.user) }
         count {

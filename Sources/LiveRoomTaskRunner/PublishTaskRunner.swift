@@ -109,6 +109,8 @@ public final class PublishTaskRunner: @unchecked Sendable {
     /// picture's size changed since it was worked out.
     var mixVolumes: [MixUser: Int]?
     var nextVideo: ContinuousClock.Instant
+    /// When the output frame being drawn is drawn: inputs decode the frames due by then.
+    var drawTime: ContinuousClock.Instant?
     var nextAudioFrame: Int64 = 0
     var meter: EncodingMeter
 

@@ -61,6 +61,32 @@ func rtp(_ payload: ByteBuffer, seq: UInt16, ts: UInt32, marker: Bool = false, p
         #expect(abs(Int(pixel.y) - Int(YUVColor(rgb: 0x00FF00).y)) < 12)
     }
 
+    /// A frame is drawn once it has waited as long as the sound mixed with it: the audio
+    /// queue's depth (here about 89 ms: 100 ms queued, 1024 samples taken at 48 kHz, what is
+    /// left plus half of what was taken), or at once when the input has no audio.
+    @Test func framesWaitAsLongAsTheSoundMixedWithThem() throws {
+        let input = try MixInput(user: MixUser(userId: "a", roomId: "r"), outputRate: 48_000, outputChannels: 2)
+        let frame = { (arrival: ContinuousClock.Instant) in
+            MixInput.EncodedFrame(codec: .vp8, data: [0x00], isKeyframe: false, rtpTimestamp: 0, arrival: arrival)
+        }
+        _ = input.queue(frame(now))
+        let first = input.decodeQueued(drawnAt: now)
+        #expect(first.decoded + first.failed == 1, "no audio: drawn at once")
+        let encoder = try OpusEncoder()
+        let tone = ToneSource(frequency: 440)
+        for index in 0..<5 { input.receiveAudio(try encoder.encode(tone.nextFrame(index: index)).data) }
+        _ = try #require(input.takeAudio(count: 1024, pts: 0))
+        #expect(abs(input.audioLatency.inMilliseconds - 89.3) < 1, "\(input.audioLatency)")
+        for offset in [0, 40] { _ = input.queue(frame(now + .milliseconds(offset))) }
+        let early = input.decodeQueued(drawnAt: now + .milliseconds(60))
+        #expect(early.decoded + early.failed == 0, "neither has waited 89 ms")
+        let one = input.decodeQueued(drawnAt: now + .milliseconds(100))
+        #expect(one.decoded + one.failed == 1)
+        #expect(input.hasQueuedFrames)
+        let rest = input.decodeQueued()
+        #expect(rest.decoded + rest.failed == 1 && !input.hasQueuedFrames)
+    }
+
     /// A square wave whose RMS is `dbfs` below full scale.
     static func square(dbfs: Double, count: Int = 960) -> [Int16] {
         let amplitude = Int16((32768 * pow(10, dbfs / 20)).rounded())

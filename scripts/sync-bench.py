@@ -27,6 +27,7 @@ The offset is the white picture's time minus the beep's (positive: video late), 
 matched to a beep within 1 s; the table gives the claps matched, the median and the largest
 offset. The first row analyses the clapper file itself: the analyser's own error.
 """
+import http.server
 import json
 import os
 import re
@@ -47,6 +48,8 @@ publishers = sys.argv[3].split(",") if len(sys.argv) > 3 else ["cli", "webrtcbin
 APP, KEY = "1400000002", "sync-bench-secret"
 WIDTH, HEIGHT, FPS = 320, 180, 30
 INTEROP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Tests", "Interop")
+sys.path.insert(0, INTEROP)
+from clapper import analyse, make_clapper, match  # noqa: E402
 CHROMIUM_FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream",
                   "--allow-loopback-in-peer-connection", "--autoplay-policy=no-user-gesture-required", "--disable-background-timer-throttling",
                   "--disable-renderer-backgrounding", "--no-first-run", "--disable-extensions", "--disable-dev-shm-usage"]
@@ -65,6 +68,33 @@ class Reader:
         self.process, self.name, self.events = process, name, []
         self.lock = threading.Lock()
         threading.Thread(target=self.run, daemon=True).start()
+
+    def chromium_to_itself(self):
+        """The watch page's baseline: Chromium playing the clapper from its fake devices through a
+        peer connection to itself (no server), measured the same two ways."""
+        with open(f"{self.work}/loop.html", "w") as out:
+            out.write(LOOP_PAGE)
+        class Files(http.server.SimpleHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+        handler = lambda *args: Files(*args, directory=self.work)
+        files = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=files.serve_forever, daemon=True).start()
+        try:
+            browser = DevTools(self, "loop", [*CHROMIUM_FLAGS, f"--user-data-dir={self.work}/chromium-loop",
+                                              f"--use-file-for-fake-video-capture={self.work}/clapper.y4m",
+                                              f"--use-file-for-fake-audio-capture={self.work}/clapper.wav"],
+                               f"http://127.0.0.1:{files.server_address[1]}/loop.html")
+            time.sleep(3)
+            page = browser.page()
+            audio_state = browser.evaluate(page, PLAYOUT_PROBE)
+            time.sleep(seconds)
+            playout = browser.evaluate(page, "window.__sync")
+            self.stop(browser.process)
+        finally:
+            files.shutdown()
+        return playout_rows("Chromium to itself (local peer connection, no server)", playout, audio_state, seconds // 2)
 
     def run(self):
         for line in self.process.stdout:
@@ -90,67 +120,21 @@ class Reader:
             return [event for stamp, event in self.events if event.get("event") == name and stamp >= since]
 
 
-def make_clapper(work, length):
-    """The clapper as a file for the CLI and webrtcbin, and as .y4m and .wav for Chromium's fake devices."""
-    video = (f"color=c=black:s={WIDTH}x{HEIGHT}:r={FPS}:d={length},"
-             "drawbox=x=0:y=0:w=iw:h=ih:color=white:t=fill:enable='lt(mod(t+1\\,2)\\,0.1)'")
-    audio = f"aevalsrc=if(lt(mod(t+1\\,2)\\,0.1)\\,0.25*sin(2*PI*1000*t)\\,0):s=48000:d={length}:c=stereo"
-    run = lambda *args: subprocess.run(["ffmpeg", "-v", "error", "-y", *args], check=True)
-    run("-f", "lavfi", "-i", video, "-f", "lavfi", "-i", audio, "-c:v", "libx264", "-preset", "ultrafast", "-g", str(FPS),
-        "-pix_fmt", "yuv420p", "-c:a", "pcm_s16le", f"{work}/clapper.mkv")
-    run("-f", "lavfi", "-i", video, "-pix_fmt", "yuv420p", f"{work}/clapper.y4m")
-    run("-f", "lavfi", "-i", audio, "-c:a", "pcm_s16le", f"{work}/clapper.wav")
-
-
-def series(text, key):
-    """(pts_time, value) pairs from ffmpeg's metadata=print output."""
-    out, stamp = [], None
-    for line in text.splitlines():
-        found = re.search(r"pts_time:([-0-9.]+)", line)
-        if found:
-            stamp = float(found.group(1))
-        elif line.startswith(key + "=") and stamp is not None:
-            value = line.split("=", 1)[1]
-            out.append((stamp, float(value) if value not in ("-inf", "inf", "nan") else -200.0))
-    return out
-
-
-def onsets(values, threshold, quiet):
-    """Times where the value goes above `threshold` after at least `quiet` seconds below it."""
-    found, last = [], None
-    for stamp, value in values:
-        if value > threshold:
-            if last is None or stamp - last > quiet:
-                found.append(stamp)
-            last = stamp
-    return found
-
-
-def match(flashes, beeps):
-    """Offsets (ms, video minus audio) of each flash against the nearest beep within 1 s."""
-    offsets = []
-    for flash in flashes:
-        nearest = min(beeps, key=lambda beep: abs(beep - flash), default=None)
-        if nearest is not None and abs(nearest - flash) < 1.0:
-            offsets.append((flash - nearest) * 1000)
-    return offsets
-
-
-def analyse(path):
-    """Offsets in a recording: the white pictures' pts against the beeps' onsets (1 ms windows)."""
-    ffmpeg = lambda *args: subprocess.run(["ffmpeg", "-v", "error", "-i", path, *args, "-f", "null", "-"], capture_output=True, text=True, timeout=120).stdout
-    luma = series(ffmpeg("-map", "0:v:0", "-vf", "scale=16:16,signalstats,metadata=mode=print:key=lavfi.signalstats.YAVG:file=-"),
-                  "lavfi.signalstats.YAVG")
-    level = series(ffmpeg("-map", "0:a:0", "-af", "aresample=48000,asetnsamples=n=48:p=0,astats=metadata=1:reset=1,"
-                          "ametadata=mode=print:key=lavfi.astats.Overall.RMS_level:file=-"), "lavfi.astats.Overall.RMS_level")
-    return match(onsets(luma, 128, 0.5), onsets(level, -30, 0.5))
-
-
 def row(name, offsets, expected, delays=None):
     if not offsets:
         return f"| {name} | 0/{expected} | - | - | {delay_text(delays)} |"
     largest = max(offsets, key=abs)
     return f"| {name} | {len(offsets)}/{expected} | {statistics.median(offsets):+.0f} | {largest:+.0f} | {delay_text(delays)} |"
+
+
+def playout_rows(name, playout, audio_state, expected):
+    """The page's two measures: the probe's (white picture presented against the beep heard),
+    and Chromium's own (getStats: the capture time of the audio played now minus that of the
+    picture shown, every 500 ms)."""
+    heard = match([t / 1000 for t in playout["flashes"]], [t / 1000 for t in playout["beeps"]])
+    stats = playout["stats"][4:]
+    own = f"| {name}, getStats estimatedPlayoutTimestamp | {len(stats)} reads | {statistics.median(stats):+.0f} | {max(stats, key=abs):+.0f} | - |" if stats else f"| {name}, getStats | 0 reads | - | - | - |"
+    return [row(f"{name}, probe (audio {audio_state})", heard, expected), own]
 
 
 def delay_text(delays):
@@ -238,7 +222,18 @@ class Bench:
             "VideoParams": {"VideoEncode": {"Width": WIDTH, "Height": HEIGHT, "Fps": FPS, "BitRate": 600, "Gop": 1},
                             "LayoutParams": {"MixLayoutMode": 3}},
             "PublishCdnParams": [{"PublishCdnUrl": stream}]})["TaskId"]
+        watcher = DevTools(self, f"{room}-watch", [*CHROMIUM_FLAGS, f"--user-data-dir={self.work}/chromium-watch-{room}"],
+                           f"{self.url}/watch/{room}?userId=watcher&userSig={self.usersig('watcher')}")
         time.sleep(2)
+        page = watcher.page()
+        # The probe's AudioWorklet is a blob: script, which the page's Content-Security-Policy refuses.
+        watcher.send("Page.enable", {}, page)
+        watcher.send("Page.setBypassCSP", {"enabled": True}, page)
+        # The page's peer connections, for getStats.
+        watcher.send("Page.addScriptToEvaluateOnNewDocument", {"source": PEER_CONNECTIONS}, page)
+        watcher.send("Page.reload", {}, page)
+        time.sleep(2)
+        audio_state = watcher.evaluate(page, PLAYOUT_PROBE)
         capture, _ = self.start(["ffmpeg", "-v", "error", "-y", "-i", stream, "-t", str(seconds), "-c", "copy", f"{self.work}/mix-{kind}.flv"],
                                 f"{room}-capture")
         started = time.monotonic()
@@ -246,6 +241,8 @@ class Bench:
         delays = [stat["point2PointDelay"] for event in viewer_events.named("onStatistics", since=started + 4)
                   for stat in event.get("remoteStatistics", []) if stat.get("userId") == user and "point2PointDelay" in stat]
         capture.wait(timeout=30)
+        playout = watcher.evaluate(page, "window.__sync")
+        self.stop(watcher.process)
         self.admin("StopPublishCdnStream", {"SdkAppId": int(APP), "TaskId": task})
         viewer.stdin.write("leave\n")
         viewer.stdin.flush()
@@ -253,10 +250,38 @@ class Bench:
         self.stop(publisher)
         claps = seconds // 2
         return [row(f"{kind} → CLI viewer's recording", analyse(f"{self.work}/rec-{kind}/{user}.mkv"), claps + 2, delays),
-                row(f"{kind} → mix to nginx-rtmp", analyse(f"{self.work}/mix-{kind}.flv"), claps)]
+                row(f"{kind} → mix to nginx-rtmp", analyse(f"{self.work}/mix-{kind}.flv"), claps),
+                *playout_rows(f"{kind} → watch page playout", playout, audio_state, claps + 1)]
+
+    def chromium_to_itself(self):
+        """The watch page's baseline: Chromium playing the clapper from its fake devices through a
+        peer connection to itself (no server), measured the same two ways."""
+        with open(f"{self.work}/loop.html", "w") as out:
+            out.write(LOOP_PAGE)
+        class Files(http.server.SimpleHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+        handler = lambda *args: Files(*args, directory=self.work)
+        files = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=files.serve_forever, daemon=True).start()
+        try:
+            browser = DevTools(self, "loop", [*CHROMIUM_FLAGS, f"--user-data-dir={self.work}/chromium-loop",
+                                              f"--use-file-for-fake-video-capture={self.work}/clapper.y4m",
+                                              f"--use-file-for-fake-audio-capture={self.work}/clapper.wav"],
+                               f"http://127.0.0.1:{files.server_address[1]}/loop.html")
+            time.sleep(3)
+            page = browser.page()
+            audio_state = browser.evaluate(page, PLAYOUT_PROBE)
+            time.sleep(seconds)
+            playout = browser.evaluate(page, "window.__sync")
+            self.stop(browser.process)
+        finally:
+            files.shutdown()
+        return playout_rows("Chromium to itself (local peer connection, no server)", playout, audio_state, seconds // 2)
 
     def run(self):
-        make_clapper(self.work, seconds + 30)
+        make_clapper(self.work, seconds + 30, WIDTH, HEIGHT, FPS)
         self.rtmp_port = free_port()
         with open(f"{self.work}/nginx.conf", "w") as conf:
             conf.write(f"""load_module /usr/lib/nginx/modules/ngx_rtmp_module.so;
@@ -270,6 +295,8 @@ rtmp {{ access_log {self.work}/access.log; server {{ listen 127.0.0.1:{self.rtmp
                                 "--log-level", "warning"], "server", json_lines=False)
         self.url = wait_for_url(f"{self.work}/server.log")
         rows = [row("clapper file (the analyser's own error)", analyse(f"{self.work}/clapper.mkv"), (seconds + 30) // 2)]
+        print("sync-bench: Chromium to itself ...", file=sys.stderr, flush=True)
+        rows += self.chromium_to_itself()
         for kind in publishers:
             print(f"sync-bench: {kind} ...", file=sys.stderr, flush=True)
             rows += self.measure(kind)
@@ -290,6 +317,163 @@ def wait_for_url(log, timeout=30):
             return found.group(1)
         time.sleep(0.1)
     raise RuntimeError("the server did not start; see " + log)
+
+
+class DevTools:
+    """Chromium's DevTools protocol over --remote-debugging-pipe (JSON messages ending in NUL on
+    the browser's file descriptors 3 and 4): commands by id, answers matched to them."""
+
+    def __init__(self, bench, name, flags, url):
+        to_browser, self.commands = os.pipe()
+        self.answers, from_browser = os.pipe()
+        command = " ".join(["exec chromium", *flags, "--remote-debugging-pipe", f"'{url}'", f"3<&{to_browser}", f"4>&{from_browser}"])
+        self.process, _ = bench.start(["bash", "-c", command], name, pass_fds=(to_browser, from_browser))
+        os.close(to_browser)
+        os.close(from_browser)
+        self.next_id, self.pending, self.lock = 0, {}, threading.Lock()
+        threading.Thread(target=self.read, daemon=True).start()
+
+    def read(self):
+        buffer = b""
+        while True:
+            chunk = os.read(self.answers, 65536)
+            if not chunk:
+                return
+            buffer += chunk
+            while b"\0" in buffer:
+                message, buffer = buffer.split(b"\0", 1)
+                answer = json.loads(message)
+                with self.lock:
+                    if answer.get("id") in self.pending:
+                        self.pending[answer["id"]] = answer
+
+    def send(self, method, params=None, session=None, timeout=20):
+        with self.lock:
+            self.next_id += 1
+            ident = self.next_id
+            self.pending[ident] = None
+        message = {"id": ident, "method": method, "params": params or {}}
+        if session:
+            message["sessionId"] = session
+        os.write(self.commands, json.dumps(message).encode() + b"\0")
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.lock:
+                answer = self.pending[ident]
+            if answer is not None:
+                if "error" in answer:
+                    raise RuntimeError(f"{method}: {answer['error']}")
+                return answer.get("result", {})
+            time.sleep(0.02)
+        raise RuntimeError(f"{method}: no answer within {timeout} s")
+
+    def page(self):
+        """A flat session on the first page."""
+        targets = self.send("Target.getTargets")["targetInfos"]
+        page = next(t for t in targets if t["type"] == "page")
+        return self.send("Target.attachToTarget", {"targetId": page["targetId"], "flatten": True})["sessionId"]
+
+    def evaluate(self, session, expression):
+        result = self.send("Runtime.evaluate", {"expression": expression, "awaitPromise": True, "returnByValue": True}, session)
+        if "exceptionDetails" in result:
+            raise RuntimeError(f"page: {result['exceptionDetails']}")
+        return result["result"].get("value")
+
+
+PEER_CONNECTIONS = """(() => {
+  const Original = window.RTCPeerConnection;
+  window.__pcs = [];
+  window.RTCPeerConnection = function (...args) { const pc = new Original(...args); window.__pcs.push(pc); return pc; };
+  window.RTCPeerConnection.prototype = Original.prototype;
+  Object.setPrototypeOf(window.RTCPeerConnection, Original);
+})()"""
+
+# Installed in the watch page once it plays: the white picture's presentation time from
+# requestVideoFrameCallback (drawn to a 16x16 canvas), the beep's onset in the audio the page
+# receives (an AudioWorklet on the video element's stream) turned into the same clock by
+# AudioContext.getOutputTimestamp. Both in performance.now() milliseconds.
+PLAYOUT_PROBE = """(async () => {
+  const video = document.getElementById('video');
+  for (let i = 0; i < 200 && !(video.srcObject && video.srcObject.getAudioTracks().length && video.readyState >= 2); i++) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const probe = window.__sync = { flashes: [], beeps: [], error: null };
+  const canvas = new OffscreenCanvas(16, 16);
+  const context = canvas.getContext('2d', { willReadFrequently: true });
+  let bright = -1e9;
+  const onFrame = (now, metadata) => {
+    context.drawImage(video, 0, 0, 16, 16);
+    const pixels = context.getImageData(0, 0, 16, 16).data;
+    let sum = 0;
+    for (let i = 0; i < pixels.length; i += 4) sum += 0.299 * pixels[i] + 0.587 * pixels[i + 1] + 0.114 * pixels[i + 2];
+    if (sum / 256 > 128) {
+      if (metadata.expectedDisplayTime - bright > 500) probe.flashes.push(metadata.expectedDisplayTime);
+      bright = metadata.expectedDisplayTime;
+    }
+    video.requestVideoFrameCallback(onFrame);
+  };
+  video.requestVideoFrameCallback(onFrame);
+  const audio = new AudioContext();
+  const worklet = `registerProcessor('onsets', class extends AudioWorkletProcessor {
+    constructor() { super(); this.loud = -1e9; }
+    process(inputs) {
+      const samples = inputs[0][0];
+      if (samples) for (let i = 0; i < samples.length; i++) {
+        if (Math.abs(samples[i]) > 0.05) {
+          const frame = currentFrame + i;
+          if (frame - this.loud > sampleRate / 2) this.port.postMessage(frame / sampleRate);
+          this.loud = frame;
+        }
+      }
+      return true;
+    }
+  });`;
+  await audio.audioWorklet.addModule(URL.createObjectURL(new Blob([worklet], { type: 'text/javascript' })));
+  const node = new AudioWorkletNode(audio, 'onsets');
+  node.port.onmessage = (event) => {
+    const stamp = audio.getOutputTimestamp();
+    probe.beeps.push(stamp.performanceTime + (event.data - stamp.contextTime) * 1000);
+  };
+  probe.stats = [];
+  setInterval(async () => {
+    const pc = window.__pcs[window.__pcs.length - 1];
+    if (!pc) return;
+    const playout = {};
+    (await pc.getStats()).forEach((s) => { if (s.type === 'inbound-rtp' && s.estimatedPlayoutTimestamp) playout[s.kind] = s.estimatedPlayoutTimestamp; });
+    // Positive: the audio played now was captured later than the picture shown (video late).
+    if (playout.audio && playout.video) probe.stats.push(playout.audio - playout.video);
+  }, 500);
+  audio.createMediaStreamSource(video.srcObject).connect(node);
+  node.connect(audio.destination);
+  await audio.resume();
+  return audio.state;
+})()"""
+
+
+LOOP_PAGE = """<!doctype html>
+<meta charset="utf-8">
+<video id="video" autoplay playsinline muted></video>
+<script type="module">
+const stream = await navigator.mediaDevices.getUserMedia({
+  video: { width: %d, height: %d, frameRate: %d },
+  audio: { echoCancellation: false, noiseSuppression: false, autoGainControl: false },
+});
+const sender = new RTCPeerConnection(), receiver = new RTCPeerConnection();
+window.__pcs = [receiver];
+sender.onicecandidate = (event) => event.candidate && receiver.addIceCandidate(event.candidate);
+receiver.onicecandidate = (event) => event.candidate && sender.addIceCandidate(event.candidate);
+for (const track of stream.getTracks()) sender.addTrack(track, stream);
+receiver.ontrack = (event) => {
+  const video = document.getElementById('video');
+  if (video.srcObject !== event.streams[0]) video.srcObject = event.streams[0];
+  video.play().catch(() => {});
+};
+await sender.setLocalDescription(await sender.createOffer());
+await receiver.setRemoteDescription(sender.localDescription);
+await receiver.setLocalDescription(await receiver.createAnswer());
+await sender.setRemoteDescription(receiver.localDescription);
+</script>
+""" % (WIDTH, HEIGHT, FPS)
 
 
 PUBLISH_PAGE = """<!doctype html>

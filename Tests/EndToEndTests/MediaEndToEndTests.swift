@@ -246,6 +246,41 @@ struct MediaEndToEndTests {
         for publisher in publishers { #expect(try await publisher.waitForExit(timeout: .seconds(30)) == 0, "\(publisher.standardError.suffix(1000))") }
     }
 
+    /// A viewer that joins 4 s after the publisher records sound and picture in step: the
+    /// clapper's white picture and beep (Tests/Interop/clapper.py) at most 40 ms apart. Its
+    /// video starts from the publisher's kept keyframe, up to a GOP older than its first audio:
+    /// placed by arrival, the picture ran that much late (995 ms for webrtcbin); the sender
+    /// report the server sends with the first packet places it where it was captured.
+    @Test(.requires(.gstreamerWebRTC, .ffprobe), arguments: ["cli", "webrtcbin"])
+    func aLateViewersRecordingKeepsLipSync(publisher: String) async throws {
+        let scope = try ProcessScope()
+        defer { scope.stopAll() }
+        let server = try await TestServer.start(in: scope)
+        let directory = scope.dataDirectory.appendingPathComponent("clapper")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let maker = try scope.startPython("clapper.py", ["make", directory.path, "40"], name: "clapper")
+        #expect(try await maker.waitForExit(timeout: .seconds(60)) == 0, "\(maker.standardError.suffix(1000))")
+        let clapper = directory.appendingPathComponent("clapper.mkv").path
+        if publisher == "cli" {
+            let anchor = try await server.enteredWithMedia(
+                "anchor", role: "anchor", media: ["--publish", "file:" + clapper, "--resolution", "320x180", "--fps", "30", "--bitrate", "600"], in: scope)
+            try await anchor.waitForEvent("onPublishAnswer")
+        } else {
+            _ = try scope.startPython("whip_publish.py", [server.url + "/whip/room1/anchor", server.userSig("anchor"), "30", "vp8", clapper], name: "webrtcbin WHIP")
+        }
+        try await Task.sleep(for: .seconds(4))
+        let recordings = scope.dataDirectory.appendingPathComponent("rec")
+        let fan = try await server.enteredWithMedia("fan", media: ["--record", recordings.path], in: scope)
+        try await fan.waitForEvent("onFirstVideoFrame", timeout: .seconds(15)) { $0["userId"] == "anchor" }
+        try await Task.sleep(for: .seconds(9))
+        fan.send("leave")
+        #expect(try await fan.waitForExit(timeout: .seconds(10)) == 0)
+        let analysis = try scope.startPython("clapper.py", ["analyse", recordings.appendingPathComponent("anchor.mkv").path], name: "analyse")
+        #expect(try await analysis.waitForExit(timeout: .seconds(60)) == 0, "\(analysis.standardError.suffix(1000))")
+        let offsets = try JSONValue.parse(try #require(analysis.output.last))["offsets"]?.arrayValue?.compactMap(\.doubleValue) ?? []
+        #expect(offsets.count >= 3 && offsets.allSatisfy { abs($0) <= 40 }, "white picture minus beep, ms: \(offsets)")
+    }
+
     @Test func whipRefusesBadRequests() async throws {
         let scope = try ProcessScope()
         defer { scope.stopAll() }

@@ -20,9 +20,14 @@ For each, three receivers:
   point2PointDelay its onStatistics reports (after the first 4 s);
 - a mix of the room (StartPublishCdnStream, grid, 320x180 at 30 fps) pushed to nginx-rtmp and
   recorded from there with ffmpeg: the offset in that recording;
-- the watch page in headless Chromium (WHEP): the offset of its playout, measured in the page
-  (requestVideoFrameCallback's presentation time of the white picture against the beep's
-  onset in the audio the page receives, in an AudioWorklet, both on the page's clock).
+- the watch page in headless Chromium (WHEP), driven over its DevTools pipe: the offset of its
+  playout measured two ways. The probe: requestVideoFrameCallback's presentation time of the
+  white picture against the beep's onset in the audio the page receives (an AudioWorklet on the
+  video element's stream, put on the page's clock with AudioContext.getOutputTimestamp); the
+  audio there goes through Web Audio, not the element's own output. getStats: Chromium's own
+  estimatedPlayoutTimestamp of the audio played now minus that of the picture shown, every
+  500 ms. The baseline for both is Chromium playing the clapper to itself through a local peer
+  connection, no server (a page served by the bench over http).
 The offset is the white picture's time minus the beep's (positive: video late), for each clap
 matched to a beep within 1 s; the table gives the claps matched, the median and the largest
 offset. The first row analyses the clapper file itself: the analyser's own error.
@@ -94,7 +99,7 @@ class Reader:
             self.stop(browser.process)
         finally:
             files.shutdown()
-        return playout_rows("Chromium to itself (local peer connection, no server)", playout, audio_state, seconds // 2)
+        return playout_rows("Chromium to itself (local peer connection, no server)", playout, audio_state)
 
     def run(self):
         for line in self.process.stdout:
@@ -120,21 +125,21 @@ class Reader:
             return [event for stamp, event in self.events if event.get("event") == name and stamp >= since]
 
 
-def row(name, offsets, expected, delays=None):
+def row(name, offsets, delays=None):
     if not offsets:
-        return f"| {name} | 0/{expected} | - | - | {delay_text(delays)} |"
+        return f"| {name} | 0 | - | - | {delay_text(delays)} |"
     largest = max(offsets, key=abs)
-    return f"| {name} | {len(offsets)}/{expected} | {statistics.median(offsets):+.0f} | {largest:+.0f} | {delay_text(delays)} |"
+    return f"| {name} | {len(offsets)} | {statistics.median(offsets):+.0f} | {largest:+.0f} | {delay_text(delays)} |"
 
 
-def playout_rows(name, playout, audio_state, expected):
+def playout_rows(name, playout, audio_state):
     """The page's two measures: the probe's (white picture presented against the beep heard),
     and Chromium's own (getStats: the capture time of the audio played now minus that of the
     picture shown, every 500 ms)."""
     heard = match([t / 1000 for t in playout["flashes"]], [t / 1000 for t in playout["beeps"]])
     stats = playout["stats"][4:]
     own = f"| {name}, getStats estimatedPlayoutTimestamp | {len(stats)} reads | {statistics.median(stats):+.0f} | {max(stats, key=abs):+.0f} | - |" if stats else f"| {name}, getStats | 0 reads | - | - | - |"
-    return [row(f"{name}, probe (audio {audio_state})", heard, expected), own]
+    return [row(f"{name}, probe (audio {audio_state})", heard), own]
 
 
 def delay_text(delays):
@@ -199,14 +204,13 @@ class Bench:
                                      kind.split("-")[1], f"{self.work}/clapper.mkv"], f"{room}-{user}")
             return process
         codec = kind.split("-")[1]
-        page = f"{self.work}/publish.html"
-        with open(page, "w") as out:
-            out.write(PUBLISH_PAGE)
+        page = os.path.abspath(f"{INTEROP}/whip_publish.html")
         profile = f"{self.work}/chromium-{room}"
         process, _ = self.start(["chromium", *CHROMIUM_FLAGS, f"--user-data-dir={profile}",
                                  f"--use-file-for-fake-video-capture={self.work}/clapper.y4m",
                                  f"--use-file-for-fake-audio-capture={self.work}/clapper.wav",
-                                 f"file://{page}#url={whip}&token={self.usersig(user)}&codec={codec}"], f"{room}-{user}")
+                                 f"file://{page}#url={whip}&token={self.usersig(user)}&codec={codec}&width={WIDTH}&height={HEIGHT}&fps={FPS}"],
+                                f"{room}-{user}")
         return process
 
     def measure(self, kind):
@@ -248,10 +252,9 @@ class Bench:
         viewer.stdin.flush()
         viewer.wait(timeout=20)
         self.stop(publisher)
-        claps = seconds // 2
-        return [row(f"{kind} → CLI viewer's recording", analyse(f"{self.work}/rec-{kind}/{user}.mkv"), claps + 2, delays),
-                row(f"{kind} → mix to nginx-rtmp", analyse(f"{self.work}/mix-{kind}.flv"), claps),
-                *playout_rows(f"{kind} → watch page playout", playout, audio_state, claps + 1)]
+        return [row(f"{kind} → CLI viewer's recording", analyse(f"{self.work}/rec-{kind}/{user}.mkv"), delays),
+                row(f"{kind} → mix to nginx-rtmp", analyse(f"{self.work}/mix-{kind}.flv")),
+                *playout_rows(f"{kind} → watch page playout", playout, audio_state)]
 
     def chromium_to_itself(self):
         """The watch page's baseline: Chromium playing the clapper from its fake devices through a
@@ -278,7 +281,7 @@ class Bench:
             self.stop(browser.process)
         finally:
             files.shutdown()
-        return playout_rows("Chromium to itself (local peer connection, no server)", playout, audio_state, seconds // 2)
+        return playout_rows("Chromium to itself (local peer connection, no server)", playout, audio_state)
 
     def run(self):
         make_clapper(self.work, seconds + 30, WIDTH, HEIGHT, FPS)
@@ -294,7 +297,7 @@ rtmp {{ access_log {self.work}/access.log; server {{ listen 127.0.0.1:{self.rtmp
                                 "--data-dir", f"{self.work}/data", "--sdk-app-id", APP, "--secret-key", KEY, "--egress-allow", "127.0.0.1",
                                 "--log-level", "warning"], "server", json_lines=False)
         self.url = wait_for_url(f"{self.work}/server.log")
-        rows = [row("clapper file (the analyser's own error)", analyse(f"{self.work}/clapper.mkv"), (seconds + 30) // 2)]
+        rows = [row("clapper file (the analyser's own error)", analyse(f"{self.work}/clapper.mkv"))]
         print("sync-bench: Chromium to itself ...", file=sys.stderr, flush=True)
         rows += self.chromium_to_itself()
         for kind in publishers:
@@ -472,37 +475,6 @@ await sender.setLocalDescription(await sender.createOffer());
 await receiver.setRemoteDescription(sender.localDescription);
 await receiver.setLocalDescription(await receiver.createAnswer());
 await sender.setRemoteDescription(receiver.localDescription);
-</script>
-""" % (WIDTH, HEIGHT, FPS)
-
-
-PUBLISH_PAGE = """<!doctype html>
-<meta charset="utf-8">
-<title>sync-bench publisher</title>
-<script type="module">
-const params = new URLSearchParams(location.hash.slice(1));
-const stream = await navigator.mediaDevices.getUserMedia({
-  video: { width: %d, height: %d, frameRate: %d },
-  audio: { echoCancellation: false, noiseSuppression: false, autoGainControl: false },
-});
-const pc = new RTCPeerConnection();
-for (const track of stream.getTracks()) {
-  const transceiver = pc.addTransceiver(track, { direction: "sendonly", streams: [stream] });
-  if (track.kind === "video") {
-    const codec = "video/" + params.get("codec");
-    transceiver.setCodecPreferences(RTCRtpSender.getCapabilities("video").codecs.filter((c) =>
-      c.mimeType.toLowerCase() === codec && (codec !== "video/h264" || (c.sdpFmtpLine || "").includes("packetization-mode=1"))));
-  }
-}
-await pc.setLocalDescription(await pc.createOffer());
-await new Promise((resolve) => {
-  pc.onicegatheringstatechange = () => pc.iceGatheringState === "complete" && resolve();
-  setTimeout(resolve, 2000);
-});
-const answer = await fetch(params.get("url"), {
-  method: "POST", headers: { "Content-Type": "application/sdp", Authorization: "Bearer " + params.get("token") }, body: pc.localDescription.sdp,
-});
-await pc.setRemoteDescription({ type: "answer", sdp: await answer.text() });
 </script>
 """ % (WIDTH, HEIGHT, FPS)
 

@@ -11,8 +11,11 @@ struct HeadlessChromium {
     /// The browser's DevTools WebSocket (`ws://127.0.0.1:PORT/devtools/browser/ID`).
     let browserURL: String
 
-    static func start(in scope: ProcessScope) async throws -> HeadlessChromium {
-        let profile = scope.dataDirectory.appendingPathComponent("chromium-profile")
+    /// - Parameters:
+    ///   - arguments: more command-line switches (fake media devices, say).
+    ///   - url: the page it opens.
+    static func start(in scope: ProcessScope, arguments: [String] = [], url: String = "about:blank") async throws -> HeadlessChromium {
+        let profile = scope.dataDirectory.appendingPathComponent("chromium-profile-\(UInt32.random(in: 0...UInt32.max))")
         try FileManager.default.createDirectory(at: profile, withIntermediateDirectories: true)
         let process = try scope.start(
             RequiredTool.chromium.path,
@@ -21,8 +24,7 @@ struct HeadlessChromium {
                 "--user-data-dir=\(profile.path)", "--autoplay-policy=no-user-gesture-required", "--allow-loopback-in-peer-connection",
                 "--remote-allow-origins=*", "--disable-gpu", "--no-first-run", "--no-default-browser-check", "--disable-background-networking", "--disable-extensions",
                 "--disable-dev-shm-usage", "--mute-audio", "--disable-renderer-backgrounding", "--disable-background-timer-throttling",
-                "about:blank",
-            ],
+            ] + arguments + [url],
             name: "chromium")
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {

@@ -172,7 +172,7 @@ public final class SFURouter {
         case .rtp(let id):
             guard let peer = peers[id] else { return }
             // Decrypted in place, parsed once, and handed on as it is (no event, no array).
-            guard let packet = peer.transport.unprotectRTP(datagram, from: source) else {
+            guard let packet = peer.transport.unprotectRTP(datagram, from: source, now: now) else {
                 countDropped(.unprotected)
                 return
             }
@@ -180,7 +180,7 @@ public final class SFURouter {
             return
         case .rtcp(let id):
             guard let peer = peers[id] else { return }
-            let events = peer.transport.receive(rtcp: datagram, from: source)
+            let events = peer.transport.receive(rtcp: datagram, from: source, now: now)
             if events.isEmpty { countDropped(.unprotected) }
             handle(events, of: peer, now: now, into: &outputs)
             return

@@ -95,7 +95,7 @@ public final class PeerTransport {
         guard !isClosed else { return nil }
         let iceTimeout: ContinuousClock.Instant?
         switch ice {
-        case .lite(let agent): iceTimeout = agent.consentDeadline
+        case .lite(let agent): iceTimeout = max(agent.consentDeadline, lastMediaReceived.map { $0 + agent.consentTimeout } ?? agent.consentDeadline)
         case .controlling(let agent): iceTimeout = agent.nextTimeout
         }
         return [iceTimeout, dtls.nextTimeout, isConnected ? nil : connectDeadline].compactMap { $0 }.min()
@@ -110,7 +110,12 @@ public final class PeerTransport {
         }
         switch ice {
         case .lite(let agent):
-            if agent.consentExpired(now: now) { return close(reason: "ICE consent expired: no check for \(agent.consentTimeout)") }
+            // Authenticated media from the peer keeps consent too: libnice (GStreamer's
+            // webrtcbin) keeps a session with binding indications every 25 s, which carry no
+            // integrity, instead of RFC 7675's checks, and its sessions ended after 30 s.
+            if agent.consentExpired(now: now), lastMediaReceived.map({ now - $0 >= agent.consentTimeout }) ?? true {
+                return close(reason: "ICE consent expired: no check and no media for \(agent.consentTimeout)")
+            }
         case .controlling(var agent):
             let actions = agent.tick(now: now)
             ice = .controlling(agent)
@@ -143,13 +148,14 @@ public final class PeerTransport {
         case .rtp:
             return noteMedia(receive(rtp: datagram, from: source), now: now)
         case .rtcp:
-            return noteMedia(receive(rtcp: datagram, from: source), now: now)
+            return receive(rtcp: datagram, from: source, now: now)
         case .unknown:
             return []
         }
     }
 
-    /// When SRTP or SRTCP from the peer last decrypted (through ``receive(_:from:now:)``).
+    /// When SRTP or SRTCP from the peer last decrypted (it holds the session's keys and sends
+    /// from the selected address): the client's ICE restart and the server's consent use it.
     public private(set) var lastMediaReceived: ContinuousClock.Instant?
 
     private func noteMedia(_ events: [Event], now: ContinuousClock.Instant) -> [Event] {
@@ -170,15 +176,15 @@ public final class PeerTransport {
     }
 
     /// An SRTCP packet the media port classified and routed here.
-    public func receive(rtcp datagram: ByteBuffer, from source: TransportAddress) -> [Event] {
+    public func receive(rtcp datagram: ByteBuffer, from source: TransportAddress, now: ContinuousClock.Instant) -> [Event] {
         guard !isClosed else { return [] }
-        return unprotect(datagram, from: source, rtcp: true).map { [.rtcp($0)] } ?? []
+        return noteMedia(unprotect(datagram, from: source, rtcp: true).map { [.rtcp($0)] } ?? [], now: now)
     }
 
     /// An SRTP packet the media port classified and routed here, decrypted in place: the RTP
     /// packet, in the datagram's own storage (copied once only when something else holds it),
     /// or nil (counted). The SFU's way, with no event and no array per packet.
-    public func unprotectRTP(_ datagram: ByteBuffer, from source: TransportAddress) -> ByteBuffer? {
+    public func unprotectRTP(_ datagram: ByteBuffer, from source: TransportAddress, now: ContinuousClock.Instant) -> ByteBuffer? {
         guard !isClosed, let (srtpIn, ssrc) = admit(datagram, from: source, rtcp: false) else { return nil }
         var packet = datagram
         let length = packet.readableBytes
@@ -190,6 +196,7 @@ public final class PeerTransport {
             return nil
         }
         inboundSSRCs.insert(ssrc)
+        lastMediaReceived = now
         return packet
     }
 

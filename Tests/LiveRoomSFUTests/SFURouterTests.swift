@@ -594,6 +594,32 @@ struct Network {
         #expect(router.peerCount == 0)
     }
 
+    /// A publisher that sends media but no ICE checks (libnice, as GStreamer's webrtcbin uses
+    /// it, keeps a session with binding indications instead) keeps consent while its media
+    /// decrypts, and loses it 30 s after its media stops.
+    @Test func mediaKeepsConsentWithoutChecks() throws {
+        let now = ContinuousClock.now
+        let router = SFURouter(certificate: try DTLSCertificate(), host: "127.0.0.1", port: 7882)
+        let sections = [SDPNegotiation.OfferedSection(kind: .video, direction: .sendonly, codecs: [(.vp8, 96)], localSSRC: 7)]
+        let publisher = try FakeClient(port: 40_012, sections: sections, negotiate: { offer in
+            try router.publish(owner: 9, roomId: "room", userId: "gst", offer: offer, now: now).answer
+        }, now: now)
+        let network = Network(router: router, clients: [publisher])
+        network.send(from: publisher, publisher.transport.start(now: now), now: now)
+        #expect(publisher.transport.isConnected)
+        func isOpen(at seconds: Int) -> Bool {
+            router.handleTimers(now: now.advanced(by: .seconds(seconds))).allSatisfy { if case .peerClosed = $0 { false } else { true } }
+        }
+        for second in stride(from: 5, through: 50, by: 5) {
+            var packet = SFURouterTests().rtpPacket(pt: 96, seq: UInt16(second), ts: UInt32(second) * 90_000, ssrc: 7, payload: [0x10, 0x11, 0x02, 0x00])
+            _ = router.receive(try #require(publisher.transport.protectRTP(&packet)), from: publisher.address, now: now.advanced(by: .seconds(second)))
+            #expect(isOpen(at: second), "at \(second) s")
+        }
+        #expect(isOpen(at: 79))
+        #expect(!isOpen(at: 81), "30 s after the last media")
+        #expect(router.peerCount == 0)
+    }
+
     @Test func aPeerThatNeverConnectsIsClosedAtTheConnectDeadline() throws {
         let now = ContinuousClock.now
         let router = SFURouter(certificate: try DTLSCertificate(), host: "127.0.0.1", port: 7882, connectTimeout: .seconds(5))

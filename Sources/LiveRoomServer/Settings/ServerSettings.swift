@@ -99,7 +99,7 @@ public enum ServerSettings {
         .duration(
             "mediaConnectTimeout", \.mediaConnectTimeout, 1...600,
             "Seconds a new peer connection may take to connect; a WHIP/WHEP session not connected by then ends."),
-        .duration("consentTimeout", \.consentTimeout, 1...3_600, "Seconds a peer may send no ICE check before it is dropped (30 in RFC 7675)."),
+        .duration("consentTimeout", \.consentTimeout, 1...3_600, "Seconds a peer may send no ICE check (and no media) before it is dropped (30 in RFC 7675)."),
     ]
 
     static let tasks: [ServerSetting] = [

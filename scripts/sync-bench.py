@@ -38,7 +38,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -55,74 +54,10 @@ WIDTH, HEIGHT, FPS = 320, 180, 30
 INTEROP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Tests", "Interop")
 sys.path.insert(0, INTEROP)
 from clapper import analyse, make_clapper, match  # noqa: E402
+from bench_support import Reader, free_port  # noqa: E402
 CHROMIUM_FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream",
                   "--allow-loopback-in-peer-connection", "--autoplay-policy=no-user-gesture-required", "--disable-background-timer-throttling",
                   "--disable-renderer-backgrounding", "--no-first-run", "--disable-extensions", "--disable-dev-shm-usage"]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Reader:
-    """Reads a process's JSON lines on a thread."""
-
-    def __init__(self, process, name):
-        self.process, self.name, self.events = process, name, []
-        self.lock = threading.Lock()
-        threading.Thread(target=self.run, daemon=True).start()
-
-    def chromium_to_itself(self):
-        """The watch page's baseline: Chromium playing the clapper from its fake devices through a
-        peer connection to itself (no server), measured the same two ways."""
-        with open(f"{self.work}/loop.html", "w") as out:
-            out.write(LOOP_PAGE)
-        class Files(http.server.SimpleHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-        handler = lambda *args: Files(*args, directory=self.work)
-        files = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        threading.Thread(target=files.serve_forever, daemon=True).start()
-        try:
-            browser = DevTools(self, "loop", [*CHROMIUM_FLAGS, f"--user-data-dir={self.work}/chromium-loop",
-                                              f"--use-file-for-fake-video-capture={self.work}/clapper.y4m",
-                                              f"--use-file-for-fake-audio-capture={self.work}/clapper.wav"],
-                               f"http://127.0.0.1:{files.server_address[1]}/loop.html")
-            time.sleep(3)
-            page = browser.page()
-            audio_state = browser.evaluate(page, PLAYOUT_PROBE)
-            time.sleep(seconds)
-            playout = browser.evaluate(page, "window.__sync")
-            self.stop(browser.process)
-        finally:
-            files.shutdown()
-        return playout_rows("Chromium to itself (local peer connection, no server)", playout, audio_state)
-
-    def run(self):
-        for line in self.process.stdout:
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            with self.lock:
-                self.events.append((time.monotonic(), event))
-
-    def wait(self, name, timeout=30, match=lambda e: True):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            with self.lock:
-                for _, event in self.events:
-                    if event.get("event") == name and match(event):
-                        return event
-            time.sleep(0.05)
-        raise RuntimeError(f"{self.name}: no {name} within {timeout} s")
-
-    def named(self, name, since=0.0):
-        with self.lock:
-            return [event for stamp, event in self.events if event.get("event") == name and stamp >= since]
 
 
 def row(name, offsets, delays=None):
@@ -242,7 +177,7 @@ class Bench:
                                 f"{room}-capture")
         started = time.monotonic()
         time.sleep(seconds)
-        delays = [stat["point2PointDelay"] for event in viewer_events.named("onStatistics", since=started + 4)
+        delays = [stat["point2PointDelay"] for stamp, event in viewer_events.named("onStatistics") if stamp >= started + 4
                   for stat in event.get("remoteStatistics", []) if stat.get("userId") == user and "point2PointDelay" in stat]
         try:
             capture.wait(timeout=15)

@@ -123,11 +123,19 @@ final class MixInput {
     /// one or two arrive.
     static let maximumQueuedFrames = 16
 
+    /// What ``decodeQueued(drawnAt:)`` did: frames decoded and failed, and the SEI messages of
+    /// those frames, which go into the output frame that draws them.
+    struct Decoded {
+        var decoded = 0
+        var failed = 0
+        var sei: [TaggedSEIMessage] = []
+    }
+
     /// Keeps a frame for ``decodeQueued(drawnAt:)``. When the queue is full it is decoded
     /// now, and the result is returned; otherwise nothing is decoded.
-    func queue(_ frame: EncodedFrame) -> (decoded: Int, failed: Int) {
+    func queue(_ frame: EncodedFrame) -> Decoded {
         queuedFrames.append(frame)
-        guard queuedFrames.count > Self.maximumQueuedFrames else { return (0, 0) }
+        guard queuedFrames.count > Self.maximumQueuedFrames else { return Decoded() }
         return decodeQueued()
     }
 
@@ -136,15 +144,16 @@ final class MixInput {
 
     /// Decodes the queued frames, oldest first, into ``picture``: with `drawnAt` those due
     /// by then (arrived at least ``audioLatency`` before it), without it all of them.
-    func decodeQueued(drawnAt time: ContinuousClock.Instant? = nil) -> (decoded: Int, failed: Int) {
-        var decoded = 0, failed = 0
+    func decodeQueued(drawnAt time: ContinuousClock.Instant? = nil) -> Decoded {
+        var result = Decoded()
         var due = queuedFrames.count
         if let time { due = queuedFrames.firstIndex { $0.arrival + audioLatency > time } ?? queuedFrames.count }
         for frame in queuedFrames.prefix(due) {
-            if decode(frame) { decoded += 1 } else { failed += 1 }
+            if decode(frame) { result.decoded += 1 } else { result.failed += 1 }
+            result.sei += frame.sei
         }
         queuedFrames.removeFirst(due)
-        return (decoded, failed)
+        return result
     }
 
     /// Decodes a frame into ``picture``. Returns false when it could not be decoded.

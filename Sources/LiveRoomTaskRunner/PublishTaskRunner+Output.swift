@@ -86,6 +86,7 @@ extension PublishTaskRunner {
         guard input.hasQueuedFrames else { return }
         let size = input.picture.map { VideoSize(width: $0.width, height: $0.height) }
         let result = input.decodeQueued(drawnAt: drawTime)
+        if relayedUser.map({ $0 == input.user }) ?? true { queueSEI(result.sei) }
         if input.picture.map({ VideoSize(width: $0.width, height: $0.height) }) != size { mixVolumes = nil }
         if result.failed > 0 { requestKeyframe(input.user) }
         count {

@@ -346,11 +346,14 @@ public final class PublishTaskRunner: @unchecked Sendable {
         for user in inputs.keys where !present.contains(user) { inputs[user] = nil }
     }
 
+    /// The user a relay passes on; nil for a mix.
+    var relayedUser: MixUser? { config.target.mode.isMixing ? nil : config.relaySource?.resolved(in: roomId) }
+
     func receive(_ packets: [(MixUser, VideoCodec?, RTPPacket)], now: ContinuousClock.Instant) {
         var decoded = 0
         var errors = 0
         var keyframeRequests = Set<MixUser>()
-        let relaySource = config.target.mode.isMixing ? nil : config.relaySource?.resolved(in: roomId)
+        let relaySource = relayedUser
         for (user, codec, packet) in packets {
             guard let input = input(for: user) else { continue }
             guard let codec else {
@@ -371,9 +374,10 @@ public final class PublishTaskRunner: @unchecked Sendable {
                         pass(frame, now: now)
                         continue
                     }
-                    if relaySource == nil || relaySource == user { queueSEI(frame.sei) }
-                    // Decoded when the next output frame draws it (or now, when too many wait).
+                    // Decoded when the next output frame draws it (or now, when too many wait);
+                    // its SEI goes out with that frame.
                     let result = input.queue(frame)
+                    if relaySource == nil || relaySource == user { queueSEI(result.sei) }
                     decoded += result.decoded
                     errors += result.failed
                     if result.failed > 0 { keyframeRequests.insert(user) }

@@ -67,7 +67,9 @@ func rtp(_ payload: ByteBuffer, seq: UInt16, ts: UInt32, marker: Bool = false, p
     @Test func framesWaitAsLongAsTheSoundMixedWithThem() throws {
         let input = try MixInput(user: MixUser(userId: "a", roomId: "r"), outputRate: 48_000, outputChannels: 2)
         let frame = { (arrival: ContinuousClock.Instant) in
-            MixInput.EncodedFrame(codec: .vp8, data: [0x00], isKeyframe: false, rtpTimestamp: 0, arrival: arrival)
+            MixInput.EncodedFrame(
+                codec: .vp8, data: [0x00], isKeyframe: false, rtpTimestamp: 0, arrival: arrival,
+                sei: [TaggedSEIMessage(message: SEIMessage(payloadType: 242, data: [7]), tag: nil)])
         }
         _ = input.queue(frame(now))
         let first = input.decodeQueued(drawnAt: now)
@@ -82,6 +84,7 @@ func rtp(_ payload: ByteBuffer, seq: UInt16, ts: UInt32, marker: Bool = false, p
         #expect(early.decoded + early.failed == 0, "neither has waited 89 ms")
         let one = input.decodeQueued(drawnAt: now + .milliseconds(100))
         #expect(one.decoded + one.failed == 1)
+        #expect(one.sei.count == 1, "a frame's SEI goes with the output frame that draws it")
         #expect(input.hasQueuedFrames)
         let rest = input.decodeQueued()
         #expect(rest.decoded + rest.failed == 1 && !input.hasQueuedFrames)

@@ -13,8 +13,8 @@ into a room of its own on one liveroom-server:
 - cli: `liveroom join --publish file:clapper.mkv` (VP8 and Opus, LiveRoom's own sender);
 - webrtcbin-vp8 / -h264: GStreamer's webrtcbin over WHIP (Tests/Interop/whip_publish.py, x264
   packetization-mode 1 for H.264), from the same file;
-- chromium-vp8 / -h264: headless Chromium over WHIP from a page, its fake camera and microphone
-  fed the clapper as a .y4m and a .wav file.
+- chromium-vp8 / -h264: headless Chromium over WHIP from Tests/Interop/whip_publish.html, its
+  fake camera and microphone fed the clapper as a .y4m and a .wav file.
 For each, three receivers:
 - a CLI viewer (`liveroom join --record`): the audio-video offset in its recording, and the
   point2PointDelay its onStatistics reports (after the first 4 s);

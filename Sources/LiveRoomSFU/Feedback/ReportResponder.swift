@@ -3,9 +3,10 @@ import LiveRoomWire
 
 /// Reports. A publisher's sender reports, checked against its packets (``SenderReportCheck``:
 /// passed on as they are, moved onto the server's clock, or replaced by the server's mapping),
-/// go to each subscriber in that subscriber's SSRC and timestamps (and to the mirrors on other loops and nodes, which do the same for theirs), at
-/// most one a track per ``SFURouter/senderReportInterval``: a flood of them (70 fit in one
-/// packet) would become as many packets to every subscriber and loop. Each connected publisher
+/// go to each subscriber in that subscriber's SSRC and timestamps (and to the mirrors on other
+/// loops and nodes, which do the same for theirs), at most one a track per
+/// ``SFURouter/senderReportInterval``: a flood of them (70 fit in one packet) would become as
+/// many packets to every subscriber and loop. Each connected publisher
 /// is sent a receiver report a second: loss and LSR/DLSR (its round trip) per stream.
 struct ReportResponder: FeedbackResponder {
     func received(_ rtcp: RTCPPacket, from peer: SFURouter.Peer, in router: SFURouter, now: ContinuousClock.Instant, into outputs: inout [SFURouter.Output]) -> Bool {

@@ -95,10 +95,18 @@ public final class PeerTransport {
         guard !isClosed else { return nil }
         let iceTimeout: ContinuousClock.Instant?
         switch ice {
-        case .lite(let agent): iceTimeout = max(agent.consentDeadline, lastMediaReceived.map { $0 + agent.consentTimeout } ?? agent.consentDeadline)
+        case .lite(let agent): iceTimeout = consentDeadline(of: agent)
         case .controlling(let agent): iceTimeout = agent.nextTimeout
         }
         return [iceTimeout, dtls.nextTimeout, isConnected ? nil : connectDeadline].compactMap { $0 }.min()
+    }
+
+    /// When an ICE-lite peer's consent runs out: the consent timeout after its last valid check
+    /// or its last media that decrypted, whichever is later. Media counts because libnice
+    /// (GStreamer's webrtcbin) keeps a session with binding indications every 25 s, which carry
+    /// no integrity, instead of RFC 7675's checks, and its sessions ended after 30 s.
+    private func consentDeadline(of agent: ICELiteAgent) -> ContinuousClock.Instant {
+        max(agent.consentDeadline, lastMediaReceived.map { $0 + agent.consentTimeout } ?? agent.consentDeadline)
     }
 
     /// Runs ICE checks, DTLS retransmissions and consent expiry.
@@ -110,12 +118,7 @@ public final class PeerTransport {
         }
         switch ice {
         case .lite(let agent):
-            // Authenticated media from the peer keeps consent too: libnice (GStreamer's
-            // webrtcbin) keeps a session with binding indications every 25 s, which carry no
-            // integrity, instead of RFC 7675's checks, and its sessions ended after 30 s.
-            if agent.consentExpired(now: now), lastMediaReceived.map({ now - $0 >= agent.consentTimeout }) ?? true {
-                return close(reason: "ICE consent expired: no check and no media for \(agent.consentTimeout)")
-            }
+            if now >= consentDeadline(of: agent) { return close(reason: "ICE consent expired: no check and no media for \(agent.consentTimeout)") }
         case .controlling(var agent):
             let actions = agent.tick(now: now)
             ice = .controlling(agent)

@@ -574,15 +574,20 @@ struct Network {
 }
 
 @Suite struct SFURouterConsentTests {
+    /// A VP8 publisher (SSRC 7) of owner 9, connected at `now`, that then sends no ICE check.
+    func connectedPublisher(_ router: SFURouter, port: UInt16, userId: String, now: ContinuousClock.Instant) throws -> FakeClient {
+        let sections = [SDPNegotiation.OfferedSection(kind: .video, direction: .sendonly, codecs: [(.vp8, 96)], localSSRC: 7)]
+        let publisher = try FakeClient(port: port, sections: sections, negotiate: { offer in
+            try router.publish(owner: 9, roomId: "room", userId: userId, offer: offer, now: now).answer
+        }, now: now)
+        Network(router: router, clients: [publisher]).send(from: publisher, publisher.transport.start(now: now), now: now)
+        return publisher
+    }
+
     @Test func silentPublisherIsClosedAndReported() throws {
         let now = ContinuousClock.now
         let router = SFURouter(certificate: try DTLSCertificate(), host: "127.0.0.1", port: 7882)
-        let sections = [SDPNegotiation.OfferedSection(kind: .video, direction: .sendonly, codecs: [(.vp8, 96)], localSSRC: 7)]
-        let publisher = try FakeClient(port: 40_010, sections: sections, negotiate: { offer in
-            try router.publish(owner: 9, roomId: "room", userId: "quiet", offer: offer, now: now).answer
-        }, now: now)
-        let network = Network(router: router, clients: [publisher])
-        network.send(from: publisher, publisher.transport.start(now: now), now: now)
+        let publisher = try connectedPublisher(router, port: 40_010, userId: "quiet", now: now)
         #expect(publisher.transport.isConnected)
         #expect(router.handleTimers(now: now.advanced(by: .seconds(29))).allSatisfy { if case .peerClosed = $0 { false } else { true } })
         let outputs = router.handleTimers(now: now.advanced(by: .seconds(31)))
@@ -600,12 +605,7 @@ struct Network {
     @Test func mediaKeepsConsentWithoutChecks() throws {
         let now = ContinuousClock.now
         let router = SFURouter(certificate: try DTLSCertificate(), host: "127.0.0.1", port: 7882)
-        let sections = [SDPNegotiation.OfferedSection(kind: .video, direction: .sendonly, codecs: [(.vp8, 96)], localSSRC: 7)]
-        let publisher = try FakeClient(port: 40_012, sections: sections, negotiate: { offer in
-            try router.publish(owner: 9, roomId: "room", userId: "gst", offer: offer, now: now).answer
-        }, now: now)
-        let network = Network(router: router, clients: [publisher])
-        network.send(from: publisher, publisher.transport.start(now: now), now: now)
+        let publisher = try connectedPublisher(router, port: 40_012, userId: "gst", now: now)
         #expect(publisher.transport.isConnected)
         func isOpen(at seconds: Int) -> Bool {
             router.handleTimers(now: now.advanced(by: .seconds(seconds))).allSatisfy { if case .peerClosed = $0 { false } else { true } }
